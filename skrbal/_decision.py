@@ -448,7 +448,8 @@ class DecisionProcess(BaseEstimator):
         Examples
         --------
         >>> from skrbal import synthetic_decision_process
-        >>> synthetic_decision_process().should_inspect([[0.5, 0, 0, 0.5], [1, 0, 0, 0]])
+        >>> process = synthetic_decision_process()
+        >>> process.should_inspect([[0.5, 0, 0, 0.5], [1, 0, 0, 0]])
         array([ True, False])
         """
         return self.evpi(proba, classes) > self.inspection_cost
