@@ -140,17 +140,17 @@ class DecisionProcess(BaseEstimator):
         if negative.size:
             d, i, j = (int(v) for v in negative[0])
             raise ValueError(
-                f"transition[{d}, {i}, {j}] = {transition[d, i, j]} is negative: "
-                "transition probabilities must be non-negative."
+                f"transition[{d}, {i}, {j}] = {float(transition[d, i, j]):.10g} "
+                "is negative: transition probabilities must be non-negative."
             )
         row_sums = transition.sum(axis=2)
         off = np.argwhere(np.abs(row_sums - 1.0) > _ROW_SUM_TOL)
         if off.size:
             d, i = (int(v) for v in off[0])
             raise ValueError(
-                f"transition row {i} for action {d} sums to {row_sums[d, i]!r}, "
-                "not 1: each row P(y_t+1 | y_t, d) must be a probability "
-                "distribution."
+                f"transition row {i} for action {d} sums to "
+                f"{float(row_sums[d, i]):.10g}, not 1: each row P(y_t+1 | y_t, d) "
+                "must be a probability distribution."
             )
         state_utility = _as_finite_array(self.state_utility, "state_utility", 1)
         if state_utility.shape != (n_states,):
@@ -287,14 +287,15 @@ class DecisionProcess(BaseEstimator):
         if outside.any():
             row, col = (int(v) for v in np.argwhere(outside)[0])
             raise ValueError(
-                f"proba[{row}, {col}] = {proba[row, col]} is outside [0, 1]."
+                f"proba[{row}, {col}] = {float(proba[row, col]):.10g} is outside "
+                "[0, 1]."
             )
         sums = proba.sum(axis=1)
         off = np.flatnonzero(np.abs(sums - 1.0) > _BELIEF_TOL)
         if off.size:
             raise ValueError(
-                f"proba row {int(off[0])} sums to {sums[off[0]]!r}, not 1: beliefs "
-                "must be probability distributions over the health states."
+                f"proba row {int(off[0])} sums to {float(sums[off[0]]):.10g}, not 1: "
+                "beliefs must be probability distributions over the health states."
             )
         if classes is None:
             return proba
@@ -325,8 +326,8 @@ class DecisionProcess(BaseEstimator):
         unknown = sorted_classes[pos] != y
         if np.any(unknown):
             raise ValueError(
-                f"unknown label {y[np.argmax(unknown)]!r}: the process's classes "
-                f"are {process_classes.tolist()}."
+                f"unknown label {y[np.argmax(unknown)].item()!r}: the process's "
+                f"classes are {process_classes.tolist()}."
             )
         return sorter[pos]
 

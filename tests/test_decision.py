@@ -1,0 +1,232 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from sklearn.base import clone
+
+from skrbal import DecisionProcess, synthetic_decision_process, z24_decision_process
+from skrbal._decision import _Z24_TRANSITION_AS_PRINTED
+
+
+def _random_process(rng, n_actions, n_states, cost=1.0):
+    transition = rng.dirichlet(np.ones(n_states), size=(n_actions, n_states))
+    return DecisionProcess(
+        transition=transition,
+        state_utility=rng.normal(scale=10, size=n_states),
+        action_utility=rng.normal(scale=10, size=n_actions),
+        inspection_cost=cost,
+    )
+
+
+@st.composite
+def process_and_beliefs(draw):
+    n_actions = draw(st.integers(1, 4))
+    n_states = draw(st.integers(1, 5))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    process = _random_process(rng, n_actions, n_states)
+    raw = draw(
+        arrays(
+            float,
+            (draw(st.integers(1, 6)), n_states),
+            elements=st.floats(0, 1, allow_nan=False),
+        )
+    )
+    raw[:, 0] += 1e-3
+    return process, raw / raw.sum(axis=1, keepdims=True)
+
+
+# ---------------------------------------------------------------- values
+
+
+def test_synthetic_state_action_utility_by_hand():
+    process = synthetic_decision_process()
+    q = process.state_action_utility
+    # d = 0, state 2: 0.8 * 10 + 0.15 * 5 + 0.05 * -75
+    assert q[1, 0] == pytest.approx(5.0)
+    # d = 1, state 4: 0.99 * 10 + 0.01 * -75 - 30
+    assert q[3, 1] == pytest.approx(-20.85)
+    assert process.n_states == 4 and process.n_actions == 2
+
+
+def test_synthetic_evpi_by_hand():
+    process = synthetic_decision_process()
+    p = np.array([[0.6, 0.2, 0.1, 0.1]])
+    q = np.array([[9.5, -20.0], [5.0, -20.0], [-11.0, -20.05], [-75.0, -20.85]])
+    eu = p @ q  # [[-2.2, -20.09]] -> do nothing
+    with_info = 0.6 * 9.5 + 0.2 * 5.0 + 0.1 * -11.0 + 0.1 * -20.85
+    np.testing.assert_allclose(process.expected_utility(p), eu)
+    np.testing.assert_allclose(process.evpi(p), with_info - eu.max())
+    assert process.optimal_action(p).tolist() == [0]
+    assert process.should_inspect(p).tolist() == [with_info - eu.max() > 7]
+
+
+def test_evpi_peaks_where_actions_tie():
+    process = synthetic_decision_process()
+    grid = np.linspace(0, 1, 1001)
+    p = np.column_stack([1 - grid, np.zeros_like(grid), np.zeros_like(grid), grid])
+    evpi = process.evpi(p)
+    eu = process.expected_utility(p)
+    tie = np.argmin(np.abs(eu[:, 0] - eu[:, 1]))
+    assert abs(np.argmax(evpi) - tie) <= 1
+    assert evpi[0] == 0 and evpi[-1] == 0
+
+
+def test_perfect_information_and_realised_utility():
+    process = synthetic_decision_process()
+    assert process.perfect_information_action([4, 1, 3]).tolist() == [1, 0, 0]
+    np.testing.assert_allclose(process.realised_utility([3, 4], [1, 0]), [-20.05, -75])
+
+
+def test_z24_process():
+    process = z24_decision_process()
+    np.testing.assert_allclose(process.transition.sum(axis=2), 1.0, atol=1e-12)
+    assert process.inspection_cost == 30
+    assert process.perfect_information_action([1, 2, 3, 4]).tolist() == [0, 0, 1, 1]
+
+
+def test_z24_tables_as_printed_are_rejected():
+    process = clone(z24_decision_process()).set_params(
+        transition=np.array(_Z24_TRANSITION_AS_PRINTED)
+    )
+    with pytest.raises(ValueError, match=r"row 1 for action 0 sums to"):
+        process.evpi([[1, 0, 0, 0]])
+    fixed_d0 = np.array(_Z24_TRANSITION_AS_PRINTED)
+    fixed_d0[0, 1] = [0.43, 0.55, 0.015, 0.005]
+    with pytest.raises(ValueError, match=r"row 0 for action 1 sums to"):
+        process.set_params(transition=fixed_d0).evpi([[1, 0, 0, 0]])
+
+
+# ---------------------------------------------------------------- labels
+
+
+def test_columns_are_mapped_through_classes():
+    process = synthetic_decision_process()
+    p = np.array([[0.7, 0.3]])
+    aligned = process.align_proba(p, classes=[4, 1])
+    np.testing.assert_allclose(aligned, [[0.3, 0, 0, 0.7]])
+    np.testing.assert_allclose(process.evpi(p, classes=[4, 1]), process.evpi(aligned))
+
+
+def test_string_classes():
+    process = DecisionProcess(
+        transition=np.stack([np.eye(2), [[1, 0], [1, 0]]]),
+        state_utility=[1.0, -9.0],
+        action_utility=[0.0, -1.0],
+        classes=["ok", "broken"],
+    )
+    assert process.perfect_information_action(["broken", "ok"]).tolist() == [1, 0]
+    with pytest.raises(ValueError, match="unknown label 'cracked'"):
+        process.perfect_information_action(["cracked"])
+    with pytest.raises(ValueError, match="unknown label 'cracked'"):
+        process.evpi([[1.0]], classes=["cracked"])
+
+
+# ---------------------------------------------------------------- properties
+
+
+@settings(max_examples=60, deadline=None)
+@given(process_and_beliefs())
+def test_evpi_is_non_negative_and_bounded(case):
+    process, p = case
+    evpi = process.evpi(p)
+    q = process.state_action_utility
+    assert np.all(evpi >= 0)
+    assert np.all(evpi <= np.ptp(q) + 1e-9)
+    np.testing.assert_allclose(
+        process.meu(p) + evpi, p @ q.max(axis=1), rtol=1e-10, atol=1e-9
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(process_and_beliefs())
+def test_evpi_zero_for_certain_beliefs(case):
+    process, _ = case
+    np.testing.assert_allclose(process.evpi(np.eye(process.n_states)), 0, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(process_and_beliefs(), st.floats(-1e3, 1e3), st.floats(-1e3, 1e3))
+def test_evpi_invariant_to_utility_shift(case, shift_state, shift_action):
+    process, p = case
+    shifted = clone(process).set_params(
+        state_utility=np.asarray(process.state_utility) + shift_state,
+        action_utility=np.asarray(process.action_utility) + shift_action,
+    )
+    np.testing.assert_allclose(shifted.evpi(p), process.evpi(p), atol=1e-8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(process_and_beliefs(), st.randoms(use_true_random=False))
+def test_evpi_invariant_to_action_permutation(case, random):
+    process, p = case
+    order = list(range(process.n_actions))
+    random.shuffle(order)
+    permuted = clone(process).set_params(
+        transition=np.asarray(process.transition)[order],
+        action_utility=np.asarray(process.action_utility)[order],
+    )
+    np.testing.assert_allclose(permuted.evpi(p), process.evpi(p), atol=1e-9)
+    np.testing.assert_allclose(
+        permuted.expected_utility(p), process.expected_utility(p)[:, order]
+    )
+
+
+# ---------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"transition": np.ones((2, 2))}, "transition must be a 3-d array"),
+        ({"transition": np.ones((2, 2, 3)) / 3}, "shape .n_actions, n_states"),
+        ({"transition": np.full((1, 2, 2), np.nan)}, "non-finite value"),
+        (
+            {"transition": np.array([[[1.2, -0.2], [0, 1]]])},
+            r"transition\[0, 0, 1\] = -0.2 is negative",
+        ),
+        (
+            {"transition": np.array([[[0.5, 0.4], [0, 1]]])},
+            "row 0 for action 0 sums to 0.9",
+        ),
+        ({"state_utility": [1.0, 2.0, 3.0]}, r"state_utility must have shape \(2,\)"),
+        ({"action_utility": [1.0, 2.0]}, r"action_utility must have shape \(1,\)"),
+        ({"state_utility": [1.0, np.inf]}, "state_utility has a non-finite"),
+        ({"inspection_cost": -1.0}, "inspection_cost must be a finite number"),
+        ({"classes": [1, 1]}, "classes must be distinct"),
+        ({"action_names": ["a", "b"]}, "action_names must have 1 entries"),
+    ],
+)
+def test_bad_process_is_rejected(change, message):
+    params = {
+        "transition": np.array([[[0.9, 0.1], [0.0, 1.0]]]),
+        "state_utility": [1.0, -1.0],
+        "action_utility": [0.0],
+    }
+    params.update(change)
+    with pytest.raises(ValueError, match=message):
+        DecisionProcess(**params).evpi([[0.5, 0.5]])
+
+
+@pytest.mark.parametrize(
+    "proba, message",
+    [
+        ([0.5, 0.5, 0, 0], "must be 2-d"),
+        ([[0.5, 0.5]], "has 2 columns but the process has 4"),
+        ([[0.5, 0.5, np.nan, 0]], "non-finite value in row 0"),
+        ([[1.5, -0.5, 0, 0]], "outside"),
+        ([[0.5, 0.4, 0, 0]], "row 0 sums to 0.9"),
+    ],
+)
+def test_bad_beliefs_are_rejected(proba, message):
+    with pytest.raises(ValueError, match=message):
+        synthetic_decision_process().evpi(proba)
+
+
+def test_clone_and_repr():
+    process = synthetic_decision_process()
+    cloned = clone(process)
+    np.testing.assert_array_equal(cloned.transition, process.transition)
+    assert "DecisionProcess(" in repr(process)
+    assert cloned.get_params()["inspection_cost"] == 7.0
