@@ -1,7 +1,11 @@
 """scikit-learn's estimator checks on every public skrbal estimator.
 
 Estimators are discovered from the public packages' ``__all__``, so a new
-estimator cannot skip the checks by not being listed here.
+estimator cannot skip the checks by not being listed here. Configuration objects
+(decision processes, query strategies, learners that drive an estimator) are
+``BaseEstimator`` subclasses too, for ``clone`` and ``repr``, but they are not
+models of data; only classifiers, regressors, transformers and clusterers are
+checked.
 """
 
 import importlib
@@ -9,7 +13,13 @@ import inspect
 import pkgutil
 
 import pytest
-from sklearn.base import BaseEstimator
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClusterMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skrbal
@@ -19,6 +29,9 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
 
 # Constructor arguments that keep the checks fast: {class name: {param: value}}.
 CHECK_PARAMS: dict[str, dict] = {}
+
+
+_MODEL_MIXINS = (ClassifierMixin, RegressorMixin, TransformerMixin, ClusterMixin)
 
 
 def _public_estimators():
@@ -36,7 +49,7 @@ def _public_estimators():
             if (
                 inspect.isclass(obj)
                 and issubclass(obj, BaseEstimator)
-                and hasattr(obj, "fit")
+                and issubclass(obj, _MODEL_MIXINS)
                 and not inspect.isabstract(obj)
             ):
                 found[obj.__name__] = obj
