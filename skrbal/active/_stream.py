@@ -1,0 +1,404 @@
+"""Risk-based active learning on a stream: inspect when EVPI exceeds the cost."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, clone
+from sklearn.metrics import f1_score
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils.validation import check_array
+
+from skrbal._decision import DecisionProcess
+from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
+
+__all__ = ["RiskBasedLearner"]
+
+_QUERIES = ("evpi", "random")
+_UPDATES = ("auto", "partial_fit", "refit")
+
+
+def _with_process_classes(estimator, process: DecisionProcess):
+    """Clone ``estimator``; give it every state's label if it takes ``classes``.
+
+    A model told all labels up front returns a column for each state even when
+    the initial labelled set lacks some of them, and can be updated with
+    ``partial_fit`` when a new state is first inspected.
+    """
+    model = clone(estimator)
+    params = model.get_params(deep=False)
+    if "classes" in params and params["classes"] is None:
+        model.set_params(classes=process.classes_)
+    return model
+
+
+class RiskBasedLearner(BaseEstimator):
+    """Walk a data stream, inspecting when a label is worth its cost.
+
+    At each step the current model's belief about the health state gives the
+    EVPI of the label; when the query policy says so, the label is inspected
+    (read from the oracle), added to the labelled set and the model updated.
+    The agent then takes the optimal action: for the true state when it was
+    inspected (or labelled before), for its belief otherwise.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Any scikit-learn classifier with ``predict_proba`` (Pipelines
+        included). It is cloned; if it has a ``classes`` parameter left at
+        ``None``, the clone is given the process's labels.
+    process : DecisionProcess
+        The maintenance decision and its inspection cost.
+    query : {'evpi', 'random'} or callable, default='evpi'
+        ``'evpi'`` inspects when EVPI exceeds the inspection cost;
+        ``'random'`` inspects ``n_queries`` stream positions drawn uniformly
+        (the paper's baseline); a callable
+        ``query(evpi, proba, process) -> bool array`` decides for a block of
+        consecutive steps from each step's own EVPI and belief (it must not
+        look across steps).
+    n_queries : int, default=None
+        Number of inspections for ``query='random'``.
+    update : {'auto', 'partial_fit', 'refit'}, default='auto'
+        How the model learns an inspected label: ``'partial_fit'`` on the new
+        sample, ``'refit'`` on all labelled samples; ``'auto'`` uses
+        ``partial_fit`` when the model has it and already knows the label.
+    block_size : int, default=256
+        Steps predicted at once while no inspection happens; the block doubles
+        (up to 64 times) after each block without one. Only speed depends on
+        it.
+    random_state : int, RandomState instance or None, default=None
+        Draws the positions of ``query='random'``.
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The final model.
+    labelled_indices_ : ndarray of int
+        Stream indices of the labelled samples, in the order they were
+        labelled (the initial ones first).
+    history_ : Bunch
+        ``steps`` (DataFrame, one row per stream step: ``evpi``, ``inspected``,
+        ``known`` (label known before the step), ``action``,
+        ``perfect_action``, ``utility``), ``queries`` (DataFrame, one row for
+        the initial model and one per inspection: ``query``, ``step``,
+        ``label``, ``n_labelled``, the class proportions of the labelled set
+        ``proportion_<label>`` and, with a test set, ``decision_accuracy`` and
+        ``f1_macro`` after the update) and ``totals`` (dict:
+        ``n_steps``, ``n_inspections``, ``inspection_spend``,
+        ``decision_utility``, ``perfect_utility``, ``regret``,
+        ``net_utility``, ``stream_decision_accuracy``).
+
+    See Also
+    --------
+    ActiveLearner : The pool form, with modAL's interface.
+    skrbal.query.evpi_scores : The EVPI of a batch of beliefs.
+
+    Notes
+    -----
+    The model is called once per inspection (plus once per block without
+    one), on all the steps up to the next inspection at once; the result is
+    the same as deciding step by step.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.active import RiskBasedLearner
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.tile(np.repeat([1, 2, 3, 4], 50), 3)
+    >>> X = rng.normal(np.array([-5.0, -0.7, 5.8, 19.0])[y - 1], 1.0)[:, None]
+    >>> learner = RiskBasedLearner(estimator=GaussianNB(),
+    ...                            process=synthetic_decision_process())
+    >>> learner = learner.fit(X, y, initial=[0, 60, 120, 180])
+    >>> learner.history_.totals["n_inspections"] < 20
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        estimator,
+        process: DecisionProcess,
+        query="evpi",
+        n_queries: int | None = None,
+        update: str = "auto",
+        block_size: int = 256,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.process = process
+        self.query = query
+        self.n_queries = n_queries
+        self.update = update
+        self.block_size = block_size
+        self.random_state = random_state
+
+    # -------------------------------------------------------------- #
+    def _check_params(self):
+        if not isinstance(self.process, DecisionProcess):
+            raise TypeError(
+                f"process must be a DecisionProcess, got {type(self.process).__name__}."
+            )
+        if not (callable(self.query) or self.query in _QUERIES):
+            raise ValueError(
+                f"query must be one of {_QUERIES} or a callable, got {self.query!r}."
+            )
+        if self.query == "random" and (
+            not isinstance(self.n_queries, Integral) or self.n_queries < 0
+        ):
+            raise ValueError(
+                "query='random' needs n_queries, a non-negative integer, got "
+                f"{self.n_queries!r}."
+            )
+        if self.update not in _UPDATES:
+            raise ValueError(f"update must be one of {_UPDATES}, got {self.update!r}.")
+        if not isinstance(self.block_size, Integral) or self.block_size < 1:
+            raise ValueError(
+                f"block_size must be a positive integer, got {self.block_size!r}."
+            )
+
+    def _check_stream(self, X, y, initial, X_test, y_test):
+        X = check_array(X, dtype=None if hasattr(X, "iloc") else "numeric")
+        y = np.asarray(y)
+        if y.shape != (X.shape[0],):
+            raise ValueError(
+                f"y must hold one label per stream step: X has {X.shape[0]} rows, "
+                f"y has shape {y.shape}."
+            )
+        self.process.perfect_information_action(y)  # names any unknown label
+        initial = np.asarray([] if initial is None else initial)
+        if initial.size == 0:
+            raise ValueError(
+                "initial must index at least one labelled stream step: a "
+                "classifier cannot be fitted on nothing."
+            )
+        if not np.issubdtype(initial.dtype, np.integer) or initial.ndim != 1:
+            raise ValueError("initial must be a 1-d array of integer stream indices.")
+        if initial.min() < 0 or initial.max() >= X.shape[0]:
+            raise ValueError(
+                f"initial indices must lie in [0, {X.shape[0]}), got "
+                f"[{initial.min()}, {initial.max()}]."
+            )
+        initial = np.unique(initial)
+        if (X_test is None) != (y_test is None):
+            raise ValueError("X_test and y_test must be given together.")
+        if X_test is not None:
+            X_test = check_array(X_test)
+            y_test = np.asarray(y_test)
+            if y_test.shape != (X_test.shape[0],):
+                raise ValueError("y_test must hold one label per row of X_test.")
+        return X, y, initial, X_test, y_test
+
+    # -------------------------------------------------------------- #
+    def _beliefs(self, model, X):
+        proba = model.predict_proba(X)
+        return self.process.align_proba(proba, classes=model.classes_)
+
+    def _wanted(self, evpi, proba, start, stop, known, planned):
+        if self.query == "evpi":
+            want = evpi > self.process.inspection_cost
+        elif self.query == "random":
+            want = planned[start:stop]
+        else:
+            want = np.asarray(self.query(evpi, proba, self.process), dtype=bool)
+            if want.shape != evpi.shape:
+                raise ValueError(
+                    f"the query callable returned shape {want.shape}, expected "
+                    f"{evpi.shape}."
+                )
+        return want & ~known[start:stop]
+
+    def _learn(self, model, X, y, labelled, new):
+        """Teach ``model`` the label of stream step ``new``."""
+        y_new = y[[new]]
+        incremental = (
+            self.update != "refit"
+            and hasattr(model, "partial_fit")
+            and bool(np.isin(y_new, model.classes_).all())
+        )
+        if self.update == "partial_fit" and not hasattr(model, "partial_fit"):
+            raise ValueError(
+                f"update='partial_fit' but {type(model).__name__} has no partial_fit."
+            )
+        if incremental:
+            model.partial_fit(X[[new]], y_new)
+        else:
+            model.fit(X[labelled], y[labelled])
+        return model
+
+    def _evaluate(self, model, X_test, y_test):
+        proba = model.predict_proba(X_test)
+        accuracy = decision_accuracy(
+            y_test, proba, self.process, classes=model.classes_
+        )
+        predicted = np.asarray(model.classes_)[np.argmax(proba, axis=1)]
+        f1 = f1_score(y_test, predicted, average="macro", zero_division=0)
+        return {"decision_accuracy": accuracy, "f1_macro": f1}
+
+    def _query_record(self, number, step, label, y_labelled, model, X_test, y_test):
+        classes = self.process.classes_
+        proportions = class_proportions(y_labelled, classes)
+        record = {
+            "query": number,
+            "step": step,
+            "label": label,
+            "n_labelled": int(y_labelled.shape[0]),
+        }
+        record.update({f"proportion_{c}": p for c, p in zip(classes, proportions)})
+        if X_test is not None:
+            record.update(self._evaluate(model, X_test, y_test))
+        return record
+
+    # -------------------------------------------------------------- #
+    def fit(self, X, y, *, initial, X_test=None, y_test=None):
+        """Walk the stream in order, inspecting and learning as it goes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_steps, n_features)
+            The stream, in temporal order.
+        y : array-like of shape (n_steps,)
+            The oracle: the true label of every step, read only where the
+            learner inspects (or where ``initial`` says it is known), and
+            otherwise used only to score the decisions.
+        initial : array-like of int
+            Stream indices whose labels are known from the start (the initial
+            labelled set; the paper uses about 0.2 % of the stream).
+        X_test : array-like of shape (n_test, n_features), default=None
+            Held-out data on which the model is scored after every inspection.
+        y_test : array-like of shape (n_test,), default=None
+            Its labels.
+
+        Returns
+        -------
+        self : RiskBasedLearner
+        """
+        self._check_params()
+        X, y, initial, X_test, y_test = self._check_stream(
+            X, y, initial, X_test, y_test
+        )
+        process = self.process
+        n_steps = X.shape[0]
+        known = np.zeros(n_steps, dtype=bool)
+        known[initial] = True
+        planned = np.zeros(n_steps, dtype=bool)
+        if self.query == "random":
+            candidates = np.flatnonzero(~known)
+            if self.n_queries > candidates.size:
+                raise ValueError(
+                    f"n_queries={self.n_queries} exceeds the {candidates.size} "
+                    "stream steps without a known label."
+                )
+            rng = check_random_state(self.random_state)
+            planned[rng.choice(candidates, size=self.n_queries, replace=False)] = True
+
+        labelled = list(initial)
+        model = _with_process_classes(self.estimator, process)
+        model.fit(X[initial], y[initial])
+
+        evpi = np.empty(n_steps)
+        action = np.empty(n_steps, dtype=np.intp)
+        inspected = np.zeros(n_steps, dtype=bool)
+        perfect = process.perfect_information_action(y)
+        queries = [self._query_record(0, -1, None, y[initial], model, X_test, y_test)]
+
+        start, block = 0, self.block_size
+        while start < n_steps:
+            stop = min(n_steps, start + block)
+            proba = self._beliefs(model, X[start:stop])
+            block_evpi = process.evpi(proba)
+            hits = np.flatnonzero(
+                self._wanted(block_evpi, proba, start, stop, known, planned)
+            )
+            decided = hits[0] + 1 if hits.size else stop - start
+            end = start + decided
+            evpi[start:end] = block_evpi[:decided]
+            action[start:end] = process.optimal_action(proba[:decided])
+            if hits.size:
+                step = end - 1
+                inspected[step] = known[step] = True
+                labelled.append(step)
+                model = self._learn(model, X, y, labelled, step)
+                queries.append(
+                    self._query_record(
+                        len(queries), step, y[step], y[labelled], model, X_test, y_test
+                    )
+                )
+                block = self.block_size
+            else:
+                block = min(2 * block, 64 * self.block_size)
+            start = end
+
+        # The agent acts on the true state wherever it knows it.
+        action[known] = perfect[known]
+        self.estimator_ = model
+        self.labelled_indices_ = np.asarray(labelled, dtype=np.intp)
+        self.history_ = self._history(y, evpi, action, perfect, inspected, initial)
+        self.history_.queries = pd.DataFrame(queries)
+        return self
+
+    def _history(self, y, evpi, action, perfect, inspected, initial):
+        known_before = np.zeros(y.shape[0], dtype=bool)
+        known_before[initial] = True
+        steps = pd.DataFrame(
+            {
+                "evpi": evpi,
+                "inspected": inspected,
+                "known": known_before,
+                "action": action,
+                "perfect_action": perfect,
+                "utility": self.process.realised_utility(y, action),
+            }
+        )
+        totals = dict(campaign_summary(y, action, self.process, inspected=inspected))
+        return Bunch(steps=steps, queries=None, totals=totals)
+
+    # -------------------------------------------------------------- #
+    def random_baseline(self, random_state=None) -> RiskBasedLearner:
+        """An unfitted learner that inspects as often as this run, at random.
+
+        The paper's baseline: the same number of inspections as a fitted EVPI
+        run, at uniformly random stream positions.
+
+        Parameters
+        ----------
+        random_state : int, RandomState instance or None, default=None
+            Draws the positions.
+
+        Returns
+        -------
+        learner : RiskBasedLearner
+        """
+        n_inspections = self.history_.totals["n_inspections"]
+        return clone(self).set_params(
+            query="random", n_queries=n_inspections, random_state=random_state
+        )
+
+    def predict(self, X):
+        """Labels predicted by the final model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        return self.estimator_.predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities of the final model (columns: its ``classes_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self.estimator_.predict_proba(X)

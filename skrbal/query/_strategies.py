@@ -1,0 +1,332 @@
+"""Query strategies: EVPI sampling and the usual baselines, modAL-compatible.
+
+Every strategy has modAL's signature ``strategy(classifier, X_pool,
+n_instances=1, **kwargs)`` and returns ``(indices, scores)``: the indices into
+``X_pool`` of the chosen instances, best first, and their scores. modAL 0.4
+unpacks that pair in ``ActiveLearner.query``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from scipy.special import entr
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+
+from skrbal._decision import DecisionProcess
+
+__all__ = [
+    "EVPISampling",
+    "entropy_sampling",
+    "evpi_sampling",
+    "evpi_scores",
+    "least_confident_sampling",
+    "random_sampling",
+]
+
+
+def evpi_scores(proba, process: DecisionProcess, classes=None) -> np.ndarray:
+    """Expected value of perfect information of each belief.
+
+    The pure function behind :func:`evpi_sampling`, usable on any
+    ``predict_proba`` output.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n_samples, n_columns)
+        Beliefs over the health states, e.g. a classifier's ``predict_proba``.
+    process : DecisionProcess
+        The decision the labels inform.
+    classes : array-like of shape (n_columns,), default=None
+        Labels of the columns of ``proba`` (a classifier's ``classes_``);
+        ``None`` means the columns are the process's states in order.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples,)
+
+    See Also
+    --------
+    DecisionProcess.evpi : The same quantity, as a method.
+
+    Examples
+    --------
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.query import evpi_scores
+    >>> evpi_scores([[0.5, 0.5], [1.0, 0.0]], synthetic_decision_process(),
+    ...             classes=[1, 4])
+    array([14.75,  0.  ])
+    """
+    if not isinstance(process, DecisionProcess):
+        raise TypeError(
+            f"process must be a DecisionProcess, got {type(process).__name__}."
+        )
+    return process.evpi(proba, classes=classes)
+
+
+def _classes_of(classifier):
+    """Class labels of a fitted classifier, a Pipeline or a modAL learner."""
+    for obj in (classifier, getattr(classifier, "estimator", None)):
+        classes = getattr(obj, "classes_", None)
+        if classes is not None:
+            return np.asarray(classes)
+    raise AttributeError(
+        f"{type(classifier).__name__} has no classes_: fit it before querying."
+    )
+
+
+def _check_pool(X_pool, n_instances) -> int:
+    n_pool = X_pool.shape[0] if hasattr(X_pool, "shape") else len(X_pool)
+    if not isinstance(n_instances, Integral) or isinstance(n_instances, bool):
+        raise TypeError(f"n_instances must be an integer, got {n_instances!r}.")
+    if n_instances < 1:
+        raise ValueError(f"n_instances must be >= 1, got {n_instances}.")
+    if n_instances > n_pool:
+        raise ValueError(
+            f"n_instances={n_instances} is larger than the pool ({n_pool} samples)."
+        )
+    return n_pool
+
+
+def _top(scores: np.ndarray, n_instances: int, random_state):
+    """Indices of the ``n_instances`` highest scores, best first.
+
+    Ties are broken towards the lowest index when ``random_state`` is None and
+    by a permutation drawn from ``random_state`` otherwise, so a seeded query
+    is reproducible.
+    """
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("query scores contain NaN or infinite values.")
+    order = np.arange(scores.shape[0])
+    if random_state is not None:
+        order = check_random_state(random_state).permutation(scores.shape[0])
+    ranked = order[np.argsort(-scores[order], kind="stable")[:n_instances]]
+    return ranked, scores[ranked]
+
+
+def evpi_sampling(
+    classifier,
+    X_pool,
+    n_instances: int = 1,
+    *,
+    process: DecisionProcess,
+    random_state=None,
+    **predict_kwargs,
+):
+    """Choose the pool instances whose labels are worth the most to a decision.
+
+    Parameters
+    ----------
+    classifier : fitted classifier, Pipeline or modAL learner
+        Must have ``predict_proba`` and ``classes_`` (directly or through an
+        ``estimator`` attribute, as modAL's learners have).
+    X_pool : array-like of shape (n_pool, n_features)
+        Candidate instances.
+    n_instances : int, default=1
+        How many to choose.
+    process : DecisionProcess
+        The decision the labels inform.
+    random_state : int, RandomState instance or None, default=None
+        Breaks ties between equal EVPI at random; ``None`` prefers the lowest
+        index.
+    **predict_kwargs : dict
+        Passed to ``classifier.predict_proba``.
+
+    Returns
+    -------
+    indices : ndarray of shape (n_instances,)
+        Indices into ``X_pool``, highest EVPI first.
+    scores : ndarray of shape (n_instances,)
+        Their EVPI.
+
+    See Also
+    --------
+    EVPISampling : The same strategy as an object bound to a process.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.query import evpi_sampling
+    >>> X = np.array([[0.0], [0.2], [4.0], [4.2]])
+    >>> clf = GaussianNB().fit(X, [1, 1, 4, 4])
+    >>> idx, evpi = evpi_sampling(clf, np.array([[0.1], [2.05], [4.1]]),
+    ...                           process=synthetic_decision_process())
+    >>> idx
+    array([1])
+    """
+    _check_pool(X_pool, n_instances)
+    proba = classifier.predict_proba(X_pool, **predict_kwargs)
+    scores = evpi_scores(proba, process, classes=_classes_of(classifier))
+    return _top(scores, n_instances, random_state)
+
+
+def entropy_sampling(
+    classifier, X_pool, n_instances: int = 1, *, random_state=None, **predict_kwargs
+):
+    """Choose the instances whose predicted class distribution has most entropy.
+
+    Parameters
+    ----------
+    classifier : fitted classifier, Pipeline or modAL learner
+        Must have ``predict_proba``.
+    X_pool : array-like of shape (n_pool, n_features)
+        Candidate instances.
+    n_instances : int, default=1
+        How many to choose.
+    random_state : int, RandomState instance or None, default=None
+        Breaks ties at random; ``None`` prefers the lowest index.
+    **predict_kwargs : dict
+        Passed to ``classifier.predict_proba``.
+
+    Returns
+    -------
+    indices : ndarray of shape (n_instances,)
+    scores : ndarray of shape (n_instances,)
+        Entropy in nats.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal.query import entropy_sampling
+    >>> clf = GaussianNB().fit([[0.0], [0.2], [4.0], [4.2]], [0, 0, 1, 1])
+    >>> entropy_sampling(clf, np.array([[0.1], [2.1], [4.1]]))[0]
+    array([1])
+    """
+    _check_pool(X_pool, n_instances)
+    proba = np.asarray(classifier.predict_proba(X_pool, **predict_kwargs))
+    return _top(entr(proba).sum(axis=1), n_instances, random_state)
+
+
+def least_confident_sampling(
+    classifier, X_pool, n_instances: int = 1, *, random_state=None, **predict_kwargs
+):
+    """Choose the instances whose most probable class is least probable.
+
+    Parameters
+    ----------
+    classifier : fitted classifier, Pipeline or modAL learner
+        Must have ``predict_proba``.
+    X_pool : array-like of shape (n_pool, n_features)
+        Candidate instances.
+    n_instances : int, default=1
+        How many to choose.
+    random_state : int, RandomState instance or None, default=None
+        Breaks ties at random; ``None`` prefers the lowest index.
+    **predict_kwargs : dict
+        Passed to ``classifier.predict_proba``.
+
+    Returns
+    -------
+    indices : ndarray of shape (n_instances,)
+    scores : ndarray of shape (n_instances,)
+        ``1 - max_k p(k | x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal.query import least_confident_sampling
+    >>> clf = GaussianNB().fit([[0.0], [0.2], [4.0], [4.2]], [0, 0, 1, 1])
+    >>> least_confident_sampling(clf, np.array([[0.1], [2.1], [4.1]]))[0]
+    array([1])
+    """
+    _check_pool(X_pool, n_instances)
+    proba = np.asarray(classifier.predict_proba(X_pool, **predict_kwargs))
+    return _top(1.0 - proba.max(axis=1), n_instances, random_state)
+
+
+def random_sampling(
+    classifier, X_pool, n_instances: int = 1, *, random_state=None, **kwargs
+):
+    """Choose instances uniformly at random, without replacement.
+
+    The baseline every strategy must beat. ``classifier`` is not used.
+
+    Parameters
+    ----------
+    classifier : object
+        Ignored; present for the common signature.
+    X_pool : array-like of shape (n_pool, n_features)
+        Candidate instances.
+    n_instances : int, default=1
+        How many to choose.
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator for the draw.
+    **kwargs : dict
+        Ignored.
+
+    Returns
+    -------
+    indices : ndarray of shape (n_instances,)
+    scores : ndarray of shape (n_instances,)
+        Zeros: every instance is worth the same to this strategy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.query import random_sampling
+    >>> idx, _ = random_sampling(None, np.zeros((10, 2)), n_instances=3,
+    ...                          random_state=0)
+    >>> len(set(idx.tolist()))
+    3
+    """
+    n_pool = _check_pool(X_pool, n_instances)
+    rng = check_random_state(random_state)
+    indices = rng.choice(n_pool, size=n_instances, replace=False)
+    return indices, np.zeros(n_instances)
+
+
+class EVPISampling(BaseEstimator):
+    """EVPI query strategy bound to a decision process, for modAL and skrbal.
+
+    A callable with modAL's strategy signature, so
+    ``ActiveLearner(estimator=..., query_strategy=EVPISampling(process=...))``
+    queries the instances whose labels are worth the most. As a
+    ``BaseEstimator`` it clones, prints and grid-searches like any other
+    scikit-learn object.
+
+    Parameters
+    ----------
+    process : DecisionProcess
+        The decision the labels inform.
+    random_state : int, RandomState instance or None, default=None
+        Breaks ties between equal EVPI; ``None`` prefers the lowest index.
+        An int gives the same choice at every call with the same scores.
+
+    See Also
+    --------
+    evpi_sampling : The function this object calls.
+    evpi_scores : The EVPI of each belief.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.query import EVPISampling
+    >>> strategy = EVPISampling(process=synthetic_decision_process())
+    >>> clf = GaussianNB().fit([[0.0], [0.2], [4.0], [4.2]], [1, 1, 4, 4])
+    >>> idx, evpi = strategy(clf, np.array([[0.1], [2.05], [4.1]]), n_instances=2)
+    >>> idx
+    array([1, 0])
+    """
+
+    def __init__(self, *, process: DecisionProcess, random_state=None):
+        self.process = process
+        self.random_state = random_state
+
+    def __call__(self, classifier, X_pool, n_instances: int = 1, **kwargs):
+        """Choose ``n_instances`` instances of ``X_pool``; see `evpi_sampling`."""
+        return evpi_sampling(
+            classifier,
+            X_pool,
+            n_instances,
+            process=self.process,
+            random_state=self.random_state,
+            **kwargs,
+        )

@@ -1,0 +1,290 @@
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skrbal import synthetic_decision_process
+from skrbal.active import ActiveLearner, RiskBasedLearner
+from skrbal.active._stream import _with_process_classes
+from skrbal.query import EVPISampling, random_sampling
+
+# Three labelled steps per state: GaussianNB is overconfident on one per class.
+INIT = [3, 4, 5, 90, 91, 92, 170, 171, 172, 250, 251, 252]
+CENTRES = np.array([[-5.19, -0.01], [-0.66, -0.06], [5.75, -0.11], [19.11, 0.02]])
+
+
+def _stream(seed, n_cycles=3, per_state=80, spread=4.0):
+    rng = np.random.default_rng(seed)
+    y = np.tile(np.repeat([1, 2, 3, 4], per_state), n_cycles)
+    X = CENTRES[y - 1] + rng.normal(scale=spread, size=(y.size, 2))
+    return X, y
+
+
+class CountingNB(GaussianNB):
+    """GaussianNB that counts how it is trained."""
+
+    calls: list
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).calls.append(("fit", len(y)))
+        return super().fit(X, y, sample_weight=sample_weight)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        type(self).calls.append(("partial_fit", len(y)))
+        return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+
+
+# ------------------------------------------------------------ ActiveLearner
+
+
+def test_active_learner_modal_interface():
+    X, y = _stream(0)
+    process = synthetic_decision_process()
+    CountingNB.calls = []
+    learner = ActiveLearner(
+        estimator=CountingNB(),
+        query_strategy=EVPISampling(process=process),
+        X_training=X[[0, 100, 200, 300]],
+        y_training=y[[0, 100, 200, 300]],
+    )
+    for _ in range(3):
+        idx, rows = learner.query(X, n_instances=2)
+        np.testing.assert_array_equal(rows, X[idx])
+        learner.teach(rows, y[idx])
+    assert learner.X_training.shape == (10, 2)
+    assert learner.y_training.shape == (10,)
+    assert CountingNB.calls == [("fit", 4)] + [("partial_fit", 2)] * 3
+    assert 0 <= learner.score(X, y) <= 1
+    assert learner.predict(X).shape == y.shape
+    np.testing.assert_allclose(learner.predict_proba(X).sum(axis=1), 1)
+    idx, rows, scores = learner.query(X, n_instances=3, return_metrics=True)
+    assert scores.shape == (3,) and np.all(np.diff(scores) <= 0)
+
+
+def test_teach_partial_fit_matches_refit():
+    X, y = _stream(1)
+    init = [0, 1, 80, 81]
+    incremental = ActiveLearner(
+        estimator=GaussianNB(), X_training=X[init], y_training=y[init]
+    )
+    refit = ActiveLearner(
+        estimator=GaussianNB(), X_training=X[init], y_training=y[init], update="refit"
+    )
+    for batch in ([2, 3], [82], [4, 83, 84]):
+        incremental.teach(X[batch], y[batch])
+        refit.teach(X[batch], y[batch])
+    np.testing.assert_allclose(
+        incremental.predict_proba(X), refit.predict_proba(X), rtol=1e-7, atol=1e-12
+    )
+    assert incremental.n_partial_fits_ == 3 and refit.n_partial_fits_ == 0
+
+
+def test_new_label_forces_refit():
+    X, y = _stream(2)
+    learner = ActiveLearner(
+        estimator=GaussianNB(), X_training=X[[0, 1]], y_training=y[[0, 1]]
+    )
+    learner.teach(X[[80]], y[[80]])  # class 2 is new: partial_fit cannot add it
+    assert learner.n_partial_fits_ == 0 and learner.n_refits_ == 2
+    assert learner.classes_.tolist() == [1, 2]
+
+
+def test_active_learner_with_pipeline_and_modal_strategy_shape():
+    X, y = _stream(3)
+    pipe = make_pipeline(StandardScaler(), LogisticRegression())
+    learner = ActiveLearner(
+        estimator=pipe,
+        query_strategy=random_sampling,
+        X_training=X[::40],
+        y_training=y[::40],
+    )
+    idx, rows = learner.query(X, n_instances=5, random_state=0)
+    learner.teach(rows, y[idx])
+    assert learner.n_refits_ == 2  # a Pipeline has no partial_fit
+
+
+def test_active_learner_errors():
+    X, y = _stream(4)
+    with pytest.raises(ValueError, match="given together"):
+        ActiveLearner(estimator=GaussianNB(), X_training=X)
+    with pytest.raises(ValueError, match="update must be one of"):
+        ActiveLearner(estimator=GaussianNB(), update="sometimes")
+    learner = ActiveLearner(estimator=GaussianNB(), X_training=X, y_training=y)
+    with pytest.raises(ValueError, match="X has 2 samples but y has 1"):
+        learner.teach(X[:2], y[:1])
+    with pytest.raises(ValueError, match="no partial_fit"):
+        ActiveLearner(
+            estimator=LogisticRegression(),
+            X_training=X,
+            y_training=y,
+            update="partial_fit",
+        ).teach(X[:1], y[:1])
+
+
+def test_active_learner_clone():
+    learner = ActiveLearner(estimator=GaussianNB(var_smoothing=1e-3))
+    cloned = clone(learner)
+    assert cloned.get_params()["estimator__var_smoothing"] == 1e-3
+
+
+# ------------------------------------------------------------ RiskBasedLearner
+
+
+def _naive_run(estimator, process, X, y, initial, update):
+    """Step-by-step reference: predict one step, maybe inspect, act."""
+    model = _with_process_classes(estimator, process)
+    known = np.zeros(len(y), dtype=bool)
+    known[initial] = True
+    labelled = list(np.unique(initial))
+    model.fit(X[labelled], y[labelled])
+    evpi, inspected, action = [], [], []
+    for t in range(len(y)):
+        proba = process.align_proba(model.predict_proba(X[t : t + 1]), model.classes_)
+        value = process.evpi(proba)[0]
+        inspect = (not known[t]) and value > process.inspection_cost
+        if inspect:
+            known[t] = True
+            labelled.append(t)
+            if update == "partial_fit" and y[t] in model.classes_:
+                model.partial_fit(X[[t]], y[[t]])
+            else:
+                model.fit(X[labelled], y[labelled])
+        evpi.append(value)
+        inspected.append(inspect)
+        chosen = process.optimal_action(proba)[0]
+        action.append(
+            process.perfect_information_action(y[[t]])[0] if known[t] else chosen
+        )
+    return np.array(evpi), np.array(inspected), np.array(action), labelled
+
+
+@pytest.mark.parametrize("update", ["refit", "partial_fit"])
+@pytest.mark.parametrize("block_size", [1, 7, 256])
+def test_stream_equals_naive_loop(update, block_size):
+    X, y = _stream(5)
+    process = synthetic_decision_process()
+    initial = INIT
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(),
+        process=process,
+        update="auto" if update == "partial_fit" else "refit",
+        block_size=block_size,
+    ).fit(X, y, initial=initial)
+    evpi, inspected, action, labelled = _naive_run(
+        GaussianNB(), process, X, y, initial, update
+    )
+    steps = learner.history_.steps
+    assert inspected.sum() > 3  # the comparison must exercise updates
+    np.testing.assert_array_equal(steps["inspected"].to_numpy(), inspected)
+    np.testing.assert_array_equal(steps["action"].to_numpy(), action)
+    np.testing.assert_allclose(steps["evpi"].to_numpy(), evpi, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(learner.labelled_indices_, labelled)
+
+
+def test_stream_history_and_totals():
+    X, y = _stream(6)
+    Xt, yt = _stream(7, n_cycles=1)
+    process = synthetic_decision_process()
+    learner = RiskBasedLearner(estimator=GaussianNB(), process=process).fit(
+        X, y, initial=INIT, X_test=Xt, y_test=yt
+    )
+    steps, queries, totals = (
+        learner.history_.steps,
+        learner.history_.queries,
+        learner.history_.totals,
+    )
+    n_insp = int(steps["inspected"].sum())
+    assert n_insp > 0
+    assert totals["n_inspections"] == n_insp == len(queries) - 1
+    assert totals["inspection_spend"] == pytest.approx(7.0 * n_insp)
+    assert totals["regret"] >= 0
+    assert (steps["evpi"][steps["inspected"]] > 7).all()
+    np.testing.assert_array_equal(
+        queries["step"].iloc[1:].to_numpy(), np.flatnonzero(steps["inspected"])
+    )
+    np.testing.assert_array_equal(
+        queries["label"].iloc[1:].to_numpy(), y[steps["inspected"].to_numpy()]
+    )
+    proportions = queries[[f"proportion_{c}" for c in (1, 2, 3, 4)]].to_numpy()
+    np.testing.assert_allclose(proportions.sum(axis=1), 1)
+    assert queries["decision_accuracy"].between(0, 1).all()
+    assert queries["f1_macro"].between(0, 1).all()
+    # where a label is known the agent acts on it
+    known = steps["inspected"] | steps["known"]
+    assert (steps["action"][known] == steps["perfect_action"][known]).all()
+
+
+def test_random_baseline_matches_inspection_count():
+    X, y = _stream(8)
+    process = synthetic_decision_process()
+    evpi_run = RiskBasedLearner(estimator=GaussianNB(), process=process).fit(
+        X, y, initial=INIT
+    )
+    baseline = evpi_run.random_baseline(random_state=0).fit(X, y, initial=INIT)
+    n = evpi_run.history_.totals["n_inspections"]
+    assert n > 0
+    assert baseline.history_.totals["n_inspections"] == n
+    again = evpi_run.random_baseline(random_state=0).fit(X, y, initial=INIT)
+    np.testing.assert_array_equal(again.labelled_indices_, baseline.labelled_indices_)
+
+
+def test_callable_query_policy():
+    X, y = _stream(9)
+    process = synthetic_decision_process()
+
+    def every_confused_step(evpi, proba, process):
+        return proba.max(axis=1) < 0.6
+
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(), process=process, query=every_confused_step
+    ).fit(X, y, initial=INIT)
+    steps = learner.history_.steps
+    assert steps["inspected"].sum() > 0
+
+
+def test_pipeline_without_classes_param_missing_states():
+    """Initial set with two of four states; the pipeline learns the others."""
+    X, y = _stream(10)
+    process = synthetic_decision_process()
+    learner = RiskBasedLearner(
+        estimator=make_pipeline(StandardScaler(), GaussianNB()), process=process
+    ).fit(X, y, initial=[0, 1, 90, 91])
+    # Absent states get zero belief, so the run proceeds on the known ones.
+    assert learner.estimator_.classes_.tolist() == [1, 2]
+    assert learner.history_.totals["n_decisions"] == len(y)
+    assert np.isfinite(learner.history_.steps["evpi"]).all()
+
+
+@pytest.mark.parametrize(
+    "params, fit_kwargs, message",
+    [
+        ({"query": "sometimes"}, {}, "query must be one of"),
+        ({"query": "random"}, {}, "needs n_queries"),
+        ({"block_size": 0}, {}, "block_size must be a positive"),
+        ({"update": "never"}, {}, "update must be one of"),
+        ({}, {"initial": []}, "at least one labelled"),
+        ({}, {"initial": [10**6]}, "initial indices must lie"),
+        ({"query": "random", "n_queries": 10**6}, {}, "exceeds the"),
+    ],
+)
+def test_stream_learner_errors(params, fit_kwargs, message):
+    X, y = _stream(11)
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(), process=synthetic_decision_process(), **params
+    )
+    with pytest.raises(ValueError, match=message):
+        learner.fit(X, y, **{"initial": [0], **fit_kwargs})
+
+
+def test_stream_learner_unknown_label():
+    X, y = _stream(12)
+    y = y.copy()
+    y[5] = 9
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(), process=synthetic_decision_process()
+    )
+    with pytest.raises(ValueError, match="unknown label 9"):
+        learner.fit(X, y, initial=[0])

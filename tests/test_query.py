@@ -1,0 +1,165 @@
+import functools
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skrbal import synthetic_decision_process
+from skrbal.query import (
+    EVPISampling,
+    entropy_sampling,
+    evpi_sampling,
+    evpi_scores,
+    least_confident_sampling,
+    random_sampling,
+)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(3)
+    centres = np.array([-5.0, -0.7, 5.8, 19.0])
+    y = np.repeat([1, 2, 3, 4], 30)
+    X = np.column_stack([rng.normal(centres[y - 1], 1.5), rng.normal(0, 1, y.size)])
+    pool = np.column_stack([np.linspace(-8, 22, 200), np.zeros(200)])
+    return X, y, pool
+
+
+def test_evpi_scores_is_process_evpi(problem):
+    X, y, pool = problem
+    clf = GaussianNB().fit(X, y)
+    process = synthetic_decision_process()
+    proba = clf.predict_proba(pool)
+    np.testing.assert_array_equal(evpi_scores(proba, process), process.evpi(proba))
+    with pytest.raises(TypeError, match="DecisionProcess"):
+        evpi_scores(proba, "not a process")
+
+
+def test_evpi_sampling_returns_best_first(problem):
+    X, y, pool = problem
+    clf = GaussianNB().fit(X, y)
+    process = synthetic_decision_process()
+    scores = process.evpi(clf.predict_proba(pool))
+    idx, chosen = evpi_sampling(clf, pool, n_instances=5, process=process)
+    assert idx.shape == (5,) and len(set(idx.tolist())) == 5
+    np.testing.assert_array_equal(chosen, scores[idx])
+    assert np.all(np.diff(chosen) <= 0)
+    assert chosen[0] == scores.max()
+    assert np.all(scores[np.setdiff1d(np.arange(len(pool)), idx)] <= chosen[-1])
+
+
+def test_evpi_sampling_maps_classifier_labels(problem):
+    """A classifier trained on labels 4 and 1 only still scores correctly."""
+    X, y, pool = problem
+    mask = np.isin(y, [1, 4])
+    clf = GaussianNB().fit(X[mask], y[mask])
+    process = synthetic_decision_process()
+    _, scores = evpi_sampling(clf, pool, n_instances=3, process=process)
+    full = process.align_proba(clf.predict_proba(pool), classes=clf.classes_)
+    assert scores[0] == pytest.approx(process.evpi(full).max())
+
+
+def test_pipeline_classifier(problem):
+    X, y, pool = problem
+    pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
+    idx, _ = EVPISampling(process=synthetic_decision_process())(pipe, pool, 2)
+    assert idx.shape == (2,)
+
+
+def test_ties_are_reproducible():
+    class Flat:
+        classes_ = np.array([1, 4])
+
+        def predict_proba(self, X):
+            return np.full((len(X), 2), 0.5)
+
+    pool = np.zeros((50, 1))
+    process = synthetic_decision_process()
+    idx_default, _ = evpi_sampling(Flat(), pool, 4, process=process)
+    np.testing.assert_array_equal(idx_default, [0, 1, 2, 3])
+    a, _ = evpi_sampling(Flat(), pool, 4, process=process, random_state=7)
+    b, _ = evpi_sampling(Flat(), pool, 4, process=process, random_state=7)
+    c, _ = evpi_sampling(Flat(), pool, 4, process=process, random_state=8)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize(
+    "strategy, expected",
+    [(entropy_sampling, "entropy"), (least_confident_sampling, "least_confident")],
+)
+def test_uncertainty_baselines(problem, strategy, expected):
+    X, y, pool = problem
+    clf = GaussianNB().fit(X, y)
+    proba = clf.predict_proba(pool)
+    if expected == "entropy":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ref = -np.nansum(proba * np.log(proba), axis=1)
+    else:
+        ref = 1 - proba.max(axis=1)
+    idx, scores = strategy(clf, pool, n_instances=3)
+    np.testing.assert_allclose(scores, ref[idx])
+    np.testing.assert_allclose(scores[0], ref.max())
+
+
+def test_random_sampling_is_uniform_and_seeded():
+    pool = np.zeros((20, 2))
+    draws = np.concatenate(
+        [random_sampling(None, pool, 5, random_state=s)[0] for s in range(400)]
+    )
+    counts = np.bincount(draws, minlength=20)
+    assert counts.min() > 60 and counts.max() < 140  # expectation 100
+    np.testing.assert_array_equal(
+        random_sampling(None, pool, 5, random_state=1)[0],
+        random_sampling(None, pool, 5, random_state=1)[0],
+    )
+
+
+@pytest.mark.parametrize(
+    "n_instances, error", [(0, ValueError), (500, ValueError), (1.5, TypeError)]
+)
+def test_bad_n_instances(problem, n_instances, error):
+    X, y, pool = problem
+    clf = GaussianNB().fit(X, y)
+    with pytest.raises(error, match="n_instances"):
+        evpi_sampling(clf, pool, n_instances, process=synthetic_decision_process())
+
+
+def test_strategy_object_clones():
+    strategy = EVPISampling(process=synthetic_decision_process(), random_state=3)
+    cloned = clone(strategy)
+    assert cloned.get_params()["random_state"] == 3
+    assert "EVPISampling(" in repr(strategy)
+
+
+# ------------------------------------------------------------------ modAL
+
+
+modal_models = pytest.importorskip("modAL.models")
+
+
+@pytest.mark.parametrize("n_instances", [1, 2, 3])
+@pytest.mark.parametrize("binding", ["object", "partial"])
+def test_inside_modal_active_learner_query(problem, n_instances, binding):
+    """modAL's own ActiveLearner queries with our strategy, unpatched."""
+    X, y, pool = problem
+    process = synthetic_decision_process()
+    strategy = (
+        EVPISampling(process=process)
+        if binding == "object"
+        else functools.partial(evpi_sampling, process=process)
+    )
+    estimator = GaussianNB().fit(X, y)  # modAL's own fit breaks on sklearn>=1.8
+    learner = modal_models.ActiveLearner(estimator=estimator, query_strategy=strategy)
+    idx, rows, metrics = learner.query(
+        pool, n_instances=n_instances, return_metrics=True
+    )
+    expected, scores = evpi_sampling(estimator, pool, n_instances, process=process)
+    np.testing.assert_array_equal(idx, expected)
+    np.testing.assert_array_equal(rows, pool[expected])
+    np.testing.assert_array_equal(metrics, scores)
+    assert len(idx) == n_instances
