@@ -5,13 +5,24 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.skrbal-installed
 OUT ?= skrbal-results
+# modAL 0.4.2 can only teach on scikit-learn < 1.8: a second environment runs
+# the full modAL loop there.
+MODAL_VENV ?= .venv-modal
+MODAL_STAMP = $(MODAL_VENV)/.skrbal-installed
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test test-modal lint format bench clean
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,plot,modal,parallel]"
+	touch $@
+
+$(MODAL_STAMP): pyproject.toml setup.cfg
+	$(PYTHON) -m venv $(MODAL_VENV)
+	$(MODAL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MODAL_VENV)/bin/python -m pip install --quiet "scikit-learn>=1.7,<1.8" \
+		modAL-python pytest hypothesis -e .
 	touch $@
 
 demo: $(STAMP)
@@ -27,9 +38,14 @@ format: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+	$(MAKE) test-modal
+
+test-modal: $(MODAL_STAMP)
+	SKRBAL_REQUIRE_MODAL_LOOP=1 $(MODAL_VENV)/bin/python -m pytest \
+		tests/test_modal_loop.py -o addopts="" -p no:cacheprovider -q
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds -p no:cacheprovider
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .benchmarks
+	rm -rf $(VENV) $(MODAL_VENV) build dist *.egg-info .pytest_cache .benchmarks
