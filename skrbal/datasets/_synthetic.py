@@ -1,0 +1,168 @@
+"""The synthetic four-state degradation stream of the paper's section 3.1."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from skrbal.datasets._validation import check_int, check_positive_real
+
+__all__ = ["make_degradation_stream"]
+
+# Class-conditional moments of the published synthetic data set, rows = class
+# 1..4, columns = features.
+_MEANS = np.array([[-5.19, -0.01], [-0.66, -0.06], [5.75, -0.11], [19.11, 0.02]])
+_VARIANCES = np.array([[0.68, 0.70], [0.71, 0.91], [0.63, 0.55], [0.71, 0.82]])
+_N_STATES = 4
+
+
+def _segment_lengths(rng, n_cycles, n_per_cycle, concentration) -> np.ndarray:
+    """Lengths of the four class segments of each cycle, shape (n_cycles, 4).
+
+    Each row sums to ``n_per_cycle`` and every entry is at least one, so every
+    cycle visits every state.
+    """
+    shares = rng.dirichlet(np.full(_N_STATES, concentration), size=n_cycles)
+    free = n_per_cycle - _N_STATES
+    exact = shares * free
+    lengths = np.floor(exact).astype(np.int64)
+    # Largest-remainder rounding: hand the points lost to flooring to the
+    # segments that lost most, so each row sums exactly to ``free``.
+    deficit = free - lengths.sum(axis=1)
+    order = np.argsort(lengths - exact, axis=1)
+    rank = np.argsort(order, axis=1)
+    lengths += rank < deficit[:, None]
+    return lengths + 1
+
+
+def _repair_actions(y) -> np.ndarray:
+    """Repair actions implied by a degradation sequence.
+
+    ``actions[t] = 1`` (repair) exactly when the structure is damaged at
+    ``t`` and undamaged (class 1) at ``t + 1``; otherwise 0. The last entry is
+    0: no observation follows it.
+    """
+    y = np.asarray(y)
+    actions = np.zeros(y.shape[0], dtype=np.int64)
+    actions[:-1] = (y[1:] == 1) & (y[:-1] != 1)
+    return actions
+
+
+def make_degradation_stream(
+    n_cycles: int = 6,
+    n_per_cycle: int = 2000,
+    *,
+    tail_df: float = 6.0,
+    length_concentration: float = 100.0,
+    random_state=None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Generate the synthetic degradation-and-repair stream of four health states.
+
+    The structure starts undamaged (class 1) and degrades through minor (2),
+    significant (3) and critical damage (4); a repair then returns it to class
+    1 and the cycle starts again. Each observation has two features whose
+    class-conditional distributions follow those of the data set used in the
+    paper's synthetic case study (Hughes et al., section 3.1).
+
+    Parameters
+    ----------
+    n_cycles : int, default=6
+        Number of degradation-repair cycles.
+    n_per_cycle : int, default=2000
+        Observations per cycle (at least 4: every state is visited).
+    tail_df : float, default=6.0
+        Degrees of freedom of the Student-t distribution of the second feature,
+        which makes it heavier-tailed than a Gaussian (excess kurtosis
+        ``6 / (tail_df - 4)`` for ``tail_df > 4``). Must exceed 2 for a finite
+        variance; ``np.inf`` gives a Gaussian.
+    length_concentration : float, default=100.0
+        Concentration of the symmetric Dirichlet distribution from which each
+        cycle draws the shares of its four class segments. The classes are
+        balanced on average; the larger the value, the less the segment
+        lengths vary (with 100 and 2000 points per cycle, a segment has
+        500 +/- 43 points).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the generator; pass an int for reproducible output.
+
+    Returns
+    -------
+    X : ndarray of shape (n_cycles * n_per_cycle, 2)
+        Features, in temporal order.
+    y : ndarray of int of shape (n_cycles * n_per_cycle,)
+        Health states ``1..4``; within each cycle they are non-decreasing.
+    actions : ndarray of int of shape (n_cycles * n_per_cycle,)
+        Action taken after each observation, as indices of the actions of
+        :func:`~skrbal.synthetic_decision_process`: ``actions[t] = 1``
+        (repair) exactly when ``y[t] != 1`` and ``y[t + 1] == 1``, the last
+        observation of each cycle but the final one; otherwise 0 (do nothing).
+        The final entry is 0.
+
+    See Also
+    --------
+    stream_test_split : Split the stream into a test set and a stream to learn
+        from, as in the paper's protocol.
+    skrbal.synthetic_decision_process : The matching decision process.
+
+    Notes
+    -----
+    The first feature of class ``k`` is Gaussian; the second is a Student-t
+    variable scaled to the target variance. Means and variances per class:
+
+    ======  ===============  =============
+    class   mean             variance
+    ======  ===============  =============
+    1       (-5.19, -0.01)   (0.68, 0.70)
+    2       (-0.66, -0.06)   (0.71, 0.91)
+    3       (5.75, -0.11)    (0.63, 0.55)
+    4       (19.11, 0.02)    (0.71, 0.82)
+    ======  ===============  =============
+
+    The features are independent given the class, and observations are
+    independent given their classes. Every transition ``(y[t], actions[t]) ->
+    y[t + 1]`` has positive probability under the synthetic decision process:
+    without repair the state stays or worsens, and a repair leads to class 1.
+    The published data set has 11997 points (one cycle of 1997, five of
+    2000); the default gives 12000.
+
+    References
+    ----------
+    .. [1] A. J. Hughes, P. A. Gardner, L. A. Bull, N. Dervilis and K. Worden,
+       "On risk-based active learning for structural health monitoring",
+       Mechanical Systems and Signal Processing, 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.datasets import make_degradation_stream
+    >>> X, y, actions = make_degradation_stream(
+    ...     n_cycles=2, n_per_cycle=100, random_state=0
+    ... )
+    >>> X.shape, y.shape, actions.shape
+    ((200, 2), (200,), (200,))
+    >>> [int(v) for v in np.unique(y)]
+    [1, 2, 3, 4]
+    >>> int(actions.sum())  # one repair, between the two cycles
+    1
+    >>> int(y[np.flatnonzero(actions)[0] + 1])
+    1
+    """
+    n_cycles = check_int(n_cycles, "n_cycles", minimum=1)
+    n_per_cycle = check_int(n_per_cycle, "n_per_cycle", minimum=_N_STATES)
+    tail_df = check_positive_real(tail_df, "tail_df", above=2.0)
+    concentration = check_positive_real(length_concentration, "length_concentration")
+    rng = check_random_state(random_state)
+
+    lengths = _segment_lengths(rng, n_cycles, n_per_cycle, concentration)
+    states = np.tile(np.arange(1, _N_STATES + 1), n_cycles)
+    y = np.repeat(states, lengths.ravel())
+    n_samples = y.shape[0]
+
+    std = np.sqrt(_VARIANCES[y - 1])
+    first = rng.standard_normal(n_samples)
+    if np.isinf(tail_df):
+        second = rng.standard_normal(n_samples)
+    else:
+        # A Student-t with df degrees of freedom has variance df / (df - 2).
+        second = rng.standard_t(tail_df, n_samples) * np.sqrt((tail_df - 2) / tail_df)
+    X = _MEANS[y - 1] + std * np.column_stack([first, second])
+    return X, y, _repair_actions(y)
