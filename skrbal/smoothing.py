@@ -80,7 +80,7 @@ class ImpossibleEvidenceError(ValueError):
     """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SmoothingResult:
     """Posterior of the hidden health states of one segment.
 
@@ -642,19 +642,20 @@ def aligned_log_density(estimator, X, process) -> np.ndarray:
 
     Calls ``estimator.class_log_density(X)`` (columns in
     ``estimator.classes_`` order) and reorders the columns as
-    ``process.classes_``. A state of the process that the estimator has no
-    class for gets ``estimator.prior_predictive_log_density(X)``, the density
-    of a class with no data, when the estimator has that method.
+    ``process.classes_``.
 
     Parameters
     ----------
     estimator : object
         A fitted classifier with ``classes_`` and ``class_log_density(X)``
-        returning ``log p(x | y = k)`` of shape ``(n_samples, n_classes)``;
-        optionally ``prior_predictive_log_density(X)`` of shape
-        ``(n_samples,)``.
+        returning ``log p(x | y = k)`` of shape ``(n_samples, n_classes)``.
+        Every state of the process must be one of its classes. A Bayesian
+        classifier that declares all states up front, such as
+        ``BayesianGMMClassifier(classes=process.classes_)``, gives a state it
+        has no data for its prior predictive density.
     X : array-like of shape (n_samples, n_features)
-        Observations; may have no rows.
+        Observations; may have no rows, in which case the estimator is not
+        called.
     process : DecisionProcess
         Supplies the states (``classes_``).
 
@@ -665,23 +666,26 @@ def aligned_log_density(estimator, X, process) -> np.ndarray:
     Raises
     ------
     ValueError
-        If a class of the estimator is not a state of the process, or a state
-        of the process is not a class of the estimator and the estimator has
-        no prior predictive density, or the densities have the wrong shape.
+        If a class of the estimator is not a state of the process or the
+        reverse, or the densities have the wrong shape.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal import DecisionProcess
     >>> from skrbal.smoothing import aligned_log_density
-    >>> class TwoClassDensity:
-    ...     classes_ = np.array([4, 1])
+    >>> process = DecisionProcess(
+    ...     transition=[[[0.9, 0.1], [0.0, 1.0]]],
+    ...     state_utility=[0.0, -1.0],
+    ...     action_utility=[0.0],
+    ...     classes=["healthy", "damaged"],
+    ... )
+    >>> class Densities:
+    ...     classes_ = np.array(["damaged", "healthy"])
     ...     def class_log_density(self, X):
     ...         return np.column_stack([-np.ravel(X), np.ravel(X)])
-    ...     def prior_predictive_log_density(self, X):
-    ...         return np.full(len(X), -10.0)
-    >>> aligned_log_density(TwoClassDensity(), [[2.0]], synthetic_decision_process())
-    array([[  2., -10., -10.,  -2.]])
+    >>> aligned_log_density(Densities(), [[2.0]], process)
+    array([[ 2., -2.]])
     """
     process_classes = np.asarray(process.classes_)
     estimator_classes = np.asarray(estimator.classes_)
@@ -695,12 +699,13 @@ def aligned_log_density(estimator, X, process) -> np.ndarray:
         )
     columns = [position[c] for c in estimator_classes.tolist()]
     missing = sorted(set(range(len(process_classes))) - set(columns))
-    prior = getattr(estimator, "prior_predictive_log_density", None)
-    if missing and prior is None:
+    if missing:
         raise ValueError(
             f"the estimator has no class {process_classes[missing].tolist()} of the "
-            f"process (estimator classes_ = {estimator_classes.tolist()}) and no "
-            "prior_predictive_log_density method to stand in for it."
+            f"process (estimator classes_ = {estimator_classes.tolist()}), so it "
+            "gives no density for those states; declare every state when "
+            "constructing it (e.g. classes=process.classes_) so that states "
+            "without data get their prior predictive density."
         )
     aligned = np.empty((n_samples, len(process_classes)))
     if n_samples == 0:
@@ -712,14 +717,6 @@ def aligned_log_density(estimator, X, process) -> np.ndarray:
             f"({n_samples}, {len(estimator_classes)}) (samples, estimator classes)."
         )
     aligned[:, columns] = density
-    if missing:
-        prior_density = _float_array(prior(X), "prior_predictive_log_density(X)")
-        if prior_density.shape != (n_samples,):
-            raise ValueError(
-                f"prior_predictive_log_density(X) has shape {prior_density.shape}, "
-                f"expected ({n_samples},)."
-            )
-        aligned[:, missing] = prior_density[:, np.newaxis]
     return aligned
 
 

@@ -118,18 +118,13 @@ def hmmlearn_model(startprob, transmat):
 class Densities:
     """Minimal estimator exposing the smoothing protocol."""
 
-    def __init__(self, classes, log_density, prior=None):
+    def __init__(self, classes, log_density):
         self.classes_ = np.asarray(classes)
         self._log_density = np.asarray(log_density, dtype=float)
-        if prior is not None:
-            self._prior = np.asarray(prior, dtype=float)
-            self.prior_predictive_log_density = self._prior_density
 
     def class_log_density(self, X):
+        # X holds row numbers into the fixed density table.
         return self._log_density[np.asarray(X, dtype=int).ravel()]
-
-    def _prior_density(self, X):
-        return self._prior[np.asarray(X, dtype=int).ravel()]
 
 
 # ---------------------------------------------------------------------- #
@@ -481,17 +476,27 @@ def test_smooth_segment_with_string_classes():
     assert result.marginals[0, 1] > 0.5
 
 
-def test_missing_class_uses_the_prior_predictive_density():
-    rng = np.random.default_rng(11)
-    log_emission = rng.normal(size=(4, 4))
-    prior = rng.normal(size=4)
-    estimator = Densities([1, 2, 4], log_emission[:, [0, 1, 3]], prior=prior)
+def test_with_the_bayesian_gmm_states_without_data_use_the_prior_predictive():
+    from skrbal.mixture import BayesianGMMClassifier
 
-    aligned = aligned_log_density(estimator, np.arange(4), SYNTHETIC)
+    rng = np.random.default_rng(5)
+    X_train = np.r_[rng.normal(0, 1, (20, 2)), rng.normal(5, 1, (20, 2))]
+    # Trained on states 1 and 2 only, but told about all four.
+    clf = BayesianGMMClassifier(classes=[1, 2, 3, 4]).fit(X_train, [1] * 20 + [2] * 20)
+    X = np.r_[
+        rng.normal(0, 1, (3, 2)), rng.normal(5, 1, (3, 2)), rng.normal(30, 1, (3, 2))
+    ]
+    actions = np.full(10, DO_NOTHING)
 
-    expected = log_emission.copy()
-    expected[:, 2] = prior
-    np.testing.assert_array_equal(aligned, expected)
+    aligned = aligned_log_density(clf, X, SYNTHETIC)
+    result = smooth_segment(clf, X, SYNTHETIC, actions, start_label=1, end_label=4)
+
+    np.testing.assert_array_equal(aligned, clf.class_log_density(X))
+    expected = forward_backward(aligned, SYNTHETIC_TRANSITION, actions, start=0, end=3)
+    np.testing.assert_array_equal(result.marginals, expected.marginals)
+    np.testing.assert_array_equal(result.pseudo_labels[:6], [1, 1, 1, 2, 2, 2])
+    # Far from both fitted classes, only the (prior predictive) damage states fit.
+    assert set(result.pseudo_labels[6:]) <= {3, 4}
 
 
 def test_segment_without_rows_does_not_call_the_estimator():
@@ -636,11 +641,6 @@ def test_impossible_evidence_is_a_value_error():
             Densities([1, 2, 3, 4], np.zeros((3, 3))),
             {},
             r"class_log_density\(X\) has shape \(3, 3\)",
-        ),
-        (
-            Densities([1, 2, 4], np.zeros((3, 3)), prior=np.zeros((3, 2))),
-            {},
-            r"prior_predictive_log_density\(X\) has shape",
         ),
     ],
 )
