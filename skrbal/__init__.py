@@ -10,10 +10,12 @@ from skrbal._decision import (
     synthetic_decision_process,
     z24_decision_process,
 )
+from skrbal.mixture import BayesianGMMClassifier
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BayesianGMMClassifier",
     "DecisionProcess",
     "__version__",
     "synthetic_decision_process",

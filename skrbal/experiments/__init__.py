@@ -1,0 +1,16 @@
+"""Repeated risk-based active-learning studies: case studies, methods, runner."""
+
+from skrbal.experiments._cases import CaseStudy, get_case_study
+from skrbal.experiments._methods import Method, available_methods, get_method
+from skrbal.experiments._runner import load_study, run_repetition, run_study
+
+__all__ = [
+    "CaseStudy",
+    "Method",
+    "available_methods",
+    "get_case_study",
+    "get_method",
+    "load_study",
+    "run_repetition",
+    "run_study",
+]

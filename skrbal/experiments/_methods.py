@@ -1,0 +1,134 @@
+"""Methods compared in a study: an estimator and how it queries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sklearn.base import clone
+
+__all__ = ["Method", "available_methods", "get_method"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named way to learn from a stream: an estimator and a query policy.
+
+    Parameters
+    ----------
+    name : str
+        Label in results and figures.
+    make_estimator : callable
+        ``make_estimator() -> classifier``; called afresh for every run.
+    query : {'evpi', 'random'}, default='evpi'
+        ``'random'`` inspects as many times as the run of ``matched_to`` in the
+        same repetition, at random stream positions (the paper's baseline).
+    matched_to : str, default=None
+        With ``query='random'``, the EVPI method whose inspection count to
+        match.
+    learner_params : dict, default={}
+        Further parameters of :class:`~skrbal.active.RiskBasedLearner`
+        (e.g. ``semi_supervised``).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal.experiments import Method
+    >>> method = Method("nb-evpi", GaussianNB)
+    >>> method.estimator()
+    GaussianNB()
+    """
+
+    name: str
+    make_estimator: Callable
+    query: str = "evpi"
+    matched_to: str | None = None
+    learner_params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.query not in ("evpi", "random"):
+            raise ValueError(
+                f"method {self.name!r}: query must be 'evpi' or 'random', got "
+                f"{self.query!r}."
+            )
+        if self.query == "random" and self.matched_to is None:
+            raise ValueError(
+                f"method {self.name!r}: a random method needs matched_to, the "
+                "EVPI method whose number of inspections it matches."
+            )
+
+    def estimator(self):
+        """A fresh, unfitted estimator.
+
+        Returns
+        -------
+        estimator : classifier
+        """
+        return clone(self.make_estimator())
+
+
+def _gmm():
+    from skrbal.mixture import BayesianGMMClassifier
+
+    return BayesianGMMClassifier()
+
+
+def _mrvm(method):
+    def make():
+        from skrbal.rvm import MulticlassRVC
+
+        return MulticlassRVC(method=method)
+
+    return make
+
+
+_METHODS = {
+    "gmm-evpi": Method("gmm-evpi", _gmm),
+    "gmm-random": Method("gmm-random", _gmm, query="random", matched_to="gmm-evpi"),
+    "mrvm1-evpi": Method("mrvm1-evpi", _mrvm("mrvm1")),
+    "mrvm2-evpi": Method("mrvm2-evpi", _mrvm("mrvm2")),
+}
+
+
+def available_methods() -> list[str]:
+    """Names of the built-in methods.
+
+    Returns
+    -------
+    names : list of str
+
+    Examples
+    --------
+    >>> from skrbal.experiments import available_methods
+    >>> "gmm-evpi" in available_methods()
+    True
+    """
+    return list(_METHODS)
+
+
+def get_method(name_or_method) -> Method:
+    """Look up a built-in method by name (a :class:`Method` passes through).
+
+    Parameters
+    ----------
+    name_or_method : str or Method
+
+    Returns
+    -------
+    method : Method
+
+    Examples
+    --------
+    >>> from skrbal.experiments import get_method
+    >>> get_method("gmm-random").matched_to
+    'gmm-evpi'
+    """
+    if isinstance(name_or_method, Method):
+        return name_or_method
+    try:
+        return _METHODS[name_or_method]
+    except KeyError:
+        raise ValueError(
+            f"unknown method {name_or_method!r}; choose from {available_methods()} "
+            "or pass a Method."
+        ) from None
