@@ -1,0 +1,23 @@
+"""The README's usage example runs as printed."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_usage_example_runs(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks, "the README has no python example"
+    exec(compile(blocks[0], "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "decision_accuracy" in printed
+
+
+def test_readme_quick_start_matches_makefile():
+    text = README.read_text()
+    makefile = (README.parent / "Makefile").read_text()
+    assert "make demo" in text and "make test" in text
+    assert "\ndemo:" in makefile and "\ntest:" in makefile
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "make test" in ci
