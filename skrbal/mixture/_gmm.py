@@ -89,9 +89,11 @@ def _weighted_statistics(X: np.ndarray, weights: np.ndarray) -> _Statistics:
     for k in range(weights.shape[1]):
         weight = weights[:, k]
         rows = weight > 0
+        if not rows.any():
+            continue
         if rows.all():
             _fill_class_statistics(stats, k, X, weight)
-        elif rows.any():
+        else:
             _fill_class_statistics(stats, k, X[rows], weight[rows])
     return stats
 
@@ -146,6 +148,16 @@ def _niw_posterior(stats: _Statistics, prior: _NIWPrior):
         + shrink[:, None, None] * (offset[:, :, None] * offset[:, None, :])
     )
     return mean_n, kappa_n, dof_n, scale_n
+
+
+def _map_covariances(scale_n: np.ndarray, dof_n: np.ndarray) -> np.ndarray:
+    """Joint NIW posterior mode of the covariances, ``S_n / (v_n + D + 2)``."""
+    return scale_n / (dof_n + scale_n.shape[-1] + 2)[:, None, None]
+
+
+def _half_log_det(cholesky: np.ndarray) -> np.ndarray:
+    """``0.5 log|L L^T|`` of each Cholesky factor."""
+    return np.log(np.diagonal(cholesky, axis1=-2, axis2=-1)).sum(axis=-1)
 
 
 def _cholesky(matrices: np.ndarray, what: str) -> np.ndarray:
@@ -324,7 +336,7 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         self.covariance_posterior_ = scale_n
         self.weight_concentration_ = prior.concentration + stats.count
         self.means_ = mean_n.copy()
-        self.covariances_ = scale_n / (dof_n + d + 2)[:, None, None]
+        self.covariances_ = _map_covariances(scale_n, dof_n)
 
         # Student-t predictive: df = v_n - D + 1,
         # scale = (kappa_n + 1) / (kappa_n df) S_n.
@@ -333,7 +345,7 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         chol = _cholesky(
             factor[:, None, None] * scale_n, "the posterior predictive scale matrix"
         )
-        log_det_half = np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+        log_det_half = _half_log_det(chol)
         self._t_df = df
         self._t_whiteners = _whiteners(chol)
         self._t_log_norm = (
