@@ -8,7 +8,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skrbal import synthetic_decision_process
 from skrbal.active import ActiveLearner, RiskBasedLearner
-from skrbal.active._stream import _with_process_classes
+from skrbal.active._semi import clone_for as _with_process_classes
 from skrbal.query import EVPISampling, random_sampling
 
 # Three labelled steps per state: GaussianNB is overconfident on one per class.

@@ -12,26 +12,13 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_array
 
 from skrbal._decision import DecisionProcess
+from skrbal.active._semi import StreamState, clone_for, make_update
 from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
 
 __all__ = ["RiskBasedLearner"]
 
 _QUERIES = ("evpi", "random")
 _UPDATES = ("auto", "partial_fit", "refit")
-
-
-def _with_process_classes(estimator, process: DecisionProcess):
-    """Clone ``estimator``; give it every state's label if it takes ``classes``.
-
-    A model told all labels up front returns a column for each state even when
-    the initial labelled set lacks some of them, and can be updated with
-    ``partial_fit`` when a new state is first inspected.
-    """
-    model = clone(estimator)
-    params = model.get_params(deep=False)
-    if "classes" in params and params["classes"] is None:
-        model.set_params(classes=process.classes_)
-    return model
 
 
 class RiskBasedLearner(BaseEstimator):
@@ -64,6 +51,22 @@ class RiskBasedLearner(BaseEstimator):
         How the model learns an inspected label: ``'partial_fit'`` on the new
         sample, ``'refit'`` on all labelled samples; ``'auto'`` uses
         ``partial_fit`` when the model has it and already knows the label.
+    semi_supervised : {None, 'em', 'smoothing'}, default=None
+        The paper's remedies for the sampling bias of risk-based querying.
+        ``'em'``: after each inspection, refit by expectation-maximisation over
+        every observation so far, labelled or not (a
+        :class:`~skrbal.mixture.BayesianGMMClassifier` becomes the
+        :class:`~skrbal.mixture.SemiSupervisedGMMClassifier` with the same
+        priors; other estimators must accept ``-1`` for unlabelled samples).
+        ``'smoothing'``: after each inspection, smooth the latent health states
+        since the previous known label by forward-backward (anchored at both
+        known labels, transitions chosen by the actions in between) and learn
+        their most probable states as pseudo-labels; needs an estimator with
+        ``class_log_density``.
+    initial_state : label, default=None
+        With ``semi_supervised='smoothing'``, the state assumed one step before
+        the stream starts (the paper: undamaged). Defaults to the process's
+        first state.
     block_size : int, default=256
         Steps predicted at once while no inspection happens; the block doubles
         (up to 64 times) after each block without one. Only speed depends on
@@ -75,6 +78,14 @@ class RiskBasedLearner(BaseEstimator):
     ----------
     estimator_ : classifier
         The final model.
+    pseudo_labelled_indices_ : ndarray of int
+        With ``semi_supervised='smoothing'``, the stream steps given a
+        pseudo-label (empty otherwise).
+    pseudo_labels_ : ndarray
+        Their pseudo-labels.
+    n_skipped_segments_ : int
+        With ``semi_supervised='smoothing'``, segments the transition model
+        could not explain, left without pseudo-labels.
     labelled_indices_ : ndarray of int
         Stream indices of the labelled samples, in the order they were
         labelled (the initial ones first).
@@ -84,8 +95,10 @@ class RiskBasedLearner(BaseEstimator):
         ``perfect_action``, ``utility``), ``queries`` (DataFrame, one row for
         the initial model and one per inspection: ``query``, ``step``,
         ``label``, ``n_labelled``, the class proportions of the labelled set
-        ``proportion_<label>`` and, with a test set, ``decision_accuracy`` and
-        ``f1_macro`` after the update) and ``totals`` (dict:
+        ``proportion_<label>``, with a semi-supervised update the effective
+        proportions of labelled plus pseudo-labelled samples
+        ``effective_proportion_<label>``, and, with a test set,
+        ``decision_accuracy`` and ``f1_macro`` after the update) and ``totals`` (dict:
         ``n_steps``, ``n_inspections``, ``inspection_spend``,
         ``decision_utility``, ``perfect_utility``, ``regret``,
         ``net_utility``, ``stream_decision_accuracy``).
@@ -125,6 +138,8 @@ class RiskBasedLearner(BaseEstimator):
         query="evpi",
         n_queries: int | None = None,
         update: str = "auto",
+        semi_supervised: str | None = None,
+        initial_state=None,
         block_size: int = 256,
         random_state=None,
     ):
@@ -133,6 +148,8 @@ class RiskBasedLearner(BaseEstimator):
         self.query = query
         self.n_queries = n_queries
         self.update = update
+        self.semi_supervised = semi_supervised
+        self.initial_state = initial_state
         self.block_size = block_size
         self.random_state = random_state
 
@@ -211,24 +228,6 @@ class RiskBasedLearner(BaseEstimator):
                 )
         return want & ~known[start:stop]
 
-    def _learn(self, model, X, y, labelled, new):
-        """Teach ``model`` the label of stream step ``new``."""
-        y_new = y[[new]]
-        incremental = (
-            self.update != "refit"
-            and hasattr(model, "partial_fit")
-            and bool(np.isin(y_new, model.classes_).all())
-        )
-        if self.update == "partial_fit" and not hasattr(model, "partial_fit"):
-            raise ValueError(
-                f"update='partial_fit' but {type(model).__name__} has no partial_fit."
-            )
-        if incremental:
-            model.partial_fit(X[[new]], y_new)
-        else:
-            model.fit(X[labelled], y[labelled])
-        return model
-
     def _evaluate(self, model, X_test, y_test):
         proba = model.predict_proba(X_test)
         accuracy = decision_accuracy(
@@ -238,22 +237,29 @@ class RiskBasedLearner(BaseEstimator):
         f1 = f1_score(y_test, predicted, average="macro", zero_division=0)
         return {"decision_accuracy": accuracy, "f1_macro": f1}
 
-    def _query_record(self, number, step, label, y_labelled, model, X_test, y_test):
+    def _query_record(self, number, step, state, update, model, X_test, y_test):
         classes = self.process.classes_
-        proportions = class_proportions(y_labelled, classes)
+        y_labelled = state.y[state.labelled]
         record = {
             "query": number,
             "step": step,
-            "label": label,
+            "label": state.y[step] if step >= 0 else None,
             "n_labelled": int(y_labelled.shape[0]),
         }
+        proportions = class_proportions(y_labelled, classes)
         record.update({f"proportion_{c}": p for c, p in zip(classes, proportions)})
+        effective = update.effective_labels(model, state)
+        if effective is not None:
+            proportions = class_proportions(effective, classes)
+            record.update(
+                {f"effective_proportion_{c}": p for c, p in zip(classes, proportions)}
+            )
         if X_test is not None:
             record.update(self._evaluate(model, X_test, y_test))
         return record
 
     # -------------------------------------------------------------- #
-    def fit(self, X, y, *, initial, X_test=None, y_test=None):
+    def fit(self, X, y, *, initial, X_test=None, y_test=None, actions=None):
         """Walk the stream in order, inspecting and learning as it goes.
 
         Parameters
@@ -271,6 +277,12 @@ class RiskBasedLearner(BaseEstimator):
             Held-out data on which the model is scored after every inspection.
         y_test : array-like of shape (n_test,), default=None
             Its labels.
+        actions : array-like of int of shape (n_steps,), default=None
+            The actions the record itself shows between each step and the next
+            (e.g. the repairs of :func:`~skrbal.datasets.make_degradation_stream`,
+            as :func:`~skrbal.datasets.stream_test_split` aggregates them). Used
+            only by ``semi_supervised='smoothing'``, whose transitions they
+            choose; the agent's own actions are used when ``None``.
 
         Returns
         -------
@@ -295,15 +307,33 @@ class RiskBasedLearner(BaseEstimator):
             rng = check_random_state(self.random_state)
             planned[rng.choice(candidates, size=self.n_queries, replace=False)] = True
 
-        labelled = list(initial)
-        model = _with_process_classes(self.estimator, process)
-        model.fit(X[initial], y[initial])
+        if actions is not None:
+            actions = np.asarray(actions)
+            if actions.shape != (n_steps,) or not np.issubdtype(
+                actions.dtype, np.integer
+            ):
+                raise ValueError(
+                    f"actions must be {n_steps} integer action indices, one per "
+                    f"stream step, got shape {actions.shape}."
+                )
+        state = StreamState(
+            X=X,
+            y=y,
+            known=known,
+            labelled=list(initial),
+            action=np.zeros(n_steps, dtype=np.intp),
+            exogenous_actions=actions,
+        )
+        update = make_update(
+            self.semi_supervised, process, self.update, self.initial_state
+        )
+        model = update.prepare(clone_for(self.estimator, process))
+        model = update.initial_fit(model, state)
 
         evpi = np.empty(n_steps)
-        action = np.empty(n_steps, dtype=np.intp)
         inspected = np.zeros(n_steps, dtype=bool)
         perfect = process.perfect_information_action(y)
-        queries = [self._query_record(0, -1, None, y[initial], model, X_test, y_test)]
+        queries = [self._query_record(0, -1, state, update, model, X_test, y_test)]
 
         start, block = 0, self.block_size
         while start < n_steps:
@@ -316,15 +346,21 @@ class RiskBasedLearner(BaseEstimator):
             decided = hits[0] + 1 if hits.size else stop - start
             end = start + decided
             evpi[start:end] = block_evpi[:decided]
-            action[start:end] = process.optimal_action(proba[:decided])
+            if hits.size:
+                inspected[end - 1] = known[end - 1] = True
+            # The agent acts on the true state wherever it knows it.
+            state.action[start:end] = np.where(
+                known[start:end],
+                perfect[start:end],
+                process.optimal_action(proba[:decided]),
+            )
             if hits.size:
                 step = end - 1
-                inspected[step] = known[step] = True
-                labelled.append(step)
-                model = self._learn(model, X, y, labelled, step)
+                state.labelled.append(step)
+                model = update.learn(model, state, step)
                 queries.append(
                     self._query_record(
-                        len(queries), step, y[step], y[labelled], model, X_test, y_test
+                        len(queries), step, state, update, model, X_test, y_test
                     )
                 )
                 block = self.block_size
@@ -332,11 +368,17 @@ class RiskBasedLearner(BaseEstimator):
                 block = min(2 * block, 64 * self.block_size)
             start = end
 
-        # The agent acts on the true state wherever it knows it.
-        action[known] = perfect[known]
         self.estimator_ = model
-        self.labelled_indices_ = np.asarray(labelled, dtype=np.intp)
-        self.history_ = self._history(y, evpi, action, perfect, inspected, initial)
+        self.labelled_indices_ = np.asarray(state.labelled, dtype=np.intp)
+        self.n_skipped_segments_ = getattr(update, "n_skipped_segments", 0)
+        pseudo = getattr(update, "pseudo", {})
+        self.pseudo_labelled_indices_ = np.fromiter(
+            pseudo, dtype=np.intp, count=len(pseudo)
+        )
+        self.pseudo_labels_ = np.array(list(pseudo.values()), dtype=y.dtype)
+        self.history_ = self._history(
+            y, evpi, state.action, perfect, inspected, initial
+        )
         self.history_.queries = pd.DataFrame(queries)
         return self
 

@@ -85,6 +85,10 @@ def _mrvm(method):
 _METHODS = {
     "gmm-evpi": Method("gmm-evpi", _gmm),
     "gmm-random": Method("gmm-random", _gmm, query="random", matched_to="gmm-evpi"),
+    "gmm-em": Method("gmm-em", _gmm, learner_params={"semi_supervised": "em"}),
+    "gmm-smoothing": Method(
+        "gmm-smoothing", _gmm, learner_params={"semi_supervised": "smoothing"}
+    ),
     "mrvm1-evpi": Method("mrvm1-evpi", _mrvm("mrvm1")),
     "mrvm2-evpi": Method("mrvm2-evpi", _mrvm("mrvm2")),
 }

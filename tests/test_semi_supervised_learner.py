@@ -1,0 +1,131 @@
+"""The stream learner's semi-supervised remedies: EM and latent-state smoothing."""
+
+import numpy as np
+import pytest
+from sklearn.naive_bayes import GaussianNB
+
+from skrbal import BayesianGMMClassifier, synthetic_decision_process
+from skrbal.active import RiskBasedLearner
+from skrbal.datasets import make_degradation_stream, stream_test_split
+from skrbal.mixture import SemiSupervisedGMMClassifier
+from skrbal.smoothing import smooth_segment
+
+
+@pytest.fixture(scope="module")
+def split():
+    X, y, actions = make_degradation_stream(
+        n_cycles=2, n_per_cycle=1000, random_state=0
+    )
+    return stream_test_split(X, y, actions, initial_size=8, random_state=3)
+
+
+def _fit(split, **params):
+    learner = RiskBasedLearner(
+        estimator=BayesianGMMClassifier(),
+        process=synthetic_decision_process(),
+        **params,
+    )
+    return learner.fit(
+        split.X_stream,
+        split.y_stream,
+        initial=split.initial_indices,
+        X_test=split.X_test,
+        y_test=split.y_test,
+        actions=split.actions_stream,
+    )
+
+
+def test_em_refits_over_everything_seen(split):
+    learner = _fit(split, semi_supervised="em")
+    model = learner.estimator_
+    assert isinstance(model, SemiSupervisedGMMClassifier)
+    assert model.warm_start
+    last = learner.labelled_indices_[-1]
+    n_initial = split.initial_indices.size
+    assert learner.history_.totals["n_inspections"] > 0
+    # EM ran over every step up to the last inspection plus the known ones after
+    seen = np.arange(split.y_stream.size) <= last
+    seen[split.initial_indices] = True
+    assert model.transduction_.shape == (seen.sum(),)
+    queries = learner.history_.queries
+    effective = queries.filter(like="effective_proportion_").to_numpy()
+    np.testing.assert_allclose(effective.sum(axis=1), 1)
+    # the initial model saw only the labelled set: no unlabelled data yet
+    assert queries["n_labelled"].iloc[0] == n_initial
+
+
+def test_em_transduction_matches_truth(split):
+    learner = _fit(split, semi_supervised="em")
+    model = learner.estimator_
+    last = learner.labelled_indices_[-1]
+    idx = np.flatnonzero(
+        (np.arange(split.y_stream.size) <= last)
+        | np.isin(np.arange(split.y_stream.size), split.initial_indices)
+    )
+    assert np.mean(model.transduction_ == split.y_stream[idx]) > 0.95
+
+
+def test_smoothing_pseudo_labels_are_accurate(split):
+    learner = _fit(split, semi_supervised="smoothing")
+    assert learner.n_skipped_segments_ == 0
+    steps, labels = learner.pseudo_labelled_indices_, learner.pseudo_labels_
+    assert np.mean(labels == split.y_stream[steps]) > 0.97
+    # Every step up to the last inspection is labelled or pseudo-labelled, and
+    # the model is trained on all of them.
+    last = np.flatnonzero(learner.history_.steps["inspected"]).max()
+    covered = np.union1d(steps, learner.labelled_indices_)
+    np.testing.assert_array_equal(covered[covered <= last], np.arange(last + 1))
+    n_trained = covered.size  # pseudo-labelled + every known label
+    assert learner.estimator_.class_count_.sum() == n_trained
+    effective = learner.history_.queries.filter(like="effective_proportion_")
+    np.testing.assert_allclose(effective.iloc[-1].sum(), 1)
+
+
+def test_smoothing_segment_is_what_the_learner_learns(split):
+    """Each pseudo-label is the forward-backward MAP of its segment."""
+    process = synthetic_decision_process()
+    model = BayesianGMMClassifier(classes=[1, 2, 3, 4]).fit(
+        split.X_stream[split.initial_indices], split.y_stream[split.initial_indices]
+    )
+    a, b = split.initial_indices[0], split.initial_indices[1]
+    result = smooth_segment(
+        model,
+        split.X_stream[a + 1 : b],
+        process,
+        split.actions_stream[a:b],
+        start_label=split.y_stream[a],
+        end_label=split.y_stream[b],
+    )
+    assert np.mean(result.pseudo_labels == split.y_stream[a + 1 : b]) > 0.95
+
+
+def test_smoothing_without_record_actions_uses_the_agents(split):
+    learner = RiskBasedLearner(
+        estimator=BayesianGMMClassifier(),
+        process=synthetic_decision_process(),
+        semi_supervised="smoothing",
+    ).fit(split.X_stream, split.y_stream, initial=split.initial_indices)
+    # The agent repairs when it believes the structure is failing; a segment
+    # the record repaired but the agent did not is left out, never mislabelled.
+    assert learner.n_skipped_segments_ >= 0
+    assert learner.history_.totals["n_inspections"] > 0
+
+
+def test_semi_supervised_errors(split):
+    with pytest.raises(ValueError, match="class_log_density"):
+        RiskBasedLearner(
+            estimator=GaussianNB(),
+            process=synthetic_decision_process(),
+            semi_supervised="smoothing",
+        ).fit(split.X_stream, split.y_stream, initial=split.initial_indices)
+    with pytest.raises(ValueError, match="semi_supervised must be"):
+        _fit(split, semi_supervised="self-training")
+    with pytest.raises(ValueError, match="actions must be"):
+        RiskBasedLearner(
+            estimator=BayesianGMMClassifier(), process=synthetic_decision_process()
+        ).fit(
+            split.X_stream,
+            split.y_stream,
+            initial=split.initial_indices,
+            actions=split.actions_stream[:-1],
+        )
