@@ -606,7 +606,7 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         self.classes = classes
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None) -> BayesianGMMClassifier:
         """Compute the posterior from labelled data.
 
         Parameters
@@ -633,7 +633,9 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(
+        self, X, y, classes=None, sample_weight=None
+    ) -> BayesianGMMClassifier:
         """Update the posterior with a batch of labelled data.
 
         The update is the exact conjugate one: any split of the data into

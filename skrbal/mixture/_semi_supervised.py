@@ -287,7 +287,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y) -> SemiSupervisedGMMClassifier:
         """Fit the mixture to labelled and unlabelled samples by MAP-EM.
 
         Parameters
@@ -394,7 +394,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
                 f"change of the objective {change:.3g} >= tol={self.tol}); increase "
                 "max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=2,
             )
         self.n_iter_ = n_iter
         self.converged_ = converged
