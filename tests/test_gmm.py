@@ -263,6 +263,15 @@ def test_unknown_label_is_named():
         clf.partial_fit(np.array([[3.0]]), np.array([5]))
 
 
+def test_rejected_first_partial_fit_leaves_the_model_unfitted():
+    clf = BayesianGMMClassifier()
+    with pytest.raises(ValueError, match=r"label\(s\) \[9\] not in classes"):
+        clf.partial_fit([[0.0], [1.0]], [0, 9], classes=[0, 1])
+    assert not hasattr(clf, "classes_")
+    clf.partial_fit([[0.0], [1.0]], [0, 1], classes=[0, 1])
+    _assert_same_model(clf, BayesianGMMClassifier().fit([[0.0], [1.0]], [0, 1]))
+
+
 def test_partial_fit_classes_errors():
     with pytest.raises(ValueError, match="classes must be passed on the first call"):
         BayesianGMMClassifier().partial_fit([[0.0]], [0])

@@ -273,11 +273,8 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
                     f"mean_prior must have shape ({d},) to match n_features, got "
                     f"{mean.shape}."
                 )
-        dof = float(
-            d
-            if self.degrees_of_freedom_prior is None
-            else (self.degrees_of_freedom_prior)
-        )
+        dof = self.degrees_of_freedom_prior
+        dof = float(d if dof is None else dof)
         if dof <= d - 1:
             raise ValueError(
                 "degrees_of_freedom_prior must be greater than n_features - 1 = "
@@ -627,8 +624,8 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, y_idx = self._fit_classes(y)
         prior = self._validate_prior(X.shape[1])
-        self.classes_ = classes
         stats = self._batch_statistics(X, y_idx, sample_weight, len(classes))
+        self.classes_ = classes
         self._set_posterior(stats, prior)
         return self
 
@@ -659,26 +656,27 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         self : BayesianGMMClassifier
             The updated classifier.
         """
-        first_call = not hasattr(self, "classes_")
-        if first_call:
+        # State is written only once the batch has passed every check, so a
+        # rejected first call leaves the model unfitted.
+        if not hasattr(self, "_statistics"):
             X, y = validate_data(self, X, y, dtype=np.float64)
             check_classification_targets(y)
-            self.classes_ = self._partial_fit_classes(classes)
+            known = self._partial_fit_classes(classes)
             prior = self._validate_prior(X.shape[1])
-            stats = _empty_statistics(len(self.classes_), X.shape[1])
+            stats = _empty_statistics(len(known), X.shape[1])
         else:
             X, y = self._checked_update(X, y)
-            if classes is not None and not np.array_equal(
-                _as_classes(classes), self.classes_
-            ):
+            known = self.classes_
+            if classes is not None and not np.array_equal(_as_classes(classes), known):
                 raise ValueError(
                     f"classes={np.asarray(classes).tolist()} differs from "
-                    f"classes_={self.classes_.tolist()} of the previous call to "
+                    f"classes_={known.tolist()} of the previous call to "
                     "partial_fit."
                 )
             prior, stats = self._prior, self._statistics
-        y_idx = _label_indices(y, self.classes_)
-        batch = self._batch_statistics(X, y_idx, sample_weight, len(self.classes_))
+        y_idx = _label_indices(y, known)
+        batch = self._batch_statistics(X, y_idx, sample_weight, len(known))
+        self.classes_ = known
         self._set_posterior(_merge_statistics(stats, batch), prior)
         return self
 
@@ -735,8 +733,3 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         ):
             return X, y
         return validate_data(self, X, y, reset=False, dtype=np.float64)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
