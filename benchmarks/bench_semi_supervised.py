@@ -35,6 +35,7 @@ def summarise(study) -> str:
     )
     table = pd.DataFrame(
         {
+            "inspections (median)": totals["n_inspections"].median(),
             "inspections (mean)": totals["n_inspections"].mean(),
             "inspections (sd)": totals["n_inspections"].std(ddof=0),
             "decision acc. (median)": totals["final_decision_accuracy"].median(),
