@@ -12,15 +12,21 @@ their targets are printed at the end (see ``benchmarks/conftest.py``).
 
 The large comparisons are also timed in alternating (paired) rounds, whose
 median ratio is far less sensitive to other load on the machine than the ratio
-of two medians taken minutes apart.
+of two medians taken minutes apart. BLAS runs single-threaded by default
+(``SKRBAL_BENCH_BLAS_THREADS`` overrides it): on a shared machine its idle
+threads spin against other processes and slow every matrix product tenfold or
+more, for skrbal and the peers alike, which would measure the load, not the
+code.
 """
 
+import os
 import time
 
 import numpy as np
 import pytest
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 from sklearn.naive_bayes import GaussianNB
+from threadpoolctl import threadpool_limits
 
 from skrbal import synthetic_decision_process
 from skrbal.mixture import BayesianGMMClassifier
@@ -71,6 +77,13 @@ BENCHMARK_RATIOS = [
         "higher",
     ),
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _blas_threads():
+    threads = int(os.environ.get("SKRBAL_BENCH_BLAS_THREADS", "1"))
+    with threadpool_limits(limits=threads, user_api="blas"):
+        yield
 
 
 @pytest.fixture(scope="module")
