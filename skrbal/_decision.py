@@ -16,6 +16,8 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from skrbal._labels import label_positions
+
 __all__ = [
     "DecisionProcess",
     "synthetic_decision_process",
@@ -335,22 +337,6 @@ class DecisionProcess(BaseEstimator):
                 "beliefs must be probability distributions over the health states."
             )
 
-    def _state_index(self, y, process_classes) -> np.ndarray:
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-d, got shape {y.shape}.")
-        sorter = np.argsort(process_classes)
-        sorted_classes = process_classes[sorter]
-        pos = np.searchsorted(sorted_classes, y)
-        pos = np.clip(pos, 0, len(sorted_classes) - 1)
-        unknown = sorted_classes[pos] != y
-        if np.any(unknown):
-            raise ValueError(
-                f"unknown label {y[np.argmax(unknown)].item()!r}: the process's "
-                f"classes are {process_classes.tolist()}."
-            )
-        return sorter[pos]
-
     # ------------------------------------------------------------------ #
     # decisions
     # ------------------------------------------------------------------ #
@@ -513,7 +499,10 @@ class DecisionProcess(BaseEstimator):
         array([0, 0, 0, 1])
         """
         _, q, process_classes = self._validated()
-        return np.argmax(q[self._state_index(y, process_classes)], axis=1)
+        return np.argmax(
+            q[label_positions(y, process_classes, owner="the process's classes")],
+            axis=1,
+        )
 
     def realised_utility(self, y, action) -> np.ndarray:
         """Utility realised by taking ``action`` in the known state ``y``.
@@ -538,7 +527,7 @@ class DecisionProcess(BaseEstimator):
         array([-75.  , -20.85])
         """
         _, q, process_classes = self._validated()
-        rows = self._state_index(y, process_classes)
+        rows = label_positions(y, process_classes, owner="the process's classes")
         action = np.asarray(action)
         if action.shape != rows.shape:
             raise ValueError(
@@ -591,20 +580,12 @@ _Z24_TRANSITION_AS_PRINTED = (
     ),
 )
 
-_Z24_TRANSITION = (
-    (
-        (0.7, 0.28, 0.015, 0.005),
-        (0.43, 0.55, 0.015, 0.005),
-        (0.0, 0.0, 0.8, 0.2),
-        (0.0, 0.0, 0.0, 1.0),
-    ),
-    (
-        (0.7143, 0.2857, 0.0, 0.0),
-        (0.4388, 0.5612, 0.0, 0.0),
-        (0.5996, 0.3904, 0.01, 0.0),
-        (0.5996, 0.3904, 0.0, 0.01),
-    ),
-)
+# The evident correction: state 2 degrades like state 1 (0.015, 0.005), and
+# 0.7173 is a transposition of 0.7143 = 1 - 0.2857.
+_Z24_TRANSITION = np.array(_Z24_TRANSITION_AS_PRINTED)
+_Z24_TRANSITION[0, 1] = (0.43, 0.55, 0.015, 0.005)
+_Z24_TRANSITION[1, 0] = (0.7143, 0.2857, 0.0, 0.0)
+_Z24_TRANSITION.flags.writeable = False
 
 _SHM_STATE_NAMES = ("undamaged", "minor damage", "significant damage", "failure")
 _Z24_STATE_NAMES = ("normal", "cold", "incipient damage", "advanced damage")
@@ -688,7 +669,7 @@ def z24_decision_process() -> DecisionProcess:
     30.0
     """
     return DecisionProcess(
-        transition=np.array(_Z24_TRANSITION),
+        transition=_Z24_TRANSITION.copy(),
         state_utility=np.array([10.0, 10.0, -50.0, -1000.0]),
         action_utility=np.array([0.0, -100.0]),
         inspection_cost=30.0,

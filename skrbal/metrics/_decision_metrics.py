@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from skrbal._decision import DecisionProcess
+from skrbal._labels import label_positions
 
 __all__ = [
     "campaign_summary",
@@ -185,20 +186,6 @@ def utility_regret(
     return float(np.average(regret, weights=weight))
 
 
-def _label_positions(y, classes) -> np.ndarray:
-    """Position of each label of ``y`` in ``classes``; ValueError if unknown."""
-    sorter = np.argsort(classes)
-    sorted_classes = classes[sorter]
-    pos = np.clip(np.searchsorted(sorted_classes, y), 0, len(classes) - 1)
-    unknown = sorted_classes[pos] != y
-    if np.any(unknown):
-        raise ValueError(
-            f"unknown label {y[unknown].tolist()[0]!r} in y: classes are "
-            f"{classes.tolist()}."
-        )
-    return sorter[pos]
-
-
 def class_proportions(y, classes) -> np.ndarray:
     """Proportion of each class in a labelled set.
 
@@ -239,7 +226,7 @@ def class_proportions(y, classes) -> np.ndarray:
         )
     if len(np.unique(classes)) != len(classes):
         raise ValueError(f"classes must be distinct, got {classes.tolist()}.")
-    counts = np.bincount(_label_positions(y, classes), minlength=len(classes))
+    counts = np.bincount(label_positions(y, classes), minlength=len(classes))
     return counts / y.shape[0]
 
 
