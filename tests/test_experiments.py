@@ -1,22 +1,45 @@
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
+from skrbal.datasets import load_z24, make_z24_like
 from skrbal.experiments import (
     Method,
     available_methods,
     get_case_study,
     get_method,
     load_study,
+    replay_repetition,
     run_repetition,
     run_study,
 )
 
 NB = Method("nb-evpi", GaussianNB)
 NB_RANDOM = Method("nb-random", GaussianNB, query="random", matched_to="nb-evpi")
+
+
+def deterministic(frame: pd.DataFrame) -> pd.DataFrame:
+    """Everything but the wall-clock time, which no two runs share."""
+    return frame.drop(columns="seconds", errors="ignore")
+
+
+def assert_same_study(a, b):
+    pd.testing.assert_frame_equal(
+        deterministic(a.totals), deterministic(b.totals), check_dtype=False
+    )
+    pd.testing.assert_frame_equal(a.queries, b.queries, check_dtype=False)
 
 
 def test_evpi_beats_random_on_the_synthetic_stream():
@@ -40,7 +63,8 @@ def test_evpi_beats_random_on_the_synthetic_stream():
 def test_repetition_is_reproducible_and_matched():
     a = run_repetition("synthetic", [NB_RANDOM, NB], 3, seed=1)
     b = run_repetition("synthetic", [NB, NB_RANDOM], 3, seed=1)
-    pd.testing.assert_frame_equal(a.totals, b.totals)
+    pd.testing.assert_frame_equal(deterministic(a.totals), deterministic(b.totals))
+    assert (a.totals["seconds"] > 0).all()
     assert a.totals["method"].tolist() == ["nb-evpi", "nb-random"]
     counts = a.totals.set_index("method")["n_inspections"]
     assert counts["nb-evpi"] == counts["nb-random"]
@@ -49,8 +73,7 @@ def test_repetition_is_reproducible_and_matched():
 def test_same_results_whatever_n_jobs():
     serial = run_study("synthetic", [NB], n_repeats=3, n_jobs=1, progress=False)
     parallel = run_study("synthetic", [NB], n_repeats=3, n_jobs=2, progress=False)
-    pd.testing.assert_frame_equal(serial.totals, parallel.totals)
-    pd.testing.assert_frame_equal(serial.queries, parallel.queries)
+    assert_same_study(serial, parallel)
 
 
 def test_results_are_saved_and_resumed(tmp_path):
@@ -69,13 +92,26 @@ def test_results_are_saved_and_resumed(tmp_path):
     )
     assert (tmp_path / "repetitions" / "rep-00000.json").stat().st_mtime_ns == stamp
     fresh = run_study("synthetic", [NB], n_repeats=3, progress=False)
-    pd.testing.assert_frame_equal(more.totals, fresh.totals, check_dtype=False)
+    assert_same_study(more, fresh)
+    assert_same_study(load_study(tmp_path), fresh)
     pd.testing.assert_frame_equal(
-        load_study(tmp_path).totals, fresh.totals, check_dtype=False
+        deterministic(first.totals),
+        deterministic(fresh.totals.iloc[:2]),
+        check_dtype=False,
     )
+    # The tidy CSV files hold the same numbers, and the configuration is
+    # complete enough to rerun the study.
     pd.testing.assert_frame_equal(
-        first.totals, fresh.totals.iloc[:2], check_dtype=False
+        deterministic(pd.read_csv(tmp_path / "totals.csv")),
+        deterministic(fresh.totals),
+        check_dtype=False,
     )
+    assert len(pd.read_csv(tmp_path / "queries.csv")) == len(fresh.queries)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["n_repeats"] == 3 and config["seed"] == 0
+    assert config["methods"]["nb-evpi"]["estimator"] == "GaussianNB()"
+    assert config["data_source"] == "make_degradation_stream(random_state=0)"
+    assert config["initial_size"] == 0.002 and config["test_size"] == 0.5
     with pytest.raises(ValueError, match="differs in"):
         run_study("z24", [NB], n_repeats=3, out=tmp_path, resume=True, progress=False)
 
@@ -100,3 +136,218 @@ def test_z24_case_is_standardised():
     X = np.concatenate([split.X_stream, split.X_test])
     np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-12)
     assert case.process().inspection_cost == 30
+
+
+def test_queries_locate_inspections_in_the_record():
+    result = run_repetition("synthetic", [NB], 4, seed=2)
+    from skrbal.experiments._runner import repetition_seed
+
+    split = get_case_study("synthetic").split(random_state=repetition_seed(2, 4))
+    queries = result.queries
+    initial, inspections = queries.iloc[0], queries.iloc[1:]
+    assert initial["step"] == -1 and initial["record_index"] == -1
+    np.testing.assert_array_equal(
+        inspections["record_index"], split.stream_indices[inspections["step"]]
+    )
+    np.testing.assert_array_equal(
+        inspections["label"].astype(int), split.y_stream[inspections["step"]]
+    )
+
+
+def test_replay_gives_the_run_of_the_study_and_its_models():
+    result = run_repetition("synthetic", [NB, NB_RANDOM], 1, seed=3)
+    for method in (NB, NB_RANDOM):
+        replay = replay_repetition(
+            "synthetic", method, 1, seed=3, methods=[NB, NB_RANDOM]
+        )
+        expected = result.queries[result.queries["method"] == method.name]
+        expected = expected.drop(columns=["repetition", "method", "record_index"])
+        pd.testing.assert_frame_equal(
+            replay.learner.history_.queries,
+            expected.reset_index(drop=True),
+            check_dtype=False,
+        )
+        initial = replay.initial_estimator
+        assert initial.class_count_.sum() == replay.split.initial_indices.size
+        proba = initial.predict_proba(replay.split.X_test)
+        accuracy = np.mean(
+            replay.process.optimal_action(proba, classes=initial.classes_)
+            == replay.process.perfect_information_action(replay.split.y_test)
+        )
+        assert accuracy == pytest.approx(expected["decision_accuracy"].iloc[0])
+    with pytest.raises(ValueError, match="unknown method"):
+        replay_repetition("synthetic", NB_RANDOM, 1, seed=3)
+
+
+def test_any_sklearn_classifier_through_the_python_api():
+    """A Pipeline the CLI cannot name runs through run_study, matched by random."""
+    logistic = Method(
+        "logistic-evpi", partial(make_pipeline, StandardScaler(), LogisticRegression())
+    )
+    random = Method(
+        "logistic-random",
+        partial(make_pipeline, StandardScaler(), LogisticRegression()),
+        query="random",
+        matched_to="logistic-evpi",
+    )
+    study = run_study("synthetic", [random, logistic], n_repeats=2, progress=False)
+    totals = study.totals.set_index(["method", "repetition"])
+    np.testing.assert_array_equal(
+        totals.loc["logistic-evpi", "n_inspections"],
+        totals.loc["logistic-random", "n_inspections"],
+    )
+    assert totals["final_decision_accuracy"].between(0, 1).all()
+    assert "LogisticRegression" in study.config["methods"]["logistic-evpi"]["estimator"]
+
+
+@pytest.fixture(scope="module")
+def z24_file(tmp_path_factory):
+    """A Z24-like record written as the CSV that load_z24 reads (3932 rows)."""
+    X, _, _ = make_z24_like(random_state=5)
+    path = tmp_path_factory.mktemp("z24") / "z24.csv"
+    np.savetxt(path, X, delimiter=",", header="f1,f2,f3,f4", comments="")
+    return path
+
+
+def test_z24_case_from_a_file(z24_file, tmp_path):
+    case = get_case_study("z24", data=z24_file)
+    X, y, _ = load_z24(z24_file)
+    X_record, y_record, actions = case.record()
+    np.testing.assert_array_equal(y_record, y)
+    np.testing.assert_allclose(X_record, (X - X.mean(axis=0)) / X.std(axis=0))
+    assert not actions.any()
+    split = case.split(random_state=0)
+    assert split.X_stream.shape == (1966, 4) and split.initial_indices.size == 6
+    assert case.process().inspection_cost == 30
+    assert z24_file.name in case.description and "sha256" in case.source
+    # The same record given as arrays is the same case study.
+    from_arrays = get_case_study("z24", data=load_z24(z24_file))
+    np.testing.assert_array_equal(
+        from_arrays.split(random_state=0).y_stream, split.y_stream
+    )
+
+    study = run_study(case, [NB], n_repeats=1, out=tmp_path, progress=False)
+    assert study.totals["n_initial"].tolist() == [6]
+    # Resuming on other data is refused: the source is part of the config.
+    other = tmp_path / "other.csv"
+    np.savetxt(other, X[::-1], delimiter=",")
+    with pytest.raises(ValueError, match="data_source"):
+        run_study(
+            get_case_study("z24", data=other),
+            [NB],
+            n_repeats=1,
+            out=tmp_path,
+            resume=True,
+            progress=False,
+        )
+
+
+def test_z24_case_rejects_bad_data(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not found"):
+        get_case_study("z24", data=tmp_path / "missing.csv")
+    with pytest.raises(ValueError, match="only for the 'z24'"):
+        get_case_study("synthetic", data=tmp_path / "missing.csv")
+    with pytest.raises(ValueError, match="tuple"):
+        get_case_study("z24", data=3)
+    with pytest.raises(ValueError, match="shape"):
+        get_case_study("z24", data=(np.zeros((5, 4)), np.ones(4), np.zeros(5)))
+    short = tmp_path / "short.csv"
+    np.savetxt(short, np.ones((100, 4)), delimiter=",")
+    with pytest.raises(ValueError, match="damage_onset"):
+        get_case_study("z24", data=short)
+
+
+def test_local_dask_cluster_gives_the_serial_results(z24_file):
+    """Two Dask worker processes, same numbers as one process."""
+    pytest.importorskip("dask.distributed")
+    case = get_case_study("z24", data=z24_file)
+    serial = run_study(case, [NB, NB_RANDOM], n_repeats=3, n_jobs=1, progress=False)
+    dask = run_study(
+        case,
+        [NB, NB_RANDOM],
+        n_repeats=3,
+        n_jobs=2,
+        scheduler="local",
+        progress=False,
+    )
+    assert_same_study(serial, dask)
+
+
+def test_dask_cluster_by_address_runs_on_its_workers():
+    distributed = pytest.importorskip("dask.distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        workers = client.run(os.getpid)
+        assert len(set(workers.values()) - {os.getpid()}) == 2
+        with distributed.get_task_stream(client) as tasks:
+            study = run_study(
+                "synthetic",
+                [NB],
+                n_repeats=3,
+                scheduler=cluster.scheduler_address,
+                progress=False,
+            )
+    ran_on = {task["worker"] for task in tasks.data}
+    assert ran_on and ran_on <= set(workers)
+    assert len(tasks.data) >= 3
+    assert_same_study(study, run_study("synthetic", [NB], n_repeats=3, progress=False))
+
+
+_INTERRUPTIBLE = """
+import sys
+from sklearn.naive_bayes import GaussianNB
+from skrbal.experiments import Method, run_study
+
+# block_size=1 changes only the speed: the learner predicts in tiny blocks, so
+# a repetition takes long enough to be interrupted between two of them.
+method = Method("nb-evpi", GaussianNB, learner_params={"block_size": 1})
+run_study("synthetic", [method], n_repeats=int(sys.argv[2]), out=sys.argv[1],
+          resume=len(sys.argv) > 3, progress=False)
+"""
+
+
+def test_killed_study_resumes_to_the_uninterrupted_result(tmp_path):
+    """SIGKILL after the first repetition is saved; resume; compare."""
+    script = tmp_path / "study.py"
+    script.write_text(_INTERRUPTIBLE)
+    out, n_repeats = tmp_path / "study", 5
+    process = subprocess.Popen([sys.executable, str(script), str(out), str(n_repeats)])
+    first = out / "repetitions" / "rep-00000.json"
+    deadline = time.monotonic() + 120
+    try:
+        while not first.exists():
+            assert process.poll() is None, "the study ended before it was killed"
+            assert time.monotonic() < deadline, "no repetition saved in 120 s"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=60)
+    assert process.returncode == -signal.SIGKILL
+    saved = sorted((out / "repetitions").glob("rep-*.json"))
+    assert 1 <= len(saved) < n_repeats, "the kill came too late to test resuming"
+    assert not (out / "totals.csv").exists()
+    # What was saved is complete and loads.
+    assert len(load_study(out).totals) == len(saved)
+    stamps = {p.name: p.stat().st_mtime_ns for p in saved}
+
+    method = Method("nb-evpi", GaussianNB, learner_params={"block_size": 1})
+    resumed = run_study(
+        "synthetic",
+        [method],
+        n_repeats=n_repeats,
+        out=out,
+        resume=True,
+        progress=False,
+    )
+    for name, stamp in stamps.items():  # finished work was kept, not redone
+        assert (out / "repetitions" / name).stat().st_mtime_ns == stamp
+    assert not list((out / "repetitions").glob(".rep-*"))
+    uninterrupted = run_study(
+        "synthetic", [method], n_repeats=n_repeats, progress=False
+    )
+    assert_same_study(resumed, uninterrupted)
+    assert_same_study(load_study(out), uninterrupted)

@@ -2,7 +2,13 @@
 
 from skrbal.experiments._cases import CaseStudy, get_case_study
 from skrbal.experiments._methods import Method, available_methods, get_method
-from skrbal.experiments._runner import load_study, run_repetition, run_study
+from skrbal.experiments._report import study_report, summarise_study
+from skrbal.experiments._runner import (
+    load_study,
+    replay_repetition,
+    run_repetition,
+    run_study,
+)
 
 __all__ = [
     "CaseStudy",
@@ -11,6 +17,9 @@ __all__ = [
     "get_case_study",
     "get_method",
     "load_study",
+    "replay_repetition",
     "run_repetition",
     "run_study",
+    "study_report",
+    "summarise_study",
 ]

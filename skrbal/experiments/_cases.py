@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
+from os import PathLike
+from pathlib import Path
 
+import numpy as np
 from sklearn.utils import Bunch
 
 from skrbal._decision import (
@@ -12,7 +17,12 @@ from skrbal._decision import (
     synthetic_decision_process,
     z24_decision_process,
 )
-from skrbal.datasets import make_degradation_stream, make_z24_like, stream_test_split
+from skrbal.datasets import (
+    load_z24,
+    make_degradation_stream,
+    make_z24_like,
+    stream_test_split,
+)
 
 __all__ = ["CaseStudy", "get_case_study"]
 
@@ -42,6 +52,14 @@ class CaseStudy:
         three and a unit-variance prior suits them only once standardised.
     description : str, default=''
         One line for reports.
+    source : str, default=''
+        Where the record comes from (a generator and its seed, or a file and
+        its SHA-256). It is part of a study's configuration, so a study cannot
+        be resumed on different data.
+
+    See Also
+    --------
+    get_case_study : The built-in case studies, and Z24 from a file.
 
     Examples
     --------
@@ -59,6 +77,7 @@ class CaseStudy:
     test_size: float = 0.5
     standardise: bool = False
     description: str = field(default="", compare=False)
+    source: str = ""
 
     def process(self) -> DecisionProcess:
         """The decision process of the study.
@@ -68,6 +87,26 @@ class CaseStudy:
         process : DecisionProcess
         """
         return self.make_process()
+
+    def record(self, data_random_state=0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The whole record in temporal order, standardised if the study says so.
+
+        Parameters
+        ----------
+        data_random_state : int, default=0
+            Seed of the record (see :meth:`split`).
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,)
+        actions : ndarray of int of shape (n_samples,)
+        """
+        X, y, actions = self.make_data(data_random_state)
+        X = np.asarray(X, dtype=float)
+        if self.standardise:
+            X = (X - X.mean(axis=0)) / X.std(axis=0)
+        return X, np.asarray(y), np.asarray(actions)
 
     def split(self, random_state=None, data_random_state=0) -> Bunch:
         """One repetition's data: test set, stream and initial labelled set.
@@ -85,9 +124,7 @@ class CaseStudy:
         split : Bunch
             As :func:`skrbal.datasets.stream_test_split`.
         """
-        X, y, actions = self.make_data(data_random_state)
-        if self.standardise:
-            X = (X - X.mean(axis=0)) / X.std(axis=0)
+        X, y, actions = self.record(data_random_state)
         return stream_test_split(
             X,
             y,
@@ -106,6 +143,11 @@ def _z24_like_data(random_state):
     return make_z24_like(random_state=random_state)
 
 
+def _fixed_record(random_state, *, X, y, actions):
+    """A record read once: the same for every seed."""
+    return X, y, actions
+
+
 _CASES = {
     "synthetic": CaseStudy(
         name="synthetic",
@@ -113,6 +155,7 @@ _CASES = {
         make_data=_synthetic_data,
         initial_size=0.002,
         description="synthetic four-state degradation stream, 6 repair cycles",
+        source="make_degradation_stream(random_state=0)",
     ),
     "z24": CaseStudy(
         name="z24",
@@ -121,32 +164,111 @@ _CASES = {
         initial_size=0.003,
         standardise=True,
         description="Z24-like natural frequencies (4 modes), damage at the end",
+        source="make_z24_like(random_state=0)",
     ),
 }
 
 
-def get_case_study(name: str) -> CaseStudy:
-    """Look up a built-in case study by name.
+def _checked_record(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    try:
+        X, y, actions = data
+    except (TypeError, ValueError):
+        raise ValueError(
+            "data must be a path to a Z24 file or a tuple (X, y, actions), got "
+            f"{type(data).__name__}."
+        ) from None
+    X, y, actions = np.asarray(X, dtype=float), np.asarray(y), np.asarray(actions)
+    if X.ndim != 2 or y.shape != (X.shape[0],) or actions.shape != y.shape:
+        raise ValueError(
+            "data as (X, y, actions) needs X of shape (n_samples, n_features) and "
+            f"y and actions of shape (n_samples,); got {X.shape}, {y.shape} and "
+            f"{actions.shape}."
+        )
+    return X, y, actions
+
+
+def _z24_from(data) -> CaseStudy:
+    """The Z24 case study on a given record (file or arrays)."""
+    if isinstance(data, str | PathLike):
+        path = Path(data)
+        X, y, actions = load_z24(path)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        source = f"load_z24({str(path)!r}), sha256 {digest}"
+        description = f"Z24 natural frequencies (4 modes) from {path.name}"
+    else:
+        X, y, actions = _checked_record(data)
+        digest = hashlib.sha256(
+            np.ascontiguousarray(X).tobytes() + np.ascontiguousarray(y).tobytes()
+        ).hexdigest()
+        source = f"arrays of shape {X.shape}, sha256 {digest}"
+        description = f"Z24 record given as arrays, {X.shape[0]} observations"
+    # The record travels with the case (a few hundred kB), so workers of a
+    # remote Dask cluster need no access to the user's file.
+    return replace(
+        _CASES["z24"],
+        make_data=partial(_fixed_record, X=X, y=y, actions=actions),
+        description=description,
+        source=source,
+    )
+
+
+def get_case_study(name: str, *, data=None) -> CaseStudy:
+    """Look up a built-in case study by name, optionally on the user's Z24 data.
 
     Parameters
     ----------
     name : {'synthetic', 'z24'}
-        ``'z24'`` uses the Z24-like generator; build a :class:`CaseStudy` with
-        :func:`skrbal.datasets.load_z24` for the real record.
+        The case study.
+    data : path-like or tuple (X, y, actions), default=None
+        Only for ``'z24'``: the real record. A path is read with
+        :func:`skrbal.datasets.load_z24` (a ``.mat`` or ``.csv`` file of the
+        first four natural frequencies, labelled with its default damage onset
+        and cold rule); a tuple is a record already loaded, e.g. by
+        ``load_z24(path, damage_onset=3462)``. ``None`` uses the Z24-like
+        generator :func:`skrbal.datasets.make_z24_like`. Either way the
+        features are standardised with the whole record's mean and standard
+        deviation, which need no labels.
 
     Returns
     -------
     case : CaseStudy
 
+    Raises
+    ------
+    ValueError
+        If the name is unknown, ``data`` is given for the synthetic case, or
+        the data cannot be read as a Z24 record.
+    FileNotFoundError
+        If ``data`` is a path that does not exist.
+
     Examples
     --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np
+    >>> from skrbal.datasets import make_z24_like
     >>> from skrbal.experiments import get_case_study
     >>> get_case_study("z24").initial_size
     0.003
+    >>> X, _, _ = make_z24_like(random_state=1)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder) / "z24.csv"
+    ...     np.savetxt(path, X, delimiter=",")
+    ...     case = get_case_study("z24", data=path)
+    >>> case.split(random_state=0).X_stream.shape
+    (1966, 4)
+    >>> case.source.startswith("load_z24(")
+    True
     """
     try:
-        return _CASES[name]
-    except KeyError:
+        case = _CASES[name]
+    except (KeyError, TypeError):
         raise ValueError(
             f"unknown case study {name!r}; choose from {sorted(_CASES)}."
         ) from None
+    if data is None:
+        return case
+    if name != "z24":
+        raise ValueError(
+            f"data= is only for the 'z24' case study; {name!r} is generated."
+        )
+    return _z24_from(data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from sklearn.base import clone
 
@@ -73,13 +74,16 @@ def _gmm():
     return BayesianGMMClassifier()
 
 
+def _make_mrvm(method):
+    from skrbal.rvm import MulticlassRVC
+
+    return MulticlassRVC(method=method)
+
+
 def _mrvm(method):
-    def make():
-        from skrbal.rvm import MulticlassRVC
-
-        return MulticlassRVC(method=method)
-
-    return make
+    # A partial of a module-level function pickles by reference, so a method
+    # travels to any worker (loky, Dask), not only to cloudpickle's.
+    return partial(_make_mrvm, method)
 
 
 _METHODS = {

@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,9 +22,10 @@ from skrbal.active import RiskBasedLearner
 from skrbal.experiments._cases import CaseStudy, get_case_study
 from skrbal.experiments._methods import Method, get_method
 
-__all__ = ["load_study", "run_repetition", "run_study"]
+__all__ = ["load_study", "replay_repetition", "run_repetition", "run_study"]
 
-_FORMAT_VERSION = 1
+# 2: queries gained record_index, totals seconds, the config the data source.
+_FORMAT_VERSION = 2
 
 
 def repetition_seed(seed: int, repetition: int) -> int:
@@ -41,6 +43,43 @@ def _ordered(methods: Sequence[Method]) -> list[Method]:
                 f"{method.matched_to!r}, which is not in the study."
             )
     return sorted(methods, key=lambda m: m.query == "random")
+
+
+def _learner(method: Method, process, rng_seed: int, counts: dict[str, int]):
+    """The stream learner of one method in one repetition."""
+    params = dict(method.learner_params)
+    if method.query == "random":
+        params.update(
+            query="random",
+            n_queries=counts[method.matched_to],
+            random_state=rng_seed + 1,
+        )
+    return RiskBasedLearner(estimator=method.estimator(), process=process, **params)
+
+
+def _fit_learner(learner: RiskBasedLearner, split: Bunch, *, test: bool = True):
+    fit_kwargs = {}
+    if learner.semi_supervised is not None:
+        # The record's own actions (the repairs) choose the transitions that
+        # smoothing assumes between known labels.
+        fit_kwargs["actions"] = split.actions_stream
+    if test:
+        fit_kwargs.update(X_test=split.X_test, y_test=split.y_test)
+    return learner.fit(
+        split.X_stream, split.y_stream, initial=split.initial_indices, **fit_kwargs
+    )
+
+
+def _query_frame(learner, split, method: Method, repetition: int) -> pd.DataFrame:
+    frame = learner.history_.queries.copy()
+    steps = frame["step"].to_numpy()
+    # Stream positions shift between repetitions (each streams a different
+    # half of the record); record positions line up across repetitions.
+    record_index = np.where(steps >= 0, split.stream_indices[np.maximum(steps, 0)], -1)
+    frame.insert(frame.columns.get_loc("step") + 1, "record_index", record_index)
+    frame.insert(0, "method", method.name)
+    frame.insert(0, "repetition", repetition)
+    return frame
 
 
 def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
@@ -61,9 +100,17 @@ def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
     -------
     result : Bunch
         ``queries``: one row per method and query (the learners'
-        ``history_.queries`` with ``repetition`` and ``method`` columns);
-        ``totals``: one row per method (campaign totals, final test scores).
+        ``history_.queries`` with ``repetition`` and ``method`` columns, and
+        ``record_index``, the queried observation's position in the whole
+        record, -1 for the initial model); ``totals``: one row per method
+        (campaign totals, final test scores, the size of the initial labelled
+        set and ``seconds``, the method's wall-clock time in this repetition,
+        the only column that differs between two runs of a study).
         The ``step`` column of ``queries`` is each query's stream position.
+
+    See Also
+    --------
+    replay_repetition : One method's run again, with its fitted models.
 
     Examples
     --------
@@ -81,33 +128,12 @@ def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
     counts: dict[str, int] = {}
     queries, totals = [], []
     for method in methods:
-        params = dict(method.learner_params)
-        if method.query == "random":
-            params.update(
-                query="random",
-                n_queries=counts[method.matched_to],
-                random_state=rng_seed + 1,
-            )
-        learner = RiskBasedLearner(
-            estimator=method.estimator(), process=process, **params
-        )
-        fit_kwargs = {}
-        if "semi_supervised" in params:
-            fit_kwargs["actions"] = split.actions_stream
-        learner.fit(
-            split.X_stream,
-            split.y_stream,
-            initial=split.initial_indices,
-            X_test=split.X_test,
-            y_test=split.y_test,
-            **fit_kwargs,
-        )
+        start = time.perf_counter()
+        learner = _fit_learner(_learner(method, process, rng_seed, counts), split)
+        seconds = time.perf_counter() - start
         history = learner.history_
         counts[method.name] = history.totals["n_inspections"]
-        frame = history.queries.copy()
-        frame.insert(0, "method", method.name)
-        frame.insert(0, "repetition", repetition)
-        queries.append(frame)
+        queries.append(_query_frame(learner, split, method, repetition))
         final = history.queries.iloc[-1]
         totals.append(
             {
@@ -117,11 +143,87 @@ def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
                 "final_decision_accuracy": final["decision_accuracy"],
                 "final_f1_macro": final["f1_macro"],
                 "n_initial": int(split.initial_indices.size),
+                "seconds": seconds,
             }
         )
     return Bunch(
         queries=pd.concat(queries, ignore_index=True),
         totals=pd.DataFrame(totals),
+    )
+
+
+def replay_repetition(
+    case, method, repetition: int, *, seed: int = 0, methods=None
+) -> Bunch:
+    """Run one method of one repetition again and keep its models.
+
+    A study stores numbers only; the figures of a single run (the model and
+    its EVPI surface before and after learning, the labelled set) need the
+    fitted models, which this recomputes. The split, and so the run, is the
+    one :func:`run_repetition` made for the same ``seed`` and ``repetition``.
+
+    Parameters
+    ----------
+    case : CaseStudy or str
+        The case study.
+    method : Method or str
+        The method to replay. A random method first replays the EVPI method
+        it matches, to know how many inspections to make.
+    repetition : int
+        Index of the repetition.
+    seed : int, default=0
+        Seed of the study.
+    methods : sequence of Method or str, default=None
+        The study's methods, searched for the method a random one matches
+        (built-in names are found without them).
+
+    Returns
+    -------
+    replay : Bunch
+        ``split`` (as :meth:`CaseStudy.split`), ``process``, ``learner`` (the
+        fitted :class:`~skrbal.active.RiskBasedLearner`, scored on the test
+        set as in the study) and ``initial_estimator`` (the model fitted to
+        the initial labelled set only, before any inspection).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal.experiments import Method, replay_repetition, run_repetition
+    >>> nb = Method("nb", GaussianNB)
+    >>> replay = replay_repetition("synthetic", nb, 2)
+    >>> result = run_repetition("synthetic", [nb], 2)
+    >>> replay.learner.history_.totals["n_inspections"] == int(
+    ...     result.totals["n_inspections"].iloc[0])
+    True
+    >>> n_initial = replay.split.initial_indices.size
+    >>> bool(replay.initial_estimator.class_count_.sum() == n_initial)
+    True
+    """
+    case = get_case_study(case) if isinstance(case, str) else case
+    method = get_method(method)
+    known = {m.name: m for m in (get_method(m) for m in (methods or ()))}
+    process = case.process()
+    rng_seed = repetition_seed(seed, repetition)
+    split = case.split(random_state=rng_seed)
+    counts: dict[str, int] = {}
+    if method.query == "random":
+        matched = known.get(method.matched_to) or get_method(method.matched_to)
+        reference = _fit_learner(
+            _learner(matched, process, rng_seed, counts), split, test=False
+        )
+        counts[matched.name] = reference.history_.totals["n_inspections"]
+    learner = _fit_learner(_learner(method, process, rng_seed, counts), split)
+    # The same learner told to inspect nothing keeps its initial fit, made
+    # exactly as in the run (process classes, semi-supervised preparation).
+    initial = _learner(method, process, rng_seed, counts).set_params(
+        query="random", n_queries=0
+    )
+    initial = _fit_learner(initial, split, test=False)
+    return Bunch(
+        split=split,
+        process=process,
+        learner=learner,
+        initial_estimator=initial.estimator_,
     )
 
 
@@ -141,6 +243,19 @@ def _atomic_write_text(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _remove_stale_temporaries(out: Path) -> None:
+    """Delete the half-written files of a killed run (see _atomic_write_text).
+
+    Their content is redone; only the study's own temporary names match.
+    """
+    patterns = [("repetitions", ".rep-*.json.*")] + [
+        (".", f".{name}.*") for name in ("config.json", "queries.csv", "totals.csv")
+    ]
+    for folder, pattern in patterns:
+        for stale in (out / folder).glob(pattern):
+            stale.unlink(missing_ok=True)
 
 
 def _rep_path(out: Path, repetition: int) -> Path:
@@ -170,6 +285,7 @@ def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
         "format_version": _FORMAT_VERSION,
         "case": case.name,
         "case_description": case.description,
+        "data_source": case.source,
         "initial_size": case.initial_size,
         "test_size": case.test_size,
         "standardise": case.standardise,
@@ -277,7 +393,10 @@ def run_study(
     case : CaseStudy or str, default='synthetic'
         The case study.
     methods : sequence of Method or str, default=('gmm-evpi', 'gmm-random')
-        Methods to compare (see :func:`available_methods`).
+        Methods to compare: built-in names (see :func:`available_methods`)
+        or :class:`Method` objects wrapping any scikit-learn classifier with
+        ``predict_proba``, Pipelines included (the ``skrbal`` command offers
+        the built-ins only; other estimators go through this function).
     n_repeats : int, default=5
         Number of repetitions.
     seed : int, default=0
@@ -302,7 +421,13 @@ def run_study(
     -------
     study : Bunch
         ``queries`` and ``totals`` (DataFrames over all repetitions, sorted by
-        repetition and method) and ``config`` (dict).
+        repetition and method, as :func:`run_repetition` describes) and
+        ``config`` (dict).
+
+    See Also
+    --------
+    load_study : Read a study's folder, finished or not.
+    replay_repetition : One run again, with its fitted models.
 
     Examples
     --------
@@ -312,6 +437,18 @@ def run_study(
     ...                   progress=False)
     >>> study.totals["repetition"].tolist()
     [0, 1]
+
+    Any classifier with ``predict_proba`` can be studied, e.g. a Pipeline:
+
+    >>> from functools import partial
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> make = partial(make_pipeline, StandardScaler(), LogisticRegression())
+    >>> logistic = Method("logistic-evpi", make)
+    >>> study = run_study("synthetic", [logistic], n_repeats=1, progress=False)
+    >>> study.totals["method"].tolist()
+    ['logistic-evpi']
     """
     case = get_case_study(case) if isinstance(case, str) else case
     methods = _ordered([get_method(m) for m in methods])
@@ -326,6 +463,8 @@ def run_study(
         out = Path(out)
         (out / "repetitions").mkdir(parents=True, exist_ok=True)
         done = _check_resume(out, config, resume)
+        if resume:
+            _remove_stale_temporaries(out)
         _atomic_write_text(
             out / "config.json",
             json.dumps({**config, "environment": _environment()}, indent=2),
