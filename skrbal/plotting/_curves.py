@@ -148,7 +148,12 @@ def plot_query_curves(
 
 
 def plot_class_proportions(
-    queries: pd.DataFrame, method: str | None = None, *, ax=None, max_queries=None
+    queries: pd.DataFrame,
+    method: str | None = None,
+    *,
+    ax=None,
+    max_queries=None,
+    effective: bool = False,
 ):
     """Class proportions of the labelled set against queries (mean +- 1 sigma).
 
@@ -165,6 +170,11 @@ def plot_class_proportions(
         Where to draw; a new figure when ``None``.
     max_queries : int, default=None
         Last query count shown.
+    effective : bool, default=False
+        Plot the effective proportions of the training set of a
+        semi-supervised learner, labelled plus pseudo-labelled samples (the
+        ``effective_proportion_<label>`` columns), instead of the labelled
+        set's.
 
     Returns
     -------
@@ -192,16 +202,19 @@ def plot_class_proportions(
     elif method not in methods:
         raise ValueError(f"no method {method!r} in queries: {methods.tolist()}.")
     part = queries[queries["method"] == method]
-    columns = [c for c in part.columns if c.startswith("proportion_")]
+    prefix = "effective_proportion_" if effective else "proportion_"
+    columns = [
+        c for c in part.columns if c.startswith(prefix) and part[c].notna().any()
+    ]
     if not columns:
-        raise ValueError("queries has no proportion_<label> columns.")
+        raise ValueError(f"queries has no {prefix}<label> values for {method!r}.")
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
     for column in columns:
         table = _per_query(part, column, max_queries)
         mean, std = table.mean(axis=0), table.std(axis=0, ddof=0)
         x = table.columns.to_numpy()
-        (line,) = ax.plot(x, mean, label=f"class {column.removeprefix('proportion_')}")
+        (line,) = ax.plot(x, mean, label=f"class {column.removeprefix(prefix)}")
         ax.fill_between(
             x,
             np.clip(mean - std, 0, 1),
@@ -211,8 +224,12 @@ def plot_class_proportions(
         )
     ax.set_ylim(0, 1)
     ax.set_xlabel("number of queries (inspections)")
-    ax.set_ylabel("share of labelled set")
-    ax.set_title(str(method))
+    if effective:
+        ax.set_ylabel("share of training set (labelled + pseudo-labelled)")
+        ax.set_title(f"{method} (effective)")
+    else:
+        ax.set_ylabel("share of labelled set")
+        ax.set_title(str(method))
     ax.legend(title="mean +- 1 sigma")
     ax.grid(True, alpha=0.3)
     return ax
