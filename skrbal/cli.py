@@ -1,4 +1,9 @@
-"""The ``skrbal`` command: run a risk-based active-learning study with figures."""
+"""The ``skrbal`` command: risk-based active-learning studies with figures.
+
+``skrbal run`` compares EVPI against random querying quickly (``make demo``);
+``skrbal reproduce synthetic|z24`` reproduces a case study of the paper with
+every method, writing results, all figures and a Markdown summary.
+"""
 
 from __future__ import annotations
 
@@ -145,6 +150,242 @@ def _run(args) -> int:
     return 0
 
 
+def _query_limit(queries: pd.DataFrame) -> int:
+    """Last query count worth showing: where most runs of every method ended."""
+    lengths = queries.groupby(["method", "repetition"])["query"].max()
+    per_method = lengths.groupby(level="method").quantile(0.9)
+    return max(int(np.ceil(per_method.max())), 1)
+
+
+def _save(fig, path: Path, paths: list) -> None:
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    paths.append(path)
+
+
+def _panel_grid(n: int, width: float = 5.0, height: float = 3.8, columns: int = 3):
+    import matplotlib.pyplot as plt
+
+    ncols = min(columns, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(width * ncols, height * nrows),
+        constrained_layout=True,
+        squeeze=False,
+    )
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes.ravel()[:n]
+
+
+def _proportion_figures(study, out: Path, limit: int, paths: list) -> None:
+    from skrbal.plotting import plot_class_proportions
+
+    queries = study.queries
+    methods = list(queries["method"].unique())
+    fig, axes = _panel_grid(len(methods))
+    for ax, method in zip(axes, methods):
+        plot_class_proportions(queries, method, ax=ax, max_queries=limit)
+    fig.suptitle("class proportions of the labelled set, mean +- 1 sigma over runs")
+    _save(fig, out / "class_proportions.png", paths)
+
+    effective = [
+        method
+        for method in methods
+        if queries.loc[
+            queries["method"] == method,
+            [c for c in queries.columns if c.startswith("effective_proportion_")],
+        ]
+        .notna()
+        .any()
+        .any()
+    ]
+    if effective:
+        fig, axes = _panel_grid(len(effective))
+        for ax, method in zip(axes, effective):
+            plot_class_proportions(
+                queries, method, ax=ax, max_queries=limit, effective=True
+            )
+        _save(fig, out / "effective_proportions.png", paths)
+
+
+def _query_figures(study, case, out: Path, paths: list) -> None:
+    import matplotlib.pyplot as plt
+
+    from skrbal.plotting import plot_query_counts, plot_query_positions
+
+    evpi_methods = [
+        name for name, m in study.config["methods"].items() if m["query"] != "random"
+    ]
+    if evpi_methods:
+        fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+        plot_query_counts(study.totals, methods=evpi_methods, ax=ax)
+        ax.set_title("inspections per run (random methods match their EVPI method)")
+        _save(fig, out / "query_counts.png", paths)
+
+    methods = list(study.queries["method"].unique())
+    labels = case.record()[1]
+    fig, axes = plt.subplots(
+        len(methods),
+        1,
+        figsize=(11, 2.6 * len(methods) + 0.6),
+        sharex=True,
+        constrained_layout=True,
+        squeeze=False,
+    )
+    # Bins of 50 record positions hold about 25 stream steps, the paper's bins.
+    for ax, method in zip(axes[:, 0], methods):
+        plot_query_positions(
+            study.queries, labels, methods=[method], bin_width=50, ax=ax
+        )
+        ax.set_ylabel("inspections")
+        if ax is not axes[-1, 0]:
+            ax.set_xlabel("")
+    _save(fig, out / "query_positions.png", paths)
+
+
+def _evpi_figure(study, case, out: Path, example: int, paths: list) -> None:
+    import matplotlib.pyplot as plt
+
+    from skrbal.experiments import replay_repetition
+    from skrbal.plotting import plot_model_evpi
+
+    methods = list(study.config["methods"])
+    evpi_methods = [
+        name for name, m in study.config["methods"].items() if m["query"] != "random"
+    ]
+    fig, axes = plt.subplots(
+        len(evpi_methods),
+        2,
+        figsize=(12, 4.2 * len(evpi_methods)),
+        constrained_layout=True,
+        squeeze=False,
+    )
+    for row, name in zip(axes, evpi_methods):
+        replay = replay_repetition(
+            case, name, example, seed=study.config["seed"], methods=methods
+        )
+        split, learner = replay.split, replay.learner
+        for ax, model, labelled, when in (
+            (row[0], replay.initial_estimator, split.initial_indices, "before"),
+            (row[1], learner.estimator_, learner.labelled_indices_, "after"),
+        ):
+            plot_model_evpi(
+                model,
+                split.X_stream,
+                split.y_stream,
+                replay.process,
+                labelled=labelled,
+                ax=ax,
+                grid_resolution=120,
+            )
+            ax.set_title(
+                f"{name}, repetition {example}: {when} learning "
+                f"({len(labelled)} labelled)"
+            )
+    axes[0, 0].legend(loc="upper left", fontsize="small", markerscale=2)
+    _save(fig, out / "evpi_surfaces.png", paths)
+
+
+_CAPTIONS = {
+    "learning_curves.png": "median decision accuracy and macro F1 on the test set "
+    "against the number of inspections, interquartile bands",
+    "class_proportions.png": "class proportions of the labelled set against "
+    "inspections, mean +- 1 sigma",
+    "effective_proportions.png": "effective class proportions (labelled plus "
+    "pseudo-labelled) of the semi-supervised learners",
+    "query_counts.png": "histogram of the number of inspections per run",
+    "query_positions.png": "where the inspections fall along the record, summed "
+    "over runs, class boundaries dashed",
+    "evpi_surfaces.png": "EVPI over the feature space with the model, before and "
+    "after learning, for one repetition",
+}
+
+
+def _reproduce_figures(study, case, out: Path, example: int) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skrbal.plotting import plot_query_curves
+
+    queries = study.queries
+    limit = _query_limit(queries)
+    paths: list[Path] = []
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), constrained_layout=True)
+    for ax, metric, label in (
+        (axes[0], "decision_accuracy", "decision accuracy (test set)"),
+        (axes[1], "f1_macro", "macro F1 (test set)"),
+    ):
+        plot_query_curves(queries, metric, ax=ax, max_queries=limit, label=label)
+    n_runs = study.totals["repetition"].nunique()
+    fig.suptitle(f"{study.config['case']}: {n_runs} repetitions")
+    _save(fig, out / "learning_curves.png", paths)
+    _proportion_figures(study, out, limit, paths)
+    _query_figures(study, case, out, paths)
+    if case.record()[0].shape[1] == 2:
+        _evpi_figure(study, case, out, example, paths)
+    return paths
+
+
+def _reproduce(args) -> int:
+    from skrbal.experiments import (
+        available_methods,
+        get_case_study,
+        run_study,
+        study_report,
+    )
+
+    if args.data is not None and args.case != "z24":
+        print("skrbal: --data is only for the z24 case study", file=sys.stderr)
+        return 2
+    if not 0 <= args.example_repetition < args.repeats:
+        print(
+            f"skrbal: --example-repetition must lie in [0, {args.repeats})",
+            file=sys.stderr,
+        )
+        return 2
+    case = get_case_study(args.case, data=args.data)
+    methods = args.methods or available_methods()
+    out = Path(args.out or f"skrbal-reproduce-{args.case}")
+    start = time.perf_counter()
+    study = run_study(
+        case,
+        methods,
+        args.repeats,
+        seed=args.seed,
+        n_jobs=args.n_jobs,
+        scheduler=args.scheduler,
+        out=out,
+        resume=args.resume,
+        progress=not args.no_progress,
+    )
+    elapsed = time.perf_counter() - start
+    paths = _reproduce_figures(study, case, out, args.example_repetition)
+    notes = [f"Study run (or resumed) in {elapsed:.1f} s with {args.n_jobs} workers."]
+    if "evpi_surfaces.png" not in {p.name for p in paths}:
+        notes.append(
+            f"No EVPI surfaces: the record has {case.record()[0].shape[1]} features "
+            "and a surface needs 2 (the paper draws them for the synthetic case)."
+        )
+    report = study_report(
+        study,
+        figures=[(p.name, _CAPTIONS[p.name]) for p in paths],
+        notes=notes,
+    )
+    (out / "summary.md").write_text(report)
+    print(report)
+    print("wrote:")
+    for path in [out / "summary.md", out / "totals.csv", out / "queries.csv", *paths]:
+        print(f"  {path}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     from skrbal.experiments import available_methods
 
@@ -161,6 +402,7 @@ def _parser() -> argparse.ArgumentParser:
         "(half test set, half stream in temporal order, a small initial "
         "labelled set), print a summary table and write figures and tidy "
         "results to the output folder.",
+        epilog=_OWN_ESTIMATOR,
     )
     run.add_argument(
         "--case",
@@ -206,7 +448,93 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.set_defaults(handler=_run)
+    _add_reproduce(commands, available_methods())
     return parser
+
+
+_OWN_ESTIMATOR = (
+    "The command runs the built-in methods only. To study another estimator "
+    "(any scikit-learn classifier with predict_proba, Pipelines included), use "
+    "the Python API: skrbal.experiments.run_study(case, [Method(name, "
+    "make_estimator), ...])."
+)
+
+
+def _add_reproduce(commands, methods: list[str]) -> None:
+    reproduce = commands.add_parser(
+        "reproduce",
+        help="reproduce a case study of the paper: results, all figures, summary",
+        description="Repeat every method on fresh random splits of the synthetic "
+        "or Z24 case study as in the paper (half the record as test set, the "
+        "other half streamed in temporal order, 0.2 %% (synthetic) or 0.3 %% "
+        "(Z24) labelled at the start), then write tidy results, every figure "
+        "and a Markdown summary (summary.md) to the output folder. Finished "
+        "repetitions are saved one by one; --resume continues an interrupted "
+        "study.",
+        epilog=_OWN_ESTIMATOR,
+    )
+    reproduce.add_argument(
+        "case", choices=["synthetic", "z24"], help="the case study to reproduce"
+    )
+    reproduce.add_argument(
+        "--data",
+        metavar="PATH",
+        help="z24 only: your copy of the Z24 natural frequencies (.mat or .csv, "
+        "3932 x 4), read with skrbal.datasets.load_z24; without it the Z24-like "
+        "generator stands in. Features are standardised with the whole record's "
+        "mean and standard deviation.",
+    )
+    reproduce.add_argument(
+        "--repeats",
+        type=int,
+        default=1000,
+        help="number of repetitions (default: 1000, as in the paper)",
+    )
+    reproduce.add_argument(
+        "--methods",
+        nargs="+",
+        choices=methods,
+        metavar="METHOD",
+        help="methods to compare (default: all built-ins: " + ", ".join(methods) + ")",
+    )
+    reproduce.add_argument(
+        "--seed", type=int, default=0, help="seed of the study (default: 0)"
+    )
+    reproduce.add_argument(
+        "--n-jobs",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="parallel workers: loky processes, or Dask workers with "
+        "--scheduler local (default: 2, or 1 on one core)",
+    )
+    reproduce.add_argument(
+        "--scheduler",
+        metavar="ADDRESS|local",
+        help="run on Dask: 'local' starts a LocalCluster of --n-jobs worker "
+        "processes, an address such as tcp://10.0.0.5:8786 uses that cluster "
+        "(default: joblib's loky processes)",
+    )
+    reproduce.add_argument(
+        "--out",
+        help="output folder (default: skrbal-reproduce-<case>)",
+    )
+    reproduce.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted study in --out instead of refusing to "
+        "overwrite it",
+    )
+    reproduce.add_argument(
+        "--example-repetition",
+        type=int,
+        default=0,
+        metavar="R",
+        help="repetition whose models the EVPI-surface figure shows (default: 0)",
+    )
+    reproduce.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar"
+    )
+    reproduce.set_defaults(handler=_reproduce)
 
 
 def main(argv=None) -> int:
@@ -233,7 +561,7 @@ def main(argv=None) -> int:
         return 2
     try:
         return args.handler(args)
-    except (FileExistsError, ValueError) as exc:
+    except (FileExistsError, FileNotFoundError, ValueError) as exc:
         print(f"skrbal: {exc}", file=sys.stderr)
         return 2
 

@@ -51,3 +51,173 @@ def test_help_explains_options(capsys):
     text = capsys.readouterr().out
     for option in ("--repeats", "--seed", "--out", "--methods", "--resume"):
         assert option in text
+
+
+# ---------------------------------------------------------------------- #
+# skrbal reproduce
+# ---------------------------------------------------------------------- #
+REPRODUCE_METHODS = ["gmm-evpi", "gmm-random", "gmm-em"]
+
+
+def colour_pixels(image, rgb, tol=0.03) -> int:
+    return int(np.all(np.abs(image[..., :3] - rgb) < tol, axis=-1).sum())
+
+
+C0, C1, C2 = [0.122, 0.467, 0.706], [1.0, 0.498, 0.055], [0.173, 0.627, 0.173]
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reproduce")
+    argv = ["reproduce", "synthetic", "--repeats", "2", "--n-jobs", "1"]
+    argv += ["--methods", *REPRODUCE_METHODS, "--out", str(out), "--no-progress"]
+    return main(argv), out
+
+
+def test_reproduce_writes_results_and_summary(reproduced):
+    import pandas as pd
+
+    status, out = reproduced
+    assert status == 0
+    totals = pd.read_csv(out / "totals.csv")
+    assert sorted(totals["method"].unique()) == sorted(REPRODUCE_METHODS)
+    assert len(totals) == 2 * len(REPRODUCE_METHODS)
+    assert (out / "config.json").exists()
+    assert len(list((out / "repetitions").glob("rep-*.json"))) == 2
+
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# synthetic: 2 repetitions")
+    assert "| method | 0 | 5 | 10 | 20 | 50 | final |" in summary
+    # The inspections table states each method's mean and spread.
+    for method in REPRODUCE_METHODS:
+        counts = totals.loc[totals["method"] == method, "n_inspections"]
+        row = next(
+            line
+            for line in summary.splitlines()
+            if line.startswith(f"| {method} | 2 |")
+        )
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert float(cells[2]) == pytest.approx(counts.mean(), abs=1e-3)
+        assert float(cells[3]) == pytest.approx(counts.std(ddof=0), abs=1e-3)
+    # Final decision accuracy: the median over runs, as in totals.csv.
+    final = totals.groupby("method")["final_decision_accuracy"].median()
+    accuracy = summary.split("## Decision accuracy")[1].split("## Macro F1")[0]
+    row = next(line for line in accuracy.splitlines() if line.startswith("| gmm-em"))
+    assert row.rstrip(" |").split("|")[-1].strip().startswith(f"{final['gmm-em']:.3f}")
+    for name in (
+        "learning_curves.png",
+        "class_proportions.png",
+        "effective_proportions.png",
+        "query_counts.png",
+        "query_positions.png",
+        "evpi_surfaces.png",
+    ):
+        assert f"[{name}]({name})" in summary
+
+
+def _image(path):
+    import matplotlib.image as mpimg
+
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return mpimg.imread(path)
+
+
+def test_reproduce_learning_curves_show_every_method(reproduced):
+    image = _image(reproduced[1] / "learning_curves.png")
+    assert image.shape[1] > 1000
+    for colour in (C0, C1, C2):  # three methods, three line colours
+        assert colour_pixels(image, colour) > 150
+
+
+def test_reproduce_query_figures(reproduced):
+    out = reproduced[1]
+    counts = _image(out / "query_counts.png")
+    # Two EVPI methods (the random one repeats gmm-evpi's counts): two colours.
+    assert colour_pixels(counts, C0) > 300 and colour_pixels(counts, C1) > 300
+    positions = _image(out / "query_positions.png")
+    # One panel per method, bars in C0 at alpha 0.8 over white.
+    bar = 0.8 * np.array(C0) + 0.2
+    assert colour_pixels(positions, bar) > 100
+    assert positions.shape[0] > 3 * 250  # three stacked panels
+
+
+def test_reproduce_evpi_surfaces(reproduced):
+    from matplotlib import colormaps
+
+    image = _image(reproduced[1] / "evpi_surfaces.png")
+    # Two EVPI methods x (before, after): two rows of two panels.
+    assert image.shape[0] > 800 and image.shape[1] > 1200
+    viridis = colormaps["viridis"]
+    low, high = viridis(0.0)[:3], viridis(1.0)[:3]
+    assert colour_pixels(image, low, 0.05) > 10_000  # low EVPI far from the data
+    assert colour_pixels(image, high, 0.08) > 50  # the inspection region
+    assert colour_pixels(image, [1.0, 1.0, 1.0], 0.02) > 1000  # means, cost contour
+
+
+def test_reproduce_z24_from_a_file(tmp_path, capsys):
+    import json
+
+    from skrbal.datasets import make_z24_like
+
+    X, _, _ = make_z24_like(random_state=7)
+    data = tmp_path / "z24.csv"
+    np.savetxt(data, X, delimiter=",")
+    out = tmp_path / "out"
+    argv = ["reproduce", "z24", "--data", str(data), "--repeats", "2"]
+    argv += ["--methods", "gmm-evpi", "gmm-random", "--n-jobs", "1"]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["data_source"].startswith(f"load_z24({str(data)!r}), sha256 ")
+    assert config["initial_size"] == 0.003 and config["standardise"] is True
+    summary = (out / "summary.md").read_text()
+    assert "No EVPI surfaces: the record has 4 features" in summary
+    assert not (out / "evpi_surfaces.png").exists()
+    assert (out / "query_positions.png").exists()
+    # Resuming refuses other data.
+    np.savetxt(data, X[::-1], delimiter=",")
+    assert main([*argv, "--out", str(out), "--no-progress", "--resume"]) == 2
+    assert "data_source" in capsys.readouterr().err
+
+
+def test_reproduce_options_reach_the_study(monkeypatch):
+    import skrbal.experiments
+    from skrbal.experiments import available_methods
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run_study(case, methods, n_repeats, **kwargs):
+        seen.update(case=case, methods=methods, n_repeats=n_repeats, **kwargs)
+        raise Stop
+
+    monkeypatch.setattr(skrbal.experiments, "run_study", fake_run_study)
+    with pytest.raises(Stop):
+        main(["reproduce", "synthetic", "--scheduler", "local", "--n-jobs", "2"])
+    assert seen["methods"] == available_methods()  # every built-in by default
+    assert seen["n_repeats"] == 1000 and seen["scheduler"] == "local"
+    assert seen["n_jobs"] == 2 and seen["case"].name == "synthetic"
+    assert str(seen["out"]) == "skrbal-reproduce-synthetic"
+
+
+def test_reproduce_rejects_bad_options(tmp_path, capsys):
+    assert main(["reproduce", "synthetic", "--data", str(tmp_path / "x.csv")]) == 2
+    assert "--data is only for the z24" in capsys.readouterr().err
+    assert main(["reproduce", "z24", "--data", str(tmp_path / "missing.csv")]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert main(["reproduce", "synthetic", "--repeats", "0"]) == 2
+    assert (
+        main(["reproduce", "synthetic", "--example-repetition", "5", "--repeats", "3"])
+        == 2
+    )
+    # Only built-in methods by name: other estimators need the Python API.
+    with pytest.raises(SystemExit):
+        main(["reproduce", "synthetic", "--methods", "my-classifier"])
+    assert "invalid choice" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    text = capsys.readouterr().out
+    assert "Python API" in text and "run_study" in text
+    for option in ("--data", "--repeats", "--methods", "--n-jobs", "--scheduler"):
+        assert option in text
