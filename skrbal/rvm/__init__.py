@@ -1,0 +1,5 @@
+"""Multiclass relevance vector machines with multinomial-probit likelihood."""
+
+from skrbal.rvm._mrvm import MulticlassRVC
+
+__all__ = ["MulticlassRVC"]

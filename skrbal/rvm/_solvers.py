@@ -1,0 +1,323 @@
+"""The two mRVM training loops: top-down pruning (mRVM2) and constructive
+type-II maximum likelihood (mRVM1).
+
+Both alternate an M-step for the weights on the active samples, an E-step for
+the auxiliary scores of all training samples (:mod:`skrbal.rvm._probit`) and an
+update of the prior precisions ``alpha``. The design matrix ``Phi`` has one row
+per training sample (where the model is evaluated) and one column per basis
+function (the sample it is centred on): ``Phi[t, i] = k(x_t, x_i)``.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+from skrbal.rvm._probit import truncated_probit_means
+
+_LOG_2PI = np.log(2.0 * np.pi)
+# mRVM2 keeps alpha fixed for this many EM iterations of a cold start: the
+# auxiliary scores start near zero, and pruning on the small weights they
+# support would discard samples before the scores reach the scale of a fit.
+WARMUP_ITER = 20
+_JITTERS = (0.0, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
+# Largest precision given to a basis function whose marginal-likelihood
+# contribution is not positive but that mRVM1 must keep (the last one).
+ALPHA_MAX = 1e10
+# A candidate whose basis function the active set already explains to this
+# relative precision adds nothing but rounding (e.g. a duplicated sample).
+_ALIGNMENT_TOL = 1e-8
+
+
+@dataclass
+class FitResult:
+    """State of an mRVM fit: active set, precisions, weights and diagnostics."""
+
+    active: np.ndarray
+    alpha: np.ndarray
+    weights: np.ndarray
+    n_iter: int = 0
+    converged: bool = False
+    n_relevance_trace: list = field(default_factory=list)
+    log_evidence_trace: list = field(default_factory=list)
+
+
+def cholesky(matrix):
+    """Cholesky factor of a symmetric positive (semi-)definite matrix.
+
+    A nearly singular kernel (duplicated samples, a very wide RBF) can make the
+    factorisation fail in floating point; a growing multiple of the mean
+    diagonal is then added until it succeeds.
+    """
+    scale = max(float(np.mean(np.diag(matrix))), np.finfo(float).tiny)
+    for jitter in _JITTERS:
+        try:
+            return cho_factor(
+                matrix + (jitter * scale) * np.eye(len(matrix)),
+                lower=True,
+                check_finite=False,
+            )
+        except LinAlgError:
+            continue
+    raise LinAlgError(
+        "The regularised kernel Gram matrix is not positive definite even with "
+        "jitter; check the kernel (it must be a positive semi-definite, finite "
+        "similarity)."
+    )
+
+
+def _log_det(chol):
+    return 2.0 * np.sum(np.log(np.abs(np.diag(chol[0]))))
+
+
+def factor_per_class(gram, alpha):
+    """Cholesky factors of ``Phi_A^T Phi_A + diag(alpha[:, k])``, one per class."""
+    return [cholesky(gram + np.diag(alpha[:, k])) for k in range(alpha.shape[1])]
+
+
+def weights_per_class(factors, projected, alpha):
+    """M-step with one precision per sample and class (mRVM2).
+
+    Solves ``(Phi_A^T Phi_A + diag(alpha[:, k])) w_k = Phi_A^T f_k`` for each
+    class with the factors of :func:`factor_per_class` and returns the weights
+    ``(m, K)`` and the log-evidence
+    ``sum_k log N(f_k | 0, I + Phi_A diag(alpha_k)^-1 Phi_A^T)`` up to the
+    ``-||F||^2 / 2`` and ``2 pi`` terms, which the caller adds.
+    """
+    weights = np.empty_like(projected)
+    log_evidence = 0.0
+    for k, chol in enumerate(factors):
+        weights[:, k] = cho_solve(chol, projected[:, k], check_finite=False)
+        log_evidence -= 0.5 * (_log_det(chol) - np.sum(np.log(alpha[:, k])))
+    log_evidence += 0.5 * np.sum(projected * weights)
+    return weights, log_evidence
+
+
+def weights_shared(gram, projected, alpha):
+    """M-step with one precision per sample shared by all classes (mRVM1).
+
+    Returns the weights ``(m, K)``, the Cholesky factor of
+    ``Phi_A^T Phi_A + diag(alpha)`` and the log-evidence terms as in
+    :func:`weights_per_class`.
+    """
+    chol = cholesky(gram + np.diag(alpha))
+    weights = cho_solve(chol, projected, check_finite=False)
+    n_classes = projected.shape[1]
+    log_evidence = -0.5 * n_classes * (_log_det(chol) - np.sum(np.log(alpha)))
+    log_evidence += 0.5 * np.sum(projected * weights)
+    return weights, chol, log_evidence
+
+
+def _evidence_constant(aux):
+    n_samples, n_classes = aux.shape
+    return -0.5 * (n_samples * n_classes * _LOG_2PI + np.sum(aux * aux))
+
+
+def fit_top_down(
+    design,
+    y,
+    *,
+    active,
+    alpha,
+    scores,
+    tau,
+    nu,
+    prune_threshold,
+    max_iter,
+    tol,
+    n_nodes,
+    warmup=0,
+    verbose=0,
+):
+    """mRVM2: EM from a (large) active set, pruning samples as alpha diverges.
+
+    ``alpha`` has shape ``(len(active), K)``; ``scores`` (n, K) are the
+    auxiliary-score means the first E-step starts from. During the first
+    ``warmup`` iterations only the weights and scores are updated. Afterwards
+    ``alpha = (2 tau + 1) / (w**2 + 2 nu)`` and a sample leaves the active set
+    once ``alpha[i, k] > prune_threshold`` for every class (never the last
+    one). Convergence: the largest change of ``log alpha`` over the active
+    samples is below ``tol`` and nothing was pruned.
+    """
+    gram_all = design.T @ design
+    aux = truncated_probit_means(scores, y, n_nodes)
+    result = FitResult(active=active, alpha=alpha, weights=None)
+    factors = None
+    for n_iter in range(1, max_iter + 1):
+        basis = design[:, active]
+        projected = basis.T @ aux
+        if factors is None:
+            factors = factor_per_class(gram_all[np.ix_(active, active)], alpha)
+        weights, log_evidence = weights_per_class(factors, projected, alpha)
+        result.log_evidence_trace.append(log_evidence + _evidence_constant(aux))
+        aux = truncated_probit_means(basis @ weights, y, n_nodes)
+        if n_iter <= warmup:
+            result.n_relevance_trace.append(active.size)
+            continue
+        new_alpha = (2.0 * tau + 1.0) / (weights * weights + 2.0 * nu)
+        change = np.max(np.abs(np.log(new_alpha) - np.log(alpha)))
+        keep = (new_alpha <= prune_threshold).any(axis=1)
+        if not keep.any():
+            keep[np.argmin(new_alpha.min(axis=1))] = True
+        active, alpha = active[keep], new_alpha[keep]
+        factors = None
+        n_pruned = int(keep.size - keep.sum())
+        result.n_relevance_trace.append(active.size)
+        if verbose:
+            print(
+                f"[mRVM2] iter {n_iter:4d}  active {active.size:5d}  "
+                f"pruned {n_pruned:4d}  max|dlog alpha| {change:.3e}"
+            )
+        if change < tol and n_pruned == 0:
+            result.converged = True
+            break
+    result.n_iter = n_iter
+    factors = factor_per_class(gram_all[np.ix_(active, active)], alpha)
+    result.weights, _ = weights_per_class(factors, design[:, active].T @ aux, alpha)
+    result.active, result.alpha = active, alpha
+    return result
+
+
+class _GramColumns:
+    """Columns of ``Phi^T Phi`` computed on demand and cached.
+
+    mRVM1 only ever needs the columns of the active samples, so the full
+    ``n x n`` product (cubic in ``n``) is never formed.
+    """
+
+    def __init__(self, design):
+        self.design = design
+        n_samples = design.shape[1]
+        self.slot = np.full(n_samples, -1)
+        self.columns = np.empty((n_samples, 0))
+
+    def __getitem__(self, indices):
+        missing = indices[self.slot[indices] < 0]
+        if missing.size:
+            start = self.columns.shape[1]
+            fresh = self.design.T @ self.design[:, missing]
+            self.columns = np.concatenate([self.columns, fresh], axis=1)
+            self.slot[missing] = np.arange(start, start + missing.size)
+        return self.columns[:, self.slot[indices]]
+
+
+def _sparsity_quality(
+    gram_diag, gram_active, projected_all, chol, weights, active, alpha
+):
+    """Sparsity ``s_i`` and quality ``q_ik`` factors of every sample.
+
+    With ``Sigma = (Phi_A^T Phi_A + A)^-1``, the Woodbury forms
+    ``S_i = k_i^T k_i - k_i^T Phi_A Sigma Phi_A^T k_i`` and
+    ``Q_ik = k_i^T f_k - k_i^T Phi_A Sigma Phi_A^T f_k`` are converted to the
+    leave-one-out ``s_i = alpha_i S_i / (alpha_i - S_i)`` (same for ``q``) for
+    the active samples. Returns ``S, s, q``.
+    """
+    sigma_gram = cho_solve(chol, gram_active.T, check_finite=False)
+    big_s = gram_diag - np.einsum("im,mi->i", gram_active, sigma_gram)
+    big_q = projected_all - gram_active @ weights
+    np.maximum(big_s, 0.0, out=big_s)
+    s, q = big_s.copy(), big_q.copy()
+    factor = alpha / np.maximum(alpha - big_s[active], np.finfo(float).tiny)
+    s[active] = factor * big_s[active]
+    q[active] = factor[:, None] * big_q[active]
+    return big_s, s, q
+
+
+def _seed(gram_diag, projected_all, n_classes):
+    """First active sample: the one with the largest contribution ``theta``."""
+    theta = np.sum(projected_all**2, axis=1) - n_classes * gram_diag
+    i = int(np.argmax(theta))
+    if theta[i] > 0:
+        alpha = n_classes * gram_diag[i] ** 2 / theta[i]
+    else:
+        alpha = ALPHA_MAX
+    return np.array([i]), np.array([min(alpha, ALPHA_MAX)])
+
+
+def fit_constructive(
+    design,
+    y,
+    *,
+    active,
+    alpha,
+    scores,
+    max_iter,
+    tol,
+    n_nodes,
+    verbose=0,
+):
+    """mRVM1: fast type-II maximum likelihood with one alpha per sample.
+
+    Starts from ``active`` (seeded with the best single sample when empty).
+    Each iteration changes one sample: the inactive sample with the largest
+    positive ``theta_i = sum_k q_ik^2 - K s_i`` is added, else the active one
+    with the smallest non-positive ``theta`` is deleted (never the last), else
+    the active ``alpha`` that would move most is re-estimated to
+    ``K s_i^2 / theta_i``. Then the weights and the auxiliary scores of all
+    samples are updated. Converged when nothing is to be added or deleted and
+    the largest change of ``log alpha`` is below ``tol``.
+    """
+    n_samples, n_classes = scores.shape
+    gram_diag = np.einsum("ti,ti->i", design, design)
+    gram = _GramColumns(design)
+    aux = truncated_probit_means(scores, y, n_nodes)
+    projected_all = design.T @ aux
+    if active.size == 0:
+        active, alpha = _seed(gram_diag, projected_all, n_classes)
+    result = FitResult(active=active, alpha=alpha, weights=None)
+    for n_iter in range(1, max_iter + 1):
+        gram_active = gram[active]
+        weights, chol, log_evidence = weights_shared(
+            gram_active[active], projected_all[active], alpha
+        )
+        result.log_evidence_trace.append(log_evidence + _evidence_constant(aux))
+        big_s, s, q = _sparsity_quality(
+            gram_diag, gram_active, projected_all, chol, weights, active, alpha
+        )
+        theta = np.sum(q * q, axis=1) - n_classes * s
+        is_active = np.zeros(n_samples, dtype=bool)
+        is_active[active] = True
+        addable = ~is_active & (theta > 0) & (big_s > _ALIGNMENT_TOL * gram_diag)
+        theta_active = theta[active]
+        deletable = theta_active <= 0 if active.size > 1 else np.zeros(1, bool)
+        positive = theta_active > 0
+        new_alpha = np.where(
+            positive,
+            n_classes * s[active] ** 2 / np.where(positive, theta_active, 1.0),
+            alpha,
+        )
+        new_alpha = np.clip(new_alpha, np.finfo(float).tiny, ALPHA_MAX)
+        change = np.abs(np.log(new_alpha) - np.log(alpha))
+        if not addable.any() and not deletable.any() and change.max() < tol:
+            result.converged = True
+            result.n_relevance_trace.append(active.size)
+            break
+        if addable.any():
+            i = int(np.flatnonzero(addable)[np.argmax(theta[addable])])
+            step = f"add {i}"
+            active = np.append(active, i)
+            alpha = np.append(alpha, min(n_classes * s[i] ** 2 / theta[i], ALPHA_MAX))
+        elif deletable.any():
+            j = int(np.flatnonzero(deletable)[np.argmin(theta_active[deletable])])
+            step = f"delete {active[j]}"
+            active, alpha = np.delete(active, j), np.delete(alpha, j)
+        else:
+            j = int(np.argmax(change))
+            step = f"re-estimate {active[j]}"
+            alpha = alpha.copy()
+            alpha[j] = new_alpha[j]
+        result.n_relevance_trace.append(active.size)
+        if verbose:
+            print(
+                f"[mRVM1] iter {n_iter:4d}  active {active.size:5d}  {step:<18s} "
+                f"max|dlog alpha| {change.max():.3e}"
+            )
+        gram_active = gram[active]
+        weights, _, _ = weights_shared(
+            gram_active[active], projected_all[active], alpha
+        )
+        aux = truncated_probit_means(design[:, active] @ weights, y, n_nodes)
+        projected_all = design.T @ aux
+    result.n_iter = n_iter
+    result.active, result.alpha, result.weights = active, alpha, weights
+    return result
