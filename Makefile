@@ -9,8 +9,10 @@ OUT ?= skrbal-results
 # the full modAL loop there.
 MODAL_VENV ?= .venv-modal
 MODAL_STAMP = $(MODAL_VENV)/.skrbal-installed
+# The documentation tools (the docs extra) are installed on top of $(STAMP).
+DOCS_STAMP = $(VENV)/.skrbal-docs-installed
 
-.PHONY: demo test test-modal lint format bench clean
+.PHONY: demo test test-modal lint format bench docs clean
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +45,13 @@ test: lint
 test-modal: $(MODAL_STAMP)
 	SKRBAL_REQUIRE_MODAL_LOOP=1 $(MODAL_VENV)/bin/python -m pytest \
 		tests/test_modal_loop.py -o addopts="" -p no:cacheprovider -q
+
+docs: $(STAMP) $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	touch $@
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds -p no:cacheprovider
