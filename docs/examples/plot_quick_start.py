@@ -92,7 +92,6 @@ from sklearn.model_selection import cross_val_score
 
 from skrbal.metrics import make_decision_scorer
 
-labelled = learner.labelled_indices_
 scores = cross_val_score(
     model,
     split.X_test[:600],
@@ -111,6 +110,7 @@ print("cross-validated negative regret:", scores.round(3))
 import matplotlib.pyplot as plt
 
 evpi = process.evpi(proba, classes=final.classes_)
+labelled = learner.labelled_indices_
 fig, ax = plt.subplots(figsize=(7, 4))
 points = ax.scatter(*split.X_test.T, c=evpi, s=4, cmap="magma_r")
 ax.scatter(*split.X_stream[labelled].T, marker="x", c="tab:blue", label="labelled")
