@@ -52,7 +52,8 @@ def _learner(method: Method, process, rng_seed: int, counts: dict[str, int]):
         params.update(
             query="random",
             n_queries=counts[method.matched_to],
-            random_state=rng_seed + 1,
+            # Modulo: a RandomState seed must stay below 2**32.
+            random_state=(rng_seed + 1) % 2**32,
         )
     return RiskBasedLearner(estimator=method.estimator(), process=process, **params)
 
@@ -444,7 +445,8 @@ def run_study(
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.preprocessing import StandardScaler
-    >>> make = partial(make_pipeline, StandardScaler(), LogisticRegression())
+    >>> logistic = LogisticRegression(solver="newton-cholesky")
+    >>> make = partial(make_pipeline, StandardScaler(), logistic)
     >>> logistic = Method("logistic-evpi", make)
     >>> study = run_study("synthetic", [logistic], n_repeats=1, progress=False)
     >>> study.totals["method"].tolist()
