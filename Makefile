@@ -57,4 +57,4 @@ bench: $(STAMP)
 	$(BIN)/python -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds -p no:cacheprovider
 
 clean:
-	rm -rf $(VENV) $(MODAL_VENV) build dist *.egg-info .pytest_cache .benchmarks
+	rm -rf $(VENV) $(MODAL_VENV) docs/_build docs/generated docs/auto_examples build dist *.egg-info .pytest_cache .benchmarks

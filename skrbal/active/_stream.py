@@ -98,10 +98,11 @@ class RiskBasedLearner(BaseEstimator):
         ``proportion_<label>``, with a semi-supervised update the effective
         proportions of labelled plus pseudo-labelled samples
         ``effective_proportion_<label>``, and, with a test set,
-        ``decision_accuracy`` and ``f1_macro`` after the update) and ``totals`` (dict:
-        ``n_steps``, ``n_inspections``, ``inspection_spend``,
-        ``decision_utility``, ``perfect_utility``, ``regret``,
-        ``net_utility``, ``stream_decision_accuracy``).
+        ``decision_accuracy`` and ``f1_macro`` after the update) and
+        ``totals`` (dict, :func:`skrbal.metrics.campaign_summary` over the
+        stream: ``n_decisions``, ``n_inspections``, ``inspection_spend``,
+        ``utility``, ``perfect_information_utility``, ``regret``,
+        ``net_utility``, ``decision_accuracy``).
 
     See Also
     --------
