@@ -216,6 +216,14 @@ def test_query_positions_mark_the_class_boundaries():
     assert [t.get_text() for t in top.get_xticklabels()] == ["1", "2", "3", "4"] * 2
     np.testing.assert_allclose(top.get_xticks(), centres)
 
+    # A one-observation segment keeps its boundaries but gets no class number.
+    flicker = np.r_[np.ones(500, int), 2, np.ones(299, int)]
+    index = queries["record_index"]
+    early = queries.assign(record_index=np.where(index >= 0, index % 800, -1))
+    ax = plot_query_positions(early, flicker)
+    assert [line.get_xdata()[0] for line in ax.get_lines()] == [499.5, 500.5]
+    assert [t.get_text() for t in ax.child_axes[0].get_xticklabels()] == ["1", "1"]
+
     by_step = plot_query_positions(queries, position="record_index", bin_width=800)
     assert by_step.child_axes == []  # no labels, no boundaries
     with pytest.raises(ValueError, match="labels cover 10 positions"):

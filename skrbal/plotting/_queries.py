@@ -145,7 +145,8 @@ def plot_query_positions(
     Shows which health states risk-based querying inspects: the count of
     inspections in each bin of positions, summed over repetitions, one
     histogram per method, with the class of each segment of the record on
-    the upper axis and its boundaries dashed.
+    the upper axis (segments shorter than 1.5 % of the positions are left
+    unnumbered) and its boundaries dashed.
 
     Parameters
     ----------
@@ -225,8 +226,15 @@ def plot_query_positions(
         boundaries, centres, segment_labels = segment_boundaries(labels)
         for boundary in boundaries:
             ax.axvline(boundary - 0.5, color="black", linestyle="--", linewidth=0.8)
+        # Short segments (a cold spell of a few observations) keep their
+        # boundaries but not a class number, which would overprint its
+        # neighbours'.
+        lengths = np.diff(np.r_[0, boundaries, labels.size])
+        wide = lengths >= 0.015 * labels.size
         top = ax.secondary_xaxis("top")
-        top.set_xticks(centres, [str(label) for label in segment_labels.tolist()])
+        top.set_xticks(
+            centres[wide], [str(label) for label in segment_labels[wide].tolist()]
+        )
         top.set_xlabel("class")
-    ax.legend()
+    ax.legend(loc="best")
     return ax
