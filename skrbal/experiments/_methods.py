@@ -20,7 +20,12 @@ class Method:
     name : str
         Label in results and figures.
     make_estimator : callable
-        ``make_estimator() -> classifier``; called afresh for every run.
+        ``make_estimator() -> classifier``; called afresh for every run (and
+        the result cloned). Any scikit-learn classifier with
+        ``predict_proba`` works, Pipelines included: this is how to study an
+        estimator that is not built in, which the ``skrbal`` command cannot
+        name. A class, a module-level function or a ``functools.partial``
+        pickles to every parallel backend.
     query : {'evpi', 'random'}, default='evpi'
         ``'random'`` inspects as many times as the run of ``matched_to`` in the
         same repetition, at random stream positions (the paper's baseline).
@@ -38,6 +43,16 @@ class Method:
     >>> method = Method("nb-evpi", GaussianNB)
     >>> method.estimator()
     GaussianNB()
+
+    A Pipeline, queried at random as often as another method:
+
+    >>> from functools import partial
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> scaled = Method("scaled-nb-random", partial(make_pipeline, StandardScaler(),
+    ...                 GaussianNB()), query="random", matched_to="nb-evpi")
+    >>> scaled.estimator()
+    Pipeline(steps=[('standardscaler', StandardScaler()), ('gaussiannb', GaussianNB())])
     """
 
     name: str
