@@ -73,7 +73,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         ``(2 tau + 1) / (2 nu)``.
     max_iter : int, default=300
         Maximum number of EM iterations (mRVM1: of single-sample changes).
-    tol : float, default=1e-2
+    tol : float, default=3e-2
         Convergence tolerance on the largest absolute change of ``log alpha``
         over the active samples in one iteration. mRVM1 further requires that
         no sample is waiting to be added or deleted, mRVM2 that none was pruned.
@@ -215,7 +215,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         tau=1e-5,
         nu=1e-5,
         max_iter=300,
-        tol=1e-2,
+        tol=3e-2,
         prune_threshold=1e4,
         n_quadrature=12,
         classes=None,

@@ -11,7 +11,8 @@ with *adaptive* Gauss-Hermite quadrature: the nodes are centred on the mode of
 the integrand and scaled by its curvature, which keeps the rule accurate when
 the offsets ``c_l`` are large (a confidently misclassified training point puts
 almost all of the mass far in the tail of ``N(0, 1)``). Every product of
-``Phi`` is accumulated as a sum of :func:`scipy.special.log_ndtr`, and ratios
+``Phi`` is accumulated as a sum of ``log Phi`` (:func:`scipy.special.log_ndtr`
+in the far lower tail), and ratios
 of two expectations are formed as differences of log-sum-exps, so neither
 underflow nor ``0 / 0`` can occur.
 """
@@ -20,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.polynomial.hermite import hermgauss
-from scipy.special import log_ndtr
+from scipy.special import log_ndtr, ndtr
 
 __all__ = [
     "gauss_hermite_normal",
@@ -32,7 +33,9 @@ __all__ = [
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _LOG_SQRT_PI = 0.5 * np.log(np.pi)
 _MAX_NEWTON = 50
-_NEWTON_TOL = 1e-8
+# Below this ndtr loses relative precision on its way to underflow (about -38).
+_TAIL = -30.0
+_NEWTON_TOL = 1e-3
 
 
 def _log_normal_pdf(z):
@@ -89,9 +92,21 @@ def gauss_hermite_normal(n_nodes):
     return np.sqrt(2.0) * x, log_w - _LOG_SQRT_PI
 
 
+def _log_cdf(z):
+    """``log Phi(z)``: ``log(ndtr)`` (several times faster than ``log_ndtr``,
+    and accurate while ``ndtr`` keeps its relative precision), with
+    ``log_ndtr`` for the far lower tail where ``ndtr`` underflows."""
+    with np.errstate(divide="ignore"):
+        out = np.log(ndtr(z))
+    tail = z < _TAIL
+    if tail.any():
+        out[tail] = log_ndtr(z[tail])
+    return out
+
+
 def _inverse_mills(z):
     """``phi(z) / Phi(z)``, finite for every finite ``z``."""
-    return np.exp(_log_normal_pdf(z) - log_ndtr(z))
+    return np.exp(_log_normal_pdf(z) - _log_cdf(z))
 
 
 def _integrand_mode(offsets):
@@ -112,9 +127,8 @@ def _integrand_mode(offsets):
         u = u + step
         if np.max(np.abs(step), initial=0.0) < _NEWTON_TOL:
             break
-    z = u[..., None] + offsets
-    lam = _inverse_mills(z)
-    curv = np.clip(lam * (z + lam), 0.0, 1.0).sum(axis=-1) + 1.0
+    # The curvature of the last step serves: the mode moved by less than the
+    # tolerance, and the rule needs its scale only roughly.
     return u, curv
 
 
@@ -158,7 +172,7 @@ def log_expected_cdf_product(offsets, n_nodes=20):
     Examples
     --------
     >>> import numpy as np
-    >>> from scipy.special import log_ndtr
+    >>> from scipy.special import log_ndtr, ndtr
     >>> from skrbal.rvm._probit import log_expected_cdf_product
     >>> a = np.array([[-30.0], [0.0], [2.0]])
     >>> bool(np.allclose(log_expected_cdf_product(a), log_ndtr(a[:, 0] / np.sqrt(2))))
@@ -168,7 +182,7 @@ def log_expected_cdf_product(offsets, n_nodes=20):
     if offsets.ndim == 0:
         raise ValueError("offsets must have at least one dimension (the terms).")
     nodes, log_weights = _adaptive_rule(offsets, n_nodes)
-    log_cdf = log_ndtr(nodes[..., None, :] + offsets[..., :, None]).sum(axis=-2)
+    log_cdf = _log_cdf(nodes[..., None, :] + offsets[..., :, None]).sum(axis=-2)
     return _logsumexp(log_weights + log_cdf, axis=-1)
 
 
@@ -237,7 +251,7 @@ def _truncation_shift(offsets, n_nodes):
         return np.exp(_log_normal_pdf(half) - 0.5 * np.log(2.0) - log_ndtr(half))
     nodes, log_weights = _adaptive_rule(offsets, n_nodes)
     z = nodes[:, None, :] + offsets[:, :, None]
-    log_cdf = log_ndtr(z)
+    log_cdf = _log_cdf(z)
     log_joint = log_weights + log_cdf.sum(axis=1)
     log_den = _logsumexp(log_joint, axis=-1)
     # The numerator swaps Phi(z_k) for phi(z_k) inside the product.
@@ -291,15 +305,15 @@ def truncated_probit_means(scores, y, n_nodes=20):
     if n_samples and (y.min() < 0 or y.max() >= n_classes):
         raise ValueError(f"y must index the {n_classes} columns of scores.")
 
-    rows = np.arange(n_samples)
-    others = np.ones_like(scores, dtype=bool)
-    others[rows, y] = False
-    observed = scores[rows, y]
-    offsets = (observed[:, None] - scores)[others].reshape(n_samples, n_classes - 1)
+    # Column indices of the classes other than the observed one, per row.
+    others = np.arange(n_classes - 1) + (np.arange(n_classes - 1) >= y[:, None])
+    observed = np.take_along_axis(scores, y[:, None], axis=1)
+    offsets = observed - np.take_along_axis(scores, others, axis=1)
 
     shift = _truncation_shift(offsets, n_nodes)
 
+    rows = np.arange(n_samples)
     means = scores.copy()
-    means[others] -= shift.ravel()
+    means[rows[:, None], others] -= shift
     means[rows, y] += shift.sum(axis=1)
     return means

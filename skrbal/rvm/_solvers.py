@@ -51,12 +51,9 @@ def cholesky(matrix):
     """
     scale = max(float(np.mean(np.diag(matrix))), np.finfo(float).tiny)
     for jitter in _JITTERS:
+        jittered = matrix + (jitter * scale) * np.eye(len(matrix)) if jitter else matrix
         try:
-            return cho_factor(
-                matrix + (jitter * scale) * np.eye(len(matrix)),
-                lower=True,
-                check_finite=False,
-            )
+            return cho_factor(jittered, lower=True, check_finite=False)
         except LinAlgError:
             continue
     raise LinAlgError(
@@ -93,19 +90,18 @@ def weights_per_class(factors, projected, alpha):
     return weights, log_evidence
 
 
-def weights_shared(gram, projected, alpha):
+def weights_shared(chol, projected, alpha):
     """M-step with one precision per sample shared by all classes (mRVM1).
 
-    Returns the weights ``(m, K)``, the Cholesky factor of
-    ``Phi_A^T Phi_A + diag(alpha)`` and the log-evidence terms as in
+    ``chol`` is the Cholesky factor of ``Phi_A^T Phi_A + diag(alpha)``.
+    Returns the weights ``(m, K)`` and the log-evidence terms as in
     :func:`weights_per_class`.
     """
-    chol = cholesky(gram + np.diag(alpha))
     weights = cho_solve(chol, projected, check_finite=False)
     n_classes = projected.shape[1]
     log_evidence = -0.5 * n_classes * (_log_det(chol) - np.sum(np.log(alpha)))
     log_evidence += 0.5 * np.sum(projected * weights)
-    return weights, chol, log_evidence
+    return weights, log_evidence
 
 
 def _evidence_constant(aux):
@@ -139,15 +135,18 @@ def fit_top_down(
     one). Convergence: the largest change of ``log alpha`` over the active
     samples is below ``tol`` and nothing was pruned.
     """
-    gram_all = design.T @ design
+    # The basis and its Gram matrix are gathered again only when samples are
+    # pruned: copying n x n blocks every iteration would cost more than the
+    # iteration itself.
+    basis = design[:, active]
+    gram = basis.T @ basis
     aux = truncated_probit_means(scores, y, n_nodes)
     result = FitResult(active=active, alpha=alpha, weights=None)
     factors = None
     for n_iter in range(1, max_iter + 1):
-        basis = design[:, active]
         projected = basis.T @ aux
         if factors is None:
-            factors = factor_per_class(gram_all[np.ix_(active, active)], alpha)
+            factors = factor_per_class(gram, alpha)
         weights, log_evidence = weights_per_class(factors, projected, alpha)
         result.log_evidence_trace.append(log_evidence + _evidence_constant(aux))
         aux = truncated_probit_means(basis @ weights, y, n_nodes)
@@ -159,9 +158,11 @@ def fit_top_down(
         keep = (new_alpha <= prune_threshold).any(axis=1)
         if not keep.any():
             keep[np.argmin(new_alpha.min(axis=1))] = True
-        active, alpha = active[keep], new_alpha[keep]
-        factors = None
         n_pruned = int(keep.size - keep.sum())
+        alpha, factors = new_alpha, None
+        if n_pruned:
+            active, alpha, basis = active[keep], alpha[keep], basis[:, keep]
+            gram = gram[np.ix_(keep, keep)]
         result.n_relevance_trace.append(active.size)
         if verbose:
             print(
@@ -172,8 +173,8 @@ def fit_top_down(
             result.converged = True
             break
     result.n_iter = n_iter
-    factors = factor_per_class(gram_all[np.ix_(active, active)], alpha)
-    result.weights, _ = weights_per_class(factors, design[:, active].T @ aux, alpha)
+    factors = factor_per_class(gram, alpha)
+    result.weights, _ = weights_per_class(factors, basis.T @ aux, alpha)
     result.active, result.alpha = active, alpha
     return result
 
@@ -234,6 +235,36 @@ def _seed(gram_diag, projected_all, n_classes):
     return np.array([i]), np.array([min(alpha, ALPHA_MAX)])
 
 
+def _likelihood_gains(s, q, theta, alpha, new_alpha, active, addable):
+    """Increase of the marginal likelihood of each single-sample change.
+
+    With ``ell(a) = 1/2 sum_k [log(a / (a + s)) + q_k^2 / (a + s)]`` the
+    contribution of a sample at precision ``a``: adding sample ``i`` at its
+    optimum gains ``ell(K s^2 / theta)``, which simplifies to
+    ``(theta / s + K log(K s / sum_k q_k^2)) / 2``; re-estimating an active
+    one gains ``ell(new) - ell(old)``; deleting it gains ``-ell(old)``.
+    Returns the gains of the inactive samples (``-inf`` where not addable) and
+    of the active ones.
+    """
+    n_classes = q.shape[1]
+    q2 = np.sum(q * q, axis=1)
+    gain_add = np.full(s.shape, -np.inf)
+    gain_add[addable] = 0.5 * (
+        theta[addable] / s[addable]
+        + n_classes * np.log(n_classes * s[addable] / q2[addable])
+    )
+    s_act, q2_act = s[active], q2[active]
+
+    def ell(a):
+        return 0.5 * (n_classes * np.log(a / (a + s_act)) + q2_act / (a + s_act))
+
+    positive = theta[active] > 0
+    gain_active = np.where(positive, ell(new_alpha) - ell(alpha), -ell(alpha))
+    if active.size == 1:
+        gain_active[~positive] = -np.inf  # the last sample is never deleted
+    return gain_add, gain_active
+
+
 def fit_constructive(
     design,
     y,
@@ -249,13 +280,14 @@ def fit_constructive(
     """mRVM1: fast type-II maximum likelihood with one alpha per sample.
 
     Starts from ``active`` (seeded with the best single sample when empty).
-    Each iteration changes one sample: the inactive sample with the largest
-    positive ``theta_i = sum_k q_ik^2 - K s_i`` is added, else the active one
-    with the smallest non-positive ``theta`` is deleted (never the last), else
-    the active ``alpha`` that would move most is re-estimated to
-    ``K s_i^2 / theta_i``. Then the weights and the auxiliary scores of all
-    samples are updated. Converged when nothing is to be added or deleted and
-    the largest change of ``log alpha`` is below ``tol``.
+    With ``theta_i = sum_k q_ik^2 - K s_i``, each iteration makes the one
+    change that raises the marginal likelihood most (Tipping & Faul): add an
+    inactive sample with ``theta_i > 0`` at ``alpha_i = K s_i^2 / theta_i``,
+    re-estimate an active one with ``theta_i > 0`` to that value, or delete
+    an active one with ``theta_i <= 0`` (never the last). Then the weights and
+    the auxiliary scores of all samples are updated. Converged when nothing is
+    to be added or deleted and the largest change of ``log alpha`` a
+    re-estimation would make is below ``tol``.
     """
     n_samples, n_classes = scores.shape
     gram_diag = np.einsum("ti,ti->i", design, design)
@@ -265,11 +297,10 @@ def fit_constructive(
     if active.size == 0:
         active, alpha = _seed(gram_diag, projected_all, n_classes)
     result = FitResult(active=active, alpha=alpha, weights=None)
+    gram_active = gram[active]
+    chol = cholesky(gram_active[active] + np.diag(alpha))
     for n_iter in range(1, max_iter + 1):
-        gram_active = gram[active]
-        weights, chol, log_evidence = weights_shared(
-            gram_active[active], projected_all[active], alpha
-        )
+        weights, log_evidence = weights_shared(chol, projected_all[active], alpha)
         result.log_evidence_trace.append(log_evidence + _evidence_constant(aux))
         big_s, s, q = _sparsity_quality(
             gram_diag, gram_active, projected_all, chol, weights, active, alpha
@@ -278,34 +309,36 @@ def fit_constructive(
         is_active = np.zeros(n_samples, dtype=bool)
         is_active[active] = True
         addable = ~is_active & (theta > 0) & (big_s > _ALIGNMENT_TOL * gram_diag)
-        theta_active = theta[active]
-        deletable = theta_active <= 0 if active.size > 1 else np.zeros(1, bool)
-        positive = theta_active > 0
+        positive = theta[active] > 0
         new_alpha = np.where(
             positive,
-            n_classes * s[active] ** 2 / np.where(positive, theta_active, 1.0),
+            n_classes * s[active] ** 2 / np.where(positive, theta[active], 1.0),
             alpha,
         )
         new_alpha = np.clip(new_alpha, np.finfo(float).tiny, ALPHA_MAX)
         change = np.abs(np.log(new_alpha) - np.log(alpha))
+        deletable = ~positive if active.size > 1 else np.zeros(1, dtype=bool)
         if not addable.any() and not deletable.any() and change.max() < tol:
             result.converged = True
             result.n_relevance_trace.append(active.size)
             break
-        if addable.any():
-            i = int(np.flatnonzero(addable)[np.argmax(theta[addable])])
+        gain_add, gain_active = _likelihood_gains(
+            s, q, theta, alpha, new_alpha, active, addable
+        )
+        if gain_add.max() >= gain_active.max():
+            i = int(np.argmax(gain_add))
             step = f"add {i}"
             active = np.append(active, i)
             alpha = np.append(alpha, min(n_classes * s[i] ** 2 / theta[i], ALPHA_MAX))
-        elif deletable.any():
-            j = int(np.flatnonzero(deletable)[np.argmin(theta_active[deletable])])
-            step = f"delete {active[j]}"
-            active, alpha = np.delete(active, j), np.delete(alpha, j)
         else:
-            j = int(np.argmax(change))
-            step = f"re-estimate {active[j]}"
-            alpha = alpha.copy()
-            alpha[j] = new_alpha[j]
+            j = int(np.argmax(gain_active))
+            if positive[j]:
+                step = f"re-estimate {active[j]}"
+                alpha = alpha.copy()
+                alpha[j] = new_alpha[j]
+            else:
+                step = f"delete {active[j]}"
+                active, alpha = np.delete(active, j), np.delete(alpha, j)
         result.n_relevance_trace.append(active.size)
         if verbose:
             print(
@@ -313,9 +346,8 @@ def fit_constructive(
                 f"max|dlog alpha| {change.max():.3e}"
             )
         gram_active = gram[active]
-        weights, _, _ = weights_shared(
-            gram_active[active], projected_all[active], alpha
-        )
+        chol = cholesky(gram_active[active] + np.diag(alpha))
+        weights = cho_solve(chol, projected_all[active], check_finite=False)
         aux = truncated_probit_means(design[:, active] @ weights, y, n_nodes)
         projected_all = design.T @ aux
     result.n_iter = n_iter
