@@ -10,13 +10,13 @@ their targets are printed at the end (see ``benchmarks/conftest.py``).
 - partial_fit of one sample against fit on 1,000 samples (target: at least
   20x faster), with GaussianNB.partial_fit as the peer.
 
-The large comparisons are also timed in alternating (paired) rounds, whose
-median ratio is far less sensitive to other load on the machine than the ratio
-of two medians taken minutes apart. BLAS runs single-threaded by default
-(``SKRBAL_BENCH_BLAS_THREADS`` overrides it): on a shared machine its idle
-threads spin against other processes and slow every matrix product tenfold or
-more, for skrbal and the peers alike, which would measure the load, not the
-code.
+The large comparisons and fit against partial_fit are also timed in
+alternating (paired) rounds, whose median ratio is far less sensitive to other
+load on the machine than the ratio of two medians taken minutes apart. BLAS
+runs single-threaded by default (``SKRBAL_BENCH_BLAS_THREADS`` overrides it):
+on a shared machine its idle threads spin against other processes and slow
+every matrix product tenfold or more, for skrbal and the peers alike, which
+would measure the load, not the code.
 """
 
 import os
@@ -35,6 +35,8 @@ N_TRAIN = 1_000
 N_PREDICT = 1_000_000
 CLASSES = np.array([1, 2, 3, 4])
 LARGE = {"rounds": 7, "iterations": 1, "warmup_rounds": 1}
+UPDATE_ROUNDS = 60
+UPDATES_PER_ROUND = 20  # as long as one fit, so both halves of a round match
 PREDICT_GROUP = "predict_proba 1e6x2, 4 classes"
 UPDATE_GROUP = "update"
 
@@ -59,6 +61,13 @@ BENCHMARK_RATIOS = [
         "fit on 1,000 / partial_fit of one sample (ndarray)",
         "fit_1000",
         "partial_fit_1",
+        20.0,
+        "higher",
+    ),
+    (
+        "fit on 1,000 / partial_fit of one sample (ndarray), paired",
+        "fit_vs_partial_fit_paired",
+        None,
         20.0,
         "higher",
     ),
@@ -199,6 +208,27 @@ def test_partial_fit_one_sample(benchmark, record_median, data):
     clf = BayesianGMMClassifier(classes=CLASSES).fit(X, y)
     benchmark(clf.partial_fit, X[:1], y[:1])
     record_median("partial_fit_1")
+
+
+def test_fit_then_partial_fit_paired(benchmark, record_median, data):
+    benchmark.group = "paired rounds"
+    X, y, _ = data
+    clf = BayesianGMMClassifier(classes=CLASSES).fit(X, y)
+    x_one, y_one = X[:1], y[:1]
+
+    def updates():
+        for _ in range(UPDATES_PER_ROUND):
+            clf.partial_fit(x_one, y_one)
+
+    run, rounds = _paired(
+        lambda: BayesianGMMClassifier(classes=CLASSES).fit(X, y), updates
+    )
+    benchmark.pedantic(run, rounds=UPDATE_ROUNDS, iterations=1, warmup_rounds=2)
+    fit, update = np.array(rounds[-UPDATE_ROUNDS:]).T
+    record_median(
+        "fit_vs_partial_fit_paired",
+        seconds=np.median(fit / (update / UPDATES_PER_ROUND)),
+    )
 
 
 def test_partial_fit_one_sample_lists(benchmark, record_median, data):

@@ -229,6 +229,113 @@ def test_fit_resets_previous_partial_fit():
     _assert_same_model(clf, BayesianGMMClassifier().fit(X, y))
 
 
+def test_many_single_sample_updates_predict_like_a_fit():
+    rng = np.random.default_rng(13)
+    X, y = _blobs(rng, n=600, n_classes=4)
+    X_test = rng.normal(scale=6.0, size=(50, 2))
+    full = BayesianGMMClassifier(classes=[0, 1, 2, 3]).fit(X, y)
+    streamed = BayesianGMMClassifier(classes=[0, 1, 2, 3]).fit(X[:100], y[:100])
+    for i in range(100, len(X)):
+        streamed.partial_fit(X[i : i + 1], y[i : i + 1])
+    _assert_same_model(full, streamed)
+    np.testing.assert_allclose(
+        streamed.predict_joint_log_proba(X_test),
+        full.predict_joint_log_proba(X_test),
+        rtol=TOL,
+        atol=TOL,
+    )
+    np.testing.assert_array_equal(streamed.predict(X_test), full.predict(X_test))
+
+
+def test_update_leaves_the_other_classes_untouched():
+    rng = np.random.default_rng(14)
+    X, y = _blobs(rng, n=40, n_classes=4)
+    clf = BayesianGMMClassifier().fit(X, y)
+    before = pickle.loads(pickle.dumps(clf))
+    # Class 3 only has zero weight, so classes 0 and 3 must not move.
+    clf.partial_fit(
+        X[:6], np.array([1, 2, 1, 3, 2, 3]), sample_weight=[1, 1, 2, 0, 1, 0]
+    )
+    for name in ("mean_posterior_", "covariance_posterior_", "_t_whiteners"):
+        for k in (0, 3):
+            np.testing.assert_array_equal(
+                getattr(clf, name)[k], getattr(before, name)[k], err_msg=name
+            )
+    np.testing.assert_array_equal(
+        clf.class_count_ - before.class_count_, [0.0, 3.0, 2.0, 0.0]
+    )
+    weight = np.r_[np.ones(len(X)), 1, 1, 2, 0, 1, 0]
+    expected = BayesianGMMClassifier().fit(
+        np.vstack([X, X[:6]]), np.r_[y, 1, 2, 1, 3, 2, 3], sample_weight=weight
+    )
+    _assert_same_model(clf, expected)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"covariance_prior": 3.0},
+        {"mean_prior": [1.0, -2.0], "mean_precision_prior": 0.2},
+        {"degrees_of_freedom_prior": 7.0, "weight_concentration_prior": 0.5},
+    ],
+)
+def test_set_params_between_partial_fits_applies_to_all_data(params):
+    rng = np.random.default_rng(15)
+    X, y = _blobs(rng, n=30)
+    clf = BayesianGMMClassifier().partial_fit(X[:20], y[:20], classes=[0, 1, 2])
+    clf.set_params(**params)
+    clf.partial_fit(X[20:21], y[20:21])
+    clf.partial_fit(X[21:], y[21:])
+    _assert_same_model(clf, BayesianGMMClassifier(**params).fit(X, y))
+
+
+def test_prior_changed_in_place_is_taken_in():
+    rng = np.random.default_rng(16)
+    X, y = _blobs(rng, n=30)
+    scale = np.eye(2)
+    clf = BayesianGMMClassifier(covariance_prior=scale).fit(X[:20], y[:20])
+    scale *= 4.0
+    clf.partial_fit(X[20:21], y[20:21])  # one class, yet all take the new prior
+    expected = BayesianGMMClassifier(covariance_prior=4.0).fit(X[:21], y[:21])
+    _assert_same_model(clf, expected)
+
+
+def test_invalid_or_incompatible_set_params_after_fit_are_rejected():
+    rng = np.random.default_rng(17)
+    X, y = _blobs(rng, n=30)
+    clf = BayesianGMMClassifier(classes=[0, 1, 2]).fit(X, y)
+    before = pickle.loads(pickle.dumps(clf))
+    clf.set_params(mean_precision_prior=-1.0)
+    with pytest.raises(ValueError, match="mean_precision_prior"):
+        clf.partial_fit(X[:1], y[:1])
+    clf.set_params(mean_precision_prior=1.0, mean_prior=[0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"mean_prior must have shape \(2,\)"):
+        clf.partial_fit(X[:1], y[:1])
+    clf.set_params(mean_prior=None, classes=[0, 1, 2, 3])
+    with pytest.raises(ValueError, match="call fit to start again"):
+        clf.partial_fit(X[:1], y[:1])
+    _assert_same_model(clf, before, tol=0)
+    clf.set_params(classes=[2, 1, 0])  # the same set, so compatible
+    clf.partial_fit(X[:1], y[:1])
+    expected = BayesianGMMClassifier().fit(np.vstack([X, X[:1]]), np.r_[y, y[:1]])
+    _assert_same_model(clf, expected)
+
+
+def test_partial_fit_list_input_is_validated():
+    clf = BayesianGMMClassifier().fit([[0.0, 1.0], [1.0, 0.0]], [0, 1])
+    with pytest.raises(ValueError, match="NaN"):
+        clf.partial_fit([[np.nan, 0.0]], [0])
+    with pytest.raises(ValueError, match="3 features"):
+        clf.partial_fit([[0.0, 1.0, 2.0]], [0])
+    with pytest.raises(ValueError, match="inhomogeneous"):
+        clf.partial_fit([[0.0, 1.0], [2.0]], [0, 1])
+    with pytest.raises(ValueError, match=r"label\(s\) \['a'\] not in classes"):
+        clf.partial_fit([[0.0, 1.0]], ["a"])
+    _assert_same_model(
+        clf, BayesianGMMClassifier().fit([[0.0, 1.0], [1.0, 0.0]], [0, 1]), tol=0
+    )
+
+
 # ---------------------------------------------------------------------- #
 # labels
 # ---------------------------------------------------------------------- #

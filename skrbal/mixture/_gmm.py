@@ -5,18 +5,22 @@ normal-inverse-Wishart prior ``NIW(m0, kappa0, v0, S0)`` on ``(mu_k, Sigma_k)``
 and a symmetric Dirichlet prior on the class weights (Hughes et al.,
 Appendix A). The posterior depends on the data only through weighted
 sufficient statistics, which are merged exactly batch by batch, so
-``partial_fit`` equals ``fit`` on the concatenated data. Predictions use the
+``partial_fit`` equals ``fit`` on the concatenated data; a batch refreshes the
+posterior of the classes it holds only. Predictions use the
 posterior predictive: a multivariate Student-t per class and a
 Dirichlet-categorical class prior, combined by Bayes' rule in log space.
 """
 
 from __future__ import annotations
 
+import copy
+import operator
+from math import fsum, isfinite, lgamma, log, pi
 from numbers import Real
 from typing import ClassVar, NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
+from scipy.linalg.lapack import dpotrf, dtrtri
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
@@ -98,85 +102,192 @@ def _weighted_statistics(X: np.ndarray, weights: np.ndarray) -> _Statistics:
     return stats
 
 
+def _present_statistics(
+    X: np.ndarray, y_idx: np.ndarray, weight: np.ndarray
+) -> tuple[np.ndarray, _Statistics]:
+    """The classes with positive weight in a labelled batch, and their statistics.
+
+    Returns the sorted class indices present and a ``_Statistics`` with one row
+    per class present, so an update costs the classes in the batch only.
+    """
+    if X.shape[0] == 1:
+        # The streaming case: one sample is its own mean and has no scatter,
+        # which the general grouping below would take several times the whole
+        # update to find out.
+        if weight[0] > 0:
+            return y_idx, _Statistics(weight, X, np.zeros((1, X.shape[1], X.shape[1])))
+        return y_idx[:0], _empty_statistics(0, X.shape[1])
+    present = np.flatnonzero(np.bincount(y_idx, weights=weight))
+    stats = _empty_statistics(len(present), X.shape[1])
+    positive = weight > 0
+    for row, k in enumerate(present):
+        members = (y_idx == k) & positive
+        _fill_class_statistics(stats, row, X[members], weight[members])
+    return present, stats
+
+
 def _labelled_statistics(
     X: np.ndarray, y_idx: np.ndarray, weight: np.ndarray, n_classes: int
 ) -> _Statistics:
-    """Sufficient statistics of labelled samples with sample weights.
-
-    The loop runs over the classes present only, so a one-sample update costs
-    one class's worth of work.
-    """
+    """Sufficient statistics of labelled samples with sample weights, every class."""
+    present, found = _present_statistics(X, y_idx, weight)
     stats = _empty_statistics(n_classes, X.shape[1])
-    positive = weight > 0
-    for k in np.unique(y_idx[positive]):
-        rows = (y_idx == k) & positive
-        _fill_class_statistics(stats, k, X[rows], weight[rows])
+    for field, values in zip(stats, found):
+        field[present] = values
     return stats
 
 
+def _merge(count_a, mean_a, scatter_a, count_b, mean_b, scatter_b):
+    """Count, mean and scatter of the union of two weighted data sets.
+
+    The pairwise update of Chan, Golub and LeVeque, for one class (float
+    counts, as in a streaming update) or for a stack of classes (count
+    arrays). It is also the conjugate NIW update: the prior is ``kappa0``
+    pseudo-observations at ``m0`` with scatter ``S0``, and merging the data
+    into it gives ``kappa_n``, ``m_n`` and ``S_n`` (see ``_niw_posterior``).
+    """
+    count = count_a + count_b
+    delta = mean_b - mean_a
+    if isinstance(count, np.ndarray):
+        share = np.divide(count_b, count, out=np.zeros_like(count), where=count > 0)
+        cross = (count_a * share)[:, None, None]
+        share = share[:, None]
+        outer = delta[:, :, None] * delta[:, None, :]
+    else:
+        share = count_b / count if count > 0 else 0.0
+        cross = count_a * share  # n_a n_b / (n_a + n_b)
+        outer = np.multiply.outer(delta, delta)
+    scatter = scatter_a + scatter_b
+    # Exactly symmetric, as the product is formed before the scaling.
+    scatter += cross * outer
+    return count, mean_a + share * delta, scatter
+
+
 def _merge_statistics(a: _Statistics, b: _Statistics) -> _Statistics:
-    """Statistics of the union of two weighted data sets (Chan et al.'s update)."""
-    count = a.count + b.count
-    share = np.divide(b.count, count, out=np.zeros_like(count), where=count > 0)
-    delta = b.mean - a.mean
-    mean = a.mean + share[:, None] * delta
-    cross = a.count * share  # n_a n_b / (n_a + n_b)
-    scatter = (
-        a.scatter
-        + b.scatter
-        + cross[:, None, None] * (delta[:, :, None] * delta[:, None, :])
-    )
-    return _Statistics(count, mean, scatter)
+    """Statistics of the union of two weighted data sets, class by class."""
+    return _Statistics(*_merge(*a, *b))
+
+
+def _niw_merge(prior: _NIWPrior, count, mean, scatter):
+    """``(kappa_n, m_n, S_n)``: data of one class, or a stack, merged into the prior."""
+    return _merge(prior.mean_precision, prior.mean, prior.scale, count, mean, scatter)
 
 
 def _niw_posterior(stats: _Statistics, prior: _NIWPrior):
     """Posterior NIW hyperparameters ``(m_n, kappa_n, v_n, S_n)`` of each class.
 
-    ``S_n = S0 + sum w x x^T + kappa0 m0 m0^T - kappa_n m_n m_n^T`` is formed
-    in its centred, cancellation-free form
-    ``S0 + scatter + kappa0 N / (kappa0 + N) (xbar - m0)(xbar - m0)^T``.
+    ``S_n = S0 + sum w x x^T + kappa0 m0 m0^T - kappa_n m_n m_n^T`` comes in
+    its centred, cancellation-free form
+    ``S0 + scatter + kappa0 N / (kappa0 + N) (xbar - m0)(xbar - m0)^T``,
+    which is ``_merge`` of the prior's pseudo-observations with the data.
     """
-    kappa0, count = prior.mean_precision, stats.count
-    kappa_n = kappa0 + count
-    offset = stats.mean - prior.mean
-    mean_n = (kappa0 * prior.mean + count[:, None] * stats.mean) / kappa_n[:, None]
-    dof_n = prior.degrees_of_freedom + count
-    shrink = kappa0 * count / kappa_n
-    scale_n = (
-        prior.scale
-        + stats.scatter
-        + shrink[:, None, None] * (offset[:, :, None] * offset[:, None, :])
-    )
-    return mean_n, kappa_n, dof_n, scale_n
+    kappa_n, mean_n, scale_n = _niw_merge(prior, *stats)
+    return mean_n, kappa_n, prior.degrees_of_freedom + stats.count, scale_n
 
 
-def _map_covariances(scale_n: np.ndarray, dof_n: np.ndarray) -> np.ndarray:
-    """Joint NIW posterior mode of the covariances, ``S_n / (v_n + D + 2)``."""
-    return scale_n / (dof_n + scale_n.shape[-1] + 2)[:, None, None]
+def _map_covariances(scale_n: np.ndarray, dof_n) -> np.ndarray:
+    """Joint NIW posterior mode of the covariances, ``S_n / (v_n + D + 2)``.
+
+    For one class (``scale_n`` of shape (D, D), ``dof_n`` a float) or a stack.
+    """
+    divisor = dof_n + scale_n.shape[-1] + 2
+    if isinstance(divisor, np.ndarray):
+        divisor = divisor[:, None, None]
+    return scale_n / divisor
 
 
-def _half_log_det(cholesky: np.ndarray) -> np.ndarray:
-    """``0.5 log|L L^T|`` of each Cholesky factor."""
-    return np.log(np.diagonal(cholesky, axis1=-2, axis2=-1)).sum(axis=-1)
+def _half_log_det(cholesky: np.ndarray):
+    """``0.5 log|L L^T|`` of a Cholesky factor (a float) or of each of a stack."""
+    if cholesky.ndim == 3:
+        return np.array([_half_log_det(factor) for factor in cholesky])
+    # Python floats: a NumPy reduction costs more than the sum of a few logs.
+    return fsum(map(log, cholesky.diagonal().tolist()))
 
 
-def _cholesky(matrices: np.ndarray, what: str) -> np.ndarray:
-    try:
-        return np.linalg.cholesky(matrices)
-    except np.linalg.LinAlgError as exc:
+# The factorisations call LAPACK directly: for the small matrix of one class,
+# np.linalg's per-call overhead (type checks, an errstate context) is several
+# times the work, and it dominated a one-sample partial_fit.
+def _cholesky_factor(matrix: np.ndarray, what: str) -> np.ndarray:
+    """Lower Cholesky factor of a symmetric positive-definite matrix."""
+    factor, info = dpotrf(matrix, lower=1)
+    if info:
         raise ValueError(
             f"{what} is not positive definite; increase covariance_prior or check "
             "the features for constant or duplicated columns."
-        ) from exc
+        )
+    return factor
+
+
+def _cholesky(matrices: np.ndarray, what: str) -> np.ndarray:
+    """Lower Cholesky factor of each matrix of a stack."""
+    return np.array([_cholesky_factor(matrix, what) for matrix in matrices])
+
+
+def _whitener(cholesky: np.ndarray) -> np.ndarray:
+    """``W = L^{-T}`` so that ``||(x - m) W||^2`` is the Mahalanobis form."""
+    # A Cholesky factor has a positive diagonal, so the inverse exists.
+    inverse, _ = dtrtri(cholesky, lower=1)
+    return inverse.T
 
 
 def _whiteners(cholesky: np.ndarray) -> np.ndarray:
-    """``W_k = L_k^{-T}`` so that ``||(x - m_k) W_k||^2`` is the Mahalanobis form."""
-    # One batched inverse of the (well-conditioned) triangular factors is
-    # several times cheaper than a solve_triangular call per class, which
-    # matters for one-sample partial_fit; any roundoff above the diagonal is
-    # harmless since W_k only needs W_k W_k^T = (L_k L_k^T)^{-1}.
-    return np.linalg.inv(cholesky).transpose(0, 2, 1)
+    """``W_k = L_k^{-T}`` of each factor of a stack."""
+    return np.array([_whitener(factor) for factor in cholesky])
+
+
+# The fitted attributes with one entry per class, in the order of
+# _class_posterior's result.
+_CLASS_ATTRIBUTES = (
+    "class_count_",
+    "mean_posterior_",
+    "mean_precision_posterior_",
+    "degrees_of_freedom_posterior_",
+    "covariance_posterior_",
+    "weight_concentration_",
+    "means_",
+    "covariances_",
+    "_t_df",
+    "_t_whiteners",
+    "_t_log_norm",
+)
+
+
+def _class_posterior(prior: _NIWPrior, count, mean, scatter) -> tuple:
+    """The ``_CLASS_ATTRIBUTES`` of one class from its statistics.
+
+    The posterior predictive is a Student-t with ``df = v_n - D + 1`` degrees
+    of freedom, location ``m_n`` and scale ``(kappa_n + 1) / (kappa_n df) S_n``.
+    A class is handled on its own, its scalars as Python floats, because an
+    update refreshes only the classes of its batch, and for one small class
+    the cost is the number of NumPy calls, not their size.
+    """
+    d = mean.shape[0]
+    kappa_n, mean_n, scale_n = _niw_merge(prior, count, mean, scatter)
+    dof_n = prior.degrees_of_freedom + count
+    df = dof_n - d + 1
+    cholesky = _cholesky_factor(
+        (kappa_n + 1) / (kappa_n * df) * scale_n,
+        "the posterior predictive scale matrix",
+    )
+    log_norm = (
+        lgamma(0.5 * (df + d))
+        - lgamma(0.5 * df)
+        - 0.5 * d * log(df * pi)
+        - _half_log_det(cholesky)
+    )
+    return (
+        count,
+        mean_n,
+        kappa_n,
+        dof_n,
+        scale_n,
+        prior.concentration + count,
+        mean_n,
+        _map_covariances(scale_n, dof_n),
+        df,
+        _whitener(cholesky),
+        log_norm,
+    )
 
 
 def _squared_mahalanobis(
@@ -204,15 +315,16 @@ def _log_normalise(joint: np.ndarray) -> np.ndarray:
 def _label_indices(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """Position of each label of ``y`` in the sorted ``classes``."""
     try:
-        pos = np.searchsorted(classes, y)
-        pos = np.clip(pos, 0, len(classes) - 1)
-        unknown = classes[pos] != y
+        pos = classes.searchsorted(y)
+        # A label above every class gets len(classes); "clip" compares it with
+        # the last class, which it does not equal.
+        unknown = classes.take(pos, mode="clip") != y
     except TypeError as exc:
         raise ValueError(
             f"the labels of y cannot be compared with classes {classes.tolist()}."
         ) from exc
     unknown = np.asarray(unknown, dtype=bool)
-    if unknown.any():
+    if np.count_nonzero(unknown):
         raise ValueError(
             f"y contains label(s) {np.unique(y[unknown]).tolist()} not in classes "
             f"{classes.tolist()}."
@@ -222,7 +334,8 @@ def _label_indices(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 def _finite_float_array(value, name: str) -> np.ndarray:
     try:
-        array = np.asarray(value, dtype=float)
+        # A copy: the prior kept must not change with the caller's array.
+        array = np.array(value, dtype=float)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric, got {value!r}.") from exc
     if not np.isfinite(array).all():
@@ -235,6 +348,28 @@ def _as_classes(classes, name: str = "classes") -> np.ndarray:
     if classes.ndim != 1 or classes.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-d array of labels.")
     return classes
+
+
+def _same_parameter(value, seen) -> bool:
+    """Whether a parameter still equals the deep copy taken when it was checked."""
+    if value is seen:  # None and numbers, which deepcopy returns as they are
+        return True
+    if type(value) is not type(seen):
+        return False
+    try:
+        if isinstance(value, (list, tuple, Real)):
+            return bool(value == seen)
+        return bool(np.array_equal(value, seen))
+    except (TypeError, ValueError):  # ragged or incomparable: check it again
+        return False
+
+
+def _sample_weight(sample_weight, X: np.ndarray) -> np.ndarray:
+    if sample_weight is None:
+        return np.ones(X.shape[0])
+    return _check_sample_weight(
+        sample_weight, X, dtype=np.float64, ensure_non_negative=True
+    )
 
 
 class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
@@ -322,37 +457,40 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ #
     def _set_posterior(self, stats: _Statistics, prior: _NIWPrior) -> None:
         """Store the statistics, the NIW posterior and its predictive factors."""
-        d = stats.mean.shape[1]
-        mean_n, kappa_n, dof_n, scale_n = _niw_posterior(stats, prior)
+        columns = zip(*(_class_posterior(prior, *row) for row in zip(*stats)))
         self._statistics = stats
         self._prior = prior
-        self.class_count_ = stats.count
-        self.mean_posterior_ = mean_n
-        self.mean_precision_posterior_ = kappa_n
-        self.degrees_of_freedom_posterior_ = dof_n
-        self.covariance_posterior_ = scale_n
-        self.weight_concentration_ = prior.concentration + stats.count
-        self.means_ = mean_n.copy()
-        self.covariances_ = _map_covariances(scale_n, dof_n)
+        for name, column in zip(_CLASS_ATTRIBUTES, columns):
+            setattr(self, name, np.array(column))
+        self._set_class_prior()
 
-        # Student-t predictive: df = v_n - D + 1,
-        # scale = (kappa_n + 1) / (kappa_n df) S_n.
-        df = dof_n - d + 1
-        factor = (kappa_n + 1) / (kappa_n * df)
-        chol = _cholesky(
-            factor[:, None, None] * scale_n, "the posterior predictive scale matrix"
+    def _update_posterior(self, present: np.ndarray, batch: _Statistics) -> None:
+        """Merge the statistics of a batch into those of the classes ``present``.
+
+        Only those classes are refreshed. Everything is computed before
+        anything is stored, so a failure leaves the model as it was.
+        """
+        stored = self._statistics
+        updates = []
+        # Counts as Python floats: NumPy scalars make every scalar step dearer.
+        classes = zip(present.tolist(), batch.count.tolist(), batch.mean, batch.scatter)
+        for k, *batch_class in classes:
+            merged = _merge(
+                stored.count.item(k), stored.mean[k], stored.scatter[k], *batch_class
+            )
+            updates.append((k, merged, _class_posterior(self._prior, *merged)))
+        for k, merged, attributes in updates:
+            for field, value in zip(stored, merged):
+                field[k] = value
+            for name, value in zip(_CLASS_ATTRIBUTES, attributes):
+                getattr(self, name)[k] = value
+        self._set_class_prior()
+
+    def _set_class_prior(self) -> None:
+        concentration = self.weight_concentration_
+        self._log_class_prior = np.log(concentration) - log(
+            fsum(concentration.tolist())
         )
-        log_det_half = _half_log_det(chol)
-        self._t_df = df
-        self._t_whiteners = _whiteners(chol)
-        self._t_log_norm = (
-            gammaln(0.5 * (df + d))
-            - gammaln(0.5 * df)
-            - 0.5 * d * np.log(df * np.pi)
-            - log_det_half
-        )
-        total = self.weight_concentration_.sum()
-        self._log_class_prior = np.log(self.weight_concentration_) - np.log(total)
 
     # ------------------------------------------------------------------ #
     # posterior predictive
@@ -623,20 +761,22 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, y_idx = self._fit_classes(y)
-        prior = self._validate_prior(X.shape[1])
-        stats = self._batch_statistics(X, y_idx, sample_weight, len(classes))
-        self.classes_ = classes
-        self._set_posterior(stats, prior)
+        self._fit_labelled(X, y_idx, classes, sample_weight)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(
         self, X, y, classes=None, sample_weight=None
     ) -> BayesianGMMClassifier:
         """Update the posterior with a batch of labelled data.
 
         The update is the exact conjugate one: any split of the data into
-        batches gives the model ``fit`` gives on all of it.
+        batches gives the model ``fit`` gives on all of it. Only the classes
+        present in the batch are refreshed.
+
+        Parameters changed (``set_params``) since the previous call are
+        validated again: a new prior applies to all the data seen so far, as
+        if ``fit`` were called on it, and a ``classes`` parameter that differs
+        from ``classes_`` raises ``ValueError``.
 
         Parameters
         ----------
@@ -656,29 +796,78 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         self : BayesianGMMClassifier
             The updated classifier.
         """
-        # State is written only once the batch has passed every check, so a
-        # rejected first call leaves the model unfitted.
         if not hasattr(self, "_statistics"):
-            X, y = validate_data(self, X, y, dtype=np.float64)
-            check_classification_targets(y)
-            known = self._partial_fit_classes(classes)
-            prior = self._validate_prior(X.shape[1])
-            stats = _empty_statistics(len(known), X.shape[1])
-        else:
-            X, y = self._checked_update(X, y)
-            known = self.classes_
-            if classes is not None and not np.array_equal(_as_classes(classes), known):
-                raise ValueError(
-                    f"classes={np.asarray(classes).tolist()} differs from "
-                    f"classes_={known.tolist()} of the previous call to "
-                    "partial_fit."
-                )
-            prior, stats = self._prior, self._statistics
-        y_idx = _label_indices(y, known)
-        batch = self._batch_statistics(X, y_idx, sample_weight, len(known))
-        self.classes_ = known
-        self._set_posterior(_merge_statistics(stats, batch), prior)
+            return self._first_partial_fit(X, y, classes, sample_weight)
+        self._check_parameters()
+        X, y = self._checked_update(X, y)
+        if classes is not None and not np.array_equal(
+            _as_classes(classes), self.classes_
+        ):
+            raise ValueError(
+                f"classes={np.asarray(classes).tolist()} differs from "
+                f"classes_={self.classes_.tolist()} of the previous call to "
+                "partial_fit."
+            )
+        y_idx = _label_indices(y, self.classes_)
+        weight = _sample_weight(sample_weight, X)
+        self._update_posterior(*_present_statistics(X, y_idx, weight))
         return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _first_partial_fit(self, X, y, classes, sample_weight):
+        # Parameters are validated here, by the decorator, and later only when
+        # they change (see _check_parameters): sklearn's validation and config
+        # contexts cost several times a one-sample update.
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        classes = self._partial_fit_classes(classes)
+        self._fit_labelled(X, _label_indices(y, classes), classes, sample_weight)
+        return self
+
+    def _fit_labelled(self, X, y_idx, classes, sample_weight) -> None:
+        """Set the posterior from one labelled batch (``fit``, first ``partial_fit``).
+
+        State is written only once the batch has passed every check, so a
+        rejected first call leaves the model unfitted.
+        """
+        prior = self._validate_prior(X.shape[1])
+        weight = _sample_weight(sample_weight, X)
+        stats = _labelled_statistics(X, y_idx, weight, len(classes))
+        self.classes_ = classes
+        self._set_posterior(stats, prior)
+        self._seen_parameters = copy.deepcopy(_parameter_values(self))
+
+    def _check_parameters(self) -> None:
+        """Take in parameters changed (``set_params``) since they were validated.
+
+        Comparing with the values then validated costs well under a
+        microsecond for the usual None, number and list parameters, so every
+        ``partial_fit`` can afford it; they are kept as deep copies, so an
+        array changed in place counts as changed. A changed prior applies to
+        all the data seen so far (the statistics do not depend on it), giving
+        the model ``fit`` would; a changed ``classes`` raises.
+        """
+        current = _parameter_values(self)
+        seen = getattr(self, "_seen_parameters", None)
+        try:
+            # Identical objects compare equal at once; lists and numbers by value.
+            if current == seen:
+                return
+        except ValueError:  # an array parameter: compare one by one
+            if all(map(_same_parameter, current, seen)):
+                return
+        self._validate_params()
+        prior = self._validate_prior(self.n_features_in_)
+        if self.classes is not None and not np.array_equal(
+            _as_classes(self.classes), self.classes_
+        ):
+            raise ValueError(
+                f"the classes parameter {np.asarray(self.classes).tolist()} differs "
+                f"from classes_={self.classes_.tolist()} of the fitted model; call "
+                "fit to start again with other classes."
+            )
+        self._set_posterior(self._statistics, prior)
+        self._seen_parameters = copy.deepcopy(current)
 
     def _partial_fit_classes(self, classes) -> np.ndarray:
         if classes is None and self.classes is None:
@@ -698,16 +887,6 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
             )
         return found
 
-    @staticmethod
-    def _batch_statistics(X, y_idx, sample_weight, n_classes) -> _Statistics:
-        if sample_weight is None:
-            weight = np.ones(X.shape[0])
-        else:
-            weight = _check_sample_weight(
-                sample_weight, X, dtype=np.float64, ensure_non_negative=True
-            )
-        return _labelled_statistics(X, y_idx, weight, n_classes)
-
     def _checked_update(self, X, y):
         """``validate_data(self, X, y, reset=False)`` for a fitted model.
 
@@ -715,21 +894,35 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         sample, which dominates a streaming ``partial_fit``. When the input is
         already what it would return (a finite float64 ndarray with the
         fitted number of features, no feature names, a 1-d label array) it is
-        used as is; anything else goes through ``validate_data``, which
-        raises the usual errors.
+        used as is, after converting plain lists as ``check_array`` would;
+        anything else goes through ``validate_data``, which raises the usual
+        errors.
         """
+        X_fast, y_fast = X, y
+        if type(X) is list:
+            try:
+                X_fast = np.asarray(X, dtype=np.float64)
+            except (TypeError, ValueError):
+                pass  # validate_data names the problem
+        if type(y) is list:
+            y_fast = np.asarray(y)
         if (
-            type(X) is np.ndarray
-            and type(y) is np.ndarray
-            and X.dtype == np.float64
-            and X.ndim == 2
-            and y.ndim == 1
-            and 0 < X.shape[0] == y.shape[0]
-            and X.shape[1] == self.n_features_in_
-            and y.dtype.kind in "iuUf"
+            type(X_fast) is np.ndarray
+            and type(y_fast) is np.ndarray
+            and X_fast.dtype == np.float64
+            and X_fast.ndim == 2
+            and y_fast.ndim == 1
+            and 0 < X_fast.shape[0] == y_fast.shape[0]
+            and X_fast.shape[1] == self.n_features_in_
+            and y_fast.dtype.kind in "iuUf"
             and not hasattr(self, "feature_names_in_")
-            and np.isfinite(X).all()
-            and (y.dtype.kind != "f" or np.isfinite(y).all())
+            # A finite sum means finite entries; an overflowing one is left to
+            # validate_data.
+            and isfinite(X_fast.sum())
+            and (y_fast.dtype.kind != "f" or isfinite(y_fast.sum()))
         ):
-            return X, y
+            return X_fast, y_fast
         return validate_data(self, X, y, reset=False, dtype=np.float64)
+
+
+_parameter_values = operator.attrgetter(*BayesianGMMClassifier._get_param_names())
