@@ -27,9 +27,11 @@ from sklearn.utils.validation import validate_data
 from skrbal.mixture._gmm import (
     _as_classes,
     _BaseNIWClassifier,
+    _label_indices,
+)
+from skrbal.mixture._niw import (
     _cholesky,
     _half_log_det,
-    _label_indices,
     _labelled_statistics,
     _log_normalise,
     _map_covariances,
