@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg.lapack import dpstrf
 
 from skrbal.rvm._probit import truncated_probit_means
 
@@ -19,14 +20,18 @@ _LOG_2PI = np.log(2.0 * np.pi)
 # mRVM2 keeps alpha fixed for this many EM iterations of a cold start: the
 # auxiliary scores start near zero, and pruning on the small weights they
 # support would discard samples before the scores reach the scale of a fit.
-WARMUP_ITER = 20
+WARMUP_ITER = 5
+# Largest change of any auxiliary score a batch of pruned samples may cause.
+PRUNE_SCORE_TOL = 0.05
 _JITTERS = (0.0, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
 # Largest precision given to a basis function whose marginal-likelihood
 # contribution is not positive but that mRVM1 must keep (the last one).
 ALPHA_MAX = 1e10
-# A candidate whose basis function the active set already explains to this
-# relative precision adds nothing but rounding (e.g. a duplicated sample).
-_ALIGNMENT_TOL = 1e-8
+# A candidate whose basis function lies in the span of the active ones up to
+# this fraction of its squared norm adds no new direction (a duplicated sample,
+# or any sample once a low-rank kernel such as "linear" spans its space); it
+# could only shift prior mass along a flat ridge of the marginal likelihood.
+_SPAN_TOL = 1e-6
 
 
 @dataclass
@@ -122,24 +127,45 @@ def fit_top_down(
     max_iter,
     tol,
     n_nodes,
+    initial_alpha=1.0,
     warmup=0,
     verbose=0,
 ):
     """mRVM2: EM from a (large) active set, pruning samples as alpha diverges.
 
-    ``alpha`` has shape ``(len(active), K)``; ``scores`` (n, K) are the
+    ``alpha`` has shape ``(len(active), K)``, with NaN rows for samples that
+    start at ``initial_alpha`` (in units of the unit-norm basis, see below);
+    ``scores`` (n, K) are the
     auxiliary-score means the first E-step starts from. During the first
     ``warmup`` iterations only the weights and scores are updated. Afterwards
     ``alpha = (2 tau + 1) / (w**2 + 2 nu)`` and a sample leaves the active set
     once ``alpha[i, k] > prune_threshold`` for every class (never the last
     one). Convergence: the largest change of ``log alpha`` over the active
     samples is below ``tol`` and nothing was pruned.
+
+    The basis functions are scaled to unit norm over the training samples
+    (as in Tipping's SparseBayes), so that the pruning threshold compares
+    ``|w_ik| * ||phi_i||`` with ``prune_threshold ** -0.5`` whatever the scale
+    of the kernel; ``alpha`` and the returned weights are in the units of the
+    unscaled basis.
     """
+    norms = np.sqrt(np.einsum("ti,ti->i", design, design))
+    norms[norms == 0] = 1.0
+    design = design / norms
+    alpha = np.where(np.isnan(alpha), initial_alpha, alpha / norms[active, None] ** 2)
     # The basis and its Gram matrix are gathered again only when samples are
     # pruned: copying n x n blocks every iteration would cost more than the
     # iteration itself.
     basis = design[:, active]
     gram = basis.T @ basis
+    independent = _independent_columns(gram)
+    if independent.size < active.size:
+        active, alpha, basis = (
+            active[independent],
+            alpha[independent],
+            basis[:, independent],
+        )
+        gram = gram[np.ix_(independent, independent)]
     aux = truncated_probit_means(scores, y, n_nodes)
     result = FitResult(active=active, alpha=alpha, weights=None)
     factors = None
@@ -155,9 +181,7 @@ def fit_top_down(
             continue
         new_alpha = (2.0 * tau + 1.0) / (weights * weights + 2.0 * nu)
         change = np.max(np.abs(np.log(new_alpha) - np.log(alpha)))
-        keep = (new_alpha <= prune_threshold).any(axis=1)
-        if not keep.any():
-            keep[np.argmin(new_alpha.min(axis=1))] = True
+        keep = _keep_after_pruning(new_alpha, prune_threshold, basis, weights)
         n_pruned = int(keep.size - keep.sum())
         alpha, factors = new_alpha, None
         if n_pruned:
@@ -174,9 +198,43 @@ def fit_top_down(
             break
     result.n_iter = n_iter
     factors = factor_per_class(gram, alpha)
-    result.weights, _ = weights_per_class(factors, basis.T @ aux, alpha)
-    result.active, result.alpha = active, alpha
+    weights, _ = weights_per_class(factors, basis.T @ aux, alpha)
+    result.weights = weights / norms[active, None]
+    result.active, result.alpha = active, alpha * norms[active, None] ** 2
     return result
+
+
+def _independent_columns(gram):
+    """Sorted indices of a maximal set of numerically independent columns.
+
+    Pivoted Cholesky of the Gram matrix of unit-norm basis functions (LAPACK
+    ``dpstrf``) stops once every remaining column lies in the span of the
+    chosen ones up to ``_SPAN_TOL`` of its squared norm. Redundant columns
+    would only share their weight with the chosen ones, and the EM would prune
+    them all together, chosen ones included.
+    """
+    _, piv, rank, _ = dpstrf(gram, tol=_SPAN_TOL, lower=1)
+    return np.sort(piv[: max(rank, 1)] - 1)
+
+
+def _keep_after_pruning(alpha, prune_threshold, basis, weights):
+    """Samples that stay active: some class has ``alpha <= prune_threshold``.
+
+    The pruned samples go together only if the scores they carry together,
+    ``basis[:, pruned] @ weights[pruned]``, are negligible; otherwise (many
+    redundant samples sharing one direction with tiny weights each, as with a
+    low-rank kernel) pruning waits while the EM moves the weight onto a few of
+    them. The last sample is never pruned.
+    """
+    keep = (alpha <= prune_threshold).any(axis=1)
+    if not keep.any():
+        keep[np.argmin(alpha.min(axis=1))] = True
+    pruned = ~keep
+    if pruned.any():
+        carried = basis[:, pruned] @ weights[pruned]
+        if np.max(np.abs(carried)) > PRUNE_SCORE_TOL:
+            keep[:] = True
+    return keep
 
 
 class _GramColumns:
@@ -222,6 +280,18 @@ def _sparsity_quality(
     s[active] = factor * big_s[active]
     q[active] = factor[:, None] * big_q[active]
     return big_s, s, q
+
+
+def _outside_span(gram_diag, gram_active, active):
+    """Whether each basis function has a component outside the active span.
+
+    The squared residual of ``phi_i`` after projection on the active basis is
+    ``G_ii - G_iA G_AA^-1 G_Ai``; it is compared with ``_SPAN_TOL * G_ii``.
+    """
+    chol = cholesky(gram_active[active])
+    projection = cho_solve(chol, gram_active.T, check_finite=False)
+    residual = gram_diag - np.einsum("im,mi->i", gram_active, projection)
+    return residual > _SPAN_TOL * gram_diag
 
 
 def _seed(gram_diag, projected_all, n_classes):
@@ -302,13 +372,15 @@ def fit_constructive(
     for n_iter in range(1, max_iter + 1):
         weights, log_evidence = weights_shared(chol, projected_all[active], alpha)
         result.log_evidence_trace.append(log_evidence + _evidence_constant(aux))
-        big_s, s, q = _sparsity_quality(
+        _, s, q = _sparsity_quality(
             gram_diag, gram_active, projected_all, chol, weights, active, alpha
         )
         theta = np.sum(q * q, axis=1) - n_classes * s
         is_active = np.zeros(n_samples, dtype=bool)
         is_active[active] = True
-        addable = ~is_active & (theta > 0) & (big_s > _ALIGNMENT_TOL * gram_diag)
+        addable = ~is_active & (theta > 0)
+        if addable.any():
+            addable &= _outside_span(gram_diag, gram_active, active)
         positive = theta[active] > 0
         new_alpha = np.where(
             positive,
