@@ -1,0 +1,366 @@
+"""MulticlassRVC: mRVM1 and mRVM2 on small, fast problems."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.gaussian_process.kernels import RBF
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skrbal.rvm import MulticlassRVC
+
+METHODS = ["mrvm1", "mrvm2"]
+CENTERS = [[-3.0, 0.0], [3.0, 0.0], [0.0, 4.0]]
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(150, centers=CENTERS, cluster_std=1.0, random_state=0)
+    X_test, y_test = make_blobs(300, centers=CENTERS, cluster_std=1.0, random_state=1)
+    return X, y, X_test, y_test
+
+
+@pytest.fixture(scope="module")
+def fitted(blobs):
+    X, y, _, _ = blobs
+    return {method: MulticlassRVC(method=method).fit(X, y) for method in METHODS}
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_separable_blobs_high_accuracy_with_few_relevance_vectors(
+    fitted, blobs, method
+):
+    X, _, X_test, y_test = blobs
+    model = fitted[method]
+    assert model.converged_
+    assert model.score(X_test, y_test) >= 0.97
+    n_relevance = len(model.relevance_indices_)
+    assert 2 <= n_relevance <= 0.1 * len(X)
+    np.testing.assert_array_equal(model.relevance_vectors_, X[model.relevance_indices_])
+    assert model.coef_.shape == model.alpha_.shape == (n_relevance, 3)
+    assert np.all(model.alpha_ > 0)
+
+
+def test_mrvm2_prunes_from_a_large_start_and_mrvm1_grows_from_one(fitted, blobs):
+    X = blobs[0]
+    top_down = fitted["mrvm2"].n_relevance_trace_
+    assert top_down[0] >= 0.25 * len(X)  # the linearly independent samples
+    assert np.all(np.diff(top_down) <= 0)
+    assert top_down[-1] == len(fitted["mrvm2"].relevance_indices_) < top_down[0] / 3
+
+    constructive = fitted["mrvm1"].n_relevance_trace_
+    assert constructive[0] <= 2  # the seed, then at most one change
+    assert constructive.max() > constructive[0]
+    assert np.all(np.abs(np.diff(constructive)) <= 1)  # one sample per step
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_traces_and_iteration_count_agree(fitted, method):
+    model = fitted[method]
+    assert model.n_iter_ == len(model.n_relevance_trace_)
+    assert model.n_iter_ == len(model.log_evidence_trace_)
+    assert np.all(np.isfinite(model.log_evidence_trace_))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_probabilities_scores_and_predictions_are_consistent(fitted, blobs, method):
+    model = fitted[method]
+    X_test = blobs[2]
+    proba = model.predict_proba(X_test)
+    assert proba.shape == (len(X_test), 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(np.log(proba), model.predict_log_proba(X_test))
+    scores = model.decision_function(X_test)
+    assert scores.shape == (len(X_test), 3)
+    predicted = model.predict(X_test)
+    np.testing.assert_array_equal(predicted, model.classes_[scores.argmax(axis=1)])
+    np.testing.assert_array_equal(predicted, model.classes_[proba.argmax(axis=1)])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_binary_decision_function_is_the_score_difference(method):
+    X, y = make_blobs(80, centers=[[-2, 0], [2, 0]], random_state=0)
+    labels = np.array(["healthy", "damaged"])[y]
+    model = MulticlassRVC(method=method).fit(X, labels)
+    np.testing.assert_array_equal(model.classes_, ["damaged", "healthy"])
+    decision = model.decision_function(X)
+    assert decision.shape == (len(X),)
+    np.testing.assert_array_equal(
+        model.predict(X), np.where(decision > 0, "healthy", "damaged")
+    )
+    # Two-class probit: P(classes_[1]) = Phi(decision / sqrt(2)), increasing.
+    proba = model.predict_proba(X)[:, 1]
+    order = np.argsort(decision)
+    assert np.all(np.diff(proba[order]) >= 0)
+
+
+def _callable_rbf(X, Y, gamma=0.5):
+    return rbf_kernel(X, Y, gamma=gamma)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(
+    ("kernel", "kernel_params"),
+    [
+        ("rbf", None),
+        ("linear", None),
+        ("poly", None),
+        ("laplacian", None),
+        ("sigmoid", {"gamma": 0.1, "coef0": 0.0}),
+        ("cosine", None),
+        (_callable_rbf, {"gamma": 0.3}),
+        (RBF(length_scale=2.0), None),
+    ],
+    ids=lambda v: getattr(v, "__name__", repr(v)),
+)
+def test_every_kernel_fits_the_blobs(blobs, method, kernel, kernel_params):
+    X, y, X_test, y_test = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = MulticlassRVC(
+            method=method, kernel=kernel, kernel_params=kernel_params
+        ).fit(X, y)
+    assert model.score(X_test, y_test) >= 0.95
+    assert len(model.relevance_indices_) <= 0.15 * len(X)
+
+
+def test_kernel_parameters_reach_the_kernel(blobs):
+    X, y, _, _ = blobs
+    calls = []
+
+    def kernel(A, B, scale):
+        calls.append(scale)
+        return rbf_kernel(A, B, gamma=0.5) * scale
+
+    MulticlassRVC(kernel=kernel, kernel_params={"scale": 2.0}).fit(X, y)
+    assert calls and set(calls) == {2.0}
+    wide = MulticlassRVC(kernel="rbf", gamma=1e-3).fit(X, y)
+    narrow = MulticlassRVC(kernel="rbf", gamma=10.0).fit(X, y)
+    assert len(narrow.relevance_indices_) > len(wide.relevance_indices_)
+
+
+def test_default_gamma_is_one_over_n_features(blobs):
+    X, y, X_test, _ = blobs
+    default = MulticlassRVC(method="mrvm1").fit(X, y)
+    explicit = MulticlassRVC(method="mrvm1", gamma=1 / X.shape[1]).fit(X, y)
+    np.testing.assert_allclose(
+        default.predict_proba(X_test), explicit.predict_proba(X_test)
+    )
+
+
+def test_grid_search_over_kernel_and_gamma(blobs):
+    X, y, X_test, y_test = blobs
+    grid = GridSearchCV(
+        MulticlassRVC(method="mrvm1"),
+        param_grid=[
+            {"kernel": ["rbf", "laplacian"], "gamma": [0.05, 0.5]},
+            {"kernel": ["linear"]},
+        ],
+        cv=StratifiedKFold(3, shuffle=True, random_state=0),
+        n_jobs=1,
+    )
+    grid.fit(X, y)
+    assert len(grid.cv_results_["params"]) == 5
+    assert grid.best_params_["kernel"] in {"rbf", "laplacian", "linear"}
+    assert grid.best_score_ >= 0.95
+    assert grid.score(X_test, y_test) >= 0.95
+
+
+def test_grid_search_with_the_decision_scorer():
+    metrics = pytest.importorskip("skrbal.metrics")
+    from skrbal import synthetic_decision_process
+
+    centers = [[0, 0], [3, 0], [0, 3], [3, 3]]
+    X, y = make_blobs(120, centers=centers, cluster_std=0.7, random_state=0)
+    y = y + 1  # the process's health states are labelled 1..4
+    grid = GridSearchCV(
+        make_pipeline(StandardScaler(), MulticlassRVC(method="mrvm2")),
+        param_grid={"multiclassrvc__gamma": [0.1, 1.0]},
+        scoring=metrics.make_decision_scorer(synthetic_decision_process()),
+        cv=StratifiedKFold(3, shuffle=True, random_state=0),
+        n_jobs=1,
+    )
+    grid.fit(X, y)
+    np.testing.assert_array_equal(grid.classes_, [1, 2, 3, 4])
+    assert 0.8 <= grid.best_score_ <= 1.0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_declared_classes_cover_a_tiny_training_set(method):
+    classes = [1, 2, 3, 4]
+    X_new = np.array([[0.0, 0.0], [1.0, 1.0], [5.0, -5.0]])
+    for X, y in [
+        (np.array([[0.0, 0.0]]), np.array([2])),
+        (np.array([[0.0, 0.0], [3.0, 3.0]]), np.array([4, 1])),
+        (np.array([[0.0, 0.0], [0.0, 0.0], [3.0, 3.0]]), np.array([4, 4, 1])),
+    ]:
+        model = MulticlassRVC(method=method, classes=classes).fit(X, y)
+        np.testing.assert_array_equal(model.classes_, classes)
+        proba = model.predict_proba(X_new)
+        assert proba.shape == (3, 4)
+        assert np.all(np.isfinite(proba))
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        assert set(model.predict(X_new)) <= set(classes)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_unseen_declared_class_gets_low_probability(blobs, method):
+    X, y, X_test, y_test = blobs
+    model = MulticlassRVC(method=method, classes=[0, 1, 2, 3]).fit(X, y)
+    proba = model.predict_proba(X_test)
+    assert proba.shape == (len(X_test), 4)
+    assert proba[:, 3].mean() < 0.05
+    assert np.all(proba[:, 3] < proba.max(axis=1))
+    assert model.predict_proba(CENTERS)[:, 3].max() < 0.01
+    assert model.score(X_test, y_test) >= 0.95
+
+
+def test_mrvm2_discriminates_from_fewer_labels_than_mrvm1():
+    # Three labels per class: enough for mRVM2's EM, while mRVM1's marginal
+    # likelihood still finds hardly any sample worth including (as the
+    # paper's case study observes for the initial labelled set).
+    X, y = make_blobs(9, centers=CENTERS, cluster_std=0.5, random_state=0)
+    at_centres = {
+        method: MulticlassRVC(method=method, classes=[0, 1, 2, 3])
+        .fit(X, y)
+        .predict_proba(CENTERS)
+        for method in METHODS
+    }
+    np.testing.assert_array_equal(at_centres["mrvm2"].argmax(axis=1), [0, 1, 2])
+    assert np.diag(at_centres["mrvm2"]).min() > 0.5
+    assert np.diag(at_centres["mrvm1"]).max() < 0.5
+
+
+def test_single_class_needs_declared_classes():
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(ValueError, match="one class"):
+        MulticlassRVC().fit(X, np.zeros(5))
+    model = MulticlassRVC(classes=[0, 1]).fit(X, np.zeros(5))
+    np.testing.assert_array_equal(model.predict(X), np.zeros(5))
+
+
+@pytest.mark.parametrize(
+    ("classes", "y", "match"),
+    [
+        ([0, 1], [0, 2, 1], "not in `classes`"),
+        ([0, 0, 1], [0, 1, 1], "duplicate"),
+        ([1], [1, 1, 1], "at least two"),
+        ([[0, 1]], [0, 1, 1], "1-d"),
+    ],
+)
+def test_bad_declared_classes_are_rejected(classes, y, match):
+    X = np.arange(6.0).reshape(3, 2)
+    with pytest.raises(ValueError, match=match):
+        MulticlassRVC(classes=classes).fit(X, y)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_duplicated_samples_and_a_nearly_singular_kernel(blobs, method):
+    X, y, X_test, y_test = blobs
+    doubled = MulticlassRVC(method=method).fit(np.vstack([X, X]), np.r_[y, y])
+    assert doubled.score(X_test, y_test) >= 0.97
+    assert len(set(map(tuple, doubled.relevance_vectors_))) == len(
+        doubled.relevance_vectors_
+    ), "a duplicate adds nothing the original does not"
+    # gamma -> 0 makes every kernel entry ~1: a rank-one Gram matrix.
+    flat = MulticlassRVC(method=method, gamma=1e-9).fit(X, y)
+    proba = flat.predict_proba(X_test)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_warm_start_on_a_grown_training_set_converges_faster(method):
+    X, y = make_blobs(300, centers=CENTERS, cluster_std=1.5, random_state=2)
+    cold = MulticlassRVC(method=method).fit(X, y)
+    warm = MulticlassRVC(method=method, warm_start=True).fit(X[:290], y[:290])
+    warm.fit(X, y)
+    assert warm.converged_ and cold.converged_
+    assert warm.n_iter_ < cold.n_iter_
+    # mRVM2 keeps the samples it pruned before out, so the two solutions need
+    # not be identical, only as good.
+    assert np.mean(warm.predict(X) == cold.predict(X)) >= 0.95
+    assert warm.score(X, y) >= cold.score(X, y) - 0.02
+
+
+def test_warm_start_falls_back_to_a_cold_start_when_classes_change(blobs):
+    X, y, X_test, _ = blobs
+    model = MulticlassRVC(method="mrvm1", warm_start=True)
+    model.fit(X[y < 2], y[y < 2])
+    model.fit(X, y)
+    cold = MulticlassRVC(method="mrvm1").fit(X, y)
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])
+    np.testing.assert_allclose(model.predict_proba(X_test), cold.predict_proba(X_test))
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"kernel": "gaussian"}, "kernel"),
+        ({"gamma": 0.0}, "gamma"),
+        ({"gamma": -1.0}, "gamma"),
+        ({"method": "mrvm3"}, "method"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"n_quadrature": 1}, "n_quadrature"),
+    ],
+)
+def test_bad_parameters_raise_value_error(blobs, params, match):
+    X, y, _, _ = blobs
+    with pytest.raises(ValueError, match=match):
+        MulticlassRVC(**params).fit(X, y)
+
+
+def test_bad_data_raise_value_error(fitted, blobs):
+    X, y, _, _ = blobs
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        MulticlassRVC().fit(bad, y)
+    with pytest.raises(ValueError, match="NaN"):
+        fitted["mrvm1"].predict(bad)
+    with pytest.raises(ValueError, match="features"):
+        fitted["mrvm2"].predict_proba(np.ones((3, 5)))
+    with pytest.raises(ValueError, match="Unknown label type"):
+        MulticlassRVC().fit(X, np.linspace(0, 1, len(X)))
+    with pytest.raises(ValueError, match="shape"):
+        MulticlassRVC(kernel=lambda A, B: np.ones((len(A), 1))).fit(X, y)
+
+
+def test_unreachable_prune_threshold_warns(blobs):
+    X, y, _, _ = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(UserWarning, match="never prune"):
+            MulticlassRVC(prune_threshold=1e6, max_iter=30).fit(X, y)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_too_few_iterations_warn_about_convergence(blobs, method):
+    X, y, _, _ = blobs
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        model = MulticlassRVC(method=method, max_iter=2).fit(X, y)
+    assert not model.converged_ and model.n_iter_ == 2
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_pickle_round_trip(fitted, blobs, method):
+    X_test = blobs[2]
+    restored = pickle.loads(pickle.dumps(fitted[method]))
+    np.testing.assert_array_equal(
+        restored.predict_proba(X_test), fitted[method].predict_proba(X_test)
+    )
+
+
+def test_verbose_prints_one_line_per_iteration(blobs, capsys):
+    X, y, _, _ = blobs
+    model = MulticlassRVC(method="mrvm1", verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.strip().splitlines()
+    # The converging iteration makes no change and prints nothing.
+    assert len(lines) == model.n_iter_ - 1
+    assert all(line.startswith("[mRVM1]") for line in lines)
