@@ -364,3 +364,19 @@ def test_verbose_prints_one_line_per_iteration(blobs, capsys):
     # The converging iteration makes no change and prints nothing.
     assert len(lines) == model.n_iter_ - 1
     assert all(line.startswith("[mRVM1]") for line in lines)
+    model = MulticlassRVC(method="mrvm2", verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == model.n_iter_
+    assert lines[0].endswith("warm-up") and "pruned" in lines[-1]
+
+
+def test_predict_proba_in_batches_equals_one_batch(fitted, blobs, monkeypatch):
+    import skrbal.rvm._mrvm as mrvm
+
+    X_test = blobs[2]
+    whole = fitted["mrvm2"].predict_proba(X_test)
+    # Room for seven rows of quadrature per batch: 300 rows in 43 batches.
+    n_quadrature = fitted["mrvm2"].n_quadrature
+    monkeypatch.setattr(mrvm, "_BATCH_FLOATS", 7 * 9 * n_quadrature)
+    # Every row is computed on its own, so batching changes nothing at all.
+    np.testing.assert_array_equal(fitted["mrvm2"].predict_proba(X_test), whole)

@@ -355,22 +355,51 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         previous_n_features = getattr(self, "n_features_in_", None)
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, y_index = self._encode_labels(y)
-        n_samples, n_classes = X.shape[0], classes.size
         if self.method == "mrvm2":
-            ceiling = (2.0 * self.tau + 1.0) / (2.0 * self.nu)
-            if self.prune_threshold >= ceiling:
-                warnings.warn(
-                    f"prune_threshold={self.prune_threshold:g} is not below the "
-                    f"largest precision the hyperprior allows, {ceiling:g}; "
-                    "mRVM2 will never prune a sample.",
-                    UserWarning,
-                    stacklevel=2,
-                )
-
+            self._check_prune_threshold()
         previous = self._previous_solution(
-            n_samples, classes, previous_n_features == X.shape[1]
+            X.shape[0], classes, previous_n_features == X.shape[1]
         )
-        design = self._kernel(X, X)
+        result, alpha = self._solve(self._kernel(X, X), y_index, classes, previous)
+
+        order = np.argsort(result.active, kind="stable")
+        self.classes_ = classes
+        self.relevance_indices_ = result.active[order]
+        self.relevance_vectors_ = X[self.relevance_indices_]
+        self.coef_ = result.weights[order]
+        self.alpha_ = alpha[order]
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.n_relevance_trace_ = np.asarray(result.n_relevance_trace)
+        self.log_evidence_trace_ = np.asarray(result.log_evidence_trace)
+        self._n_samples_fit = X.shape[0]
+        self._method_fit = self.method
+        if not result.converged:
+            warnings.warn(
+                f"MulticlassRVC ({self.method}) did not converge in "
+                f"{self.max_iter} iterations; increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def _check_prune_threshold(self):
+        ceiling = (2.0 * self.tau + 1.0) / (2.0 * self.nu)
+        if self.prune_threshold >= ceiling:
+            warnings.warn(
+                f"prune_threshold={self.prune_threshold:g} is not below the "
+                f"largest precision the hyperprior allows, {ceiling:g}; "
+                "mRVM2 will never prune a sample.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _solve(self, design, y_index, classes, previous):
+        """Run the method's solver from a cold start or from ``previous``.
+
+        Returns the solver's result and the precisions as (n_active, K).
+        """
+        n_samples, n_classes = design.shape[0], classes.size
         solver_params = {
             "max_iter": self.max_iter,
             "tol": self.tol,
@@ -394,50 +423,28 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
                 scores=scores,
                 **solver_params,
             )
-            alpha_ = np.repeat(result.alpha[:, None], n_classes, axis=1)
+            return result, np.repeat(result.alpha[:, None], n_classes, axis=1)
+        if previous is None:
+            active = np.arange(n_samples)
+            alpha = np.full((n_samples, n_classes), np.nan)
         else:
-            if previous is None:
-                active = np.arange(n_samples)
-                alpha = np.full((n_samples, n_classes), np.nan)
-            else:
-                new = np.arange(min(n_old, n_samples), n_samples)
-                active = np.concatenate([old_active, new])
-                alpha = np.vstack([old_alpha, np.full((new.size, n_classes), np.nan)])
-            result = fit_top_down(
-                design,
-                y_index,
-                active=active,
-                alpha=alpha,
-                scores=scores,
-                tau=self.tau,
-                nu=self.nu,
-                prune_threshold=self.prune_threshold,
-                initial_alpha=_INITIAL_ALPHA,
-                warmup=WARMUP_ITER if previous is None else 0,
-                **solver_params,
-            )
-            alpha_ = result.alpha
-
-        order = np.argsort(result.active, kind="stable")
-        self.classes_ = classes
-        self.relevance_indices_ = result.active[order]
-        self.relevance_vectors_ = X[self.relevance_indices_]
-        self.coef_ = result.weights[order]
-        self.alpha_ = alpha_[order]
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
-        self.n_relevance_trace_ = np.asarray(result.n_relevance_trace)
-        self.log_evidence_trace_ = np.asarray(result.log_evidence_trace)
-        self._n_samples_fit = n_samples
-        self._method_fit = self.method
-        if not result.converged:
-            warnings.warn(
-                f"MulticlassRVC ({self.method}) did not converge in "
-                f"{self.max_iter} iterations; increase max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        return self
+            new = np.arange(min(n_old, n_samples), n_samples)
+            active = np.concatenate([old_active, new])
+            alpha = np.vstack([old_alpha, np.full((new.size, n_classes), np.nan)])
+        result = fit_top_down(
+            design,
+            y_index,
+            active=active,
+            alpha=alpha,
+            scores=scores,
+            tau=self.tau,
+            nu=self.nu,
+            prune_threshold=self.prune_threshold,
+            initial_alpha=_INITIAL_ALPHA,
+            warmup=WARMUP_ITER if previous is None else 0,
+            **solver_params,
+        )
+        return result, result.alpha
 
     def _scores(self, X):
         check_is_fitted(self)

@@ -117,19 +117,25 @@ def _integrand_mode(offsets):
     the first step from any start.
     """
     u = np.zeros(offsets.shape[:-1])
+    curvature = np.ones_like(u)
+    done = np.zeros(u.shape, dtype=bool)
     for _ in range(_MAX_NEWTON):
         z = u[..., None] + offsets
         lam = _inverse_mills(z)
         grad = lam.sum(axis=-1) - u
         # lam * (z + lam) lies in (0, 1); clip the rounding of the far tail.
         curv = np.clip(lam * (z + lam), 0.0, 1.0).sum(axis=-1) + 1.0
-        step = grad / curv
+        # Each row stops on its own, so that its result does not depend on
+        # the other rows of the batch.
+        step = np.where(done, 0.0, grad / curv)
+        curvature = np.where(done, curvature, curv)
         u = u + step
-        if np.max(np.abs(step), initial=0.0) < _NEWTON_TOL:
+        done |= np.abs(step) < _NEWTON_TOL
+        if done.all():
             break
     # The curvature of the last step serves: the mode moved by less than the
     # tolerance, and the rule needs its scale only roughly.
-    return u, curv
+    return u, curvature
 
 
 def _adaptive_rule(offsets, n_nodes):

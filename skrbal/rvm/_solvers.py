@@ -134,38 +134,27 @@ def fit_top_down(
     """mRVM2: EM from a (large) active set, pruning samples as alpha diverges.
 
     ``alpha`` has shape ``(len(active), K)``, with NaN rows for samples that
-    start at ``initial_alpha`` (in units of the unit-norm basis, see below);
-    ``scores`` (n, K) are the
-    auxiliary-score means the first E-step starts from. During the first
-    ``warmup`` iterations only the weights and scores are updated. Afterwards
-    ``alpha = (2 tau + 1) / (w**2 + 2 nu)`` and a sample leaves the active set
-    once ``alpha[i, k] > prune_threshold`` for every class (never the last
-    one). Convergence: the largest change of ``log alpha`` over the active
-    samples is below ``tol`` and nothing was pruned.
+    start at ``initial_alpha``; ``scores`` (n, K) are the auxiliary-score means
+    the first E-step starts from. The active set is first reduced to linearly
+    independent basis functions (:func:`_independent_columns`). During the
+    first ``warmup`` iterations only the weights and scores are updated;
+    afterwards ``alpha = (2 tau + 1) / (w**2 + 2 nu)`` and samples whose
+    ``alpha`` exceeds ``prune_threshold`` for every class leave the active set
+    (see :func:`_keep_after_pruning`). Convergence: the largest change of
+    ``log alpha`` over the active samples is below ``tol`` and nothing was
+    pruned.
 
     The basis functions are scaled to unit norm over the training samples
     (as in Tipping's SparseBayes), so that the pruning threshold compares
     ``|w_ik| * ||phi_i||`` with ``prune_threshold ** -0.5`` whatever the scale
-    of the kernel; ``alpha`` and the returned weights are in the units of the
-    unscaled basis.
+    of the kernel. ``initial_alpha`` is in these units; ``alpha`` given and
+    returned, and the returned weights, are in the units of the unscaled basis.
     """
     norms = np.sqrt(np.einsum("ti,ti->i", design, design))
     norms[norms == 0] = 1.0
     design = design / norms
     alpha = np.where(np.isnan(alpha), initial_alpha, alpha / norms[active, None] ** 2)
-    # The basis and its Gram matrix are gathered again only when samples are
-    # pruned: copying n x n blocks every iteration would cost more than the
-    # iteration itself.
-    basis = design[:, active]
-    gram = basis.T @ basis
-    independent = _independent_columns(gram)
-    if independent.size < active.size:
-        active, alpha, basis = (
-            active[independent],
-            alpha[independent],
-            basis[:, independent],
-        )
-        gram = gram[np.ix_(independent, independent)]
+    active, alpha, basis, gram = _independent_start(design, active, alpha)
     aux = truncated_probit_means(scores, y, n_nodes)
     result = FitResult(active=active, alpha=alpha, weights=None)
     factors = None
@@ -178,6 +167,8 @@ def fit_top_down(
         aux = truncated_probit_means(basis @ weights, y, n_nodes)
         if n_iter <= warmup:
             result.n_relevance_trace.append(active.size)
+            if verbose:
+                print(f"[mRVM2] iter {n_iter:4d}  active {active.size:5d}  warm-up")
             continue
         new_alpha = (2.0 * tau + 1.0) / (weights * weights + 2.0 * nu)
         change = np.max(np.abs(np.log(new_alpha) - np.log(alpha)))
@@ -202,6 +193,23 @@ def fit_top_down(
     result.weights = weights / norms[active, None]
     result.active, result.alpha = active, alpha * norms[active, None] ** 2
     return result
+
+
+def _independent_start(design, active, alpha):
+    """Active set, precisions, basis and Gram matrix of independent columns.
+
+    The basis and its Gram matrix are kept by the caller and gathered again
+    only when samples are pruned: copying ``n x n`` blocks every iteration
+    would cost more than the iteration itself.
+    """
+    basis = design[:, active]
+    gram = basis.T @ basis
+    independent = _independent_columns(gram)
+    if independent.size < active.size:
+        active, alpha = active[independent], alpha[independent]
+        basis = basis[:, independent]
+        gram = gram[np.ix_(independent, independent)]
+    return active, alpha, basis, gram
 
 
 def _independent_columns(gram):
@@ -335,6 +343,39 @@ def _likelihood_gains(s, q, theta, alpha, new_alpha, active, addable):
     return gain_add, gain_active
 
 
+def _reestimated_alpha(s, theta, active, alpha, n_classes):
+    """``K s_i^2 / theta_i`` for the active samples with ``theta_i > 0``."""
+    theta_active = theta[active]
+    positive = theta_active > 0
+    new_alpha = np.where(
+        positive,
+        n_classes * s[active] ** 2 / np.where(positive, theta_active, 1.0),
+        alpha,
+    )
+    return np.clip(new_alpha, np.finfo(float).tiny, ALPHA_MAX)
+
+
+def _best_change(s, q, theta, active, alpha, new_alpha, addable):
+    """Make the add, re-estimation or deletion of largest likelihood gain.
+
+    Returns the new active set, its precisions and a description of the step.
+    """
+    n_classes = q.shape[1]
+    gain_add, gain_active = _likelihood_gains(
+        s, q, theta, alpha, new_alpha, active, addable
+    )
+    if gain_add.max() >= gain_active.max():
+        i = int(np.argmax(gain_add))
+        new = min(n_classes * s[i] ** 2 / theta[i], ALPHA_MAX)
+        return np.append(active, i), np.append(alpha, new), f"add {i}"
+    j = int(np.argmax(gain_active))
+    if theta[active[j]] > 0:
+        alpha = alpha.copy()
+        alpha[j] = new_alpha[j]
+        return active, alpha, f"re-estimate {active[j]}"
+    return np.delete(active, j), np.delete(alpha, j), f"delete {active[j]}"
+
+
 def fit_constructive(
     design,
     y,
@@ -382,35 +423,16 @@ def fit_constructive(
         if addable.any():
             addable &= _outside_span(gram_diag, gram_active, active)
         positive = theta[active] > 0
-        new_alpha = np.where(
-            positive,
-            n_classes * s[active] ** 2 / np.where(positive, theta[active], 1.0),
-            alpha,
-        )
-        new_alpha = np.clip(new_alpha, np.finfo(float).tiny, ALPHA_MAX)
+        new_alpha = _reestimated_alpha(s, theta, active, alpha, n_classes)
         change = np.abs(np.log(new_alpha) - np.log(alpha))
         deletable = ~positive if active.size > 1 else np.zeros(1, dtype=bool)
         if not addable.any() and not deletable.any() and change.max() < tol:
             result.converged = True
             result.n_relevance_trace.append(active.size)
             break
-        gain_add, gain_active = _likelihood_gains(
-            s, q, theta, alpha, new_alpha, active, addable
+        active, alpha, step = _best_change(
+            s, q, theta, active, alpha, new_alpha, addable
         )
-        if gain_add.max() >= gain_active.max():
-            i = int(np.argmax(gain_add))
-            step = f"add {i}"
-            active = np.append(active, i)
-            alpha = np.append(alpha, min(n_classes * s[i] ** 2 / theta[i], ALPHA_MAX))
-        else:
-            j = int(np.argmax(gain_active))
-            if positive[j]:
-                step = f"re-estimate {active[j]}"
-                alpha = alpha.copy()
-                alpha[j] = new_alpha[j]
-            else:
-                step = f"delete {active[j]}"
-                active, alpha = np.delete(active, j), np.delete(alpha, j)
         result.n_relevance_trace.append(active.size)
         if verbose:
             print(
