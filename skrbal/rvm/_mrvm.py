@@ -1,6 +1,9 @@
 """Multiclass relevance vector machines (mRVM1 and mRVM2)."""
 
+from __future__ import annotations
+
 import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -234,21 +237,21 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        method="mrvm2",
-        kernel="rbf",
-        gamma=None,
-        degree=3,
-        coef0=1.0,
-        kernel_params=None,
-        tau=1e-5,
-        nu=1e-5,
-        max_iter=300,
-        tol=3e-2,
-        prune_threshold=1e4,
-        n_quadrature=12,
+        method: str = "mrvm2",
+        kernel: str | Callable = "rbf",
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        kernel_params: dict | None = None,
+        tau: float = 1e-5,
+        nu: float = 1e-5,
+        max_iter: int = 300,
+        tol: float = 3e-2,
+        prune_threshold: float = 1e4,
+        n_quadrature: int = 12,
         classes=None,
-        warm_start=False,
-        verbose=0,
+        warm_start: bool = False,
+        verbose: int = 0,
     ):
         self.method = method
         self.kernel = kernel
@@ -337,7 +340,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y) -> MulticlassRVC:
         """Fit the relevance vector machine.
 
         Parameters
@@ -451,7 +454,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self._kernel(X, self.relevance_vectors_) @ self.coef_
 
-    def decision_function(self, X):
+    def decision_function(self, X) -> np.ndarray:
         """Means of the auxiliary scores ``f = W^T k(x)``.
 
         Parameters
@@ -470,7 +473,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
             return scores[:, 1] - scores[:, 0]
         return scores
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Class with the largest auxiliary score.
 
         Parameters
@@ -486,7 +489,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         scores = self._scores(X)
         return self.classes_[np.argmax(scores, axis=1)]
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of the multinomial-probit class probabilities.
 
         Parameters
@@ -509,7 +512,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
             )
         return log_proba
 
-    def predict_proba(self, X):
+    def predict_proba(self, X) -> np.ndarray:
         """Multinomial-probit class probabilities.
 
         ``P(y = k | x) = E_u[prod_{j != k} Phi(u + f_k - f_j)]`` with
