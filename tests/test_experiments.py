@@ -354,3 +354,10 @@ def test_killed_study_resumes_to_the_uninterrupted_result(tmp_path):
     )
     assert_same_study(resumed, uninterrupted)
     assert_same_study(load_study(out), uninterrupted)
+
+
+def test_case_params_set_the_kernel_width_per_case():
+    method = get_method("mrvm2-evpi")
+    assert method.estimator("synthetic").gamma == 0.05
+    assert method.estimator("z24").gamma is None
+    assert method.estimator().gamma is None

@@ -45,8 +45,9 @@ def _ordered(methods: Sequence[Method]) -> list[Method]:
     return sorted(methods, key=lambda m: m.query == "random")
 
 
-def _learner(method: Method, process, rng_seed: int, counts: dict[str, int]):
+def _learner(method: Method, case, rng_seed: int, counts: dict[str, int]):
     """The stream learner of one method in one repetition."""
+    process = case.process()
     params = dict(method.learner_params)
     if method.query == "random":
         params.update(
@@ -55,7 +56,9 @@ def _learner(method: Method, process, rng_seed: int, counts: dict[str, int]):
             # Modulo: a RandomState seed must stay below 2**32.
             random_state=(rng_seed + 1) % 2**32,
         )
-    return RiskBasedLearner(estimator=method.estimator(), process=process, **params)
+    return RiskBasedLearner(
+        estimator=method.estimator(case.name), process=process, **params
+    )
 
 
 def _fit_learner(learner: RiskBasedLearner, split: Bunch, *, test: bool = True):
@@ -123,14 +126,13 @@ def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
     """
     case = get_case_study(case) if isinstance(case, str) else case
     methods = _ordered([get_method(m) for m in methods])
-    process = case.process()
     rng_seed = repetition_seed(seed, repetition)
     split = case.split(random_state=rng_seed)
     counts: dict[str, int] = {}
     queries, totals = [], []
     for method in methods:
         start = time.perf_counter()
-        learner = _fit_learner(_learner(method, process, rng_seed, counts), split)
+        learner = _fit_learner(_learner(method, case, rng_seed, counts), split)
         seconds = time.perf_counter() - start
         history = learner.history_
         counts[method.name] = history.totals["n_inspections"]
@@ -210,13 +212,13 @@ def replay_repetition(
     if method.query == "random":
         matched = known.get(method.matched_to) or get_method(method.matched_to)
         reference = _fit_learner(
-            _learner(matched, process, rng_seed, counts), split, test=False
+            _learner(matched, case, rng_seed, counts), split, test=False
         )
         counts[matched.name] = reference.history_.totals["n_inspections"]
-    learner = _fit_learner(_learner(method, process, rng_seed, counts), split)
+    learner = _fit_learner(_learner(method, case, rng_seed, counts), split)
     # The same learner told to inspect nothing keeps its initial fit, made
     # exactly as in the run (process classes, semi-supervised preparation).
-    initial = _learner(method, process, rng_seed, counts).set_params(
+    initial = _learner(method, case, rng_seed, counts).set_params(
         query="random", n_queries=0
     )
     initial = _fit_learner(initial, split, test=False)
@@ -292,7 +294,7 @@ def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
         "standardise": case.standardise,
         "methods": {
             m.name: {
-                "estimator": repr(m.estimator()),
+                "estimator": repr(m.estimator(case.name)),
                 "query": m.query,
                 "matched_to": m.matched_to,
                 "learner_params": {k: repr(v) for k, v in m.learner_params.items()},
