@@ -466,7 +466,7 @@ def _add_reproduce(commands, methods: list[str]) -> None:
         help="reproduce a case study of the paper: results, all figures, summary",
         description="Repeat every method on fresh random splits of the synthetic "
         "or Z24 case study as in the paper (half the record as test set, the "
-        "other half streamed in temporal order, 0.2 %% (synthetic) or 0.3 %% "
+        "other half streamed in temporal order, 0.2 % (synthetic) or 0.3 % "
         "(Z24) labelled at the start), then write tidy results, every figure "
         "and a Markdown summary (summary.md) to the output folder. Finished "
         "repetitions are saved one by one; --resume continues an interrupted "
