@@ -53,8 +53,10 @@ $(DOCS_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[docs]"
 	touch $@
 
+# Benchmark modules are named bench_*.py so the test run never collects them.
 bench: $(STAMP)
-	$(BIN)/python -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds -p no:cacheprovider
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest benchmarks -o python_files="bench_*.py" \
+		-o addopts="" --benchmark-only -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) $(MODAL_VENV) docs/_build docs/generated docs/auto_examples build dist *.egg-info .pytest_cache .benchmarks
