@@ -305,21 +305,21 @@ class DecisionProcess(BaseEstimator):
     def _check_beliefs(proba: np.ndarray, check_sums: bool = True) -> None:
         """Raise if a row is not a probability distribution.
 
-        Whole-array reductions first (a NaN propagates through ``min`` and
-        ``max``), so valid beliefs cost two passes and one matrix-vector
-        product; the row-by-row search only runs to name a bad entry. With
+        Whole-array reductions first, so valid beliefs cost one pass and one
+        matrix-vector product; the row-by-row search only runs to name a bad
+        entry. With
         ``check_sums=False`` the caller checks the row sums itself (see
         :meth:`_check_row_sums`).
         """
         if proba.size == 0:
             return
-        low, high = proba.min(), proba.max()
-        if not (low >= -_BELIEF_TOL and high <= 1 + _BELIEF_TOL):
+        # Non-negative rows that sum to one lie in [0, 1], so the minimum and
+        # the row sums suffice; a NaN propagates through the minimum.
+        if not proba.min() >= -_BELIEF_TOL:
             if not np.isfinite(proba).all():
                 row = int(np.argwhere(~np.isfinite(proba))[0, 0])
                 raise ValueError(f"proba has a non-finite value in row {row}.")
-            outside = (proba < -_BELIEF_TOL) | (proba > 1 + _BELIEF_TOL)
-            row, col = (int(v) for v in np.argwhere(outside)[0])
+            row, col = (int(v) for v in np.argwhere(proba < -_BELIEF_TOL)[0])
             raise ValueError(
                 f"proba[{row}, {col}] = {float(proba[row, col]):.10g} is outside "
                 "[0, 1]."
@@ -434,28 +434,26 @@ class DecisionProcess(BaseEstimator):
         """
         _, q, process_classes = self._validated()
         proba = self._align(proba, classes, process_classes, check_sums=False)
-        # One matrix product gives, per belief, the expected utility of each
-        # action, the expected utility with perfect information and the row
-        # sum (for validation). The (A + 2, n) layout makes the max over
-        # actions run along contiguous rows.
+        # EVPI = E[max_d Q] - max_d E[Q] = min_d E[max_d' Q - Q(., d)]: the
+        # expected regret of the best action. One matrix product gives each
+        # action's expected regret and the row sums (for validation); the
+        # (A + 1, n) layout makes the min over actions run along contiguous
+        # rows, and the reductions below write nothing they do not return.
         n_actions = q.shape[1]
-        weights = np.column_stack([q, q.max(axis=1), np.ones(q.shape[0])])
+        regret = q.max(axis=1, keepdims=True) - q
+        weights = np.column_stack([regret, np.ones(q.shape[0])])
         products = weights.T @ proba.T
-        # In place from here on: fresh temporaries of n floats cost page
-        # faults that rival the arithmetic on large batches.
-        sums = products[n_actions + 1]
-        sums -= 1.0
-        np.abs(sums, out=sums)
-        if sums.size and sums.max() > _BELIEF_TOL:
-            self._check_row_sums(proba @ np.ones(proba.shape[1]))
-        best = products[0]
+        sums = products[n_actions]
+        if sums.size and (
+            sums.max() > 1.0 + _BELIEF_TOL or sums.min() < 1.0 - _BELIEF_TOL
+        ):
+            self._check_row_sums(sums)
+        value = products[0].copy()
         for action in range(1, n_actions):  # a handful of actions, not samples
-            np.maximum(best, products[action], out=best)
-        value = products[n_actions]
-        value -= best
-        # Rounding can leave -1e-15 where the true value is exactly zero.
+            np.minimum(value, products[action], out=value)
+        # Beliefs may dip below zero within the tolerance.
         np.maximum(value, 0.0, out=value)
-        return value.copy()
+        return value
 
     def should_inspect(self, proba, classes=None) -> np.ndarray:
         """Whether an inspection is worth its cost (``EVPI > inspection_cost``).
