@@ -6,6 +6,7 @@ from sklearn.naive_bayes import GaussianNB
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.active import RiskBasedLearner
+from skrbal.active._semi import SmoothingUpdate, StreamState
 from skrbal.datasets import make_degradation_stream, stream_test_split
 from skrbal.mixture import SemiSupervisedGMMClassifier
 from skrbal.smoothing import smooth_segment
@@ -99,16 +100,38 @@ def test_smoothing_segment_is_what_the_learner_learns(split):
     assert np.mean(result.pseudo_labels == split.y_stream[a + 1 : b]) > 0.95
 
 
-def test_smoothing_without_record_actions_uses_the_agents(split):
-    learner = RiskBasedLearner(
-        estimator=BayesianGMMClassifier(),
-        process=synthetic_decision_process(),
-        semi_supervised="smoothing",
-    ).fit(split.X_stream, split.y_stream, initial=split.initial_indices)
-    # The agent repairs when it believes the structure is failing; a segment
-    # the record repaired but the agent did not is left out, never mislabelled.
-    assert learner.n_skipped_segments_ >= 0
-    assert learner.history_.totals["n_inspections"] > 0
+def test_smoothing_skips_a_segment_the_actions_cannot_explain():
+    """Failure then undamaged with no repair in between is impossible."""
+    process = synthetic_decision_process()
+    rng = np.random.default_rng(0)
+    y = np.array([4, 4, 4, 1, 1, 1])
+    X = np.column_stack([np.where(y == 4, 19.0, -5.0), np.zeros(6)])
+    X += rng.normal(scale=0.1, size=X.shape)
+
+    def smoothed(record_actions):
+        model = BayesianGMMClassifier(classes=[1, 2, 3, 4]).fit(X, y)
+        update = SmoothingUpdate(process, "auto", initial_state=4)
+        known = np.zeros(6, dtype=bool)
+        known[[0, 5]] = True
+        state = StreamState(
+            X=X,
+            y=y,
+            known=known,
+            labelled=[0, 5],
+            action=np.zeros(6, dtype=np.intp),  # the agent never repaired
+            exogenous_actions=record_actions,
+        )
+        update.learn(model, state, 5)
+        return update
+
+    repaired = smoothed(np.array([0, 0, 1, 0, 0, 0]))  # repair after step 2
+    assert repaired.n_skipped_segments == 0
+    assert [repaired.pseudo[t] for t in (1, 2, 3, 4)] == [4, 4, 1, 1]
+    # Without the record's repair (the agent's own actions), no state path
+    # explains the segment: it is skipped, not mislabelled.
+    unexplained = smoothed(None)
+    assert unexplained.n_skipped_segments == 1
+    assert unexplained.pseudo == {}
 
 
 def test_semi_supervised_errors(split):
