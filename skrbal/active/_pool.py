@@ -7,8 +7,8 @@ from collections.abc import Callable
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import check_is_fitted
 
+from skrbal.active._semi import can_partial_fit
 from skrbal.query import least_confident_sampling
 
 __all__ = ["ActiveLearner"]
@@ -164,24 +164,6 @@ class ActiveLearner(BaseEstimator):
         self.n_refits_ += 1
         return self
 
-    def _incremental(self, y_new) -> bool:
-        if self.update == "refit":
-            return False
-        has_partial = hasattr(self.estimator, "partial_fit")
-        if self.update == "partial_fit" and not has_partial:
-            raise ValueError(
-                f"update='partial_fit' but {type(self.estimator).__name__} has no "
-                "partial_fit."
-            )
-        if not has_partial:
-            return False
-        try:
-            check_is_fitted(self.estimator)
-        except Exception:
-            return False
-        known = getattr(self.estimator, "classes_", None)
-        return known is not None and bool(np.isin(y_new, known).all())
-
     def fit(self, X, y, **fit_kwargs):
         """Forget all taught samples and fit the estimator to ``X, y``.
 
@@ -220,7 +202,7 @@ class ActiveLearner(BaseEstimator):
             Passed to ``fit`` or ``partial_fit``.
         """
         y = self._check_labels(X, y)
-        incremental = not only_new and self._incremental(y)
+        incremental = not only_new and can_partial_fit(self.estimator, y, self.update)
         self.X_training = _stack(self.X_training, X)
         self.y_training = y if self.y_training is None else _stack(self.y_training, y)
         if only_new:

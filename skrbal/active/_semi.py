@@ -17,6 +17,25 @@ from skrbal._decision import DecisionProcess
 from skrbal.smoothing import ImpossibleEvidenceError, smooth_segment
 
 
+def can_partial_fit(model, y_new, mode: str) -> bool:
+    """Whether to teach ``model`` the labels ``y_new`` by ``partial_fit``.
+
+    ``mode`` is a learner's ``update``: ``'refit'`` never, ``'partial_fit'``
+    whenever possible (and the model must have the method), ``'auto'`` when
+    the model has it. Either way the model must be fitted already and know
+    every label, since ``partial_fit`` cannot add a class.
+    """
+    if mode == "refit":
+        return False
+    has_partial = hasattr(model, "partial_fit")
+    if mode == "partial_fit" and not has_partial:
+        raise ValueError(
+            f"update='partial_fit' but {type(model).__name__} has no partial_fit."
+        )
+    known = getattr(model, "classes_", None)
+    return has_partial and known is not None and bool(np.isin(y_new, known).all())
+
+
 @dataclass
 class StreamState:
     """What the learner knows while it walks the stream."""
@@ -46,16 +65,7 @@ class SupervisedUpdate:
 
     def _add(self, model, state: StreamState, X_new, y_new, X_all, y_all):
         """Teach ``X_new, y_new``; refit on ``X_all, y_all`` when needed."""
-        if self.mode == "partial_fit" and not hasattr(model, "partial_fit"):
-            raise ValueError(
-                f"update='partial_fit' but {type(model).__name__} has no partial_fit."
-            )
-        incremental = (
-            self.mode != "refit"
-            and hasattr(model, "partial_fit")
-            and bool(np.isin(y_new, model.classes_).all())
-        )
-        if incremental:
+        if can_partial_fit(model, y_new, self.mode):
             return model.partial_fit(X_new, y_new)
         return model.fit(X_all, y_all)
 
