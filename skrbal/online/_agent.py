@@ -1,0 +1,930 @@
+"""The live risk-based agent: observe, request inspections, learn their results."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_array
+
+from skrbal import __version__
+from skrbal._decision import DecisionProcess
+from skrbal._labels import label_positions
+from skrbal.active._semi import clone_for, make_update
+from skrbal.online._buffers import StepBuffers
+from skrbal.online._config import (
+    ConfigurationError,
+    config_difference,
+    decode_config,
+    dumps,
+    encode_config,
+)
+from skrbal.online._lock import AgentLock
+from skrbal.online._store import AgentStore, StoreError, label_to_json
+
+__all__ = ["RequestError", "RiskBasedAgent"]
+
+_SEMI = (None, "em", "smoothing")
+_UPDATES = ("auto", "partial_fit", "refit")
+
+
+class RequestError(ValueError):
+    """An inspection result or cancellation the agent cannot accept.
+
+    Raised for an unknown request, a cancelled one, a repeated result or a
+    label outside the process; the agent and its store are left unchanged.
+    """
+
+
+def _default_budget():
+    try:
+        from skrbal.budget import CostThreshold
+    except ImportError:  # until skrbal.budget lands: the same rule, contract API
+        return _PaperRule()
+    return CostThreshold()
+
+
+class _PaperRule(BaseEstimator):
+    def initial_state(self):
+        return {}
+
+    def scan(self, evpi, times, available, cost, state):
+        hits = np.flatnonzero((np.asarray(evpi) > cost) & np.asarray(available))
+        return (int(hits[0]) if hits.size else -1), {}
+
+
+def _as_seconds(values, name: str, n: int) -> np.ndarray:
+    """Timestamps as float seconds (datetimes: since 1970-01-01 UTC)."""
+    array = np.asarray(values)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.dtype.kind in "MO" or isinstance(values, (pd.Series, pd.Index)):
+        if array.dtype.kind not in "biuf":
+            try:
+                stamps = pd.to_datetime(pd.Series(values).to_numpy(), utc=True)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"{name} must be numbers (seconds) or datetimes: {exc}"
+                ) from exc
+            epoch = pd.Timestamp(0, tz="UTC")
+            array = np.asarray((stamps - epoch) / pd.Timedelta(seconds=1))
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numbers (seconds) or datetimes.")
+    array = array.astype(np.float64)
+    if array.shape != (n,):
+        raise ValueError(f"{name} must hold {n} value(s), got shape {array.shape}.")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite.")
+    if n > 1 and np.any(np.diff(array) < 0):
+        raise ValueError(f"{name} must be non-decreasing.")
+    return array
+
+
+class RiskBasedAgent(BaseEstimator):
+    """Risk-based active learning on a live stream, with a durable store.
+
+    The agent holds a classifier, a decision process and an inspection budget
+    policy. Each new observation gets a belief over the health state, its EVPI
+    and a recommended action; when the budget policy says the EVPI is worth
+    the inspection cost, an inspection is requested. The result may come back
+    much later (:meth:`record_inspection`), or never (:meth:`cancel_request`);
+    the model learns it when it arrives. Everything the agent decides and
+    learns is committed to an :class:`AgentStore` before the call returns, so
+    the agent can resume after a restart (:meth:`from_store`) and continue
+    with identical decisions.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Any scikit-learn classifier with ``predict_proba`` (Pipelines
+        included). It is cloned; if it has a ``classes`` parameter left at
+        ``None``, the clone is given the process's labels.
+    process : DecisionProcess
+        The maintenance decision and its inspection cost.
+    budget : BudgetPolicy, default=None
+        Which inspections to request, from :mod:`skrbal.budget`. ``None`` is
+        :class:`~skrbal.budget.CostThreshold`: inspect when EVPI exceeds the
+        inspection cost (the paper). Its periods and gaps are counted in
+        steps, or in seconds when :meth:`observe` is given timestamps.
+    semi_supervised : {None, 'em', 'smoothing'}, default=None
+        The remedies of :class:`~skrbal.active.RiskBasedLearner`, with the
+        same update rules: ``'em'`` refits by EM over every observation so far
+        after each result; ``'smoothing'`` pseudo-labels the steps since the
+        previous known label by forward-backward, with the actions taken in
+        between (see :meth:`record_action`).
+    update : {'auto', 'partial_fit', 'refit'}, default='auto'
+        How the model learns a result, as in
+        :class:`~skrbal.active.RiskBasedLearner`.
+    initial_state : label, default=None
+        With ``semi_supervised='smoothing'``, the state assumed before the
+        first step. Defaults to the process's first state.
+    max_open_requests : int, default=None
+        At most this many requests wait for a result at once; while the cap
+        is reached no inspection is requested. ``None``: no cap.
+    store : AgentStore, str or path-like, default=None
+        Where the agent lives: an :class:`AgentStore` or its URL / SQLite
+        path. ``None``: a private in-memory SQLite store (nothing durable).
+    name : str, default="agent"
+        The agent's name in the store; one store holds many agents.
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The current model.
+    classes_ : ndarray
+        The process's labels.
+    n_features_in_ : int
+        Number of features of an observation.
+    feature_names_in_ : ndarray of str
+        Column names of the commissioning data, when it was a DataFrame.
+    n_steps_ : int
+        Steps so far, commissioning samples included (they are steps
+        ``0 .. n_commissioning - 1``; observations follow).
+    budget_ : BudgetPolicy
+        The budget policy in use.
+    budget_state_ : dict
+        The policy's running state (JSON).
+    last_evpi_ : float or None
+        EVPI of the last observation.
+    store_ : AgentStore
+        The open store.
+    agent_id_ : int
+        The agent's key in the store.
+
+    See Also
+    --------
+    skrbal.active.RiskBasedLearner : The same method replayed on a recorded
+        stream, with every label at hand.
+    AgentStore : The store, and reading it without opening the agent.
+
+    Notes
+    -----
+    A requested inspection means: act after its result (the action returned
+    by :meth:`record_inspection`), as the paper's agent does; the recommended
+    action returned by :meth:`observe` for that step is the one under the
+    belief, for when the result never comes. Fed a recorded stream with each
+    result returned at once, the agent makes the decisions and inspections of
+    :class:`~skrbal.active.RiskBasedLearner` run with the commissioning
+    samples as the first, initially labelled, steps of its stream.
+
+    The store keeps configurations as JSON and the model as the data it was
+    learned from, never as a pickle: on resume the model is rebuilt by
+    replaying the commissioning fit and every result in their order. An
+    estimator of scikit-learn or skrbal is rebuilt from its stored
+    parameters; any other must be passed again to :meth:`from_store`, and is
+    checked against the stored configuration. An estimator with a
+    ``random_state`` needs an int for the replay to be exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import RiskBasedAgent
+    >>> rng = np.random.default_rng(0)
+    >>> means = np.array([-5.0, -0.7, 5.8, 19.0])
+    >>> y0 = np.array([1, 2, 3, 4, 1, 2, 3, 4])
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit(rng.normal(means[y0 - 1], 1.0)[:, None], y0)
+    >>> decisions = agent.observe([[-5.2], [2.5]])
+    >>> decisions[["step", "inspect", "request_id"]]
+       step  inspect  request_id
+    0     8    False        <NA>
+    1     9     True           1
+    >>> agent.record_inspection(1, 3)
+    0
+    >>> agent.status()["n_results"]
+    1
+    >>> agent.close()
+    """
+
+    def __init__(
+        self,
+        *,
+        estimator,
+        process: DecisionProcess,
+        budget=None,
+        semi_supervised: str | None = None,
+        update: str = "auto",
+        initial_state=None,
+        max_open_requests: int | None = None,
+        store=None,
+        name: str = "agent",
+    ):
+        self.estimator = estimator
+        self.process = process
+        self.budget = budget
+        self.semi_supervised = semi_supervised
+        self.update = update
+        self.initial_state = initial_state
+        self.max_open_requests = max_open_requests
+        self.store = store
+        self.name = name
+
+    # ------------------------------------------------------------------ #
+    # configuration
+    # ------------------------------------------------------------------ #
+    def _check_params(self):
+        if not isinstance(self.process, DecisionProcess):
+            raise TypeError(
+                f"process must be a DecisionProcess, got {type(self.process).__name__}."
+            )
+        self.process._validated()
+        if self.semi_supervised not in _SEMI:
+            raise ValueError(
+                f"semi_supervised must be None, 'em' or 'smoothing', got "
+                f"{self.semi_supervised!r}."
+            )
+        if self.update not in _UPDATES:
+            raise ValueError(f"update must be one of {_UPDATES}, got {self.update!r}.")
+        cap = self.max_open_requests
+        if cap is not None and (
+            not isinstance(cap, Integral) or isinstance(cap, bool) or cap < 1
+        ):
+            raise ValueError(
+                f"max_open_requests must be None or an integer >= 1, got {cap!r}."
+            )
+        if not isinstance(self.name, str) or not 0 < len(self.name) <= 200:
+            raise ValueError(
+                f"name must be a non-empty string of at most 200 characters, got "
+                f"{self.name!r}."
+            )
+        budget = _default_budget() if self.budget is None else self.budget
+        if not (hasattr(budget, "initial_state") and hasattr(budget, "scan")):
+            raise TypeError(
+                "budget must be a budget policy with initial_state() and scan(), "
+                f"such as skrbal.budget.CostThreshold(); got {budget!r}."
+            )
+        random_state = getattr(self.estimator, "random_state", None)
+        if isinstance(random_state, np.random.RandomState):
+            raise ValueError(
+                "estimator: a RandomState instance as random_state cannot be "
+                "replayed from the store; pass an int."
+            )
+        return budget
+
+    def _settings(self) -> dict:
+        return {
+            "semi_supervised": self.semi_supervised,
+            "update": self.update,
+            "initial_state": encode_config(self.initial_state),
+            "max_open_requests": self.max_open_requests,
+        }
+
+    def _open_store(self):
+        if isinstance(self.store, AgentStore):
+            return self.store, False
+        return AgentStore(":memory:" if self.store is None else self.store), True
+
+    def _new_model(self, buffers):
+        self._update = make_update(
+            self.semi_supervised, self.process, self.update, self.initial_state
+        )
+        model = self._update.prepare(clone_for(self.estimator, self.process))
+        return self._update.initial_fit(model, buffers.stream_state())
+
+    def _check_labels(self, y, name: str) -> np.ndarray:
+        """Labels as the process's own values; a clear error for others."""
+        classes = self.process.classes_
+        try:
+            positions = label_positions(
+                np.asarray(y), classes, owner="the process's states"
+            )
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: {exc}") from None
+        return classes[positions]
+
+    # ------------------------------------------------------------------ #
+    # starting: commissioning or resume
+    # ------------------------------------------------------------------ #
+    def fit(self, X, y, *, timestamps=None) -> RiskBasedAgent:
+        """Commission a new agent from an initial labelled set.
+
+        The commissioning samples become the first steps of the agent's
+        stream, with known labels; the model is fitted on them and the agent
+        is created in the store (an agent of the same name must not exist:
+        resume it with :meth:`from_store`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features of the commissioning inspections, in temporal order.
+        y : array-like of shape (n_samples,)
+            Their labels, states of the process.
+        timestamps : array-like of shape (n_samples,), default=None
+            Their times (seconds or datetimes), kept in the store.
+
+        Returns
+        -------
+        self : RiskBasedAgent
+            Open for writing; call :meth:`close` (or use ``with``) when done.
+        """
+        budget = self._check_params()
+        feature_names = getattr(X, "columns", None)
+        X = check_array(X, dtype=np.float64)
+        y = self._check_labels(y, "y")
+        if y.shape != (X.shape[0],):
+            raise ValueError(
+                f"y must hold one label per row of X: X has {X.shape[0]} rows, y "
+                f"has shape {y.shape}."
+            )
+        if timestamps is not None:
+            timestamps = _as_seconds(timestamps, "timestamps", X.shape[0])
+        buffers = StepBuffers(X.shape[1], self.process.classes_)
+        buffers.extend(X, self.process.perfect_information_action(y), y=y)
+        model = self._new_model(buffers)
+
+        store, owned = self._open_store()
+        names = None if feature_names is None else [str(c) for c in feature_names]
+        agent_row = {
+            "name": self.name,
+            "created_at": time.time(),
+            "skrbal_version": __version__,
+            "process": dumps(encode_config(self.process)),
+            "estimator": dumps(encode_config(self.estimator)),
+            "estimator_fingerprint": _fingerprint(self.estimator),
+            "budget": dumps(encode_config(self.budget)),
+            "budget_fingerprint": _fingerprint(self.budget),
+            "settings": dumps(self._settings()),
+            "n_features": X.shape[1],
+            "feature_names": None if names is None else json.dumps(names),
+            "clock": None,
+            "n_steps": X.shape[0],
+            "n_requests": 0,
+            "last_seq": 1,
+            "budget_state": json.dumps(budget.initial_state()),
+        }
+        try:
+            agent_id = store._create_agent(
+                agent_row, self._commission_rows(X, y, buffers.action.view, timestamps)
+            )
+        except BaseException:
+            if owned:
+                store.close()
+            raise
+        self._start(store, owned, agent_id, budget, buffers, model)
+        self.budget_state_ = budget.initial_state()
+        self.feature_names_in_ = None if names is None else np.asarray(names, object)
+        self._clock, self._last_time, self.last_evpi_ = None, None, None
+        self._seq, self._n_requests = 1, 0
+        self._requests = {}
+        return self
+
+    @staticmethod
+    def _commission_rows(X, y, action, timestamps):
+        return [
+            {
+                "step": i,
+                "seq": 1,
+                "kind": "commissioning",
+                "timestamp": None if timestamps is None else float(timestamps[i]),
+                "time": None,
+                "features": json.dumps(X[i].tolist()),
+                "belief": None,
+                "evpi": None,
+                "action": int(action[i]),
+                "label": label_to_json(y[i]),
+                "taken_action": None,
+                "request_id": None,
+            }
+            for i in range(X.shape[0])
+        ]
+
+    def _start(self, store, owned, agent_id, budget, buffers, model, lock=None):
+        if lock is None:
+            lock = AgentLock(store, agent_id, self.name)
+        store._mark_owner(agent_id)
+        self.store_, self._owns_store, self._lock = store, owned, lock
+        self.agent_id_ = agent_id
+        self.budget_ = budget
+        self._buffers = buffers
+        self.estimator_ = model
+        self.classes_ = self.process.classes_
+        self.n_features_in_ = buffers.X.view.shape[1]
+
+    @classmethod
+    def from_store(cls, store, name: str = "agent", *, estimator=None, budget=None):
+        """Resume an agent from its store, exactly where it stopped.
+
+        Parameters
+        ----------
+        store : AgentStore, str or path-like
+            The store (or its URL / SQLite path).
+        name : str, default="agent"
+            The agent's name.
+        estimator : classifier, default=None
+            The agent's estimator. Needed only when it is not a scikit-learn
+            or skrbal class (the store never imports other code); it must
+            match the stored configuration.
+        budget : BudgetPolicy, default=None
+            The same for the budget policy.
+
+        Returns
+        -------
+        agent : RiskBasedAgent
+            Open for writing, with the model rebuilt from the stored data.
+
+        Raises
+        ------
+        AgentLockedError
+            When the agent is open for writing elsewhere.
+        ConfigurationError
+            When a given estimator or budget differs from the stored one, or
+            a stored one cannot be rebuilt.
+        """
+        owned = not isinstance(store, AgentStore)
+        store = AgentStore(store) if owned else store
+        try:
+            with store.engine.connect() as conn:
+                row = store._agent_row(conn, name)
+            estimator = _resolved(row.estimator, estimator, "estimator")
+            budget = _resolved(row.budget, budget, "budget")
+            settings = json.loads(row.settings)
+            agent = cls(
+                estimator=estimator,
+                process=decode_config(json.loads(row.process)),
+                budget=budget,
+                semi_supervised=settings["semi_supervised"],
+                update=settings["update"],
+                initial_state=decode_config(settings["initial_state"]),
+                max_open_requests=settings["max_open_requests"],
+                store=store if not owned else store.display_url,
+                name=name,
+            )
+            agent._resume(store, owned, row)
+        except BaseException:
+            if owned:
+                store.close()
+            raise
+        return agent
+
+    def _resume(self, store, owned, row):
+        budget = self._check_params()
+        lock = AgentLock(store, row.agent_id, self.name)
+        try:
+            with store.engine.connect() as conn:
+                # Re-read under the lock: the row may have moved since.
+                row = store._agent_row(conn, self.name)
+                obs, events = store._load(conn, row.agent_id)
+            buffers, model = self._replay(row, obs, events)
+        except BaseException:
+            lock.release()
+            raise
+        self._start(store, owned, row.agent_id, budget, buffers, model, lock)
+        self.budget_state_ = json.loads(row.budget_state)
+        names = json.loads(row.feature_names) if row.feature_names else None
+        self.feature_names_in_ = None if names is None else np.asarray(names, object)
+        self._clock = row.clock
+        self._seq, self._n_requests = row.last_seq, row.n_requests
+        observed = [o for o in obs if o.kind == "observation"]
+        self._last_time = observed[-1].time if observed else None
+        self.last_evpi_ = observed[-1].evpi if observed else None
+        self._requests = {
+            r.request_id: [r.step, r.status] for r in store._requests_of(row.agent_id)
+        }
+
+    def _replay(self, row, obs, events):
+        """Rebuild buffers and model: commissioning fit, then each result."""
+        classes = self.process.classes_
+        buffers = StepBuffers(row.n_features, classes)
+        X = np.array([json.loads(o.features) for o in obs], dtype=np.float64)
+        X = X.reshape(len(obs), row.n_features)
+        kinds = np.array([o.kind for o in obs])
+        n_commissioning = int(np.sum(kinds == "commissioning"))
+        y0 = np.array([json.loads(o.label) for o in obs[:n_commissioning]])
+        actions = np.array([o.action for o in obs], dtype=np.intp)
+        buffers.extend(
+            X[:n_commissioning], actions[:n_commissioning], y=y0.astype(classes.dtype)
+        )
+        buffers.extend(X[n_commissioning:], actions[n_commissioning:])
+        model = self._new_model(buffers)
+        for ev in events:
+            payload = json.loads(ev.payload)
+            if ev.kind == "result":
+                label = np.asarray([payload["label"]]).astype(classes.dtype)
+                model = self._learn(model, self._update, buffers, ev.step, label[0])
+            elif ev.kind == "action":
+                buffers.action.view[ev.step] = payload["action"]
+                buffers.user_action.view[ev.step] = True
+        return buffers, model
+
+    # ------------------------------------------------------------------ #
+    # the live calls
+    # ------------------------------------------------------------------ #
+    def _check_open(self):
+        if not getattr(self, "_lock", None) or not self._lock.held:
+            raise StoreError(
+                f"agent {self.name!r} is not open: commission it with fit() or "
+                "resume it with RiskBasedAgent.from_store()."
+            )
+
+    @property
+    def n_steps_(self) -> int:
+        """Steps so far, commissioning samples included."""
+        return self._buffers.n_steps
+
+    def _observation_times(self, n, timestamps):
+        first = self.n_steps_
+        if timestamps is None:
+            clock, times, stamps = (
+                "step",
+                np.arange(first, first + n, dtype=float),
+                None,
+            )
+        else:
+            clock = "timestamp"
+            stamps = times = _as_seconds(timestamps, "timestamps", n)
+        if self._clock is not None and clock != self._clock:
+            given = "without" if timestamps is None else "with"
+            raise ValueError(
+                f"timestamps: this agent's observations came "
+                f"{'with' if self._clock == 'timestamp' else 'without'} timestamps "
+                f"so far, and the budget counts time in those units; got a call "
+                f"{given} them."
+            )
+        if n and self._last_time is not None and times[0] < self._last_time:
+            raise ValueError(
+                f"timestamps must not go back in time: {times[0]!r} comes after "
+                f"{self._last_time!r}."
+            )
+        return clock, times, stamps
+
+    def _check_X(self, X):
+        names = getattr(X, "columns", None)
+        X = check_array(X, dtype=np.float64, ensure_min_samples=0)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but the agent was commissioned "
+                f"with {self.n_features_in_}."
+            )
+        if names is not None and self.feature_names_in_ is not None:
+            names = np.asarray([str(c) for c in names], dtype=object)
+            if not np.array_equal(names, self.feature_names_in_):
+                raise ValueError(
+                    f"X has columns {names.tolist()}, but the agent was "
+                    f"commissioned with {self.feature_names_in_.tolist()}."
+                )
+        return X
+
+    def _requested_steps(self, evpi, times):
+        """Positions to inspect and the budget state after the block."""
+        budget, state = self.budget_, self.budget_state_
+        n_open = sum(1 for _, status in self._requests.values() if status == "open")
+        cap = self.max_open_requests
+        cost = float(self.process.inspection_cost)
+        requested, start = [], 0
+        while start < evpi.shape[0]:
+            available = np.full(evpi.shape[0] - start, cap is None or n_open < cap)
+            k, state = budget.scan(evpi[start:], times[start:], available, cost, state)
+            if k < 0:
+                break
+            requested.append(start + k)
+            n_open += 1
+            start += k + 1
+        return requested, state
+
+    def observe(self, X, timestamps=None) -> pd.DataFrame:
+        """Decide for new observations, in order; request inspections.
+
+        All rows are judged by the current model: a result recorded later
+        only affects later calls.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_observations, n_features)
+            The new observations, in temporal order.
+        timestamps : array-like of shape (n_observations,), default=None
+            Their times, seconds or datetimes, non-decreasing. Either always
+            or never given: without them the budget counts time in steps.
+
+        Returns
+        -------
+        decisions : DataFrame
+            One row per observation: ``step``, ``timestamp``,
+            ``belief_<label>`` per state, ``evpi``, ``inspect`` (an inspection
+            is requested: act after its result), ``request_id`` (``<NA>``
+            without a request) and ``action``, the optimal action under the
+            belief.
+        """
+        self._check_open()
+        X = self._check_X(X)
+        n, first = X.shape[0], self.n_steps_
+        clock, times, stamps = self._observation_times(n, timestamps)
+        model = self.estimator_
+        proba = self.process.align_proba(model.predict_proba(X), classes=model.classes_)
+        evpi = self.process.evpi(proba)
+        action = self.process.optimal_action(proba)
+        requested, budget_state = self._requested_steps(evpi, times)
+        request_ids = np.zeros(n, dtype=np.int64)
+        request_ids[requested] = np.arange(1, len(requested) + 1) + self._n_requests
+        if n:
+            self._commit_observe(
+                X,
+                first,
+                times,
+                stamps,
+                proba,
+                evpi,
+                action,
+                request_ids,
+                requested,
+                budget_state,
+                clock,
+            )
+            self._buffers.extend(X, action)
+            for i in requested:
+                self._requests[int(request_ids[i])] = [first + i, "open"]
+            self._n_requests += len(requested)
+            self.budget_state_, self._clock = budget_state, clock
+            self._last_time, self.last_evpi_ = float(times[-1]), float(evpi[-1])
+            self._seq += 1
+        return self._decisions(first, n, stamps, proba, evpi, action, request_ids)
+
+    def _commit_observe(
+        self,
+        X,
+        first,
+        times,
+        stamps,
+        proba,
+        evpi,
+        action,
+        request_ids,
+        requested,
+        budget_state,
+        clock,
+    ):
+        seq = self._seq + 1
+        rows = [
+            {
+                "agent_id": self.agent_id_,
+                "step": first + i,
+                "seq": seq,
+                "kind": "observation",
+                "timestamp": None if stamps is None else float(stamps[i]),
+                "time": float(times[i]),
+                "features": json.dumps(X[i].tolist()),
+                "belief": json.dumps(proba[i].tolist()),
+                "evpi": float(evpi[i]),
+                "action": int(action[i]),
+                "label": None,
+                "taken_action": None,
+                "request_id": int(request_ids[i]) or None,
+            }
+            for i in range(X.shape[0])
+        ]
+        request_rows = [
+            {
+                "agent_id": self.agent_id_,
+                "request_id": int(request_ids[i]),
+                "step": first + i,
+                "status": "open",
+                "evpi": float(evpi[i]),
+                "opened_seq": seq,
+            }
+            for i in requested
+        ]
+        self.store_._write_observe(
+            self.agent_id_,
+            self._seq,
+            rows,
+            request_rows,
+            {
+                "n_steps": first + X.shape[0],
+                "n_requests": self._n_requests + len(requested),
+                "budget_state": json.dumps(budget_state),
+                "clock": clock,
+            },
+            {"n": X.shape[0], "budget_state": budget_state},
+        )
+
+    def _decisions(self, first, n, stamps, proba, evpi, action, request_ids):
+        columns = {
+            "step": np.arange(first, first + n, dtype=np.int64),
+            "timestamp": np.full(n, np.nan) if stamps is None else stamps,
+        }
+        for j, label in enumerate(self.classes_.tolist()):
+            columns[f"belief_{label}"] = proba[:, j]
+        columns["evpi"] = evpi
+        columns["inspect"] = request_ids > 0
+        columns["request_id"] = pd.arrays.IntegerArray(
+            request_ids, mask=request_ids == 0
+        )
+        columns["action"] = action.astype(np.int64)
+        return pd.DataFrame(columns)
+
+    # ------------------------------------------------------------------ #
+    def _open_request(self, request_id, verb: str):
+        if (
+            not isinstance(request_id, Integral)
+            or isinstance(request_id, bool)
+            or int(request_id) not in self._requests
+        ):
+            raise RequestError(
+                f"request_id {request_id!r} is not a request of agent "
+                f"{self.name!r}: its requests are numbered 1 to "
+                f"{self._n_requests}; nothing was {verb}."
+            )
+        step, status = self._requests[int(request_id)]
+        if status != "open":
+            why = "was cancelled" if status == "cancelled" else "already has a result"
+            raise RequestError(
+                f"request {int(request_id)} (step {step}) {why}; nothing was {verb}."
+            )
+        return int(request_id), step
+
+    def _learn(self, model, rule, buffers, step, label):
+        """Teach ``label`` at ``step`` with the update rule (mutates both)."""
+        buffers.y.view[step] = label
+        buffers.known.view[step] = True
+        if not buffers.user_action.view[step]:
+            buffers.action.view[step] = self.process.perfect_information_action(
+                [label]
+            )[0]
+        buffers.labelled.append(step)
+        return rule.learn(model, buffers.stream_state(), step)
+
+    def record_inspection(self, request_id, label, *, timestamp=None) -> int:
+        """Learn the result of a requested inspection.
+
+        Parameters
+        ----------
+        request_id : int
+            The request, from :meth:`observe`.
+        label : label
+            The health state found, a state of the process.
+        timestamp : float or datetime, default=None
+            When the result came, kept in the store.
+
+        Returns
+        -------
+        action : int
+            The optimal action for the now-known state.
+
+        Raises
+        ------
+        RequestError
+            For an unknown or cancelled request, a repeated result, or a
+            label outside the process; nothing is changed.
+        """
+        self._check_open()
+        request_id, step = self._open_request(request_id, "recorded")
+        try:
+            label = self._check_labels([label], "label")[0]
+        except ValueError as exc:
+            raise RequestError(f"{exc}; nothing was recorded.") from None
+        stamp = None if timestamp is None else _as_seconds(timestamp, "timestamp", 1)
+        buffers = self._buffers
+        saved = (buffers.y.view[step], buffers.action.view[step])
+        rule = copy.deepcopy(self._update)
+        try:
+            model = self._learn(
+                copy.deepcopy(self.estimator_), rule, buffers, step, label
+            )
+            best = int(self.process.perfect_information_action([label])[0])
+            self.store_._write_result(
+                self.agent_id_,
+                self._seq,
+                request_id,
+                step,
+                label_to_json(label),
+                best,
+                None if stamp is None else float(stamp[0]),
+            )
+        except BaseException:
+            buffers.y.view[step], buffers.action.view[step] = saved
+            buffers.known.view[step] = False
+            buffers.labelled.pop()
+            raise
+        self.estimator_, self._update = model, rule
+        self._requests[request_id][1] = "done"
+        self._seq += 1
+        return best
+
+    def cancel_request(self, request_id, reason: str | None = None) -> None:
+        """Give up an open request: its result will not be accepted.
+
+        The budget policy keeps the spend it counted when the request was
+        made.
+
+        Parameters
+        ----------
+        request_id : int
+            The request, from :meth:`observe`.
+        reason : str, default=None
+            Kept in the store.
+
+        Raises
+        ------
+        RequestError
+            For an unknown request or one that is not open.
+        """
+        self._check_open()
+        request_id, step = self._open_request(request_id, "cancelled")
+        self.store_._write_cancel(self.agent_id_, self._seq, request_id, step, reason)
+        self._requests[request_id][1] = "cancelled"
+        self._seq += 1
+
+    def record_action(self, step, action) -> None:
+        """Record the action actually taken at a step.
+
+        With ``semi_supervised='smoothing'`` the actions between two known
+        labels choose the transitions of the smoother; by default they are
+        the agent's (the recommended action, or the optimal one once an
+        inspection's result is known). An action recorded here replaces it
+        for the segments smoothed afterwards.
+
+        Parameters
+        ----------
+        step : int
+            A step already observed.
+        action : int
+            Index of an action of the process.
+        """
+        self._check_open()
+        if (
+            not isinstance(step, Integral)
+            or isinstance(step, bool)
+            or not 0 <= step < self.n_steps_
+        ):
+            raise ValueError(
+                f"step must be an observed step in [0, {self.n_steps_}), got {step!r}."
+            )
+        n_actions = self.process.n_actions
+        if (
+            not isinstance(action, Integral)
+            or isinstance(action, bool)
+            or not 0 <= action < n_actions
+        ):
+            raise ValueError(
+                f"action must be an action index in [0, {n_actions}), got {action!r}."
+            )
+        step, action = int(step), int(action)
+        self.store_._write_action(self.agent_id_, self._seq, step, action)
+        self._buffers.action.view[step] = action
+        self._buffers.user_action.view[step] = True
+        self._seq += 1
+
+    # ------------------------------------------------------------------ #
+    # reading
+    # ------------------------------------------------------------------ #
+    def status(self) -> dict:
+        """Counts, spend, open requests, labelled set and last EVPI.
+
+        Returns
+        -------
+        status : dict
+            See :meth:`AgentStore.status`.
+        """
+        self._check_open()
+        return self.store_.status(self.name)
+
+    def history(self) -> pd.DataFrame:
+        """Every step so far; see :meth:`AgentStore.history`.
+
+        Returns
+        -------
+        history : DataFrame
+        """
+        self._check_open()
+        return self.store_.history(self.name)
+
+    def close(self) -> None:
+        """Release the agent's write lock (and the store, if the agent opened it)."""
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.release()
+            if self._owns_store:
+                self.store_.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _fingerprint(value) -> str:
+    from skrbal.online._config import fingerprint
+
+    return fingerprint(value)
+
+
+def _resolved(stored_json: str, given, what: str):
+    """The given object checked against the stored one, or the stored one."""
+    stored = json.loads(stored_json)
+    if given is None:
+        return decode_config(stored)
+    encoded = encode_config(given)
+    if dumps(encoded) != dumps(stored):
+        raise ConfigurationError(
+            f"{what} differs from the one stored with the agent: "
+            f"{config_difference(stored, encoded)}."
+        )
+    return given
