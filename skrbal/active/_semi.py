@@ -158,6 +158,8 @@ class SmoothingUpdate(SupervisedUpdate):
         return hidden, result.pseudo_labels
 
     def learn(self, model, state: StreamState, step: int):
+        if step < self.last_anchor:
+            return self._learn_late(model, state, step)
         anchors = np.flatnonzero(state.known[self.last_anchor + 1 : step + 1])
         anchors = anchors + self.last_anchor + 1
         new_steps, new_labels = [], []
@@ -180,6 +182,26 @@ class SmoothingUpdate(SupervisedUpdate):
         y_new = np.concatenate(new_labels)
         steps_all, labels_all = self._training_set(state)
         return self._add(model, state, X_new, y_new, state.X[steps_all], labels_all)
+
+    def _learn_late(self, model, state: StreamState, step: int):
+        """A label older than the last anchor (a delayed inspection result).
+
+        Its segment was smoothed already: the true label replaces the step's
+        pseudo-label, by a refit when there was one (``partial_fit`` cannot
+        unlearn it), and the segment is not smoothed again.
+        """
+        steps_all, labels_all = self._training_set(state)
+        if self.pseudo.pop(step, None) is None:
+            return self._add(
+                model,
+                state,
+                state.X[[step]],
+                state.y[[step]],
+                state.X[steps_all],
+                labels_all,
+            )
+        steps_all, labels_all = self._training_set(state)
+        return model.fit(state.X[steps_all], labels_all)
 
     def _training_set(self, state):
         labelled = np.asarray(state.labelled)

@@ -617,6 +617,17 @@ class RiskBasedAgent(BaseEstimator):
         n, first = X.shape[0], self.n_steps_
         clock, times, stamps = self._observation_times(n, timestamps)
         model = self.estimator_
+        if n == 0:  # nothing to decide; a model may refuse an empty X
+            empty = np.zeros(0)
+            return self._decisions(
+                first,
+                0,
+                None,
+                np.zeros((0, self.classes_.size)),
+                empty,
+                empty.astype(np.intp),
+                empty.astype(np.int64),
+            )
         proba = self.process.align_proba(model.predict_proba(X), classes=model.classes_)
         evpi = self.process.evpi(proba)
         action = self.process.optimal_action(proba)

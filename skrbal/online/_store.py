@@ -271,7 +271,7 @@ class AgentStore:
             out[f"belief_{label}"] = beliefs[:, j]
         out["request_id"] = frame["request_id"].astype("Int64")
         out["request_status"] = frame["request_status"]
-        out["label"] = [None if v is None else json.loads(v) for v in frame["label"]]
+        out["label"] = _json_column(frame["label"])
         out["recommended_action"] = frame["action"].astype(int)
         taken = frame["taken_action"].astype("Int64")
         result = frame["result_action"].astype("Int64")
@@ -318,7 +318,7 @@ class AgentStore:
                 .order_by(schema.requests.c.request_id),
                 conn,
             )
-        frame["label"] = [None if v is None else json.loads(v) for v in frame["label"]]
+        frame["label"] = _json_column(frame["label"])
         frame["action"] = frame["action"].astype("Int64")
         return frame
 
@@ -593,6 +593,11 @@ class AgentStore:
 
     def __repr__(self):
         return f"AgentStore({self.display_url!r})"
+
+
+def _json_column(column) -> list:
+    """JSON text per row, missing values (None or NaN) as None."""
+    return [None if pd.isna(v) else json.loads(v) for v in column]
 
 
 def _process_config(agent_row) -> dict:
