@@ -409,7 +409,15 @@ class RiskBasedAgent(BaseEstimator):
         self.n_features_in_ = buffers.X.view.shape[1]
 
     @classmethod
-    def from_store(cls, store, name: str = "agent", *, estimator=None, budget=None):
+    def from_store(
+        cls,
+        store,
+        name: str = "agent",
+        *,
+        estimator=None,
+        budget=None,
+        lock_timeout: float = 0.0,
+    ):
         """Resume an agent from its store, exactly where it stopped.
 
         Parameters
@@ -424,6 +432,8 @@ class RiskBasedAgent(BaseEstimator):
             match the stored configuration.
         budget : BudgetPolicy, default=None
             The same for the budget policy.
+        lock_timeout : float, default=0.0
+            Seconds to wait for another writer of the agent to close it.
 
         Returns
         -------
@@ -457,16 +467,16 @@ class RiskBasedAgent(BaseEstimator):
                 store=store if not owned else store.display_url,
                 name=name,
             )
-            agent._resume(store, owned, row)
+            agent._resume(store, owned, row, lock_timeout)
         except BaseException:
             if owned:
                 store.close()
             raise
         return agent
 
-    def _resume(self, store, owned, row):
+    def _resume(self, store, owned, row, lock_timeout):
         budget = self._check_params()
-        lock = AgentLock(store, row.agent_id, self.name)
+        lock = AgentLock(store, row.agent_id, self.name, lock_timeout)
         try:
             with store.engine.connect() as conn:
                 # Re-read under the lock: the row may have moved since.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 from sqlalchemy import text
 
@@ -41,12 +42,23 @@ class AgentLockedError(RuntimeError):
 class AgentLock:
     """Exclusive write access to one agent of a store; ``release`` ends it."""
 
-    def __init__(self, store, agent_id: int, name: str):
+    def __init__(self, store, agent_id: int, name: str, timeout: float = 0.0):
         self.key = (store.identity, agent_id)
         self.agent_id = agent_id
         self._store = store
         self._connection = None
         self._sidecar = None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._acquire(name)
+                return
+            except AgentLockedError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _acquire(self, name):
         with _registry_guard:
             if self.key in _held:
                 raise self._locked(name, "another agent object of this process")
