@@ -156,7 +156,7 @@ def test_second_writer_is_locked_out(store_url, stream):
     agent = RiskBasedAgent(
         estimator=GaussianNB(), process=PROCESS, store=store_url, name="bridge"
     ).fit(X0, y0)
-    with pytest.raises(AgentLockedError, match="'bridge' .* already open for writing"):
+    with pytest.raises(AgentLockedError, match=r"'bridge' .* already open for writing"):
         RiskBasedAgent.from_store(store_url, "bridge")
     # another process is locked out too, and told who holds the agent
     context = multiprocessing.get_context("spawn")
