@@ -12,7 +12,7 @@ MODAL_STAMP = $(MODAL_VENV)/.skrbal-installed
 # The documentation tools (the docs extra) are installed on top of $(STAMP).
 DOCS_STAMP = $(VENV)/.skrbal-docs-installed
 
-.PHONY: demo test test-modal lint format bench docs clean
+.PHONY: demo test test-modal test-postgres lint format bench docs clean
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ format: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest
 	$(MAKE) test-modal
+
+# The agent-store tests against a throwaway PostgreSQL server (PostgreSQL's
+# initdb and pg_ctl must be installed; .ci/run wraps the whole `make test` so).
+test-postgres: $(STAMP)
+	.ci/with-postgres $(BIN)/python -m pytest tests/test_online_store.py \
+		tests/test_online_crash.py -o addopts="" -p no:cacheprovider -q
 
 test-modal: $(MODAL_STAMP)
 	SKRBAL_REQUIRE_MODAL_LOOP=1 $(MODAL_VENV)/bin/python -m pytest \

@@ -7,6 +7,14 @@ or PostgreSQL) that records everything as it happens so the agent resumes
 after a restart with identical decisions.
 """
 
+try:
+    import sqlalchemy  # noqa: F401
+except ImportError as exc:  # pragma: no cover - the db extra is missing
+    raise ImportError(
+        "skrbal.online stores agents through SQLAlchemy, which is not installed: "
+        "pip install 'skrbal[db]'."
+    ) from exc
+
 from skrbal.online._agent import RequestError, RiskBasedAgent
 from skrbal.online._config import ConfigurationError
 from skrbal.online._lock import AgentLockedError

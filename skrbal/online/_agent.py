@@ -189,15 +189,18 @@ class RiskBasedAgent(BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> means = np.array([-5.0, -0.7, 5.8, 19.0])
     >>> y0 = np.array([1, 2, 3, 4, 1, 2, 3, 4])
-    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
-    ...                        process=synthetic_decision_process())
+    >>> process = synthetic_decision_process().set_params(inspection_cost=1.0)
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(var_smoothing=0.05),
+    ...                        process=process)
     >>> agent = agent.fit(rng.normal(means[y0 - 1], 1.0)[:, None], y0)
-    >>> decisions = agent.observe([[-5.2], [2.5]])
-    >>> decisions[["step", "inspect", "request_id"]]
-       step  inspect  request_id
-    0     8    False        <NA>
-    1     9     True           1
-    >>> agent.record_inspection(1, 3)
+    >>> decisions = agent.observe([[-5.2], [12.5]])
+    >>> decisions["evpi"].round(2).tolist()
+    [0.0, 7.74]
+    >>> decisions[["step", "inspect", "request_id", "action"]]
+       step  inspect  request_id  action
+    0     8    False        <NA>       0
+    1     9     True           1       1
+    >>> agent.record_inspection(1, 3)  # state 3 found: no repair needed
     0
     >>> agent.status()["n_results"]
     1
