@@ -36,6 +36,16 @@ class InspectionMethod(BaseEstimator):
         Distinct labels of the report outcomes, in the order of the columns of
         ``confusion``. Defaults to ``0, ..., n_outcomes - 1``.
 
+    Attributes
+    ----------
+    n_states : int
+        Number of health states, the rows of ``confusion``.
+    n_outcomes : int
+        Number of report outcomes, the columns of ``confusion``.
+    outcomes_ : ndarray of shape (n_outcomes,)
+        Labels of the report outcomes (``outcomes``, or ``0, ..., n_outcomes
+        - 1``), validated.
+
     See Also
     --------
     perfect_inspection : The method that reveals the state without error.
