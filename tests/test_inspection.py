@@ -91,10 +91,8 @@ def cases(draw):
     n_beliefs = draw(st.integers(1, 6))
     concentration = draw(st.sampled_from([0.1, 1.0, 10.0]))
     beliefs = rng.dirichlet(np.full(n_states, concentration), size=n_beliefs)
-    # Some beliefs near or on the decision boundary's corners: one-hot rows.
-    beliefs[0] = (
-        np.eye(n_states)[rng.integers(n_states)] if draw(st.booleans()) else beliefs[0]
-    )
+    if draw(st.booleans()):  # a certain belief, where EVPI and EVSI vanish
+        beliefs[0] = np.eye(n_states)[rng.integers(n_states)]
     n_outcomes = draw(st.integers(1, 5))
     confusion = _stochastic(rng, n_states, n_outcomes, draw(st.booleans()))
     return process, beliefs, confusion, rng
@@ -213,6 +211,15 @@ def test_evsi_maps_columns_by_classes():
     full = evsi([[0.5, 0, 0, 0.5]], process, [DRONE])
     mapped = evsi([[0.5, 0.5]], process, [DRONE], classes=[4, 1])
     np.testing.assert_array_equal(full, mapped)
+    choice, net = choose_inspection([[0.5, 0.5]], process, [DRONE], classes=[4, 1])
+    np.testing.assert_array_equal(net, full - 1.4)
+    assert choice.tolist() == [0]
+    posterior = report_posterior(
+        [[0.2, 0.8]], ["damage found"], process, DRONE, classes=[4, 1]
+    )
+    np.testing.assert_allclose(
+        posterior, [[0.8 * 0.05 / 0.22, 0, 0, 0.2 * 0.9 / 0.22]], rtol=1e-14
+    )
 
 
 def test_evsi_of_no_beliefs_is_empty():
