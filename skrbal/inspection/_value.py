@@ -169,7 +169,7 @@ def evsi(proba, process: DecisionProcess, methods, classes=None) -> np.ndarray:
 
     See Also
     --------
-    DecisionProcess.evpi : The value of a perfect inspection.
+    skrbal.DecisionProcess.evpi : The value of a perfect inspection.
     choose_inspection : Which method, if any, is worth its cost.
 
     Notes
