@@ -258,9 +258,15 @@ def test_z24_case_rejects_bad_data(tmp_path):
     with pytest.raises(ValueError, match="shape"):
         get_case_study("z24", data=(np.zeros((5, 4)), np.ones(4), np.zeros(5)))
     short = tmp_path / "short.csv"
-    np.savetxt(short, np.ones((100, 4)), delimiter=",")
+    X = np.random.default_rng(0).normal(size=(100, 4))
+    np.savetxt(short, X, delimiter=",")
     with pytest.raises(ValueError, match="damage_onset"):
         get_case_study("z24", data=short)
+    # A constant feature cannot be standardised: named, not NaN everywhere.
+    X, y, actions = make_z24_like(random_state=0)
+    X[:, 1] = 5.0
+    with pytest.raises(ValueError, match=r"feature 1 .*arrays of shape.*constant"):
+        get_case_study("z24", data=(X, y, actions))
 
 
 def test_local_dask_cluster_gives_the_serial_results(z24_file):
