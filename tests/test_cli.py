@@ -370,3 +370,30 @@ def test_overwrite_removes_stale_figures(tmp_path):
     assert main([*argv, "--methods", "gmm-evpi", "--overwrite"]) == 0
     assert not (out / "effective_proportions.png").exists()
     assert "effective_proportions" not in (out / "summary.md").read_text()
+
+
+def test_busy_folder_is_one_line(tmp_path, capsys):
+    """Another run holds the folder: refused at once, in one line."""
+    import threading
+
+    from skrbal.experiments._folder import folder_lock
+
+    out = tmp_path / "results"
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with folder_lock(out):
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(60)
+        status = main(["run", *QUICK, "--out", str(out), "--overwrite"])
+    finally:
+        release.set()
+        holder.join()
+    assert status == 1
+    assert "in use by another run" in one_line_error(capsys)
+    assert not (out / "config.json").exists()

@@ -203,6 +203,7 @@ def folder_lock(out):
             yield
         finally:
             del held[key]
+            os.ftruncate(fd, 0)  # still held: no holder is named any more
     finally:
         os.close(fd)  # releases the lock
 
