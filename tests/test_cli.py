@@ -363,13 +363,17 @@ def test_overwrite_replaces_the_study(tmp_path, capsys):
 
 
 def test_overwrite_removes_stale_figures(tmp_path):
+    """A figure the new study does not draw must not outlive the old study."""
     out = tmp_path / "results"
-    argv = ["reproduce", "synthetic", *QUICK, "--out", str(out)]
-    assert main([*argv, "--methods", "gmm-evpi", "gmm-em"]) == 0
-    assert (out / "effective_proportions.png").exists()  # gmm-em has them
-    assert main([*argv, "--methods", "gmm-evpi", "--overwrite"]) == 0
-    assert not (out / "effective_proportions.png").exists()
-    assert "effective_proportions" not in (out / "summary.md").read_text()
+    argv = ["run", *QUICK, "--methods", "gmm-evpi", "--out", str(out)]
+    assert main(argv) == 0
+    stale = out / "effective_proportions.png"  # as a gmm-em study leaves it
+    stale.write_bytes(b"\x89PNG of another study")
+    (out / "notes.txt").write_text("the user's own file")
+    assert main([*argv, "--overwrite"]) == 0
+    assert not stale.exists()
+    assert (out / "learning_curves.png").exists()
+    assert (out / "notes.txt").exists()  # only the study's own files go
 
 
 def test_busy_folder_is_one_line(tmp_path, capsys):
