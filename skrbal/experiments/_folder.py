@@ -265,7 +265,9 @@ def _check_config(out: Path, config: dict) -> None:
     )
     if mismatch:
         raise ValueError(
-            f"cannot resume {out}: its configuration differs in {mismatch}."
+            f"cannot resume {out}: its configuration differs in {mismatch}. "
+            "Choose another output folder, or pass overwrite=True (--overwrite) "
+            "to replace that study."
         )
 
 
