@@ -341,3 +341,40 @@ def test_store_url_or_object(tmp_path):
         pass
     assert store.agent_names() == ["a", "b"]
     store.close()
+
+
+def test_timestamps_of_results_and_commissioning():
+    import datetime
+
+    X0, y0 = _samples([1, 2, 3, 4])
+    when = pd.to_datetime(["2023-06-01", "2023-06-02", "2023-06-03", "2023-06-04"])
+    with RiskBasedAgent(estimator=GaussianNB(var_smoothing=0.05), process=CHEAP).fit(
+        X0, y0, timestamps=when
+    ) as agent:
+        agent.observe(AMBIGUOUS[:1], timestamps=[np.datetime64("2024-01-01T00:00")])
+        stamp = datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone.utc)
+        agent.record_inspection(1, 4, timestamp=stamp)
+        requests = agent.store_.requests(agent.name)
+        assert requests["result_timestamp"][0] == 1704153600.0
+        assert agent.history()["timestamp"][0] == 1685577600.0
+        with pytest.raises(ValueError, match="timestamps must be numbers"):
+            agent.observe(AMBIGUOUS[:1], timestamps=["not a date"])
+
+
+def test_configuration_of_functions_is_stable():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skrbal.online._config import ConfigurationError, decode_config, encode_config
+
+    pipe = make_pipeline(FunctionTransformer(np.log1p), GaussianNB())
+    encoded = encode_config(pipe)
+    assert "0x" not in json.dumps(encoded)  # no memory address
+    assert encoded == encode_config(
+        make_pipeline(FunctionTransformer(np.log1p), GaussianNB())
+    )
+    with pytest.raises(ConfigurationError, match="no JSON form"):
+        decode_config(encoded)
+    simple = make_pipeline(FunctionTransformer(), GaussianNB(var_smoothing=0.5))
+    rebuilt = decode_config(json.loads(json.dumps(encode_config(simple))))
+    assert repr(rebuilt) == repr(simple)

@@ -268,3 +268,19 @@ def test_store_rejects_other_databases(tmp_path):
         AgentStore("mysql://localhost/x")
     with pytest.raises(ValueError, match="does not exist"):
         AgentStore(tmp_path / "missing" / "a.db")
+
+
+def test_history_columns_have_plain_types(store_url, stream):
+    X0, y0, X, _ = stream
+    with RiskBasedAgent(
+        estimator=GaussianNB(), process=PROCESS, store=store_url, name="bridge"
+    ).fit(X0, y0) as agent:
+        empty = agent.store_.requests("bridge")
+        assert empty.shape == (0, 8)
+        agent.observe(X[:3])
+        history = agent.history()
+    assert history["step"].dtype == np.int64
+    assert history["evpi"].dtype == np.float64 and history["evpi"][:4].isna().all()
+    assert history["timestamp"].dtype == np.float64
+    assert history["request_id"].dtype == "Int64"
+    assert history["label"].tolist()[:4] == y0.tolist()

@@ -18,14 +18,15 @@ from skrbal._labels import label_positions
 from skrbal.active._semi import clone_for, make_update
 from skrbal.online._buffers import StepBuffers
 from skrbal.online._config import (
-    ConfigurationError,
-    config_difference,
     decode_config,
     dumps,
     encode_config,
+    fingerprint,
+    resolve_config,
 )
 from skrbal.online._lock import AgentLock
 from skrbal.online._store import AgentStore, StoreError, label_to_json
+from skrbal.online._timestamps import as_seconds
 
 __all__ = ["RequestError", "RiskBasedAgent"]
 
@@ -56,33 +57,6 @@ class _PaperRule(BaseEstimator):
     def scan(self, evpi, times, available, cost, state):
         hits = np.flatnonzero((np.asarray(evpi) > cost) & np.asarray(available))
         return (int(hits[0]) if hits.size else -1), {}
-
-
-def _as_seconds(values, name: str, n: int) -> np.ndarray:
-    """Timestamps as float seconds (datetimes: since 1970-01-01 UTC)."""
-    array = np.asarray(values)
-    if array.ndim == 0:
-        array = array.reshape(1)
-    if array.dtype.kind in "MO" or isinstance(values, (pd.Series, pd.Index)):
-        if array.dtype.kind not in "biuf":
-            try:
-                stamps = pd.to_datetime(pd.Series(values).to_numpy(), utc=True)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(
-                    f"{name} must be numbers (seconds) or datetimes: {exc}"
-                ) from exc
-            epoch = pd.Timestamp(0, tz="UTC")
-            array = np.asarray((stamps - epoch) / pd.Timedelta(seconds=1))
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be numbers (seconds) or datetimes.")
-    array = array.astype(np.float64)
-    if array.shape != (n,):
-        raise ValueError(f"{name} must hold {n} value(s), got shape {array.shape}.")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite.")
-    if n > 1 and np.any(np.diff(array) < 0):
-        raise ValueError(f"{name} must be non-decreasing.")
-    return array
 
 
 class RiskBasedAgent(BaseEstimator):
@@ -338,7 +312,7 @@ class RiskBasedAgent(BaseEstimator):
                 f"has shape {y.shape}."
             )
         if timestamps is not None:
-            timestamps = _as_seconds(timestamps, "timestamps", X.shape[0])
+            timestamps = as_seconds(timestamps, "timestamps", X.shape[0])
         buffers = StepBuffers(X.shape[1], self.process.classes_)
         buffers.extend(X, self.process.perfect_information_action(y), y=y)
         model = self._new_model(buffers)
@@ -351,9 +325,9 @@ class RiskBasedAgent(BaseEstimator):
             "skrbal_version": __version__,
             "process": dumps(encode_config(self.process)),
             "estimator": dumps(encode_config(self.estimator)),
-            "estimator_fingerprint": _fingerprint(self.estimator),
+            "estimator_fingerprint": fingerprint(self.estimator),
             "budget": dumps(encode_config(self.budget)),
-            "budget_fingerprint": _fingerprint(self.budget),
+            "budget_fingerprint": fingerprint(self.budget),
             "settings": dumps(self._settings()),
             "n_features": X.shape[1],
             "feature_names": None if names is None else json.dumps(names),
@@ -456,8 +430,8 @@ class RiskBasedAgent(BaseEstimator):
         try:
             with store.engine.connect() as conn:
                 row = store._agent_row(conn, name)
-            estimator = _resolved(row.estimator, estimator, "estimator")
-            budget = _resolved(row.budget, budget, "budget")
+            estimator = resolve_config(row.estimator, estimator, "estimator")
+            budget = resolve_config(row.budget, budget, "budget")
             settings = json.loads(row.settings)
             agent = cls(
                 estimator=estimator,
@@ -552,7 +526,7 @@ class RiskBasedAgent(BaseEstimator):
             )
         else:
             clock = "timestamp"
-            stamps = times = _as_seconds(timestamps, "timestamps", n)
+            stamps = times = as_seconds(timestamps, "timestamps", n)
         if self._clock is not None and clock != self._clock:
             given = "without" if timestamps is None else "with"
             raise ValueError(
@@ -803,7 +777,7 @@ class RiskBasedAgent(BaseEstimator):
             label = self._check_labels([label], "label")[0]
         except ValueError as exc:
             raise RequestError(f"{exc}; nothing was recorded.") from None
-        stamp = None if timestamp is None else _as_seconds(timestamp, "timestamp", 1)
+        stamp = None if timestamp is None else as_seconds(timestamp, "timestamp", 1)
         buffers = self._buffers
         saved = (buffers.y.view[step], buffers.action.view[step])
         rule = copy.deepcopy(self._update)
@@ -932,23 +906,3 @@ class RiskBasedAgent(BaseEstimator):
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _fingerprint(value) -> str:
-    from skrbal.online._config import fingerprint
-
-    return fingerprint(value)
-
-
-def _resolved(stored_json: str, given, what: str):
-    """The given object checked against the stored one, or the stored one."""
-    stored = json.loads(stored_json)
-    if given is None:
-        return decode_config(stored)
-    encoded = encode_config(given)
-    if dumps(encoded) != dumps(stored):
-        raise ConfigurationError(
-            f"{what} differs from the one stored with the agent: "
-            f"{config_difference(stored, encoded)}."
-        )
-    return given

@@ -65,6 +65,10 @@ def encode_config(value: Any) -> Any:
         return items if isinstance(value, list) else {"__tuple__": items}
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {"__dict__": {k: encode_config(value[k]) for k in sorted(value)}}
+    if callable(value) and hasattr(value, "__qualname__"):
+        # By name, not by repr: a function's repr holds its memory address.
+        name = f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
+        return {"__repr__": f"<callable {name}>"}
     return {"__repr__": repr(value)}
 
 
@@ -76,6 +80,28 @@ def dumps(value: Any) -> str:
 def fingerprint(value: Any) -> str:
     """SHA-256 of the canonical JSON of ``encode_config(value)``."""
     return hashlib.sha256(dumps(encode_config(value)).encode()).hexdigest()
+
+
+def resolve_config(stored_json: str, given: Any, what: str) -> Any:
+    """``given`` checked against a stored configuration, or the stored object.
+
+    Raises
+    ------
+    ConfigurationError
+        When ``given`` differs from the stored configuration (naming the first
+        difference), or when ``given`` is ``None`` and the stored one cannot
+        be rebuilt.
+    """
+    stored = json.loads(stored_json)
+    if given is None:
+        return decode_config(stored)
+    encoded = encode_config(given)
+    if dumps(encoded) != dumps(stored):
+        raise ConfigurationError(
+            f"{what} differs from the one stored with the agent: "
+            f"{config_difference(stored, encoded)}."
+        )
+    return given
 
 
 def _import_class(path: str):

@@ -239,19 +239,19 @@ class AgentStore:
         """
         with self.engine.connect() as conn:
             agent = self._agent_row(conn, name)
-            obs = pd.read_sql(
+            obs = _frame(
+                conn,
                 select(schema.observations)
                 .where(schema.observations.c.agent_id == agent.agent_id)
                 .order_by(schema.observations.c.step),
-                conn,
             )
-            req = pd.read_sql(
+            req = _frame(
+                conn,
                 select(
                     schema.requests.c.step,
                     schema.requests.c.status.label("request_status"),
                     schema.requests.c.action.label("result_action"),
                 ).where(schema.requests.c.agent_id == agent.agent_id),
-                conn,
             )
         classes = _process_classes(agent)
         frame = obs.merge(req, on="step", how="left")
@@ -303,7 +303,8 @@ class AgentStore:
         """
         with self.engine.connect() as conn:
             agent = self._agent_row(conn, name)
-            frame = pd.read_sql(
+            frame = _frame(
+                conn,
                 select(
                     schema.requests.c.request_id,
                     schema.requests.c.step,
@@ -316,7 +317,6 @@ class AgentStore:
                 )
                 .where(schema.requests.c.agent_id == agent.agent_id)
                 .order_by(schema.requests.c.request_id),
-                conn,
             )
         frame["label"] = _json_column(frame["label"])
         frame["action"] = frame["action"].astype("Int64")
@@ -593,6 +593,18 @@ class AgentStore:
 
     def __repr__(self):
         return f"AgentStore({self.display_url!r})"
+
+
+def _frame(conn, query) -> pd.DataFrame:
+    """The rows of a query as a DataFrame; numeric columns with NULLs as NaN."""
+    result = conn.execute(query)
+    columns = list(result.keys())
+    frame = pd.DataFrame(result.all(), columns=columns)
+    for column in query.selected_columns:
+        kind = column.type.python_type if hasattr(column.type, "python_type") else None
+        if kind in (int, float):
+            frame[column.name] = pd.to_numeric(frame[column.name])
+    return frame
 
 
 def _json_column(column) -> list:
