@@ -284,3 +284,17 @@ def test_history_columns_have_plain_types(store_url, stream):
     assert history["timestamp"].dtype == np.float64
     assert history["request_id"].dtype == "Int64"
     assert history["label"].tolist()[:4] == y0.tolist()
+
+
+def test_store_files_get_the_users_umask(tmp_path, stream):
+    X0, y0, _, _ = stream
+    old = os.umask(0o027)
+    try:
+        with RiskBasedAgent(
+            estimator=GaussianNB(), process=PROCESS, store=tmp_path / "a.db"
+        ).fit(X0, y0):
+            pass
+    finally:
+        os.umask(old)
+    for name in ("a.db", "a.db-lock"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o640

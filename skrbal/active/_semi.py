@@ -190,16 +190,10 @@ class SmoothingUpdate(SupervisedUpdate):
         pseudo-label, by a refit when there was one (``partial_fit`` cannot
         unlearn it), and the segment is not smoothed again.
         """
-        steps_all, labels_all = self._training_set(state)
-        if self.pseudo.pop(step, None) is None:
-            return self._add(
-                model,
-                state,
-                state.X[[step]],
-                state.y[[step]],
-                state.X[steps_all],
-                labels_all,
-            )
+        had_pseudo_label = self.pseudo.pop(step, None) is not None
+        y_new = state.y[[step]]
+        if not had_pseudo_label and can_partial_fit(model, y_new, self.mode):
+            return model.partial_fit(state.X[[step]], y_new)
         steps_all, labels_all = self._training_set(state)
         return model.fit(state.X[steps_all], labels_all)
 
