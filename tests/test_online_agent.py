@@ -378,3 +378,34 @@ def test_configuration_of_functions_is_stable():
     simple = make_pipeline(FunctionTransformer(), GaussianNB(var_smoothing=0.5))
     rebuilt = decode_config(json.loads(json.dumps(encode_config(simple))))
     assert repr(rebuilt) == repr(simple)
+
+
+class _WarningNB(GaussianNB):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        import warnings
+
+        warnings.warn("few samples", UserWarning, stacklevel=2)
+        return super().partial_fit(X, y, classes, sample_weight)
+
+
+def test_warnings_of_a_fit_are_issued_once_and_stored(tmp_path):
+    import warnings
+
+    X0, y0 = _samples([1, 2, 3, 4, 1, 2, 3, 4])
+    params = dict(estimator=_WarningNB(var_smoothing=0.05), process=CHEAP)
+    with RiskBasedAgent(**params, store=tmp_path / "a.db").fit(X0, y0) as agent:
+        agent.observe(AMBIGUOUS[:1])
+        with pytest.warns(UserWarning, match="few samples") as record:
+            agent.record_inspection(1, 4)
+        assert len(record) == 1
+        events = agent.store_.events(agent.name)
+        assert events["kind"].tolist() == ["commission", "observe", "result"]
+        assert events["payload"][2] == {
+            "label": 4,
+            "warnings": ["UserWarning: few samples"],
+        }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the replay is silent
+        RiskBasedAgent.from_store(
+            tmp_path / "a.db", estimator=_WarningNB(var_smoothing=0.05)
+        ).close()

@@ -298,3 +298,13 @@ def test_store_files_get_the_users_umask(tmp_path, stream):
         os.umask(old)
     for name in ("a.db", "a.db-lock"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o640
+
+
+def test_unreachable_postgres_fails_rather_than_skips(monkeypatch):
+    from conftest import _postgres_schema_url
+
+    monkeypatch.setenv(
+        "SKRBAL_TEST_POSTGRES_URL", "postgresql+psycopg://nobody@127.0.0.1:1/none"
+    )
+    with pytest.raises(pytest.fail.Exception, match="server is unreachable"):
+        next(_postgres_schema_url())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -315,7 +316,9 @@ class RiskBasedAgent(BaseEstimator):
             timestamps = as_seconds(timestamps, "timestamps", X.shape[0])
         buffers = StepBuffers(X.shape[1], self.process.classes_)
         buffers.extend(X, self.process.perfect_information_action(y), y=y)
-        model = self._new_model(buffers)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = self._new_model(buffers)
 
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
@@ -339,13 +342,16 @@ class RiskBasedAgent(BaseEstimator):
         }
         try:
             agent_id = store._create_agent(
-                agent_row, self._commission_rows(X, y, buffers.action.view, timestamps)
+                agent_row,
+                self._commission_rows(X, y, buffers.action.view, timestamps),
+                _warning_texts(caught),
             )
         except BaseException:
             if owned:
                 store.close()
             raise
         self._start(store, owned, agent_id, budget, buffers, model)
+        _reissue(caught)
         self.budget_state_ = budget.initial_state()
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
         self._clock, self._last_time, self.last_evpi_ = None, None, None
@@ -459,7 +465,10 @@ class RiskBasedAgent(BaseEstimator):
                 # Re-read under the lock: the row may have moved since.
                 row = store._agent_row(conn, self.name)
                 obs, events = store._load(conn, row.agent_id)
-            buffers, model = self._replay(row, obs, events)
+            # Warnings of the replayed fits were issued and stored already.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                buffers, model = self._replay(row, obs, events)
         except BaseException:
             lock.release()
             raise
@@ -780,11 +789,14 @@ class RiskBasedAgent(BaseEstimator):
         stamp = None if timestamp is None else as_seconds(timestamp, "timestamp", 1)
         buffers = self._buffers
         saved = (buffers.y.view[step], buffers.action.view[step])
+        n_labelled = len(buffers.labelled)
         rule = copy.deepcopy(self._update)
         try:
-            model = self._learn(
-                copy.deepcopy(self.estimator_), rule, buffers, step, label
-            )
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model = self._learn(
+                    copy.deepcopy(self.estimator_), rule, buffers, step, label
+                )
             best = int(self.process.perfect_information_action([label])[0])
             self.store_._write_result(
                 self.agent_id_,
@@ -794,12 +806,14 @@ class RiskBasedAgent(BaseEstimator):
                 label_to_json(label),
                 best,
                 None if stamp is None else float(stamp[0]),
+                _warning_texts(caught),
             )
         except BaseException:
             buffers.y.view[step], buffers.action.view[step] = saved
             buffers.known.view[step] = False
-            buffers.labelled.pop()
+            del buffers.labelled[n_labelled:]
             raise
+        _reissue(caught)
         self.estimator_, self._update = model, rule
         self._requests[request_id][1] = "done"
         self._seq += 1
@@ -906,3 +920,14 @@ class RiskBasedAgent(BaseEstimator):
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _warning_texts(caught) -> list:
+    """The warnings of a fit, as stored with its event."""
+    return [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
+def _reissue(caught) -> None:
+    """Issue caught warnings to the caller, once the call has committed."""
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

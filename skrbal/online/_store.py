@@ -322,6 +322,44 @@ class AgentStore:
         frame["action"] = frame["action"].astype("Int64")
         return frame
 
+    def events(self, name: str) -> pd.DataFrame:
+        """The agent's log: every call that changed it, in order.
+
+        Parameters
+        ----------
+        name : str
+            The agent.
+
+        Returns
+        -------
+        events : DataFrame
+            ``seq`` (1, 2, ...), ``kind`` (``commission``, ``observe``,
+            ``result``, ``cancel``, ``action``), ``step`` (the first step of
+            an ``observe``), ``request_id``, ``payload`` (dict: the budget
+            state after an ``observe``, the label of a ``result``, the
+            warnings its fit issued, ...) and ``created_at`` (wall-clock
+            seconds).
+        """
+        ev = schema.events
+        with self.engine.connect() as conn:
+            agent = self._agent_row(conn, name)
+            frame = _frame(
+                conn,
+                select(
+                    ev.c.seq,
+                    ev.c.kind,
+                    ev.c.step,
+                    ev.c.request_id,
+                    ev.c.payload,
+                    ev.c.created_at,
+                )
+                .where(ev.c.agent_id == agent.agent_id)
+                .order_by(ev.c.seq),
+            )
+        frame["payload"] = _json_column(frame["payload"])
+        frame["request_id"] = frame["request_id"].astype("Int64")
+        return frame
+
     def status(self, name: str) -> dict:
         """Counts, spend, open requests and labelled set of an agent.
 
@@ -437,7 +475,9 @@ class AgentStore:
                 )
             yield conn
 
-    def _create_agent(self, agent_row: dict, commission_rows: list) -> int:
+    def _create_agent(
+        self, agent_row: dict, commission_rows: list, warnings: list
+    ) -> int:
         """Insert a new agent and its commissioning steps; return its id."""
         with self.engine.begin() as conn:
             exists = conn.execute(
@@ -459,7 +499,13 @@ class AgentStore:
                 [{**row, "agent_id": agent_id} for row in commission_rows],
             )
             self._insert_event(
-                conn, agent_id, 1, "commission", 0, None, {"n": len(commission_rows)}
+                conn,
+                agent_id,
+                1,
+                "commission",
+                0,
+                None,
+                {"n": len(commission_rows), "warnings": warnings},
             )
         return agent_id
 
@@ -516,7 +562,9 @@ class AgentStore:
                 .values(**agent_values)
             )
 
-    def _write_result(self, agent_id, seq, request_id, step, label, action, stamp):
+    def _write_result(
+        self, agent_id, seq, request_id, step, label, action, stamp, warnings
+    ):
         """Commit an inspection result (``label`` as JSON text)."""
         req, obs = schema.requests, schema.observations
         with self._transaction(agent_id, seq) as conn:
@@ -543,7 +591,7 @@ class AgentStore:
                 "result",
                 step,
                 request_id,
-                {"label": json.loads(label)},
+                {"label": json.loads(label), "warnings": warnings},
             )
 
     def _write_cancel(self, agent_id, seq, request_id, step, reason):
