@@ -409,3 +409,20 @@ def test_warnings_of_a_fit_are_issued_once_and_stored(tmp_path):
         RiskBasedAgent.from_store(
             tmp_path / "a.db", estimator=_WarningNB(var_smoothing=0.05)
         ).close()
+
+
+def test_plain_agent_keeps_only_labelled_and_awaited_rows():
+    rng = np.random.default_rng(1)
+    with _agent(max_open_requests=3) as agent:
+        for _ in range(20):
+            agent.observe(rng.normal(-5.0, 1.0, size=(100, 1)))
+        decisions = agent.observe(AMBIGUOUS)
+        ids = decisions["request_id"].dropna().astype(int).tolist()
+        assert agent.n_steps_ == 8 + 2005 and len(ids) == 3
+        agent.record_inspection(ids[0], 4)
+        agent.cancel_request(ids[1])
+        # 8 commissioning samples, one result, one open request
+        assert agent._buffers.n_rows == 10
+    with _agent(semi_supervised="em", estimator=BayesianGMMClassifier()) as em:
+        em.observe(rng.normal(-5.0, 1.0, size=(50, 1)))
+        assert em._buffers.n_steps == 58  # EM refits over every step

@@ -17,7 +17,7 @@ from skrbal import __version__
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
 from skrbal.active._semi import clone_for, make_update
-from skrbal.online._buffers import StepBuffers
+from skrbal.online._buffers import DenseSteps, SparseSteps
 from skrbal.online._config import (
     decode_config,
     dumps,
@@ -314,8 +314,9 @@ class RiskBasedAgent(BaseEstimator):
             )
         if timestamps is not None:
             timestamps = as_seconds(timestamps, "timestamps", X.shape[0])
-        buffers = StepBuffers(X.shape[1], self.process.classes_)
-        buffers.extend(X, self.process.perfect_information_action(y), y=y)
+        perfect = self.process.perfect_information_action(y)
+        buffers = self._new_buffers(X.shape[1])
+        buffers.extend(X, perfect, y=y)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = self._new_model(buffers)
@@ -343,7 +344,7 @@ class RiskBasedAgent(BaseEstimator):
         try:
             agent_id = store._create_agent(
                 agent_row,
-                self._commission_rows(X, y, buffers.action.view, timestamps),
+                self._commission_rows(X, y, perfect, timestamps),
                 _warning_texts(caught),
             )
         except BaseException:
@@ -389,7 +390,7 @@ class RiskBasedAgent(BaseEstimator):
         self._buffers = buffers
         self.estimator_ = model
         self.classes_ = self.process.classes_
-        self.n_features_in_ = buffers.X.view.shape[1]
+        self.n_features_in_ = buffers.n_features
 
     @classmethod
     def from_store(
@@ -464,7 +465,8 @@ class RiskBasedAgent(BaseEstimator):
             with store.engine.connect() as conn:
                 # Re-read under the lock: the row may have moved since.
                 row = store._agent_row(conn, self.name)
-                obs, events = store._load(conn, row.agent_id)
+                obs, events = store._load(conn, row.agent_id, every_step=self._dense())
+                last = store._last_observation(conn, row.agent_id)
             # Warnings of the replayed fits were issued and stored already.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -478,36 +480,49 @@ class RiskBasedAgent(BaseEstimator):
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
         self._clock = row.clock
         self._seq, self._n_requests = row.last_seq, row.n_requests
-        observed = [o for o in obs if o.kind == "observation"]
-        self._last_time = observed[-1].time if observed else None
-        self.last_evpi_ = observed[-1].evpi if observed else None
+        self._last_time = None if last is None else last.time
+        self.last_evpi_ = None if last is None else last.evpi
         self._requests = {
             r.request_id: [r.step, r.status] for r in store._requests_of(row.agent_id)
         }
 
+    def _dense(self) -> bool:
+        """Whether the update rule reads every step (EM, smoothing)."""
+        return self.semi_supervised is not None
+
+    def _new_buffers(self, n_features):
+        kind = DenseSteps if self._dense() else SparseSteps
+        return kind(n_features, self.process.classes_)
+
     def _replay(self, row, obs, events):
-        """Rebuild buffers and model: commissioning fit, then each result."""
+        """Rebuild buffers and model: commissioning fit, then each result.
+
+        ``obs`` holds every step for dense buffers; for sparse ones only the
+        commissioning steps and those with a request not cancelled.
+        """
         classes = self.process.classes_
-        buffers = StepBuffers(row.n_features, classes)
+        buffers = self._new_buffers(row.n_features)
         X = np.array([json.loads(o.features) for o in obs], dtype=np.float64)
         X = X.reshape(len(obs), row.n_features)
         kinds = np.array([o.kind for o in obs])
-        n_commissioning = int(np.sum(kinds == "commissioning"))
-        y0 = np.array([json.loads(o.label) for o in obs[:n_commissioning]])
+        n0 = int(np.sum(kinds == "commissioning"))
+        y0 = np.array([json.loads(o.label) for o in obs[:n0]]).astype(classes.dtype)
         actions = np.array([o.action for o in obs], dtype=np.intp)
-        buffers.extend(
-            X[:n_commissioning], actions[:n_commissioning], y=y0.astype(classes.dtype)
-        )
-        buffers.extend(X[n_commissioning:], actions[n_commissioning:])
+        buffers.extend(X[:n0], actions[:n0], y=y0)
+        if self._dense():
+            buffers.extend(X[n0:], actions[n0:])
+        else:
+            for o, x in zip(obs[n0:], X[n0:]):
+                buffers.put(o.step, x)
+            buffers.n_steps = row.n_steps
         model = self._new_model(buffers)
         for ev in events:
             payload = json.loads(ev.payload)
             if ev.kind == "result":
                 label = np.asarray([payload["label"]]).astype(classes.dtype)
-                model = self._learn(model, self._update, buffers, ev.step, label[0])
+                model = self._learn(model, self._update, buffers, ev.step, label[0])[0]
             elif ev.kind == "action":
-                buffers.action.view[ev.step] = payload["action"]
-                buffers.user_action.view[ev.step] = True
+                buffers.record_action(ev.step, payload["action"])
         return buffers, model
 
     # ------------------------------------------------------------------ #
@@ -644,7 +659,7 @@ class RiskBasedAgent(BaseEstimator):
                 budget_state,
                 clock,
             )
-            self._buffers.extend(X, action)
+            self._buffers.extend(X, action, keep=requested)
             for i in requested:
                 self._requests[int(request_ids[i])] = [first + i, "open"]
             self._n_requests += len(requested)
@@ -747,15 +762,13 @@ class RiskBasedAgent(BaseEstimator):
         return int(request_id), step
 
     def _learn(self, model, rule, buffers, step, label):
-        """Teach ``label`` at ``step`` with the update rule (mutates both)."""
-        buffers.y.view[step] = label
-        buffers.known.view[step] = True
-        if not buffers.user_action.view[step]:
-            buffers.action.view[step] = self.process.perfect_information_action(
-                [label]
-            )[0]
-        buffers.labelled.append(step)
-        return rule.learn(model, buffers.stream_state(), step)
+        """Teach ``label`` at ``step`` with the update rule (mutates both).
+
+        Returns the model and what ``buffers.restore`` needs to undo it.
+        """
+        action = self.process.perfect_information_action([label])[0]
+        saved = buffers.learn_label(step, label, action)
+        return rule.learn(model, buffers.stream_state(), step), saved
 
     def record_inspection(self, request_id, label, *, timestamp=None) -> int:
         """Learn the result of a requested inspection.
@@ -788,13 +801,12 @@ class RiskBasedAgent(BaseEstimator):
             raise RequestError(f"{exc}; nothing was recorded.") from None
         stamp = None if timestamp is None else as_seconds(timestamp, "timestamp", 1)
         buffers = self._buffers
-        saved = (buffers.y.view[step], buffers.action.view[step])
-        n_labelled = len(buffers.labelled)
         rule = copy.deepcopy(self._update)
+        saved = None
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                model = self._learn(
+                model, saved = self._learn(
                     copy.deepcopy(self.estimator_), rule, buffers, step, label
                 )
             best = int(self.process.perfect_information_action([label])[0])
@@ -809,9 +821,8 @@ class RiskBasedAgent(BaseEstimator):
                 _warning_texts(caught),
             )
         except BaseException:
-            buffers.y.view[step], buffers.action.view[step] = saved
-            buffers.known.view[step] = False
-            del buffers.labelled[n_labelled:]
+            if saved is not None:
+                buffers.restore(step, saved)
             raise
         _reissue(caught)
         self.estimator_, self._update = model, rule
@@ -841,6 +852,7 @@ class RiskBasedAgent(BaseEstimator):
         request_id, step = self._open_request(request_id, "cancelled")
         self.store_._write_cancel(self.agent_id_, self._seq, request_id, step, reason)
         self._requests[request_id][1] = "cancelled"
+        self._buffers.release(step)
         self._seq += 1
 
     def record_action(self, step, action) -> None:
@@ -879,8 +891,7 @@ class RiskBasedAgent(BaseEstimator):
             )
         step, action = int(step), int(action)
         self.store_._write_action(self.agent_id_, self._seq, step, action)
-        self._buffers.action.view[step] = action
-        self._buffers.user_action.view[step] = True
+        self._buffers.record_action(step, action)
         self._seq += 1
 
     # ------------------------------------------------------------------ #

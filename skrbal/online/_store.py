@@ -509,19 +509,38 @@ class AgentStore:
             )
         return agent_id
 
-    def _load(self, conn, agent_id: int):
-        """Observations (by step) and events (by seq) of an agent."""
-        obs = conn.execute(
-            select(schema.observations)
-            .where(schema.observations.c.agent_id == agent_id)
-            .order_by(schema.observations.c.step)
-        ).all()
+    def _load(self, conn, agent_id: int, every_step: bool = True):
+        """Observations (by step) and events (by seq) of an agent.
+
+        Without ``every_step``, only the commissioning steps and the steps
+        with a request that was not cancelled.
+        """
+        obs, req = schema.observations, schema.requests
+        query = select(obs).where(obs.c.agent_id == agent_id)
+        if not every_step:
+            requested = select(req.c.step).where(
+                (req.c.agent_id == agent_id) & (req.c.status != "cancelled")
+            )
+            query = query.where(
+                (obs.c.kind == "commissioning") | obs.c.step.in_(requested)
+            )
+        rows = conn.execute(query.order_by(obs.c.step)).all()
         events = conn.execute(
             select(schema.events)
             .where(schema.events.c.agent_id == agent_id)
             .order_by(schema.events.c.seq)
         ).all()
-        return obs, events
+        return rows, events
+
+    def _last_observation(self, conn, agent_id: int):
+        """The last observation (not commissioning) of an agent, or None."""
+        obs = schema.observations
+        return conn.execute(
+            select(obs.c.time, obs.c.evpi)
+            .where((obs.c.agent_id == agent_id) & (obs.c.kind == "observation"))
+            .order_by(obs.c.step.desc())
+            .limit(1)
+        ).first()
 
     def _requests_of(self, agent_id: int):
         with self.engine.connect() as conn:
