@@ -155,6 +155,12 @@ class RiskBasedAgent(BaseEstimator):
     checked against the stored configuration. An estimator with a
     ``random_state`` needs an int for the replay to be exact.
 
+    Memory: without ``semi_supervised`` the agent keeps only the features of
+    its labelled steps and of the steps awaiting a result, so it grows with
+    the inspections, not with the stream; EM and smoothing read every
+    observation, and keep them all. The budget policy sees the observations
+    only: commissioning samples are not decisions.
+
     Examples
     --------
     >>> import numpy as np
