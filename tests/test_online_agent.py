@@ -426,3 +426,37 @@ def test_plain_agent_keeps_only_labelled_and_awaited_rows():
     with _agent(semi_supervised="em", estimator=BayesianGMMClassifier()) as em:
         em.observe(rng.normal(-5.0, 1.0, size=(50, 1)))
         assert em._buffers.n_steps == 58  # EM refits over every step
+
+
+@pytest.mark.parametrize("kind", ["spend_cap", "minimum_gap"])
+def test_agent_decides_as_the_stream_learner_under_a_budget(kind):
+    budget = pytest.importorskip("skrbal.budget")
+    if not hasattr(budget, "SpendCap"):
+        pytest.skip("skrbal.budget has no SpendCap yet")
+    X, y, n0, process, _ = _synthetic()
+    limit = {
+        "spend_cap": budget.SpendCap(limit=14.0, period=150.0),
+        "minimum_gap": budget.MinimumGap(gap=40.0),
+    }[kind]
+    policy = budget.CostThreshold() & limit
+    learner = RiskBasedLearner(
+        estimator=BayesianGMMClassifier(), process=process, query=policy
+    ).fit(X, y, initial=np.arange(n0))
+    free = RiskBasedLearner(estimator=BayesianGMMClassifier(), process=process)
+    free = free.fit(X, y, initial=np.arange(n0))
+    # the budget binds: fewer inspections than the plain rule
+    assert 0 < learner.history_.totals["n_inspections"]
+    assert (
+        learner.history_.totals["n_inspections"] < free.history_.totals["n_inspections"]
+    )
+    with RiskBasedAgent(
+        estimator=BayesianGMMClassifier(), process=process, budget=policy
+    ).fit(X[:n0], y[:n0]) as agent:
+        _, inspected, decided = _drive(agent, X, y, n0)
+        state = agent.budget_state_
+    steps = learner.history_.steps.iloc[n0:]
+    np.testing.assert_array_equal(inspected, steps["inspected"])
+    np.testing.assert_array_equal(decided, steps["action"])
+    assert json.dumps(state, sort_keys=True) == json.dumps(
+        learner.history_.budget_state, sort_keys=True
+    )
