@@ -23,6 +23,8 @@ from skrbal.online._config import (
     dumps,
     encode_config,
     fingerprint,
+    process_from_json,
+    process_to_json,
     resolve_config,
 )
 from skrbal.online._lock import AgentLock
@@ -333,7 +335,7 @@ class RiskBasedAgent(BaseEstimator):
             "name": self.name,
             "created_at": time.time(),
             "skrbal_version": __version__,
-            "process": dumps(encode_config(self.process)),
+            "process": process_to_json(self.process),
             "estimator": dumps(encode_config(self.estimator)),
             "estimator_fingerprint": fingerprint(self.estimator),
             "budget": dumps(encode_config(self.budget)),
@@ -448,7 +450,7 @@ class RiskBasedAgent(BaseEstimator):
             settings = json.loads(row.settings)
             agent = cls(
                 estimator=estimator,
-                process=decode_config(json.loads(row.process)),
+                process=process_from_json(row.process),
                 budget=budget,
                 semi_supervised=settings["semi_supervised"],
                 update=settings["update"],

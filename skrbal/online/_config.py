@@ -161,3 +161,18 @@ def config_difference(stored: Any, given: Any, path: str = "") -> str:
                     stored.get(key), given.get(key), f"{path}.{key}" if path else key
                 )
     return f"{path or 'value'}: stored {dumps(stored)}, given {dumps(given)}"
+
+
+def process_to_json(process) -> str:
+    """JSON text of a decision process, floats exact."""
+    return dumps(encode_config(process))
+
+
+def process_from_json(text: str):
+    """The decision process stored by :func:`process_to_json`."""
+    from skrbal._decision import DecisionProcess
+
+    process = decode_config(json.loads(text))
+    if not isinstance(process, DecisionProcess):
+        raise ConfigurationError("the stored process is not a DecisionProcess.")
+    return process

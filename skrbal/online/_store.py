@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.pool import StaticPool
 
 from skrbal.online import _schema as schema
+from skrbal.online._config import process_from_json
 
 __all__ = ["AgentStore", "StoreError"]
 
@@ -419,7 +420,7 @@ class AgentStore:
                 .order_by(obs.c.step.desc())
                 .limit(1)
             ).scalar()
-        cost = float(_process_config(agent)["params"]["inspection_cost"])
+        cost = float(_process(agent).inspection_cost)
         n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
         classes = _process_classes(agent).tolist()
         counts = {json.loads(label): n for label, n in labels}
@@ -679,11 +680,9 @@ def _json_column(column) -> list:
     return [None if pd.isna(v) else json.loads(v) for v in column]
 
 
-def _process_config(agent_row) -> dict:
-    return json.loads(agent_row.process)
+def _process(agent_row):
+    return process_from_json(agent_row.process)
 
 
 def _process_classes(agent_row) -> np.ndarray:
-    from skrbal.online._config import decode_config
-
-    return decode_config(_process_config(agent_row)).classes_
+    return _process(agent_row).classes_
