@@ -460,3 +460,16 @@ def test_agent_decides_as_the_stream_learner_under_a_budget(kind):
     assert json.dumps(state, sort_keys=True) == json.dumps(
         learner.history_.budget_state, sort_keys=True
     )
+
+
+def test_clone_shares_the_store_and_copies_nothing_fitted(tmp_path):
+    from sklearn.base import clone
+
+    store = AgentStore(tmp_path / "a.db")
+    with _agent(store=store, name="a") as agent:
+        copy = clone(agent).set_params(name="b")
+        assert copy.store is store and not hasattr(copy, "estimator_")
+        X0, y0 = _samples([1, 2, 3, 4])
+        with copy.fit(X0, y0):
+            assert store.agent_names() == ["a", "b"]
+    store.close()

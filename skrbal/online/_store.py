@@ -659,6 +659,11 @@ class AgentStore:
     def __exit__(self, *exc):
         self.close()
 
+    def __deepcopy__(self, memo):
+        # A store is a handle on a database, like a path: copies (sklearn's
+        # clone of an agent, say) share it rather than open a second pool.
+        return self
+
     def __repr__(self):
         return f"AgentStore({self.display_url!r})"
 
