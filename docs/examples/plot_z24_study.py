@@ -69,7 +69,7 @@ print("optimal action of each state:", process.perfect_information_action(states
 # Bayesian Gaussian mixture, and a random baseline that inspects as many
 # times.
 from skrbal.experiments import get_case_study, run_study
-from skrbal.plotting import plot_class_proportions, plot_query_curves
+from skrbal.plotting import ClassProportionDisplay, QueryCurveDisplay
 
 case = get_case_study("z24")
 study = run_study(case, ["gmm-evpi", "gmm-random"], n_repeats=12, progress=False)
@@ -80,8 +80,8 @@ print(
 )
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-plot_query_curves(study.queries, "decision_accuracy", ax=axes[0], max_queries=10)
-plot_query_curves(study.queries, "f1_macro", ax=axes[1], max_queries=10)
+QueryCurveDisplay.from_study(study, "decision_accuracy", ax=axes[0], max_queries=10)
+QueryCurveDisplay.from_study(study, "f1_macro", ax=axes[1], max_queries=10)
 fig.tight_layout()
 
 # %%
@@ -92,7 +92,9 @@ fig.tight_layout()
 # information lies: the learner hardly ever inspects advanced damage, whose
 # action is never in doubt.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-plot_class_proportions(study.queries, "gmm-evpi", ax=axes[0], max_queries=10)
-plot_class_proportions(study.queries, "gmm-random", ax=axes[1], max_queries=10)
+for ax, method in zip(axes, ["gmm-evpi", "gmm-random"]):
+    ClassProportionDisplay.from_study(
+        study, method, process=case.process(), ax=ax, max_queries=10
+    )
 fig.tight_layout()
 plt.show()
