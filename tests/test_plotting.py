@@ -242,8 +242,12 @@ def test_state_styles_one_colour_and_name_per_state():
     assert list(styles) == [1, 2, 3, 4]
     assert [s.name for s in styles.values()] == list(process.state_names)
     assert len({s.color for s in styles.values()}) == 4
-    # The default colours are matplotlib's first ones, whatever the style.
-    assert [s.color for s in styles.values()] == [to_hex(f"C{k}") for k in range(4)]
+    # tab10 ordered for health, fixed whatever the style: normal green, cold
+    # blue, incipient damage orange, advanced damage red.
+    with plt.style.context("ggplot"):
+        assert [s.color for s in state_styles(process).values()] == [
+            to_hex(f"tab:{c}") for c in ("green", "blue", "orange", "red")
+        ]
     renamed = state_styles(process, names=list("abcd"), colors=["k", "r", "g", "b"])
     assert renamed[3] == ("c", "g")
     assert state_styles(["x", "y"])["y"].name == "state y"

@@ -25,6 +25,7 @@ import numpy as np
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.active import RiskBasedLearner
 from skrbal.datasets import make_degradation_stream, stream_test_split
+from skrbal.plotting import state_styles
 
 X, y, actions = make_degradation_stream(random_state=0)
 split = stream_test_split(X, y, actions, random_state=1)
@@ -34,8 +35,10 @@ print(f"initially labelled: {split.initial_indices.size} steps")
 print("utility of each action in each state:")
 print(process.state_action_utility)
 
-colours = np.array(["tab:green", "tab:blue", "tab:orange", "tab:red"])
-names = process.state_names
+# One colour and one name per state, the ones every skrbal figure uses.
+styles = state_styles(process).values()
+colours = np.array([style.color for style in styles])
+names = [style.name for style in styles]
 
 fig, axes = plt.subplots(2, 1, figsize=(8, 4.5), sharex=True)
 steps = np.arange(split.X_stream.shape[0])

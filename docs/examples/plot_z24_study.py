@@ -24,10 +24,12 @@ import numpy as np
 
 from skrbal import z24_decision_process
 from skrbal.datasets import make_z24_like
+from skrbal.plotting import state_styles
 
 X, y, actions = make_z24_like(random_state=0)
 process = z24_decision_process()
-colours = np.array(["tab:green", "tab:blue", "tab:orange", "tab:red"])
+# Every figure of skrbal draws a state in the colour state_styles gives it.
+colours = np.array([style.color for style in state_styles(process).values()])
 states, counts = np.unique(y, return_counts=True)
 print("observations per state:", dict(zip(states.tolist(), counts.tolist())))
 

@@ -404,7 +404,8 @@ class ClassProportionDisplay:
             :func:`state_styles`); without it the states are the labels of
             the columns.
         state_names : sequence of str, default=None
-            Names of the states, overriding the process's.
+            Names of the states, overriding the process's (without a
+            process, one per ``proportion_<label>`` column, in their order).
         effective : bool, default=False
             Plot the effective proportions of the training set of a
             semi-supervised learner, labelled plus pseudo-labelled samples

@@ -248,8 +248,8 @@ class EVPIDisplay:
 
     def plot(
         self,
-        *,
         ax=None,
+        *,
         plot_method: str = "contourf",
         overlay: bool = True,
         proba_contours="auto",
@@ -288,8 +288,8 @@ class EVPIDisplay:
         vmin, vmax : float, default=None
             Ends of the colour scale; the surface's own range by default.
             Give panels that are compared the same ones. With
-            ``'contourf'`` an integer ``levels`` spreads the levels evenly
-            between them, and EVPI beyond them takes the end colours.
+            ``'contourf'`` an integer ``levels`` places about that many round
+            levels between them, and EVPI beyond them takes the end colours.
         max_points : int or None, default=3000
             Draw at most this many unlabelled observations (a random subset;
             every labelled one is drawn); ``None`` draws all.
@@ -358,7 +358,11 @@ class EVPIDisplay:
         if plot_method == "contourf":
             levels = options.pop("levels", 20)
             if np.ndim(levels) == 0:
-                levels = np.linspace(low, high, int(levels) + 1)
+                # Round levels (as contourf picks them) over the scale, not
+                # the data: panels with one scale get the same levels.
+                from matplotlib.ticker import MaxNLocator
+
+                levels = MaxNLocator(int(levels) + 1).tick_values(low, high)
             below = bool(np.min(self.evpi) < levels[0])
             above = bool(np.max(self.evpi) > levels[-1])
             # EVPI beyond the scale takes the end colours rather than a hole.

@@ -11,12 +11,14 @@ from skrbal._decision import DecisionProcess
 
 __all__ = ["StateStyle", "state_styles"]
 
-# matplotlib's tab10, resolved: a state keeps its colour whatever the
-# style's colour cycle, and the first states match the default C0, C1, ...
-_TAB10 = (
+# matplotlib's tab10, resolved (a state keeps its colour whatever the style's
+# colour cycle) and reordered for health states: the first (undamaged,
+# normal) green, then blue, orange and red for the fourth (failure, advanced
+# damage), then the rest of tab10.
+_HEALTH_PALETTE = (
+    "#2ca02c",
     "#1f77b4",
     "#ff7f0e",
-    "#2ca02c",
     "#d62728",
     "#9467bd",
     "#8c564b",
@@ -60,8 +62,10 @@ def state_styles(
         Names of the states, in the same order; the process's
         ``state_names`` by default, else ``'state <label>'``.
     colors : sequence of colours, default=None
-        Colours of the states, in the same order; matplotlib's ``tab10``
-        (``C0``, ``C1``, ... of the default style) by default.
+        Colours of the states, in the same order; by default matplotlib's
+        ``tab10`` colours ordered for health: green for the first state,
+        blue, orange, red for the fourth, then purple, brown, pink, grey,
+        olive and cyan.
 
     Returns
     -------
@@ -80,6 +84,8 @@ def state_styles(
     >>> from skrbal import synthetic_decision_process
     >>> from skrbal.plotting import state_styles
     >>> styles = state_styles(synthetic_decision_process())
+    >>> styles[1]
+    StateStyle(name='undamaged', color='#2ca02c')
     >>> styles[4]
     StateStyle(name='failure', color='#d62728')
     >>> state_styles(["a", "b"])["b"].name
@@ -98,12 +104,12 @@ def state_styles(
     if len(names) != len(labels):
         raise ValueError(f"names has {len(names)} entries for {len(labels)} states.")
     if colors is None:
-        if len(labels) > len(_TAB10):
+        if len(labels) > len(_HEALTH_PALETTE):
             raise ValueError(
-                f"{len(labels)} states but {len(_TAB10)} default colours: pass "
-                "one colour per state in colors."
+                f"{len(labels)} states but {len(_HEALTH_PALETTE)} default "
+                "colours: pass one colour per state in colors."
             )
-        colors = _TAB10[: len(labels)]
+        colors = _HEALTH_PALETTE[: len(labels)]
     if len(colors) != len(labels):
         raise ValueError(f"colors has {len(colors)} entries for {len(labels)} states.")
     return {
