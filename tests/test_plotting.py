@@ -466,3 +466,38 @@ def test_effective_class_proportions():
         ClassProportionDisplay.from_frames(queries, "plain", effective=True)
     with pytest.raises(ValueError, match="choose a method"):
         ClassProportionDisplay.from_frames(queries)
+
+
+def test_displays_of_one_fitted_learner():
+    from skrbal.active import RiskBasedLearner
+
+    X, y, actions = make_degradation_stream(n_cycles=1, random_state=0)
+    process = synthetic_decision_process()
+    learners = {
+        name: RiskBasedLearner(
+            estimator=GaussianNB(),
+            process=process,
+            query=query,
+            n_queries=8,
+            random_state=0,
+        ).fit(X, y, actions=actions, initial=np.arange(0, 400, 40), X_test=X, y_test=y)
+        for name, query in (("EVPI", "evpi"), ("random", "random"))
+    }
+    _, ax = plt.subplots()
+    for name, learner in learners.items():
+        display = QueryCurveDisplay.from_history(learner.history_, name=name, ax=ax)
+        queries = learner.history_.queries
+        np.testing.assert_allclose(
+            display.lines_[name].get_ydata(), queries["decision_accuracy"]
+        )
+    assert [line.get_label() for line in ax.get_lines()] == ["EVPI", "random"]
+    proportions = ClassProportionDisplay.from_history(
+        learners["EVPI"].history_, process=process
+    )
+    queries = learners["EVPI"].history_.queries
+    assert list(proportions.lines_) == [1, 2, 3, 4]
+    for state, line in proportions.lines_.items():
+        np.testing.assert_allclose(line.get_ydata(), queries[f"proportion_{state}"])
+    assert proportions.ax_.get_title() == ""
+    with pytest.raises(TypeError, match="history_"):
+        QueryCurveDisplay.from_history(learners["EVPI"])

@@ -82,8 +82,8 @@ print(summary.round(3))
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), sharey=True)
 for ax, (name, learner) in zip(axes, learners.items()):
     queries = learner.history_.queries
-    for state, (name, colour) in state_styles(process).items():
-        ax.plot(queries[f"proportion_{state}"], color=colour, label=name)
+    for state, (state_name, colour) in state_styles(process).items():
+        ax.plot(queries[f"proportion_{state}"], color=colour, label=state_name)
         effective = f"effective_proportion_{state}"
         if effective in queries:
             ax.plot(queries[effective], color=colour, ls="--")

@@ -51,3 +51,14 @@ def _study_frame(study, name: str) -> pd.DataFrame:
             f"{name!r} DataFrame), got {type(study).__name__}."
         )
     return frame
+
+
+def _history_frame(history, name) -> pd.DataFrame:
+    """A learner's ``history_.queries`` as the per-query results of one run."""
+    queries = getattr(history, "queries", None)
+    if not isinstance(queries, pd.DataFrame):
+        raise TypeError(
+            "history must be a fitted learner's history_ (with a 'queries' "
+            f"DataFrame), got {type(history).__name__}."
+        )
+    return queries.assign(method=name, repetition=0)

@@ -7,6 +7,7 @@ import pandas as pd
 
 from skrbal.plotting._base import (
     _chosen_methods,
+    _history_frame,
     _integer_ticks,
     _new_axes,
     _study_frame,
@@ -259,6 +260,52 @@ class QueryCurveDisplay:
         """
         return cls.from_frames(_study_frame(study, "queries"), metric, **kwargs)
 
+    @classmethod
+    def from_history(
+        cls,
+        history,
+        metric: str = "decision_accuracy",
+        *,
+        name: str = "learner",
+        **kwargs,
+    ) -> QueryCurveDisplay:
+        """Draw the learning curve of one fitted learner.
+
+        Call it with the same ``ax`` for each learner to compare them.
+
+        Parameters
+        ----------
+        history : Bunch
+            A fitted learner's ``history_`` (e.g. of
+            :class:`~skrbal.active.RiskBasedLearner` fitted with a test
+            set); its ``queries`` are drawn.
+        metric : str, default='decision_accuracy'
+            Column to plot.
+        name : str, default='learner'
+            The learner's name in the legend.
+        **kwargs : dict
+            ``max_queries``, ``ylabel``, ``ax`` and ``legend``, as in
+            :meth:`from_frames`.
+
+        Returns
+        -------
+        display : QueryCurveDisplay
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import pandas as pd
+        >>> from sklearn.utils import Bunch
+        >>> from skrbal.plotting import QueryCurveDisplay
+        >>> history = Bunch(queries=pd.DataFrame({"query": [0, 1, 2],
+        ...                                       "f1": [0.4, 0.6, 0.9]}))
+        >>> display = QueryCurveDisplay.from_history(history, "f1", name="EVPI")
+        >>> display.lines_["EVPI"].get_ydata().tolist()
+        [0.4, 0.6, 0.9]
+        """
+        return cls.from_frames(_history_frame(history, name), metric, **kwargs)
+
 
 class ClassProportionDisplay:
     """Class proportions of the labelled set against queries (mean +- 1 sigma).
@@ -487,3 +534,42 @@ class ClassProportionDisplay:
         display : ClassProportionDisplay
         """
         return cls.from_frames(_study_frame(study, "queries"), method, **kwargs)
+
+    @classmethod
+    def from_history(
+        cls, history, *, name: str | None = None, **kwargs
+    ) -> ClassProportionDisplay:
+        """Draw the labelled-set proportions of one fitted learner.
+
+        One run has no spread, so the bands are empty.
+
+        Parameters
+        ----------
+        history : Bunch
+            A fitted learner's ``history_``; its ``queries`` are drawn.
+        name : str, default=None
+            The learner's name, for the title; no title by default.
+        **kwargs : dict
+            ``process``, ``state_names``, ``effective``, ``max_queries``,
+            ``ax`` and ``legend``, as in :meth:`from_frames`.
+
+        Returns
+        -------
+        display : ClassProportionDisplay
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import pandas as pd
+        >>> from sklearn.utils import Bunch
+        >>> from skrbal.plotting import ClassProportionDisplay
+        >>> history = Bunch(queries=pd.DataFrame({
+        ...     "query": [0, 1], "proportion_1": [1.0, 0.5],
+        ...     "proportion_2": [0.0, 0.5]}))
+        >>> display = ClassProportionDisplay.from_history(history)
+        >>> display.lines_["2"].get_ydata().tolist()
+        [0.0, 0.5]
+        """
+        frame = _history_frame(history, "" if name is None else name)
+        return cls.from_frames(frame, **kwargs)
