@@ -11,6 +11,7 @@ must equal that of an uninterrupted run.
 import os
 import signal
 import time
+import traceback
 
 import numpy as np
 import pandas as pd
@@ -52,16 +53,17 @@ def _walk(agent, X, y, report):
 
 
 def _child(url, X, y, write_fd):
+    def report(line):
+        os.write(write_fd, (line + "\n").encode())
+
     try:
         agent = RiskBasedAgent.from_store(url, "crash", lock_timeout=30)
-
-        def report(line):
-            os.write(write_fd, (line + "\n").encode())
-
         _walk(agent, X, y, report)
         agent.close()
-    finally:
-        os._exit(0)  # no cleanup of the parent's inherited state
+    except BaseException as exc:
+        report(f"ERROR {exc!r}")
+        os._exit(1)
+    os._exit(0)  # no cleanup of the parent's inherited state
 
 
 def _check_reported(url, lines, y):
@@ -116,6 +118,8 @@ def _kill_run(url, X, y, seed):
         lines += [line.strip() for line in out]  # what came before the kill
         out.close()
         os.waitpid(pid, 0)
+        errors = [line for line in lines if line.startswith("ERROR")]
+        assert not errors, errors
         finished = bool(lines) and lines[-1] == "END"
         lines = [line for line in lines if line != "END"]
         _check_reported(url, lines, y)
@@ -153,3 +157,46 @@ def test_agent_survives_sigkill(store_url, stream):
     )
     assert (requests["status"] == "done").all() and len(requests) > 3
     reference.close()
+
+
+def _fleet_member(url, name, X, y):
+    try:
+        store = AgentStore(url)
+        agent = RiskBasedAgent.from_store(store, name)
+        _walk(agent, X, y, lambda line: None)
+        agent.close()
+        store.close()
+    except BaseException:
+        traceback.print_exc()
+        os._exit(1)
+    os._exit(0)
+
+
+def test_agents_of_a_fleet_write_one_store_at_once(store_url, stream):
+    """Two processes, two agents, one database: each ends as if alone."""
+    X, y = stream
+    X, y = X[:120], y[:120]
+    params = dict(
+        estimator=BayesianGMMClassifier(), process=synthetic_decision_process()
+    )
+    streams = {"north": (X, y), "south": (X[:, ::-1].copy(), y)}
+    for name, (Xs, ys) in streams.items():
+        RiskBasedAgent(**params, store=store_url, name=name).fit(Xs[:4], ys[:4]).close()
+    pids = []
+    for name, (Xs, ys) in streams.items():
+        pid = os.fork()
+        if pid == 0:
+            _fleet_member(store_url, name, Xs, ys)
+        pids.append(pid)
+    for pid in pids:
+        assert os.waitpid(pid, 0)[1] == 0
+    store = AgentStore(store_url)
+    for name, (Xs, ys) in streams.items():
+        with RiskBasedAgent(**params, name=name).fit(Xs[:4], ys[:4]) as alone:
+            _walk(alone, Xs, ys, lambda line: None)
+            assert (
+                store.history(name)
+                .drop(columns="timestamp")
+                .equals(alone.history().drop(columns="timestamp"))
+            )
+    store.close()
