@@ -355,11 +355,11 @@ class RiskBasedAgent(BaseEstimator):
                 self._commission_rows(X, y, perfect, timestamps),
                 _warning_texts(caught),
             )
+            self._start(store, owned, agent_id, budget, buffers, model)
         except BaseException:
             if owned:
                 store.close()
             raise
-        self._start(store, owned, agent_id, budget, buffers, model)
         _reissue(caught)
         self.budget_state_ = budget.initial_state()
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
