@@ -12,7 +12,15 @@ def _postgres_schema_url():
     """A fresh schema on the test server; yields its URL, drops it after."""
     url = os.environ.get(POSTGRES_ENV)
     if not url:
-        pytest.skip(f"{POSTGRES_ENV} is not set (.ci/run starts a server and sets it)")
+        if os.environ.get("SKRBAL_REQUIRE_POSTGRES", "") not in ("", "0"):
+            pytest.fail(
+                f"SKRBAL_REQUIRE_POSTGRES is set but {POSTGRES_ENV} is not: "
+                "the PostgreSQL server did not start."
+            )
+        pytest.skip(
+            f"{POSTGRES_ENV} is not set (`make test` starts a server when "
+            "PostgreSQL is installed)"
+        )
     sqlalchemy = pytest.importorskip("sqlalchemy")
     schema = f"t_{uuid.uuid4().hex[:16]}"
     engine = sqlalchemy.create_engine(url)

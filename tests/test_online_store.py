@@ -308,3 +308,15 @@ def test_unreachable_postgres_fails_rather_than_skips(monkeypatch):
     )
     with pytest.raises(pytest.fail.Exception, match="server is unreachable"):
         next(_postgres_schema_url())
+
+
+def test_required_postgres_fails_rather_than_skips(monkeypatch):
+    from conftest import _postgres_schema_url
+
+    monkeypatch.delenv("SKRBAL_TEST_POSTGRES_URL", raising=False)
+    monkeypatch.setenv("SKRBAL_REQUIRE_POSTGRES", "1")
+    with pytest.raises(pytest.fail.Exception, match="did not start"):
+        next(_postgres_schema_url())
+    monkeypatch.setenv("SKRBAL_REQUIRE_POSTGRES", "0")
+    with pytest.raises(pytest.skip.Exception):
+        next(_postgres_schema_url())
