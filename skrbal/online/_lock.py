@@ -136,6 +136,8 @@ class AgentLock:
                     text("SELECT pg_advisory_unlock(:space, :agent)"),
                     {"space": _PG_LOCK_SPACE, "agent": self.agent_id},
                 )
+            except Exception:  # a dead session holds no lock any more
+                pass
             finally:
                 self._connection.close()
                 self._connection = None
