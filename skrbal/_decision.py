@@ -10,8 +10,10 @@ of perfect information (EVPI) of the label ``y_t``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from numbers import Real
+import json
+import os
+from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -27,11 +29,22 @@ __all__ = [
 _ROW_SUM_TOL = 1e-8
 _BELIEF_TOL = 1e-6
 
+# Version of the dict/JSON layout written by DecisionProcess.to_dict; bump it
+# when the layout changes and keep reading the old versions.
+_FORMAT_VERSION = 1
+_REQUIRED_KEYS = ("format_version", "transition", "state_utility", "action_utility")
+_OPTIONAL_KEYS = ("inspection_cost", "classes", "state_names", "action_names")
+
 
 def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
+        if "inhomogeneous" in str(exc):
+            raise ValueError(
+                f"{name} is ragged: its nested lists must have equal lengths, got "
+                f"{value!r}."
+            ) from exc
         raise ValueError(f"{name} must be numeric, got {value!r}.") from exc
     if array.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-d array, got shape {array.shape}.")
@@ -40,6 +53,44 @@ def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} has a non-finite value at index {where}.")
     return array
+
+
+def _check_labels(labels, name: str) -> None:
+    """Raise unless ``labels`` are all integers or all strings (JSON-safe)."""
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
+        raise ValueError(f"{name} must be a list of labels, got {labels!r}.")
+    kinds = set()
+    for position, label in enumerate(labels):
+        if isinstance(label, str):
+            kinds.add(str)
+        elif isinstance(label, Integral) and not isinstance(label, bool):
+            kinds.add(int)
+        else:
+            raise ValueError(
+                f"{name}[{position}] = {label!r} is neither an integer nor a "
+                "string; only those labels survive JSON unchanged."
+            )
+    if len(kinds) > 1:
+        raise ValueError(f"{name} mixes integer and string labels: {list(labels)}.")
+
+
+def _names_list(names, name: str) -> list[str] | None:
+    if names is None:
+        return None
+    names = list(names)
+    for position, value in enumerate(names):
+        if not isinstance(value, str):
+            raise ValueError(f"{name}[{position}] = {value!r} is not a string.")
+    return names
+
+
+def _names_tuple(names, name: str) -> tuple[str, ...] | None:
+    if names is not None and (
+        isinstance(names, (str, bytes)) or not isinstance(names, Sequence)
+    ):
+        raise ValueError(f"{name} must be a list of strings, got {names!r}.")
+    names = _names_list(names, name)
+    return None if names is None else tuple(names)
 
 
 class DecisionProcess(BaseEstimator):
@@ -197,6 +248,233 @@ class DecisionProcess(BaseEstimator):
         if len(np.unique(classes)) != n_states:
             raise ValueError(f"classes must be distinct, got {classes.tolist()}.")
         return classes
+
+    # ------------------------------------------------------------------ #
+    # serialisation
+    # ------------------------------------------------------------------ #
+    def to_dict(self) -> dict:
+        """Describe the process as a JSON-serialisable dict.
+
+        Numbers are Python floats, which JSON writes at full precision, so
+        ``DecisionProcess.from_dict(process.to_dict())`` rebuilds the process
+        exactly, also through :func:`json.dumps` and :func:`json.loads`.
+
+        Returns
+        -------
+        description : dict
+            Keys ``format_version``, ``transition`` (nested lists of shape
+            ``(n_actions, n_states, n_states)``), ``state_utility``,
+            ``action_utility``, ``inspection_cost``, ``classes`` (a list of
+            int or str labels, or ``None`` for ``0, ..., n_states - 1``),
+            ``state_names`` and ``action_names`` (lists of str, or ``None``).
+
+        Raises
+        ------
+        ValueError
+            If the process is invalid, or a class label is neither an integer
+            nor a string (JSON could not give it back as it was).
+
+        See Also
+        --------
+        from_dict : Rebuild a process from such a dict.
+        to_json : Write the dict as a JSON file.
+
+        Examples
+        --------
+        >>> from skrbal import DecisionProcess, synthetic_decision_process
+        >>> description = synthetic_decision_process().to_dict()
+        >>> description["state_utility"], description["classes"]
+        ([10.0, 10.0, 5.0, -75.0], [1, 2, 3, 4])
+        >>> DecisionProcess.from_dict(description).evpi([[0.5, 0, 0, 0.5]])
+        array([14.75])
+        """
+        transition, _, classes = self._validated()
+        if self.classes is None:
+            labels = None
+        else:
+            labels = classes.tolist()
+            _check_labels(labels, "classes")
+        return {
+            "format_version": _FORMAT_VERSION,
+            "transition": transition.tolist(),
+            "state_utility": np.asarray(self.state_utility, dtype=float).tolist(),
+            "action_utility": np.asarray(self.action_utility, dtype=float).tolist(),
+            "inspection_cost": float(self.inspection_cost),
+            "classes": labels,
+            "state_names": _names_list(self.state_names, "state_names"),
+            "action_names": _names_list(self.action_names, "action_names"),
+        }
+
+    @classmethod
+    def from_dict(cls, description: Mapping) -> DecisionProcess:
+        """Build a process from a dict written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        description : mapping
+            Must hold ``format_version`` (currently 1), ``transition``,
+            ``state_utility`` and ``action_utility``; may hold
+            ``inspection_cost`` (default 0), ``classes``, ``state_names`` and
+            ``action_names`` (default ``None``). Class labels are integers or
+            strings.
+
+        Returns
+        -------
+        process : DecisionProcess
+            A validated process.
+
+        Raises
+        ------
+        ValueError
+            Naming the entry at fault: a missing or unknown key, an
+            unsupported ``format_version``, a table of the wrong shape, a
+            transition row that is not a probability distribution, a label
+            that is neither an integer nor a string.
+
+        See Also
+        --------
+        to_dict : The inverse.
+        from_json : Read the dict from a JSON file.
+
+        Examples
+        --------
+        >>> from skrbal import DecisionProcess
+        >>> process = DecisionProcess.from_dict({
+        ...     "format_version": 1,
+        ...     "transition": [[[0.9, 0.1], [0.0, 1.0]], [[1.0, 0.0], [1.0, 0.0]]],
+        ...     "state_utility": [10.0, -100.0],
+        ...     "action_utility": [0.0, -20.0],
+        ...     "inspection_cost": 2.0,
+        ...     "classes": ["healthy", "damaged"],
+        ... })
+        >>> process.evpi([[0.5, 0.5]])
+        array([4.5])
+        """
+        if not isinstance(description, Mapping):
+            raise ValueError(
+                "a process description must be a dict, got "
+                f"{type(description).__name__}."
+            )
+        unknown = sorted(
+            map(str, set(description) - {*_REQUIRED_KEYS, *_OPTIONAL_KEYS})
+        )
+        if unknown:
+            raise ValueError(
+                f"unknown key(s) {unknown} in the process description; allowed: "
+                f"{list(_REQUIRED_KEYS + _OPTIONAL_KEYS)}."
+            )
+        missing = [key for key in _REQUIRED_KEYS if key not in description]
+        if missing:
+            raise ValueError(f"the process description lacks the key(s) {missing}.")
+        version = description["format_version"]
+        if version != _FORMAT_VERSION or isinstance(version, bool):
+            raise ValueError(
+                f"format_version {version!r} is not supported (this skrbal reads "
+                f"version {_FORMAT_VERSION})."
+            )
+        params = {
+            key: _as_finite_array(description[key], key, ndim)
+            for key, ndim in (
+                ("transition", 3),
+                ("state_utility", 1),
+                ("action_utility", 1),
+            )
+        }
+        cost = description.get("inspection_cost", 0.0)
+        if isinstance(cost, Integral) and not isinstance(cost, bool):
+            cost = float(cost)
+        classes = description.get("classes")
+        if classes is not None:
+            _check_labels(classes, "classes")
+            classes = np.asarray(classes)
+        process = cls(
+            **params,
+            inspection_cost=cost,
+            classes=classes,
+            state_names=_names_tuple(description.get("state_names"), "state_names"),
+            action_names=_names_tuple(description.get("action_names"), "action_names"),
+        )
+        process._validated()
+        return process
+
+    def to_json(self, path: str | os.PathLike | None = None) -> str | None:
+        """Write :meth:`to_dict` as JSON, to a file or to a string.
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            File to write (UTF-8). ``None`` returns the JSON text instead.
+
+        Returns
+        -------
+        text : str or None
+            The JSON text when ``path`` is ``None``, else ``None``.
+
+        See Also
+        --------
+        from_json : Read it back.
+
+        Examples
+        --------
+        >>> from skrbal import DecisionProcess, synthetic_decision_process
+        >>> text = synthetic_decision_process().to_json()
+        >>> DecisionProcess.from_json(text).inspection_cost
+        7.0
+        """
+        text = json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+        if path is None:
+            return text
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+        return None
+
+    @classmethod
+    def from_json(cls, source: str | os.PathLike) -> DecisionProcess:
+        """Read a process from JSON written by :meth:`to_json`.
+
+        Parameters
+        ----------
+        source : str or path-like
+            A JSON file, or JSON text itself (a string starting with ``{``).
+
+        Returns
+        -------
+        process : DecisionProcess
+
+        Raises
+        ------
+        ValueError
+            If the file is not valid JSON or does not describe a valid
+            process; the message names the file and the entry at fault.
+        OSError
+            If the file cannot be read.
+
+        See Also
+        --------
+        from_dict : The format of the JSON object.
+
+        Examples
+        --------
+        >>> from skrbal import DecisionProcess
+        >>> text = '''{"format_version": 1, "transition": [[[1.0]]],
+        ...            "state_utility": [1.0], "action_utility": [0.0]}'''
+        >>> DecisionProcess.from_json(text).n_states
+        1
+        """
+        if isinstance(source, str) and source.lstrip().startswith("{"):
+            where, text = "the JSON text", source
+        else:
+            where = f"process file {os.fspath(source)!r}"
+            with open(source, encoding="utf-8") as file:
+                text = file.read()
+        try:
+            description = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where} is not valid JSON: {exc}.") from None
+        try:
+            return cls.from_dict(description)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
 
     # ------------------------------------------------------------------ #
     # public properties

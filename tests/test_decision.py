@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -230,3 +232,126 @@ def test_clone_and_repr():
     np.testing.assert_array_equal(cloned.transition, process.transition)
     assert "DecisionProcess(" in repr(process)
     assert cloned.get_params()["inspection_cost"] == 7.0
+
+
+# ---------------------------------------------------------------- to_dict / JSON
+def _assert_same_process(a, b):
+    for name in ("transition", "state_utility", "action_utility"):
+        left = np.asarray(getattr(a, name), dtype=float)
+        right = np.asarray(getattr(b, name), dtype=float)
+        assert left.shape == right.shape
+        assert left.tobytes() == right.tobytes(), name  # bit for bit
+    assert a.inspection_cost == b.inspection_cost
+    assert a.classes_.tolist() == b.classes_.tolist()
+    assert type(a.classes_.tolist()[0]) is type(b.classes_.tolist()[0])
+    for name in ("state_names", "action_names"):
+        left, right = getattr(a, name), getattr(b, name)
+        assert (left is None) == (right is None)
+        if left is not None:
+            assert list(left) == list(right)
+
+
+@pytest.mark.parametrize("factory", [synthetic_decision_process, z24_decision_process])
+@pytest.mark.parametrize("labels", ["int", "str", "none"])
+def test_to_dict_round_trip_is_exact(factory, labels, tmp_path):
+    process = factory()
+    if labels == "str":
+        process.set_params(classes=np.array(["a", "b", "c", "d"]))
+    elif labels == "none":
+        process.set_params(classes=None, state_names=None, action_names=None)
+    # Utilities with all 17 significant digits must survive.
+    process.set_params(state_utility=np.asarray(process.state_utility) / 3.0)
+    description = process.to_dict()
+    through_json = json.loads(json.dumps(description))
+    assert through_json == description
+    rebuilt = DecisionProcess.from_dict(through_json)
+    _assert_same_process(process, rebuilt)
+    assert rebuilt.to_dict() == description
+    path = tmp_path / "process.json"
+    process.to_json(path)
+    _assert_same_process(process, DecisionProcess.from_json(path))
+    _assert_same_process(process, DecisionProcess.from_json(process.to_json()))
+    beliefs = np.random.default_rng(0).dirichlet(np.ones(4), size=50)
+    np.testing.assert_array_equal(rebuilt.evpi(beliefs), process.evpi(beliefs))
+    if labels == "str":
+        assert description["classes"] == ["a", "b", "c", "d"]
+    elif labels == "int":
+        assert description["classes"] == [1, 2, 3, 4]
+    else:
+        assert description["classes"] is None
+
+
+def test_to_dict_rejects_labels_json_cannot_keep():
+    process = synthetic_decision_process().set_params(classes=[0.5, 1.5, 2.5, 3.5])
+    with pytest.raises(ValueError, match=r"classes\[0\] = 0.5 is neither"):
+        process.to_dict()
+
+
+def _good_description():
+    return synthetic_decision_process().to_dict()
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.pop("transition"), r"lacks the key\(s\) \['transition'\]"),
+        (lambda d: d.pop("format_version"), r"lacks the key\(s\) \['format_version'\]"),
+        (lambda d: d.update(utility=[1.0]), r"unknown key\(s\) \['utility'\]"),
+        (lambda d: d.update(format_version=2), "format_version 2 is not supported"),
+        (lambda d: d.update(transition=[[1.0, 0.0]]), "transition must be a 3-d"),
+        (
+            lambda d: [rows.pop() for rows in d["transition"]],
+            r"transition must have shape \(n_actions, n_states, n_states\)",
+        ),
+        (
+            lambda d: d["transition"][0][1].pop(),
+            "transition is ragged",
+        ),
+        (
+            lambda d: d["transition"][1][2].__setitem__(0, 0.5),
+            "transition row 2 for action 1 sums to 0.51",
+        ),
+        (lambda d: d["state_utility"].pop(), r"state_utility must have shape \(4,\)"),
+        (lambda d: d["action_utility"].append(1.0), r"action_utility must have shape"),
+        (lambda d: d.update(state_utility=["a"] * 4), "state_utility must be numeric"),
+        (lambda d: d.update(inspection_cost="7"), "inspection_cost must be a finite"),
+        (lambda d: d.update(classes=[1, 2, 3]), r"classes must have shape \(4,\)"),
+        (lambda d: d.update(classes=[1, 2, "c", 4]), "mixes integer and string"),
+        (lambda d: d.update(classes=[1, 2, 3, 4.0]), r"classes\[3\] = 4.0 is neither"),
+        (lambda d: d.update(classes=[1, 2, 3, True]), r"classes\[3\] = True"),
+        (lambda d: d.update(state_names=[1, 2, 3, 4]), r"state_names\[0\] = 1 is not"),
+        (lambda d: d.update(action_names="ab"), "action_names must be a list"),
+        (lambda d: d.update(action_names=["a"]), "action_names must have 2 entries"),
+    ],
+)
+def test_from_dict_names_the_bad_entry(edit, message):
+    description = _good_description()
+    edit(description)
+    with pytest.raises(ValueError, match=message):
+        DecisionProcess.from_dict(description)
+
+
+def test_from_dict_defaults_and_non_dict():
+    minimal = {
+        "format_version": 1,
+        "transition": [[[1.0, 0.0], [0.0, 1.0]]],
+        "state_utility": [1.0, 0.0],
+        "action_utility": [0.0],
+    }
+    process = DecisionProcess.from_dict(minimal)
+    assert process.inspection_cost == 0.0
+    assert process.classes_.tolist() == [0, 1]
+    with pytest.raises(ValueError, match="must be a dict, got list"):
+        DecisionProcess.from_dict([minimal])
+
+
+def test_from_json_names_the_file(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text('{"format_version": 1,', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"mine.json.* is not valid JSON"):
+        DecisionProcess.from_json(path)
+    description = _good_description()
+    del description["state_utility"]
+    path.write_text(json.dumps(description), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"mine.json.*lacks the key\(s\)"):
+        DecisionProcess.from_json(path)
