@@ -55,6 +55,18 @@ def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
     return array
 
 
+def _check_derived(table: np.ndarray, what: str) -> None:
+    """Raise if a table derived from finite inputs overflowed."""
+    bad = ~np.isfinite(table)
+    if bad.any():
+        state, action = (int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{what} is not finite for state {state}, action {action}: the "
+            "utilities are too large for double precision; rescale them (EVPI and "
+            "the decisions scale with the utilities)."
+        )
+
+
 def _check_labels(labels, name: str) -> None:
     """Raise unless ``labels`` are all integers or all strings (JSON-safe)."""
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
@@ -181,7 +193,7 @@ class DecisionProcess(BaseEstimator):
     # validation of the process itself
     # ------------------------------------------------------------------ #
     def _validated(self):
-        """Check the parameters; return (transition, Q, classes)."""
+        """Check the parameters; return (transition, Q, classes, regret)."""
         transition = _as_finite_array(self.transition, "transition", 3)
         n_actions, n_states, n_states_to = transition.shape
         if n_states != n_states_to or n_actions < 1 or n_states < 1:
@@ -233,8 +245,12 @@ class DecisionProcess(BaseEstimator):
             if names is not None and len(names) != n:
                 raise ValueError(f"{attr} must have {n} entries, got {len(names)}.")
         # Q[y, d] = sum_j P(j | y, d) U(j) + U(d)
-        q = np.einsum("dij,j->id", transition, state_utility) + action_utility
-        return transition, q, classes
+        with np.errstate(over="ignore", invalid="ignore"):
+            q = np.einsum("dij,j->id", transition, state_utility) + action_utility
+            regret = q.max(axis=1, keepdims=True) - q
+        _check_derived(q, "Q(y, d) = sum_j P(j | y, d) U(j) + U(d)")
+        _check_derived(regret, "the regret max_d Q(y, d) - Q(y, d)")
+        return transition, q, classes, regret
 
     def _validated_classes(self, n_states: int) -> np.ndarray:
         if self.classes is None:
@@ -288,7 +304,7 @@ class DecisionProcess(BaseEstimator):
         >>> DecisionProcess.from_dict(description).evpi([[0.5, 0, 0, 0.5]])
         array([14.75])
         """
-        transition, _, classes = self._validated()
+        transition, _, classes, _ = self._validated()
         if self.classes is None:
             labels = None
         else:
@@ -638,7 +654,7 @@ class DecisionProcess(BaseEstimator):
         >>> synthetic_decision_process().expected_utility([[1, 0, 0, 0]])
         array([[  9.5, -20. ]])
         """
-        _, q, process_classes = self._validated()
+        _, q, process_classes, _ = self._validated()
         return self._align(proba, classes, process_classes) @ q
 
     def optimal_action(self, proba, classes=None) -> np.ndarray:
@@ -710,7 +726,7 @@ class DecisionProcess(BaseEstimator):
         >>> process.evpi([[0.5, 0.0, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0]])
         array([14.75,  0.  ])
         """
-        _, q, process_classes = self._validated()
+        _, q, process_classes, regret = self._validated()
         proba = self._align(proba, classes, process_classes, check_sums=False)
         # EVPI = E[max_d Q] - max_d E[Q] = min_d E[max_d' Q - Q(., d)]: the
         # expected regret of the best action. One matrix product gives each
@@ -718,7 +734,6 @@ class DecisionProcess(BaseEstimator):
         # (A + 1, n) layout makes the min over actions run along contiguous
         # rows, and the reductions below write nothing they do not return.
         n_actions = q.shape[1]
-        regret = q.max(axis=1, keepdims=True) - q
         weights = np.column_stack([regret, np.ones(q.shape[0])])
         products = weights.T @ proba.T
         sums = products[n_actions]
@@ -774,7 +789,7 @@ class DecisionProcess(BaseEstimator):
         >>> synthetic_decision_process().perfect_information_action([1, 2, 3, 4])
         array([0, 0, 0, 1])
         """
-        _, q, process_classes = self._validated()
+        _, q, process_classes, _ = self._validated()
         return np.argmax(
             q[label_positions(y, process_classes, owner="the process's classes")],
             axis=1,
@@ -802,7 +817,7 @@ class DecisionProcess(BaseEstimator):
         >>> synthetic_decision_process().realised_utility([4, 4], [0, 1])
         array([-75.  , -20.85])
         """
-        _, q, process_classes = self._validated()
+        _, q, process_classes, _ = self._validated()
         rows = label_positions(y, process_classes, owner="the process's classes")
         action = np.asarray(action)
         if action.shape != rows.shape:

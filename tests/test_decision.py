@@ -355,3 +355,40 @@ def test_from_json_names_the_file(tmp_path):
     path.write_text(json.dumps(description), encoding="utf-8")
     with pytest.raises(ValueError, match=r"mine.json.*lacks the key\(s\)"):
         DecisionProcess.from_json(path)
+
+
+# ---------------------------------------------------------------- derived tables
+@pytest.mark.parametrize(
+    "state_utility, action_utility, message",
+    [
+        # Each utility is finite; their expectation overflows.
+        ([1.7e308, 1.7e308], [0.0, 1.7e308], r"Q\(y, d\).* not finite .*state 0"),
+        # Q is finite; the regret max_d Q - Q(., d) overflows.
+        ([0.0, 0.0], [1.7e308, -1.7e308], r"max_d Q\(y, d\) - Q\(y, d\) .*state 0"),
+    ],
+)
+def test_huge_utilities_are_rejected_not_turned_into_nan(
+    state_utility, action_utility, message
+):
+    process = DecisionProcess(
+        transition=[[[0.5, 0.5], [0.5, 0.5]], [[0.5, 0.5], [0.5, 0.5]]],
+        state_utility=state_utility,
+        action_utility=action_utility,
+        inspection_cost=1.0,
+    )
+    for method in ("evpi", "should_inspect", "meu", "optimal_action"):
+        with pytest.raises(ValueError, match=message):
+            getattr(process, method)([[0.5, 0.5]])
+    with pytest.raises(ValueError, match=message):
+        process.state_action_utility
+
+
+def test_large_but_representable_utilities_still_work():
+    process = DecisionProcess(
+        transition=[[[0.5, 0.5], [0.5, 0.5]], [[1.0, 0.0], [1.0, 0.0]]],
+        state_utility=[1e300, -1e300],
+        action_utility=[0.0, -1e300],
+    )
+    evpi = process.evpi([[0.5, 0.5], [1.0, 0.0]])
+    assert np.isfinite(evpi).all()
+    np.testing.assert_allclose(evpi, [0.0, 0.0])

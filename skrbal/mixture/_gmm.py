@@ -36,11 +36,11 @@ from skrbal.mixture._niw import (
     _CLASS_ATTRIBUTES,
     _class_posterior,
     _labelled_statistics,
+    _log1p_mahalanobis,
     _log_normalise,
     _merge,
     _NIWPrior,
     _present_statistics,
-    _squared_mahalanobis,
     _Statistics,
 )
 
@@ -230,14 +230,12 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ #
     def _class_log_density(self, X: np.ndarray) -> np.ndarray:
         """Student-t log densities, shape (n_classes, n_samples)."""
-        maha = _squared_mahalanobis(X, self.mean_posterior_, self._t_whiteners)
-        df = self._t_df[:, None]
-        d = X.shape[1]
-        np.divide(maha, df, out=maha)
-        np.log1p(maha, out=maha)
-        maha *= -0.5 * (df + d)
-        maha += self._t_log_norm[:, None]
-        return maha
+        density = _log1p_mahalanobis(
+            X, self.mean_posterior_, self._t_whiteners, self._t_df
+        )
+        density *= -0.5 * (self._t_df[:, None] + X.shape[1])
+        density += self._t_log_norm[:, None]
+        return density
 
     def _joint_log_likelihood(self, X: np.ndarray) -> np.ndarray:
         """``log p(x, y=k | D)``, shape (n_samples, n_classes)."""
