@@ -10,7 +10,9 @@ of perfect information (EVPI) of the label ``y_t``.
 
 from __future__ import annotations
 
+import copy
 import json
+import operator
 import os
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
@@ -53,6 +55,32 @@ def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} has a non-finite value at index {where}.")
     return array
+
+
+def _snapshot(value):
+    """A private copy of a parameter value, to detect later changes."""
+    if type(value) is np.ndarray:
+        return value.copy()
+    return copy.deepcopy(value)
+
+
+def _same_value(value, seen) -> bool:
+    """Whether a parameter still equals the snapshot the cache was built from."""
+    if value is seen:  # None, and numbers deepcopy returns as they are
+        return True
+    if type(value) is not type(seen):
+        return False
+    if type(value) is np.ndarray:
+        return (
+            value.dtype == seen.dtype
+            and value.shape == seen.shape
+            and (value.dtype.hasobject is False)
+            and value.tobytes() == seen.tobytes()
+        )
+    try:
+        return bool(value == seen)
+    except (TypeError, ValueError):  # e.g. lists holding arrays: validate again
+        return False
 
 
 def _check_derived(table: np.ndarray, what: str) -> None:
@@ -193,7 +221,32 @@ class DecisionProcess(BaseEstimator):
     # validation of the process itself
     # ------------------------------------------------------------------ #
     def _validated(self):
-        """Check the parameters; return (transition, Q, classes, regret)."""
+        """The validated tables ``(transition, Q, classes, regret)``, read-only.
+
+        Validation runs once per set of parameter values: the result is cached
+        with a copy of the values it was computed from, and every call compares
+        the current values with that copy (a few microseconds for small
+        tables, against tens for validating again). So ``set_params``, a plain
+        assignment and an array changed in place are all taken in at the next
+        call.
+        """
+        values = _process_parameters(self)
+        cache = self.__dict__.get("_validated_cache")
+        if cache is not None and all(map(_same_value, values, cache[0])):
+            return cache[1]
+        tables = self._validate()
+        for table in tables:
+            table.flags.writeable = False
+        self._validated_cache = (tuple(map(_snapshot, values)), tables)
+        return tables
+
+    def __getstate__(self):
+        # The cache is rebuilt on demand; unpickled arrays would be writable.
+        state = super().__getstate__()
+        return {key: value for key, value in state.items() if key != "_validated_cache"}
+
+    def _validate(self):
+        """Check the parameters and derive the tables (see ``_validated``)."""
         transition = _as_finite_array(self.transition, "transition", 3)
         n_actions, n_states, n_states_to = transition.shape
         if n_states != n_states_to or n_actions < 1 or n_states < 1:
@@ -250,7 +303,9 @@ class DecisionProcess(BaseEstimator):
             regret = q.max(axis=1, keepdims=True) - q
         _check_derived(q, "Q(y, d) = sum_j P(j | y, d) U(j) + U(d)")
         _check_derived(regret, "the regret max_d Q(y, d) - Q(y, d)")
-        return transition, q, classes, regret
+        # Copies: the tables are cached read-only and must not share memory
+        # with the caller's arrays.
+        return transition.copy(), q, classes.copy(), regret
 
     def _validated_classes(self, n_states: int) -> np.ndarray:
         if self.classes is None:
@@ -834,6 +889,9 @@ class DecisionProcess(BaseEstimator):
                 f"{np.unique(action).tolist()}."
             )
         return q[rows, action]
+
+
+_process_parameters = operator.attrgetter(*DecisionProcess._get_param_names())
 
 
 # ---------------------------------------------------------------------- #

@@ -8,6 +8,7 @@ from hypothesis.extra.numpy import arrays
 from sklearn.base import clone
 
 from skrbal import DecisionProcess, synthetic_decision_process, z24_decision_process
+from skrbal._decision import _SYNTHETIC_TRANSITION as _SYNTHETIC
 from skrbal._decision import _Z24_TRANSITION_AS_PRINTED
 
 
@@ -380,7 +381,7 @@ def test_huge_utilities_are_rejected_not_turned_into_nan(
         with pytest.raises(ValueError, match=message):
             getattr(process, method)([[0.5, 0.5]])
     with pytest.raises(ValueError, match=message):
-        process.state_action_utility
+        _ = process.state_action_utility
 
 
 def test_large_but_representable_utilities_still_work():
@@ -392,3 +393,55 @@ def test_large_but_representable_utilities_still_work():
     evpi = process.evpi([[0.5, 0.5], [1.0, 0.0]])
     assert np.isfinite(evpi).all()
     np.testing.assert_allclose(evpi, [0.0, 0.0])
+
+
+# ---------------------------------------------------------------- cached tables
+def test_parameter_changes_after_a_call_are_honoured():
+    process = synthetic_decision_process()
+    belief = [[0.5, 0.0, 0.0, 0.5]]
+    np.testing.assert_allclose(process.evpi(belief), [14.75])
+    # set_params
+    process.set_params(action_utility=np.array([0.0, -40.0]))
+    expected = DecisionProcess(**process.get_params()).evpi(belief)
+    np.testing.assert_allclose(process.evpi(belief), expected)
+    assert process.evpi(belief)[0] != 14.75
+    # a plain assignment
+    process.inspection_cost = 100.0
+    assert not process.should_inspect(belief)[0]
+    # an array changed in place
+    process.state_utility[3] = -750.0
+    assert process.state_action_utility[3, 0] == -750.0  # failure stays failed
+    # a list changed in place
+    process.set_params(classes=[1, 2, 3, 4])
+    process.evpi(belief)
+    process.classes[0] = 9
+    assert process.classes_.tolist() == [9, 2, 3, 4]
+    # an invalid change is caught at the next call, not hidden by the cache
+    process.set_params(transition=np.ones((2, 4, 4)))
+    with pytest.raises(ValueError, match="sums to 4"):
+        process.evpi(belief)
+
+
+def test_cached_tables_are_private_and_read_only():
+    transition = np.array(_SYNTHETIC)
+    process = synthetic_decision_process().set_params(transition=transition)
+    q = process.state_action_utility
+    q[0, 0] = 1e6  # a copy: the process is unaffected
+    assert process.state_action_utility[0, 0] == 9.5
+    with pytest.raises(ValueError, match="read-only"):
+        process.classes_[0] = 7
+    assert transition.flags.writeable
+    assert process.classes_ is not process.classes
+
+
+def test_pickle_and_clone_drop_the_cache():
+    import pickle
+
+    process = synthetic_decision_process()
+    process.evpi([[1.0, 0, 0, 0]])
+    restored = pickle.loads(pickle.dumps(process))
+    assert "_validated_cache" not in restored.__dict__
+    np.testing.assert_array_equal(
+        restored.state_action_utility, process.state_action_utility
+    )
+    assert "_validated_cache" not in clone(process).__dict__
