@@ -95,15 +95,44 @@ def _top(scores: np.ndarray, n_instances: int, random_state):
 
     Ties are broken towards the lowest index when ``random_state`` is None and
     by a permutation drawn from ``random_state`` otherwise, so a seeded query
-    is reproducible.
+    is reproducible: the result is that of a stable sort of the negated
+    scores in the permuted order, without sorting the whole pool.
     """
-    if not np.all(np.isfinite(scores)):
+    scores = np.asarray(scores, dtype=float)
+    # One reduction; a finite pool whose sum overflows is checked exactly.
+    with np.errstate(over="ignore"):
+        total = scores.sum()
+    if not np.isfinite(total) and not np.isfinite(scores).all():
         raise ValueError("query scores contain NaN or infinite values.")
-    order = np.arange(scores.shape[0])
-    if random_state is not None:
+    if random_state is None:
+        ranked = _top_lowest_index_first(scores, n_instances)
+    else:
         order = check_random_state(random_state).permutation(scores.shape[0])
-    ranked = order[np.argsort(-scores[order], kind="stable")[:n_instances]]
+        ranked = order[_top_lowest_index_first(scores[order], n_instances)]
     return ranked, scores[ranked]
+
+
+# Beyond this share of the pool, one full sort beats selection plus sorting.
+_FULL_SORT_SHARE = 0.25
+
+
+def _top_lowest_index_first(scores: np.ndarray, k: int) -> np.ndarray:
+    """``np.argsort(-scores, kind="stable")[:k]`` without a full sort.
+
+    Selection finds the k-th highest score ``t``; the scores above ``t``
+    (fewer than k) are sorted, and the places left go to the scores equal to
+    ``t`` in index order, which is where a stable sort puts them.
+    """
+    n = scores.shape[0]
+    if k == 1:
+        return np.array([np.argmax(scores)])  # the first of the maxima
+    if k >= _FULL_SORT_SHARE * n:
+        return np.argsort(-scores, kind="stable")[:k]
+    threshold = np.partition(scores, n - k)[n - k]
+    above = np.flatnonzero(scores > threshold)
+    above = above[np.argsort(-scores[above], kind="stable")]
+    tied = np.flatnonzero(scores == threshold)[: k - above.shape[0]]
+    return np.concatenate([above, tied])
 
 
 def evpi_sampling(
