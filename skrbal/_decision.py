@@ -30,6 +30,9 @@ __all__ = [
 
 _ROW_SUM_TOL = 1e-8
 _BELIEF_TOL = 1e-6
+# Rows of beliefs per block in DecisionProcess.evpi: the block and its
+# products (a few hundred kB) stay in cache.
+_EVPI_BLOCK = 8192
 
 # Version of the dict/JSON layout written by DecisionProcess.to_dict; bump it
 # when the layout changes and keep reading the old versions.
@@ -221,7 +224,7 @@ class DecisionProcess(BaseEstimator):
     # validation of the process itself
     # ------------------------------------------------------------------ #
     def _validated(self):
-        """The validated tables ``(transition, Q, classes, regret)``, read-only.
+        """The validated tables ``(transition, Q, classes, evpi weights)``, read-only.
 
         Validation runs once per set of parameter values: the result is cached
         with a copy of the values it was computed from, and every call compares
@@ -303,9 +306,12 @@ class DecisionProcess(BaseEstimator):
             regret = q.max(axis=1, keepdims=True) - q
         _check_derived(q, "Q(y, d) = sum_j P(j | y, d) U(j) + U(d)")
         _check_derived(regret, "the regret max_d Q(y, d) - Q(y, d)")
+        # Rows: the regret of each action, then ones (for the belief sums);
+        # see evpi.
+        weights = np.vstack([regret.T, np.ones(n_states)])
         # Copies: the tables are cached read-only and must not share memory
         # with the caller's arrays.
-        return transition.copy(), q, classes.copy(), regret
+        return transition.copy(), q, classes.copy(), weights
 
     def _validated_classes(self, n_states: int) -> np.ndarray:
         if self.classes is None:
@@ -605,7 +611,9 @@ class DecisionProcess(BaseEstimator):
         return self._align(proba, classes, self._validated()[2])
 
     @staticmethod
-    def _align(proba, classes, process_classes, check_sums=True) -> np.ndarray:
+    def _align(
+        proba, classes, process_classes, check_sums=True, check_values=True
+    ) -> np.ndarray:
         proba = np.asarray(proba, dtype=float)
         if proba.ndim == 1:
             raise ValueError(
@@ -631,7 +639,8 @@ class DecisionProcess(BaseEstimator):
                     f"classes has shape {classes.shape} but proba has "
                     f"{proba.shape[1]} columns."
                 )
-        DecisionProcess._check_beliefs(proba, check_sums)
+        if check_values:
+            DecisionProcess._check_beliefs(proba, check_sums)
         if classes is None:
             return proba
         index = {label: k for k, label in enumerate(process_classes.tolist())}
@@ -651,14 +660,16 @@ class DecisionProcess(BaseEstimator):
         return aligned
 
     @staticmethod
-    def _check_beliefs(proba: np.ndarray, check_sums: bool = True) -> None:
+    def _check_beliefs(
+        proba: np.ndarray, check_sums: bool = True, first_row: int = 0
+    ) -> None:
         """Raise if a row is not a probability distribution.
 
         Whole-array reductions first, so valid beliefs cost one pass and one
         matrix-vector product; the row-by-row search only runs to name a bad
-        entry. With
-        ``check_sums=False`` the caller checks the row sums itself (see
-        :meth:`_check_row_sums`).
+        entry. With ``check_sums=False`` the caller checks the row sums
+        itself (see :meth:`_check_row_sums`). ``first_row`` is the row number
+        of ``proba[0]`` in the caller's array, for the messages.
         """
         if proba.size == 0:
             return
@@ -667,22 +678,24 @@ class DecisionProcess(BaseEstimator):
         if not proba.min() >= -_BELIEF_TOL:
             if not np.isfinite(proba).all():
                 row = int(np.argwhere(~np.isfinite(proba))[0, 0])
-                raise ValueError(f"proba has a non-finite value in row {row}.")
+                raise ValueError(
+                    f"proba has a non-finite value in row {first_row + row}."
+                )
             row, col = (int(v) for v in np.argwhere(proba < -_BELIEF_TOL)[0])
             raise ValueError(
-                f"proba[{row}, {col}] = {float(proba[row, col]):.10g} is outside "
-                "[0, 1]."
+                f"proba[{first_row + row}, {col}] = {float(proba[row, col]):.10g} "
+                "is outside [0, 1]."
             )
         if check_sums:
-            DecisionProcess._check_row_sums(proba @ np.ones(proba.shape[1]))
+            DecisionProcess._check_row_sums(proba @ np.ones(proba.shape[1]), first_row)
 
     @staticmethod
-    def _check_row_sums(sums: np.ndarray) -> None:
+    def _check_row_sums(sums: np.ndarray, first_row: int = 0) -> None:
         off = np.abs(sums - 1.0) > _BELIEF_TOL
         if off.any():
             row = int(np.argmax(off))
             raise ValueError(
-                f"proba row {row} sums to {float(sums[row]):.10g}, not 1: "
+                f"proba row {first_row + row} sums to {float(sums[row]):.10g}, not 1: "
                 "beliefs must be probability distributions over the health states."
             )
 
@@ -781,26 +794,37 @@ class DecisionProcess(BaseEstimator):
         >>> process.evpi([[0.5, 0.0, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0]])
         array([14.75,  0.  ])
         """
-        _, q, process_classes, regret = self._validated()
-        proba = self._align(proba, classes, process_classes, check_sums=False)
+        _, _, process_classes, weights = self._validated()
+        proba = self._align(proba, classes, process_classes, check_values=False)
         # EVPI = E[max_d Q] - max_d E[Q] = min_d E[max_d' Q - Q(., d)]: the
         # expected regret of the best action. One matrix product gives each
-        # action's expected regret and the row sums (for validation); the
-        # (A + 1, n) layout makes the min over actions run along contiguous
-        # rows, and the reductions below write nothing they do not return.
-        n_actions = q.shape[1]
-        weights = np.column_stack([regret, np.ones(q.shape[0])])
-        products = weights.T @ proba.T
-        sums = products[n_actions]
-        if sums.size and (
-            sums.max() > 1.0 + _BELIEF_TOL or sums.min() < 1.0 - _BELIEF_TOL
-        ):
-            self._check_row_sums(sums)
-        value = products[0].copy()
-        for action in range(1, n_actions):  # a handful of actions, not samples
-            np.minimum(value, products[action], out=value)
-        # Beliefs may dip below zero within the tolerance.
-        np.maximum(value, 0.0, out=value)
+        # action's expected regret and the row sums (for validation), in an
+        # (A + 1, n) layout whose min over actions runs along contiguous rows.
+        # Blocks of rows keep that product, the checks and the min in cache:
+        # over a large pool, the cost is one read of the beliefs.
+        n_samples, n_actions = proba.shape[0], weights.shape[0] - 1
+        value = np.empty(n_samples)
+        buffer = np.empty((n_actions + 1, min(n_samples, _EVPI_BLOCK)))
+        for start in range(0, n_samples, _EVPI_BLOCK):
+            block = proba[start : start + _EVPI_BLOCK]
+            # Non-negative rows that sum to one lie in [0, 1]: the minimum and
+            # the sums suffice, and a NaN propagates through the minimum.
+            if not block.min() >= -_BELIEF_TOL:
+                self._check_beliefs(block, check_sums=False, first_row=start)
+            products = buffer[:, : block.shape[0]]
+            np.matmul(weights, block.T, out=products)
+            sums = products[n_actions]
+            if sums.max() > 1.0 + _BELIEF_TOL or sums.min() < 1.0 - _BELIEF_TOL:
+                self._check_row_sums(sums, first_row=start)
+            out = value[start : start + block.shape[0]]
+            if n_actions == 1:
+                out[:] = products[0]
+            else:
+                np.minimum(products[0], products[1], out=out)
+            for action in range(2, n_actions):  # a handful of actions
+                np.minimum(out, products[action], out=out)
+            # Beliefs may dip below zero within the tolerance.
+            np.maximum(out, 0.0, out=out)
         return value
 
     def should_inspect(self, proba, classes=None) -> np.ndarray:

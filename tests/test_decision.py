@@ -445,3 +445,29 @@ def test_pickle_and_clone_drop_the_cache():
         restored.state_action_utility, process.state_action_utility
     )
     assert "_validated_cache" not in clone(process).__dict__
+
+
+def test_evpi_over_many_blocks_and_errors_name_the_global_row():
+    from skrbal._decision import _EVPI_BLOCK
+
+    process = _random_process(np.random.default_rng(2), n_actions=3, n_states=4)
+    n = 2 * _EVPI_BLOCK + 17
+    proba = np.random.default_rng(3).dirichlet(np.ones(4), size=n)
+    q = process.state_action_utility
+    expected = proba @ q.max(axis=1) - (proba @ q).max(axis=1)
+    np.testing.assert_allclose(process.evpi(proba), expected, atol=1e-10)
+    np.testing.assert_allclose(
+        process.evpi(np.asfortranarray(proba)), expected, atol=1e-10
+    )
+    row = _EVPI_BLOCK + 5
+    bad = proba.copy()
+    bad[row, 0] += 0.1
+    with pytest.raises(ValueError, match=f"proba row {row} sums to"):
+        process.evpi(bad)
+    bad = proba.copy()
+    bad[row] = [1.5, -0.5, 0.0, 0.0]
+    with pytest.raises(ValueError, match=rf"proba\[{row}, 1\] = -0.5 is outside"):
+        process.evpi(bad)
+    bad[row] = np.nan
+    with pytest.raises(ValueError, match=f"non-finite value in row {row}"):
+        process.evpi(bad)

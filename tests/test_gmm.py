@@ -570,10 +570,35 @@ def test_one_huge_training_sample_does_not_wipe_out_its_class():
 def test_training_data_beyond_double_precision_is_named():
     X = np.array([[0.0, 0.0], [1e160, 0.0], [1.0, 1.0], [2.0, 1.0]])
     y = [0, 0, 1, 1]
-    with pytest.raises(ValueError, match="overflows double precision.*rescale X"):
+    with pytest.raises(ValueError, match=r"overflows double precision.*rescale X"):
         BayesianGMMClassifier().fit(X, y)
     clf = BayesianGMMClassifier(classes=[0, 1]).fit(X[2:], y[2:])
     before = clf.predict_proba(X[2:])
-    with pytest.raises(ValueError, match="overflows double precision.*rescale X"):
+    with pytest.raises(ValueError, match=r"overflows double precision.*rescale X"):
         clf.partial_fit(X[:2], y[:2])
     np.testing.assert_array_equal(clf.predict_proba(X[2:]), before)
+
+
+@pytest.mark.parametrize("n_features", [1, 2, 3, 6])
+def test_squared_mahalanobis_equals_the_per_class_formula(n_features):
+    from skrbal.mixture._niw import _squared_mahalanobis
+
+    rng = np.random.default_rng(n_features)
+    X, y = _blobs(rng, n=200, n_features=n_features, n_classes=4)
+    clf = BayesianGMMClassifier().fit(X, y)
+    X_test = rng.normal(scale=5, size=(500, n_features)) + 1e3  # offset data
+    got = _squared_mahalanobis(X_test, clf.mean_posterior_, clf._t_whiteners)
+    for k, (mean, whitener) in enumerate(zip(clf.mean_posterior_, clf._t_whiteners)):
+        z = (X_test - mean) @ whitener
+        np.testing.assert_allclose(got[k], (z * z).sum(axis=1), rtol=1e-12)
+    # Fortran-ordered and single-sample input take the same path.
+    np.testing.assert_allclose(
+        _squared_mahalanobis(
+            np.asfortranarray(X_test), clf.mean_posterior_, clf._t_whiteners
+        ),
+        got,
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        clf.predict_proba(X_test[:1]), clf.predict_proba(X_test)[:1], rtol=1e-12
+    )

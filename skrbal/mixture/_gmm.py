@@ -228,20 +228,21 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ #
     # posterior predictive
     # ------------------------------------------------------------------ #
-    def _class_log_density(self, X: np.ndarray) -> np.ndarray:
-        """Student-t log densities, shape (n_classes, n_samples)."""
+    def _class_log_density(self, X: np.ndarray, offset=None) -> np.ndarray:
+        """Student-t log densities plus ``offset[k]``, shape (n_classes, n_samples)."""
         density = _log1p_mahalanobis(
             X, self.mean_posterior_, self._t_whiteners, self._t_df
         )
         density *= -0.5 * (self._t_df[:, None] + X.shape[1])
-        density += self._t_log_norm[:, None]
+        if offset is None:
+            offset = self._t_log_norm
+        density += offset[:, None]
         return density
 
     def _joint_log_likelihood(self, X: np.ndarray) -> np.ndarray:
         """``log p(x, y=k | D)``, shape (n_samples, n_classes)."""
-        joint = self._class_log_density(X)
-        joint += self._log_class_prior[:, None]
-        return joint.T
+        # The normalisers and the class prior in one pass.
+        return self._class_log_density(X, self._t_log_norm + self._log_class_prior).T
 
     def _check_X(self, X) -> np.ndarray:
         check_is_fitted(self)

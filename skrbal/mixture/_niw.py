@@ -292,11 +292,22 @@ def _squared_mahalanobis(
 
     Returns an array of shape (n_classes, n_samples): each row is written
     contiguously, which is markedly faster than filling strided columns.
+    The work runs on the transposed data, features as contiguous rows, in two
+    buffers reused by every class: one subtraction, one ``(D, D) @ (D, n)``
+    product and the squares summed over the D rows. No copy of ``X`` is made
+    per class, and with few features this is several times faster than
+    ``(X - m) @ W`` on (n, D) arrays, whose short rows the matrix product
+    handles poorly.
     """
+    data = np.ascontiguousarray(X.T)
     out = np.empty((means.shape[0], X.shape[0]))
+    centred = np.empty_like(data)
+    whitened = np.empty_like(data)
     for k, (mean, whitener) in enumerate(zip(means, whiteners)):
-        z = (X - mean) @ whitener
-        np.einsum("ij,ij->i", z, z, out=out[k])
+        np.subtract(data, mean[:, None], out=centred)
+        np.matmul(whitener.T, centred, out=whitened)
+        np.multiply(whitened, whitened, out=whitened)
+        np.add.reduce(whitened, axis=0, out=out[k])
     return out
 
 
