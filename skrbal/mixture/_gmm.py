@@ -32,12 +32,12 @@ from sklearn.utils.validation import (
 __all__ = ["BayesianGMMClassifier"]
 
 
+from skrbal._logspace import exp_normalise, log_normalise
 from skrbal.mixture._niw import (
     _CLASS_ATTRIBUTES,
     _class_posterior,
     _labelled_statistics,
     _log1p_mahalanobis,
-    _log_normalise,
     _merge,
     _NIWPrior,
     _present_statistics,
@@ -326,7 +326,7 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns ordered as ``classes_``.
         """
-        return _log_normalise(self._joint_log_likelihood(self._check_X(X)))
+        return log_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
 
     def predict_proba(self, X) -> np.ndarray:
         """Posterior probability of each class (Bayes' rule on the predictive).
@@ -341,12 +341,7 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Columns ordered as ``classes_``; rows sum to one.
         """
-        joint = self._joint_log_likelihood(self._check_X(X))
-        # exp of the max-shifted joint: the logsumexp shift without the log.
-        proba = joint - joint.max(axis=1, keepdims=True)
-        np.exp(proba, out=proba)
-        proba /= proba.sum(axis=1, keepdims=True)
-        return proba
+        return exp_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
 
 
 class BayesianGMMClassifier(_BaseNIWClassifier):

@@ -13,6 +13,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg.lapack import dpotrf, dtrtri
 
+from skrbal._logspace import log_normalise
+
 
 class _NIWPrior(NamedTuple):
     """Validated hyperparameters of the NIW prior and the Dirichlet prior."""
@@ -360,7 +362,9 @@ def _log1p_mahalanobis_far(X, mean, whitener, df) -> np.ndarray:
 
 
 def _log_normalise(joint: np.ndarray) -> np.ndarray:
-    """Log posterior ``joint - logsumexp(joint, axis=1)``."""
-    top = joint.max(axis=1, keepdims=True)
-    shifted = joint - top
-    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    """Log posterior ``joint - logsumexp(joint, axis=1)``.
+
+    Kept for ``skrbal.mixture._semi_supervised``; new code calls
+    :func:`skrbal._logspace.log_normalise` directly.
+    """
+    return log_normalise(joint, axis=1)
