@@ -43,7 +43,7 @@ from skrbal.query import EVPISampling, entropy_sampling, least_confident_samplin
 N_TRAIN = 1_000
 N_POOL = 1_000_000
 CLASSES = np.array([1, 2, 3, 4])
-ROUNDS = 15
+ROUNDS = 31
 N_INSTANCES = (1, 10, 100)
 
 BENCHMARK_RATIOS = (
@@ -122,15 +122,22 @@ def model(data):
 
 
 def _paired(benchmark, record_median, name, ours, peer, rounds=ROUNDS):
-    """Time ``ours`` and ``peer`` in alternating rounds; keep the ratio's median."""
+    """Time ``ours`` and ``peer`` in paired rounds; keep the ratio's median."""
     times = []
 
-    def run():
+    def timed(call):
         start = time.perf_counter()
-        ours()
-        middle = time.perf_counter()
-        peer()
-        times.append((middle - start, time.perf_counter() - middle))
+        call()
+        return time.perf_counter() - start
+
+    def run():
+        # Alternate which side goes first, so neither always inherits the
+        # other's freed memory or cache state.
+        if len(times) % 2:
+            peer_time = timed(peer)
+            times.append((timed(ours), peer_time))
+        else:
+            times.append((timed(ours), timed(peer)))
 
     benchmark.pedantic(run, rounds=rounds, iterations=1, warmup_rounds=1)
     skrbal_time, peer_time = np.array(times[-rounds:]).T

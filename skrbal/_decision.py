@@ -77,7 +77,7 @@ def _same_value(value, seen) -> bool:
         return (
             value.dtype == seen.dtype
             and value.shape == seen.shape
-            and (value.dtype.hasobject is False)
+            and not value.dtype.hasobject
             and value.tobytes() == seen.tobytes()
         )
     try:
@@ -183,8 +183,15 @@ class DecisionProcess(BaseEstimator):
     -----
     Every method is vectorised over beliefs of shape ``(n_samples, n_states)``
     and validates both the process and the beliefs, raising ``ValueError``
-    that names the offending entry. Ties between actions are broken towards the
-    lowest action index.
+    that names the offending entry. The process's tables, including the derived
+    ``Q`` and regret tables (which must not overflow), are validated once per
+    set of parameter values and cached; a changed parameter (``set_params``,
+    assignment or an array changed in place) is taken in at the next call.
+    Ties between actions are broken towards the lowest action index.
+
+    :meth:`to_dict` and :meth:`to_json` describe a process at full precision,
+    and :meth:`from_dict` and :meth:`from_json` rebuild it, so a process can be
+    kept in a file of its own.
 
     Examples
     --------
@@ -809,7 +816,8 @@ class DecisionProcess(BaseEstimator):
             block = proba[start : start + _EVPI_BLOCK]
             # Non-negative rows that sum to one lie in [0, 1]: the minimum and
             # the sums suffice, and a NaN propagates through the minimum.
-            if not block.min() >= -_BELIEF_TOL:
+            lowest = block.min()
+            if not lowest >= -_BELIEF_TOL:
                 self._check_beliefs(block, check_sums=False, first_row=start)
             products = buffer[:, : block.shape[0]]
             np.matmul(weights, block.T, out=products)
@@ -823,8 +831,8 @@ class DecisionProcess(BaseEstimator):
                 np.minimum(products[0], products[1], out=out)
             for action in range(2, n_actions):  # a handful of actions
                 np.minimum(out, products[action], out=out)
-            # Beliefs may dip below zero within the tolerance.
-            np.maximum(out, 0.0, out=out)
+            if lowest < 0.0:  # beliefs dipping below zero within the tolerance
+                np.maximum(out, 0.0, out=out)
         return value
 
     def should_inspect(self, proba, classes=None) -> np.ndarray:

@@ -129,9 +129,14 @@ def _top_lowest_index_first(scores: np.ndarray, k: int) -> np.ndarray:
     if k >= _FULL_SORT_SHARE * n:
         return np.argsort(-scores, kind="stable")[:k]
     threshold = np.partition(scores, n - k)[n - k]
-    above = np.flatnonzero(scores > threshold)
-    above = above[np.argsort(-scores[above], kind="stable")]
-    tied = np.flatnonzero(scores == threshold)[: k - above.shape[0]]
+    # One pass over the pool; the split into scores above and equal to the
+    # threshold runs on the candidates only.
+    candidates = np.flatnonzero(scores >= threshold)
+    chosen = scores[candidates]
+    is_above = chosen > threshold
+    above = candidates[is_above]
+    above = above[np.argsort(-chosen[is_above], kind="stable")]
+    tied = candidates[~is_above][: k - above.shape[0]]
     return np.concatenate([above, tied])
 
 
