@@ -234,3 +234,61 @@ def test_top_rejects_non_finite_scores():
     np.testing.assert_array_equal(
         _top(np.array([1e308, 1e308, 1.0]), 2, None)[0], [0, 1]
     )
+
+
+# ---------------------------------------------------------------- pool blocks
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        functools.partial(evpi_sampling, process=synthetic_decision_process()),
+        entropy_sampling,
+        least_confident_sampling,
+    ],
+)
+@pytest.mark.parametrize("container", [np.asarray, lambda a: a.tolist()])
+def test_pool_scored_in_blocks_gives_the_same_choice(
+    problem, monkeypatch, strategy, container
+):
+    X, y, pool = problem
+    clf = GaussianNB().fit(X, y)
+    whole = strategy(clf, container(pool), n_instances=12)
+    monkeypatch.setattr("skrbal.query._strategies._POOL_BLOCK", 7)
+    calls = []
+    predict = clf.predict_proba
+    monkeypatch.setattr(clf, "predict_proba", lambda X: calls.append(1) or predict(X))
+    blocked = strategy(clf, container(pool), n_instances=12)
+    assert len(calls) == -(-len(pool) // 7)
+    np.testing.assert_array_equal(blocked[0], whole[0])
+    np.testing.assert_array_equal(blocked[1], whole[1])
+
+
+def test_bad_beliefs_in_a_later_block_are_located(problem, monkeypatch):
+    X, y, pool = problem
+
+    class Broken(GaussianNB):
+        def predict_proba(self, X):
+            proba = super().predict_proba(X)
+            proba[X[:, 0] == pool[45, 0]] *= 2.0  # pool row 45 sums to 2
+            return proba
+
+    clf = Broken().fit(X, y)
+    monkeypatch.setattr("skrbal.query._strategies._POOL_BLOCK", 20)
+    with pytest.raises(ValueError, match=r"row 5 sums to 2.*from pool row 40"):
+        evpi_sampling(clf, pool, process=synthetic_decision_process())
+
+
+def test_predict_kwargs_score_the_pool_in_one_call(problem, monkeypatch):
+    X, y, pool = problem
+    clf = GaussianNB().fit(X, y)
+    monkeypatch.setattr("skrbal.query._strategies._POOL_BLOCK", 7)
+    seen = []
+
+    class Recording:
+        classes_ = clf.classes_
+
+        def predict_proba(self, X, **kwargs):
+            seen.append((len(X), kwargs))
+            return clf.predict_proba(X)
+
+    entropy_sampling(Recording(), pool, flag=True)
+    assert seen == [(len(pool), {"flag": True})]
