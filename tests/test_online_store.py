@@ -243,6 +243,7 @@ def test_loading_never_imports_foreign_code(store_url, stream):
     with store.engine.connect() as conn:
         row = conn.execute(select(schema.agents)).one()
     assert json.loads(row.estimator)["__estimator__"].endswith("_MyGMM")
+    assert json.loads(row.process) == PROCESS.to_dict()
     assert json.loads(row.budget_state) == state
     for kwargs, match in [
         ({}, "not part of scikit-learn or skrbal"),

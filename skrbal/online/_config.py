@@ -164,15 +164,15 @@ def config_difference(stored: Any, given: Any, path: str = "") -> str:
 
 
 def process_to_json(process) -> str:
-    """JSON text of a decision process, floats exact."""
-    return dumps(encode_config(process))
+    """JSON text of a decision process (:meth:`DecisionProcess.to_dict`)."""
+    return dumps(process.to_dict())
 
 
 def process_from_json(text: str):
-    """The decision process stored by :func:`process_to_json`."""
+    """The decision process stored by :func:`process_to_json`, validated."""
     from skrbal._decision import DecisionProcess
 
-    process = decode_config(json.loads(text))
-    if not isinstance(process, DecisionProcess):
-        raise ConfigurationError("the stored process is not a DecisionProcess.")
-    return process
+    try:
+        return DecisionProcess.from_dict(json.loads(text))
+    except ValueError as exc:
+        raise ConfigurationError(f"the stored process is invalid: {exc}") from exc
