@@ -42,6 +42,21 @@ class RequestError(ValueError):
 
     Raised for an unknown request, a cancelled one, a repeated result or a
     label outside the process; the agent and its store are left unchanged.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import RequestError, RiskBasedAgent
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> try:
+    ...     agent.record_inspection(1, 2)
+    ... except RequestError as exc:
+    ...     print(str(exc)[:36])
+    request_id 1 is not a request of age
+    >>> agent.close()
     """
 
 

@@ -36,7 +36,25 @@ _sidecars: dict = {}
 
 
 class AgentLockedError(RuntimeError):
-    """The agent is open for writing elsewhere (another process or object)."""
+    """The agent is open for writing elsewhere (another process or object).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentLockedError, AgentStore, RiskBasedAgent
+    >>> store = AgentStore(":memory:")
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> try:
+    ...     RiskBasedAgent.from_store(store, "agent")
+    ... except AgentLockedError:
+    ...     print("locked")
+    locked
+    >>> agent.close()
+    >>> RiskBasedAgent.from_store(store, "agent").close()
+    """
 
 
 class AgentLock:

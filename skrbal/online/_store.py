@@ -30,7 +30,19 @@ __all__ = ["AgentStore", "StoreError"]
 
 
 class StoreError(RuntimeError):
-    """The store cannot be used: wrong version, missing agent, lost update."""
+    """The store cannot be used: wrong version, missing agent, lost update.
+
+    Examples
+    --------
+    >>> from skrbal.online import AgentStore, StoreError
+    >>> store = AgentStore(":memory:")
+    >>> try:
+    ...     store.status("bridge")
+    ... except StoreError as exc:
+    ...     print(exc)
+    store sqlite:// has no agent named 'bridge'; it holds [].
+    >>> store.close()
+    """
 
 
 def _sqlite_pragmas(dbapi_connection, _record):
