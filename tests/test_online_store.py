@@ -321,3 +321,16 @@ def test_required_postgres_fails_rather_than_skips(monkeypatch):
     monkeypatch.setenv("SKRBAL_REQUIRE_POSTGRES", "0")
     with pytest.raises(pytest.skip.Exception):
         next(_postgres_schema_url())
+
+
+def test_sqlite_durability_is_a_choice(tmp_path):
+    from sqlalchemy import text
+
+    for synchronous, code in [("full", 2), ("normal", 1)]:
+        store = AgentStore(tmp_path / f"{synchronous}.db", synchronous=synchronous)
+        with store.engine.connect() as conn:
+            assert conn.execute(text("PRAGMA synchronous")).scalar() == code
+            assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        store.close()
+    with pytest.raises(ValueError, match="synchronous must be one of"):
+        AgentStore(tmp_path / "a.db", synchronous="off")

@@ -45,14 +45,19 @@ class StoreError(RuntimeError):
     """
 
 
-def _sqlite_pragmas(dbapi_connection, _record):
-    cursor = dbapi_connection.cursor()
-    # WAL lets readers (status, export) work while an agent writes; FULL
-    # syncs every commit, so a returned decision survives a power cut too.
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
+_SYNCHRONOUS = ("full", "normal")
+
+
+def _sqlite_pragmas(synchronous: str):
+    def on_connect(dbapi_connection, _record):
+        cursor = dbapi_connection.cursor()
+        # WAL lets readers (status, export) work while an agent writes.
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    return on_connect
 
 
 def label_to_json(label) -> str:
@@ -71,6 +76,13 @@ class AgentStore:
         a SQLAlchemy URL: ``sqlite:///path.db`` or
         ``postgresql+psycopg://user@host:port/database`` (``postgresql://``
         is read as ``postgresql+psycopg://``).
+    synchronous : {'full', 'normal'}, default='full'
+        SQLite only: ``'full'`` syncs every commit to disk, so a decision
+        returned to the caller survives a power cut; ``'normal'`` (in WAL
+        mode) survives a crash or kill of the process but may lose the last
+        commits of a power cut or operating-system crash, and saves the
+        disk sync (a few milliseconds) per call. PostgreSQL commits as its
+        server is configured.
 
     Attributes
     ----------
@@ -101,7 +113,11 @@ class AgentStore:
     >>> store.close()
     """
 
-    def __init__(self, url):
+    def __init__(self, url, *, synchronous: str = "full"):
+        if synchronous not in _SYNCHRONOUS:
+            raise ValueError(
+                f"synchronous must be one of {_SYNCHRONOUS}, got {synchronous!r}."
+            )
         url = os.fspath(url)
         if url == ":memory:":
             url = "sqlite://"
@@ -128,7 +144,7 @@ class AgentStore:
                     )
                 self.engine = create_engine(parsed, connect_args={"timeout": 60})
                 self.identity = ("sqlite", os.path.realpath(self.path))
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine, "connect", _sqlite_pragmas(synchronous))
         elif backend == "postgresql":
             if parsed.drivername == "postgresql":
                 parsed = parsed.set(drivername="postgresql+psycopg")
