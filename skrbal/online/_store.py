@@ -482,11 +482,11 @@ class AgentStore:
     # writing (by a RiskBasedAgent holding the agent's lock)
     # ------------------------------------------------------------------ #
     @contextmanager
-    def _transaction(self, agent_id: int, seq: int, n_events: int = 1):
-        """One transaction moving the agent from event ``seq`` on.
+    def _transaction(self, agent_id: int, seq: int, **values):
+        """One transaction moving the agent from event ``seq`` to ``seq + 1``.
 
         The agent's ``last_seq`` must still be ``seq`` (a lost update is
-        refused) and becomes ``seq + n_events``.
+        refused); ``values`` update the agent's row in the same statement.
         """
         with self.engine.begin() as conn:
             moved = conn.execute(
@@ -495,7 +495,7 @@ class AgentStore:
                     (schema.agents.c.agent_id == agent_id)
                     & (schema.agents.c.last_seq == seq)
                 )
-                .values(last_seq=seq + n_events)
+                .values(last_seq=seq + 1, **values)
             )
             if moved.rowcount != 1:
                 raise StoreError(
@@ -597,17 +597,12 @@ class AgentStore:
 
     def _write_observe(self, agent_id, seq, rows, request_rows, agent_values, payload):
         """Commit new observations, their requests and the agent's counters."""
-        with self._transaction(agent_id, seq) as conn:
+        with self._transaction(agent_id, seq, **agent_values) as conn:
             conn.execute(insert(schema.observations), rows)
             if request_rows:
                 conn.execute(insert(schema.requests), request_rows)
             self._insert_event(
                 conn, agent_id, seq + 1, "observe", rows[0]["step"], None, payload
-            )
-            conn.execute(
-                update(schema.agents)
-                .where(schema.agents.c.agent_id == agent_id)
-                .values(**agent_values)
             )
 
     def _write_result(
