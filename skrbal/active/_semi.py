@@ -46,7 +46,11 @@ def can_partial_fit(model, y_new, mode: str) -> bool:
             f"update='partial_fit' but {type(model).__name__} has no partial_fit."
         )
     known = getattr(model, "classes_", None)
-    return has_partial and known is not None and bool(np.isin(y_new, known).all())
+    if not has_partial or known is None:
+        return False
+    # Sets, not np.isin: y_new is an inspection or two, and isin's set-up
+    # costs more than the rest of the update's bookkeeping.
+    return set(np.asarray(y_new).tolist()) <= set(np.asarray(known).tolist())
 
 
 @dataclass
@@ -76,16 +80,27 @@ class SupervisedUpdate:
         idx = np.asarray(state.labelled)
         return model.fit(state.X[idx], state.y[idx])
 
-    def _add(self, model, state: StreamState, X_new, y_new, X_all, y_all):
-        """Teach ``X_new, y_new``; refit on ``X_all, y_all`` when needed."""
+    def _add(self, model, state: StreamState, X_new, y_new, training_set):
+        """Teach ``X_new, y_new``; refit on ``training_set()`` when needed.
+
+        ``training_set`` returns ``(X_all, y_all)``; it is called only for a
+        refit, so a ``partial_fit`` never gathers the whole labelled set.
+        """
         if can_partial_fit(model, y_new, self.mode):
             return model.partial_fit(X_new, y_new)
-        return model.fit(X_all, y_all)
+        return model.fit(*training_set())
+
+    def _labelled_set(self, state: StreamState):
+        idx = np.asarray(state.labelled)
+        return state.X[idx], state.y[idx]
 
     def learn(self, model, state: StreamState, step: int):
-        idx = np.asarray(state.labelled)
         return self._add(
-            model, state, state.X[[step]], state.y[[step]], state.X[idx], state.y[idx]
+            model,
+            state,
+            state.X[[step]],
+            state.y[[step]],
+            lambda: self._labelled_set(state),
         )
 
     def effective_labels(self, model, state: StreamState):
@@ -246,8 +261,12 @@ class SmoothingUpdate(SupervisedUpdate):
         new_labels.append(state.y[[step]])
         X_new = state.X[np.concatenate(new_steps)]
         y_new = np.concatenate(new_labels)
-        steps_all, labels_all = self._training_set(state)
-        return self._add(model, state, X_new, y_new, state.X[steps_all], labels_all)
+
+        def training_set():
+            steps_all, labels_all = self._training_set(state)
+            return state.X[steps_all], labels_all
+
+        return self._add(model, state, X_new, y_new, training_set)
 
     def _training_set(self, state):
         labelled = np.asarray(state.labelled)

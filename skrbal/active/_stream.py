@@ -13,15 +13,19 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_array
 
 from skrbal._decision import DecisionProcess
+from skrbal._labels import label_positions
 from skrbal.active._semi import (
     _EM_STARTS,
     StreamState,
     check_labels,
-    check_state_coverage,
     clone_for,
     make_update,
 )
-from skrbal.exceptions import MissingStatesWarning, missing_states_message
+from skrbal.exceptions import (
+    MissingStatesWarning,
+    missing_states,
+    missing_states_message,
+)
 from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
 
 __all__ = ["RiskBasedLearner"]
@@ -271,7 +275,7 @@ class RiskBasedLearner(BaseEstimator):
 
     def _check_coverage(self, model, step, warned):
         """Number of process states ``model`` lacks; warn the first time in a fit."""
-        missing = check_state_coverage(model, self.process)
+        missing = missing_states(getattr(model, "classes_", None), self._classes)
         if missing.size and not warned:
             where = "initial model" if step < 0 else f"model after step {step}"
             message = missing_states_message(
@@ -282,18 +286,19 @@ class RiskBasedLearner(BaseEstimator):
         return int(missing.size)
 
     def _query_record(
-        self, number, step, state, update, model, X_test, y_test, n_missing
+        self, number, step, state, update, model, X_test, y_test, n_missing, counts
     ):
-        classes = self.process.classes_
-        y_labelled = state.y[state.labelled]
+        """One row of ``history_.queries``; ``counts`` are the labelled set's."""
+        classes = self._classes
+        n_labelled = int(counts.sum())
         record = {
             "query": number,
             "step": step,
             "label": state.y[step] if step >= 0 else None,
-            "n_labelled": int(y_labelled.shape[0]),
+            "n_labelled": n_labelled,
             "n_missing_states": n_missing,
         }
-        proportions = class_proportions(y_labelled, classes)
+        proportions = counts / n_labelled
         record.update({f"proportion_{c}": p for c, p in zip(classes, proportions)})
         effective = update.effective_labels(model, state)
         if effective is not None:
@@ -340,6 +345,8 @@ class RiskBasedLearner(BaseEstimator):
             X, y, initial, X_test, y_test
         )
         process = self.process
+        # The process's states, validated once for the whole walk.
+        self._classes = classes = process.classes_
         n_steps = X.shape[0]
         known = np.zeros(n_steps, dtype=bool)
         known[initial] = True
@@ -374,6 +381,9 @@ class RiskBasedLearner(BaseEstimator):
         model = update.prepare(clone_for(self.estimator, process))
         model = update.initial_fit(model, state)
         warned = []
+        # Running count of the labelled set's states, for the query records.
+        label_index = label_positions(y, classes, owner="the process's classes")
+        counts = np.bincount(label_index[initial], minlength=len(classes))
 
         evpi = np.empty(n_steps)
         inspected = np.zeros(n_steps, dtype=bool)
@@ -388,6 +398,7 @@ class RiskBasedLearner(BaseEstimator):
                 X_test,
                 y_test,
                 self._check_coverage(model, -1, warned),
+                counts,
             )
         ]
 
@@ -413,6 +424,7 @@ class RiskBasedLearner(BaseEstimator):
             if hits.size:
                 step = end - 1
                 state.labelled.append(step)
+                counts[label_index[step]] += 1
                 model = update.learn(model, state, step)
                 queries.append(
                     self._query_record(
@@ -424,6 +436,7 @@ class RiskBasedLearner(BaseEstimator):
                         X_test,
                         y_test,
                         self._check_coverage(model, step, warned),
+                        counts,
                     )
                 )
                 block = self.block_size
