@@ -244,6 +244,10 @@ def test_loading_never_imports_foreign_code(store_url, stream):
         row = conn.execute(select(schema.agents)).one()
     assert json.loads(row.estimator)["__estimator__"].endswith("_MyGMM")
     assert json.loads(row.process) == PROCESS.to_dict()
+    configuration = store.configuration("bridge")
+    assert configuration["process"] == PROCESS.to_dict()
+    assert configuration["settings"]["semi_supervised"] is None
+    assert configuration["budget"]["params"] == {"n": 2}
     assert json.loads(row.budget_state) == state
     for kwargs, match in [
         ({}, "not part of scikit-learn or skrbal"),

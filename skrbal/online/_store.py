@@ -351,6 +351,38 @@ class AgentStore:
         frame["action"] = frame["action"].astype("Int64")
         return frame
 
+    def configuration(self, name: str) -> dict:
+        """How an agent was set up, as stored (JSON values).
+
+        Parameters
+        ----------
+        name : str
+            The agent.
+
+        Returns
+        -------
+        configuration : dict
+            ``process`` (:meth:`DecisionProcess.to_dict`), ``estimator`` and
+            ``budget`` (their JSON descriptions: class and parameters),
+            ``settings`` (``semi_supervised``, ``update``, ``em_start``,
+            ``initial_state``, ``max_open_requests``), ``n_features``,
+            ``feature_names``, ``created_at`` and ``skrbal_version``.
+        """
+        with self.engine.connect() as conn:
+            agent = self._agent_row(conn, name)
+        return {
+            "process": json.loads(agent.process),
+            "estimator": json.loads(agent.estimator),
+            "budget": json.loads(agent.budget),
+            "settings": json.loads(agent.settings),
+            "n_features": agent.n_features,
+            "feature_names": (
+                json.loads(agent.feature_names) if agent.feature_names else None
+            ),
+            "created_at": agent.created_at,
+            "skrbal_version": agent.skrbal_version,
+        }
+
     def events(self, name: str) -> pd.DataFrame:
         """The agent's log: every call that changed it, in order.
 
