@@ -653,3 +653,73 @@ def test_smooth_segment_bad_input(estimator, kwargs, match):
             [0, 0, 0, 0][: 3 + ("end_label" in kwargs)],
             **kwargs,
         )
+
+
+# ---------------------------------------------------------------------- #
+# log densities at the edge of the float range (issue 10, item 5)
+# ---------------------------------------------------------------------- #
+def _negligible_as_impossible(log_emission):
+    """Each row shifted to a maximum of zero, with contrasts of 1e300 nats or
+    more set to -inf: ``exp(-1e300)`` is exactly 0 in double precision, so
+    the posterior is unchanged and the reference never nears the float range.
+    """
+    with np.errstate(invalid="ignore"):
+        peak = log_emission.max(axis=1, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    shifted = log_emission - peak
+    shifted[shifted < -1e300] = -np.inf
+    return shifted, float(np.sum(peak))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    segment=segments(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_log_densities_near_the_float_limit_give_exact_marginals(segment, seed):
+    log_emission, transition, actions, start, end = segment
+    rng = np.random.default_rng(seed)
+    huge = rng.choice([-1e307, -1e308, -1.5e308, -1.7e308], size=log_emission.shape)
+    replace = rng.random(log_emission.shape) < 0.5
+    log_emission = np.where(replace & np.isfinite(log_emission), huge, log_emission)
+    reference_emission, offset = _negligible_as_impossible(log_emission)
+    try:
+        expected = forward_backward(
+            reference_emission, transition, actions, start=start, end=end
+        )
+    except ImpossibleEvidenceError:
+        with pytest.raises(ImpossibleEvidenceError):
+            forward_backward(log_emission, transition, actions, start=start, end=end)
+        with pytest.raises(ImpossibleEvidenceError):
+            viterbi(log_emission, transition, actions, start=start, end=end)
+        return
+
+    result = forward_backward(log_emission, transition, actions, start=start, end=end)
+
+    assert np.isfinite(result.marginals).all()
+    np.testing.assert_allclose(result.marginals, expected.marginals, atol=1e-12)
+    # Below the float range the log-likelihood is -inf (documented); it is
+    # never NaN and never -inf while the true value is representable.
+    assert result.log_likelihood == pytest.approx(
+        expected.log_likelihood + offset, rel=1e-12
+    )
+    path, log_probability = viterbi(
+        log_emission, transition, actions, start=start, end=end
+    )
+    expected_path, expected_log_probability = viterbi(
+        reference_emission, transition, actions, start=start, end=end
+    )
+    assert log_probability == pytest.approx(
+        expected_log_probability + offset, rel=1e-12
+    )
+    np.testing.assert_array_equal(path, expected_path)
+
+
+def test_log_likelihood_below_the_float_range_is_minus_infinity():
+    # Two steps of -1e308 nats each: the marginals are those of equal
+    # emissions, the log-likelihood (-2e308) is below the float range.
+    transition = [[0.9, 0.1], [0.2, 0.8]]
+    result = forward_backward(np.full((2, 2), -1e308), transition, start=0)
+    expected = forward_backward(np.zeros((2, 2)), transition, start=0)
+    np.testing.assert_allclose(result.marginals, expected.marginals, atol=1e-15)
+    assert result.log_likelihood == -np.inf
