@@ -56,6 +56,39 @@ def impossible_end() -> ImpossibleEvidenceError:
     )
 
 
+def range_exceeded(where: str) -> ValueError:
+    return ValueError(
+        f"log_emission is beyond double precision at {where}: the evidence is "
+        "possible, but every state still possible there has a log probability "
+        "more than 1.8e308 below the others', which no float can hold. Rescale "
+        "the log densities, or check the model that produced them."
+    )
+
+
+def possible_next(possible, log_transition, log_emission_row):
+    """States that the model allows at the next step, whatever the numbers.
+
+    Tracked beside the log messages so that a state lost to overflow (a log
+    probability below the float range) is told apart from an impossible one.
+    """
+    allowed = (possible[:, np.newaxis] & (log_transition > -np.inf)).any(axis=0)
+    return allowed & (log_emission_row > -np.inf)
+
+
+def nothing_left(step: int, possible) -> ValueError:
+    """Impossible evidence at a step, or a possible state lost to overflow."""
+    if possible.any():
+        return range_exceeded(f"hidden step {step}")
+    return impossible_at(step)
+
+
+def nothing_at_end(possible, log_end_message) -> ValueError:
+    """An unreachable end anchor, or a reachable one lost to overflow."""
+    if np.any(possible & (log_end_message > -np.inf)):
+        return range_exceeded("the end anchor")
+    return impossible_end()
+
+
 def end_message(log_transition, actions, log_end, n_states):
     """``log P(end | y_T)``: ones without an end, else the final transition."""
     if log_end is None:
@@ -67,9 +100,11 @@ def end_message(log_transition, actions, log_end, n_states):
 # Rounding of one log-sum-exp step, per unit of the magnitudes it adds: a
 # handful of operations of relative precision 2**-53 each.
 _ROUNDING = 4 * np.finfo(float).eps
-# Accuracy promised for marginals; log values are tracked with a bound on their
-# rounding error, and a result that cannot meet it is refused.
-_TOLERANCE = 1e-10
+# Log values are tracked with a worst-case bound on their rounding error (every
+# error added at full size, so actual errors are typically orders smaller). A
+# result whose marginals or path choices that bound leaves uncertain by more
+# than this is refused: rounding then decides the answer, not the evidence.
+_TOLERANCE = 1e-6
 
 
 def _rounding(*magnitudes):
@@ -94,15 +129,15 @@ def precision_lost(where: str, spread: float) -> ValueError:
     return ValueError(
         f"log_emission is beyond double precision at {where}: the log "
         f"probabilities compared there carry rounding errors of up to {spread:.3g} "
-        f"nats, more than the {_TOLERANCE:g} accuracy of the result allows (log "
-        "densities of order 1e6 lose 1e-10 nats, of order 1e16 a whole nat). "
+        f"nats, more than the {_TOLERANCE:g} a result may carry (log densities "
+        "of order 1e10 lose 1e-6 nats to rounding, of order 1e16 a whole nat). "
         "Rescale them, or check the model that produced them."
     )
 
 
 def forward(log_emission, log_transition, actions, log_start):
-    """Shifted log forward messages of steps 1..T, their error bounds and the
-    sum of the shifts.
+    """Shifted log forward messages of steps 1..T, their error bounds, the
+    sum of the shifts and the states the model allows at step T.
 
     ``log_alpha[t - 1] + shift_t`` is ``log p(x_1..x_t, y_t | start)`` where
     the shift keeps each row's maximum at zero; the shifts add up to the part
@@ -114,8 +149,12 @@ def forward(log_emission, log_transition, actions, log_start):
     error_alpha = np.empty((n_steps, n_states))
     log_shift = 0.0
     message, error = log_start, np.zeros(n_states)
+    possible = log_start > -np.inf
     with np.errstate(divide="ignore", invalid="ignore"):
         for t in range(n_steps):
+            possible = possible_next(
+                possible, log_transition[actions[t]], log_emission[t]
+            )
             terms = message[:, np.newaxis] + log_transition[actions[t]]
             column_peak = _finite_peak(terms, axis=0)
             message = (
@@ -125,7 +164,7 @@ def forward(log_emission, log_transition, actions, log_start):
             )
             peak = message.max()
             if peak == -np.inf:
-                raise impossible_at(t + 1)
+                raise nothing_left(t + 1, possible)
             message -= peak
             log_shift += peak
             error = _inherited(terms, error[:, np.newaxis], column_peak, 0) + _rounding(
@@ -133,7 +172,7 @@ def forward(log_emission, log_transition, actions, log_start):
             )
             log_alpha[t] = message
             error_alpha[t] = error
-    return log_alpha, error_alpha, log_shift
+    return log_alpha, error_alpha, log_shift, possible
 
 
 def backward(log_emission, log_transition, actions, log_end_message, log_alpha):
@@ -217,13 +256,16 @@ def viterbi(log_emission, log_transition, actions, log_start, log_end_message):
     with np.errstate(divide="ignore", invalid="ignore"):
         # y_0 is marginalised, not decoded: a sum, then maxima.
         score = log_matvec_columns(log_start, log_transition[actions[0]])
+        possible = possible_next(
+            log_start > -np.inf, log_transition[actions[0]], log_emission[0]
+        )
         score += log_emission[0]
         error = _rounding(score)
         log_shift = 0.0
         for t in range(1, n_steps + 1):
             peak = score.max()
             if peak == -np.inf:
-                raise impossible_at(t)
+                raise nothing_left(t, possible)
             score -= peak
             log_shift += peak
             error = error + _rounding(peak)
@@ -233,12 +275,15 @@ def viterbi(log_emission, log_transition, actions, log_start, log_end_message):
             backpointer[t] = terms.argmax(axis=0)
             best = terms[backpointer[t], states]
             _check_choice(terms, backpointer[t], error, t)
+            possible = possible_next(
+                possible, log_transition[actions[t]], log_emission[t]
+            )
             score = best + log_emission[t]
             error = error[backpointer[t]] + _rounding(best, log_emission[t])
         final = score + log_end_message
     last = int(final.argmax())
     if final[last] == -np.inf:
-        raise impossible_end()
+        raise nothing_at_end(possible, log_end_message)
     _check_choice(
         final[:, np.newaxis],
         np.array([last]),

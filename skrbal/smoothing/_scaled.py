@@ -3,7 +3,7 @@
 A forward or backward pass is a chain ``x_s = (x_{s-1} * f_s) @ G[g_s]`` of
 ``K``-vectors: ``f_s`` are emission factors ``exp(log_emission - row max)`` in
 ``[0, 1]`` and ``G`` the (possibly transposed) transition matrices, one per
-action. Each ``x_s`` is rescaled to a maximum of one and the scales are kept in
+action. Each ``x_s`` is rescaled to a sum of one and the scales are kept in
 log space (Rabiner's scaling), which is exact as long as no entry that the model
 allows underflows.
 
@@ -14,28 +14,53 @@ to block (one small product per block), and finally every step is recomputed
 from its block start, again for all blocks at once. The Python loops thus run
 ``~2 sqrt(n)`` times instead of ``n`` times.
 
-The result is checked, not assumed: every step verifies that no state the model
-allows (reachable from the previous step's support and with a finite emission)
-has fallen below :data:`_TINY`, and every carried block start must equal the
-one recomputed step by step to ``_CARRY_RTOL``. When a check fails (dynamic
-ranges beyond ``1e290`` between states, or impossible evidence) the caller
-falls back to the exact log-space recursion of :mod:`._log_space`.
+The result is checked, not assumed. A state that the model allows (reachable
+from the previous step's support, with a finite emission) but whose share falls
+below ``_TINY`` is *flushed*: set to zero and recorded with a bound on what it
+held. Every carried block start must equal the one recomputed step by step to
+``_CARRY_RTOL`` (or differ by less than ``_TINY``, then flushed likewise). Once
+both passes are done, the paths through every flushed node must carry less
+than ``_NEGLIGIBLE_SHARE`` of the posterior at that step, which bounds what
+the flushing changed. Long stretches in which a state's share decays below
+``1e-290`` (a structure that stays failed for thousands of steps) thus stay on
+this path; only evidence that really needs the range (a step that every
+allowed state explains ``1e200`` times worse than an impossible one, paths
+resurrected after ``1e290``-fold odds, impossible evidence) falls back to the
+exact log-space recursion of :mod:`._log_space`.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 # Smallest value an allowed entry may take before its relative precision is in
 # doubt; the float64 normal range ends at 2.2e-308.
 _TINY = 1e-290
+# Smallest per-step normaliser (the emission probability of the step relative
+# to the row maximum) for which the flushing bound above is useful.
+_TINY_SCALE = 1e-200
 # Block products are accurate to a few hundred ulps; an underflow inside one
 # shows up as an error of many orders of magnitude.
 _CARRY_RTOL = 1e-11
+# Largest posterior share that the paths through one flushed node may carry.
+_NEGLIGIBLE_SHARE = 1e-20
 
 
 class ScaledChainUnderflow(Exception):
     """A scaled chain lost an allowed state to underflow (internal)."""
+
+
+def row_sum(a):
+    """Sums of the rows of a 2-d array (a matrix product: numpy's reductions
+    over a short last axis cost far more per row)."""
+    return a @ np.ones(a.shape[1])
+
+
+def row_max(a):
+    """Maxima of the rows of a 2-d array, one column at a time."""
+    return functools.reduce(np.maximum, a.T) if a.shape[1] > 1 else a[:, 0].copy()
 
 
 def block_size(n_steps: int) -> int:
@@ -80,24 +105,30 @@ class _Transitions:
 
 
 def _step(transitions, x, factor, allowed, index, out):
-    """One normalised step for a stack of chains; returns the scales.
+    """One normalised step for a stack of chains.
 
-    Raises :class:`ScaledChainUnderflow` when a state that the model allows
-    came out below ``_TINY``.
+    Returns the scales and the flushed nodes ``(rows, states, bounds)``, or
+    None: allowed states whose share fell below ``_TINY`` are set to zero, and
+    ``bounds`` caps their true normalised value.
     """
     u = transitions.vector_product(x * factor, index)
-    small = u < _TINY
-    if small.any():
+    scale = row_sum(u)
+    if not np.all(scale >= _TINY_SCALE):
+        raise ScaledChainUnderflow
+    flushed = None
+    if u.min() < _TINY:
+        small = u < _TINY
         rows = np.flatnonzero(small.any(axis=1))
         support = (x[rows] > 0) & allowed[rows]
         index_rows = index if np.ndim(index) == 0 else index[rows]
-        if (small[rows] & transitions.reachable(support, index_rows)).any():
-            raise ScaledChainUnderflow
-    scale = u.max(axis=1)
-    if not np.all(scale > 0):
-        raise ScaledChainUnderflow
+        hit = small[rows] & transitions.reachable(support, index_rows)
+        if hit.any():
+            row, state = np.nonzero(hit)
+            row = rows[row]
+            u[row, state] = 0.0
+            flushed = (row, state, 2 * _TINY / scale[row])
     np.divide(u, scale[:, np.newaxis], out=out)
-    return scale
+    return scale, flushed
 
 
 def scaled_chain(first, factors, allowed, indices, matrices):
@@ -106,7 +137,7 @@ def scaled_chain(first, factors, allowed, indices, matrices):
     Parameters
     ----------
     first : ndarray of shape (K,)
-        ``x_1``, with maximum one.
+        ``x_1``, with entries at most one.
     factors : ndarray of shape (n - 1, K)
         ``f_2..f_n`` (a view is fine, also a reversed one).
     allowed : ndarray of bool of shape (n - 1, K)
@@ -118,14 +149,16 @@ def scaled_chain(first, factors, allowed, indices, matrices):
     Returns
     -------
     x : ndarray of shape (n, K)
-        Each row with maximum one.
+        Each row but the first with sum one.
     log_scale : ndarray of shape (n,)
         ``log`` of the factor each step was divided by (0 for ``x_1``).
+    flushed : tuple of three ndarrays
+        Rows of ``x``, states and bounds of the flushed nodes.
 
     Raises
     ------
     ScaledChainUnderflow
-        If an allowed state underflowed; the caller must use log space.
+        If the chain needs log space.
     """
     n_links, n_states = factors.shape
     x = np.empty((n_links + 1, n_states))
@@ -134,69 +167,116 @@ def scaled_chain(first, factors, allowed, indices, matrices):
     transitions = _Transitions(matrices)
     block = block_size(n_links)
     n_blocks = n_links // block
-    done = n_blocks * block
-    if n_blocks > 1:
-        _blocked(
+    flushed = []
+    done = n_blocks * block if n_blocks > 1 else 0
+    if done:
+        # Position-major copies: step j of every block is one contiguous
+        # (n_blocks, K) slab, as the loops below visit them.
+        def by_position(a):
+            a = a[:done].reshape(n_blocks, block, *a.shape[1:])
+            return np.ascontiguousarray(np.swapaxes(a, 0, 1))
+
+        steps, step_scale = _blocked(
             transitions,
-            factors[:done].reshape(n_blocks, block, n_states),
-            allowed[:done].reshape(n_blocks, block, n_states),
-            indices[:done].reshape(n_blocks, block),
-            x[: done + 1],
-            scale[1 : done + 1].reshape(n_blocks, block),
+            by_position(factors),
+            by_position(allowed),
+            by_position(indices),
+            first,
+            flushed,
         )
-    else:
-        done = 0
+        x[1 : done + 1].reshape(n_blocks, block, n_states)[...] = np.swapaxes(
+            steps, 0, 1
+        )
+        del steps
+        scale[1 : done + 1].reshape(n_blocks, block)[...] = step_scale.T
     for s in range(done, n_links):
-        scale[s + 1] = _step(
+        scale[s + 1 : s + 2], flush = _step(
             transitions,
             x[s : s + 1],
             factors[s],
             allowed[s : s + 1],
             indices[s],
             x[s + 1 : s + 2],
-        )[0]
-    return x, np.log(scale)
+        )
+        if flush is not None:
+            flushed.append((flush[0] + s + 1, flush[1], flush[2]))
+    if flushed:
+        flushed = tuple(np.concatenate(part) for part in zip(*flushed))
+    else:
+        flushed = (np.zeros(0, dtype=np.intp),) * 2 + (np.zeros(0),)
+    return x, np.log(scale), flushed
 
 
-def _blocked(transitions, factors, allowed, indices, x, scale):
-    """Fill ``x[1:]`` (and ``scale``) for whole blocks; ``x[0]`` is given."""
-    n_blocks, block, n_states = factors.shape
+def _blocked(transitions, factors, allowed, indices, first, flushed):
+    """Steps ``x_2..`` of whole blocks, position-major, and their scales.
+
+    ``factors`` and ``allowed`` have shape ``(block, n_blocks, K)`` and
+    ``indices`` ``(block, n_blocks)``: entry ``[j, b]`` is step ``j`` of block
+    ``b``, row ``1 + b * block + j`` of the chain. Returns ``x`` of the same
+    layout and the scales ``(block, n_blocks)``; appends flushed nodes (as
+    chain rows) to ``flushed``.
+    """
+    block, n_blocks, n_states = factors.shape
     # 1. The product of each block's step matrices diag(f) G, kept at a
-    #    maximum of one (only its direction matters for the carry).
-    product = factors[:, 0, :, np.newaxis] * transitions.matrices[indices[:, 0]]
+    #    sum of one (only its direction matters for the carry).
+    product = factors[0, :, :, np.newaxis] * transitions.matrices[indices[0]]
     for j in range(1, block):
         product = transitions.matrix_product(
-            product * factors[:, j, np.newaxis, :], indices[:, j]
+            product * factors[j, :, np.newaxis, :], indices[j]
         )
-        peak = product.max(axis=(1, 2))
-        if not np.all(peak > 0):
+        total = row_sum(product.reshape(n_blocks, -1))
+        if not np.all(total > 0):
             raise ScaledChainUnderflow
-        product /= peak[:, np.newaxis, np.newaxis]
+        product /= total[:, np.newaxis, np.newaxis]
     # 2. The start of each block carried over the previous blocks.
     starts = np.empty((n_blocks, n_states))
-    starts[0] = x[0]
+    starts[0] = first
     for b in range(1, n_blocks):
         carried = starts[b - 1] @ product[b - 1]
-        peak = carried.max()
-        if not peak > 0:
+        total = carried.sum()
+        if not total > 0:
             raise ScaledChainUnderflow
-        starts[b] = carried / peak
+        starts[b] = carried / total
     # 3. Every step again from its block start, all blocks at once.
-    steps = x[1:].reshape(n_blocks, block, n_states)
+    steps = np.empty_like(factors)
+    scale = np.empty((block, n_blocks))
     current = starts
+    first_row = 1 + block * np.arange(n_blocks)
     for j in range(block):
-        scale[:, j] = _step(
-            transitions,
-            current,
-            factors[:, j],
-            allowed[:, j],
-            indices[:, j],
-            steps[:, j],
+        scale[j], flush = _step(
+            transitions, current, factors[j], allowed[j], indices[j], steps[j]
         )
-        current = steps[:, j]
-    # The carried starts must agree with the step-by-step ends.
-    carried, stepped = starts[1:], current[:-1]
-    if not np.all(np.abs(carried - stepped) <= _CARRY_RTOL * stepped):
+        if flush is not None:
+            flushed.append((first_row[flush[0]] + j, flush[1], flush[2]))
+        current = steps[j]
+    # The carried starts must agree with the step-by-step ends, up to what
+    # the step-by-step ends flushed.
+    gap = np.abs(starts[1:] - current[:-1])
+    off = gap > _CARRY_RTOL * current[:-1]
+    if off.any():
+        if not np.all(gap[off] < _TINY):
+            raise ScaledChainUnderflow
+        block_index, state = np.nonzero(off)
+        flushed.append(
+            (block * (block_index + 1), state, np.full(len(state), 2 * _TINY))
+        )
+    return steps, scale
+
+
+def _check_flushed(flushed, other, log_emission, peak, total):
+    """The paths through each flushed node must carry a negligible share.
+
+    A node ``(t, k)`` flushed from the forward messages held at most
+    ``bound``; all paths through it weigh ``bound * e_t(k) * beta_t(k)``
+    against the step's total ``total[t]`` (and symmetrically for a node
+    flushed from the backward messages, with ``alpha``).
+    """
+    row, state, bound = flushed
+    if not row.size:
+        return
+    emission = np.exp(log_emission[row, state] - peak[row])
+    share = bound * emission * other[row, state] / total[row]
+    if not np.all(share <= _NEGLIGIBLE_SHARE):
         raise ScaledChainUnderflow
 
 
@@ -241,11 +321,14 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
     transitions = _Transitions(transition)
     first = np.empty((1, n_states))
     everywhere = np.ones((1, n_states), dtype=bool)
-    log_first = np.log(
-        _step(transitions, start[np.newaxis], 1.0, everywhere, actions[0], first)[0]
+    scale_first, flushed_first = _step(
+        transitions, start[np.newaxis], 1.0, everywhere, actions[0], first
     )
+    if flushed_first is not None:
+        raise ScaledChainUnderflow
+    log_first = float(np.log(scale_first[0]))
     # alpha[t - 1] = p(y_t, x_1..x_{t-1}) up to a scale: before emission t.
-    alpha, log_scale = scaled_chain(
+    alpha, log_scale, flushed_alpha = scaled_chain(
         first[0], emission[:-1], allowed[:-1], actions[1:n_steps], transition
     )
     if end_weights is None:
@@ -263,7 +346,7 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
         + log_end_scale
     )
     # beta[t - 1] = p(x_{t+1}..x_T, end | y_t) up to a scale, built backwards.
-    beta, _ = scaled_chain(
+    beta, _, flushed_beta = scaled_chain(
         end_message,
         emission[:0:-1],
         allowed[:0:-1],
@@ -271,12 +354,16 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
         transition.transpose(0, 2, 1),
     )
     beta = beta[::-1]
+    # Row s of the backward chain is beta of step n - s.
+    row, state, bound = flushed_beta
+    flushed_beta = (n_steps - 1 - row, state, bound)
     posterior = emission
     posterior *= alpha
     posterior *= beta
     # Rows whose every product underflowed (each factor is accurate) are
     # recomputed from logs.
-    faint = np.flatnonzero(posterior.max(axis=1) < _TINY)
+    total = row_sum(posterior)
+    faint = np.flatnonzero(total < _TINY)
     if faint.size:
         with np.errstate(divide="ignore"):
             log_posterior = (
@@ -286,7 +373,10 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
             )
         log_posterior -= log_posterior.max(axis=1, keepdims=True)
         posterior[faint] = np.exp(log_posterior)
-    posterior /= posterior.sum(axis=1, keepdims=True)
+        total[faint] = row_sum(posterior[faint])
+    for flushed, other in ((flushed_alpha, beta), (flushed_beta, alpha)):
+        _check_flushed(flushed, other, log_emission, peak, total)
+    posterior /= total[:, np.newaxis]
     if not np.isfinite(posterior).all():
         raise ScaledChainUnderflow
     return posterior, log_likelihood

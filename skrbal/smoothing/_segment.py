@@ -22,10 +22,40 @@ def _row_peaks(log_emission):
     sum (a part of the log-likelihood) is ``-inf`` only when the true value is
     below the float range.
     """
-    peak = log_emission.max(axis=1) if log_emission.size else np.zeros(0)
+    peak = _scaled.row_max(log_emission)
     peak[peak == -np.inf] = 0.0
     with np.errstate(over="ignore"):
         return peak, float(peak.sum())
+
+
+# Overflow, underflow and -inf arithmetic are expected on these paths; every
+# result is checked explicitly instead.
+@np.errstate(divide="ignore", over="ignore", invalid="ignore")
+def _marginals(log_emission, transition, actions, log_start, log_end):
+    """Marginals and log-likelihood of a segment with at least one step.
+
+    The blocked scaled recursion serves ordinary evidence; the exact log-space
+    one takes over when the evidence needs more than the float range.
+    """
+    peak, log_offset = _row_peaks(log_emission)
+    try:
+        marginals, log_likelihood = _scaled.forward_backward(
+            log_emission,
+            peak,
+            transition,
+            actions,
+            np.exp(log_start),
+            None if log_end is None else np.exp(log_end),
+        )
+    except _scaled.ScaledChainUnderflow:
+        marginals, log_likelihood = _forward_backward_log(
+            log_emission - peak[:, np.newaxis],
+            transition,
+            actions,
+            log_start,
+            log_end,
+        )
+    return marginals, float(log_likelihood) + log_offset
 
 
 def _forward_backward_log(log_emission, transition, actions, log_start, log_end):
@@ -33,12 +63,12 @@ def _forward_backward_log(log_emission, transition, actions, log_start, log_end)
     log_transition = _log_transition(transition)
     n_states = log_emission.shape[1]
     end_message = _log_space.end_message(log_transition, actions, log_end, n_states)
-    log_alpha, error_alpha, log_shift = _log_space.forward(
+    log_alpha, error_alpha, log_shift, possible = _log_space.forward(
         log_emission, log_transition, actions, log_start
     )
     log_evidence = _log_space.log_sum(log_alpha[-1] + end_message)
     if log_evidence == -np.inf:
-        raise _log_space.impossible_end()
+        raise _log_space.nothing_at_end(possible, end_message)
     log_beta, error_beta = _log_space.backward(
         log_emission, log_transition, actions, end_message, log_alpha
     )
@@ -169,25 +199,9 @@ def forward_backward(
         if log_likelihood == -np.inf:
             raise _log_space.impossible_end()
     else:
-        peak, log_offset = _row_peaks(log_emission)
-        try:
-            marginals, log_likelihood = _scaled.forward_backward(
-                log_emission,
-                peak,
-                transition,
-                actions,
-                np.exp(log_start),
-                None if log_end is None else np.exp(log_end),
-            )
-        except _scaled.ScaledChainUnderflow:
-            marginals, log_likelihood = _forward_backward_log(
-                log_emission - peak[:, np.newaxis],
-                transition,
-                actions,
-                log_start,
-                log_end,
-            )
-        log_likelihood += log_offset
+        marginals, log_likelihood = _marginals(
+            log_emission, transition, actions, log_start, log_end
+        )
     return SmoothingResult(
         marginals=marginals,
         pseudo_labels=np.argmax(marginals, axis=1),
@@ -267,6 +281,12 @@ def viterbi(
         if log_probability == -np.inf:
             raise _log_space.impossible_end()
         return np.empty(0, dtype=np.intp), log_probability
+    return _decode(log_emission, log_transition, actions, log_start, end_message)
+
+
+@np.errstate(divide="ignore", over="ignore", invalid="ignore")
+def _decode(log_emission, log_transition, actions, log_start, end_message):
+    """Viterbi path and its log probability, emissions relative to row peaks."""
     peak, log_offset = _row_peaks(log_emission)
     path, log_probability = _log_space.viterbi(
         log_emission - peak[:, np.newaxis],
@@ -275,4 +295,4 @@ def viterbi(
         log_start,
         end_message,
     )
-    return path, log_probability + log_offset
+    return path, float(log_probability) + log_offset
