@@ -248,11 +248,15 @@ def viterbi(log_emission, log_transition, actions, log_start, log_end_message):
     """Most probable hidden path and its log joint, one step at a time.
 
     A choice between two candidates whose scores are closer than their
-    rounding errors (when these exceed the tolerance) is refused.
+    rounding errors (when these exceed the tolerance) is refused, unless the
+    model rules the choice out anyway (no path from it reaches the end).
     """
     n_steps, n_states = log_emission.shape
     backpointer = np.empty((n_steps, n_states), dtype=np.intp)
     states = np.arange(n_states)
+    alive = _reaching_the_end(
+        log_emission, log_transition, actions, log_start, log_end_message
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         # y_0 is marginalised, not decoded: a sum, then maxima.
         score = log_matvec_columns(log_start, log_transition[actions[0]])
@@ -274,7 +278,7 @@ def viterbi(log_emission, log_transition, actions, log_start, log_end_message):
             terms = score[:, np.newaxis] + log_transition[actions[t]]
             backpointer[t] = terms.argmax(axis=0)
             best = terms[backpointer[t], states]
-            _check_choice(terms, backpointer[t], error, t)
+            _check_choice(terms, backpointer[t], error, t, alive[t])
             possible = possible_next(
                 possible, log_transition[actions[t]], log_emission[t]
             )
@@ -289,6 +293,7 @@ def viterbi(log_emission, log_transition, actions, log_start, log_end_message):
         np.array([last]),
         error + _rounding(log_end_message),
         n_steps,
+        np.ones(1, dtype=bool),
     )
     path = np.empty(n_steps, dtype=np.intp)
     path[-1] = last
@@ -297,16 +302,42 @@ def viterbi(log_emission, log_transition, actions, log_start, log_end_message):
     return path, float(log_shift + final[last])
 
 
-def _check_choice(terms, chosen, error, step):
+def _reaching_the_end(log_emission, log_transition, actions, log_start, log_end):
+    """Which states of each step lie on some path the model allows.
+
+    Raises the impossible-evidence error (at the first step without any
+    allowed state, else at the end anchor) before any number is compared.
+    """
+    n_steps = log_emission.shape[0]
+    possible = log_start > -np.inf
+    for t in range(n_steps):
+        possible = possible_next(possible, log_transition[actions[t]], log_emission[t])
+        if not possible.any():
+            raise impossible_at(t + 1)
+    alive = np.empty(log_emission.shape, dtype=bool)
+    alive[-1] = log_end > -np.inf
+    if not np.any(alive[-1] & possible):
+        raise impossible_end()
+    for t in range(n_steps - 1, 0, -1):
+        onward = alive[t] & (log_emission[t] > -np.inf)
+        alive[t - 1] = (
+            (log_transition[actions[t]] > -np.inf) & onward[np.newaxis, :]
+        ).any(axis=1)
+    return alive
+
+
+def _check_choice(terms, chosen, error, step, relevant):
     """Is ``chosen[j] = argmax_i terms[i, j]`` resolved by the rounding errors?
 
     Ties within the tolerance go to the lower index, as they always did; a
     candidate within rounding errors above the tolerance makes it a guess.
+    Only the columns ``relevant`` (states on a path to the end) count.
     """
     columns = np.arange(terms.shape[1])
     best = terms[chosen, columns]
     margin = error[chosen] + error[:, np.newaxis]
     close = (terms > -np.inf) & (best - terms <= margin) & (margin > _TOLERANCE)
     close[chosen, columns] = False
+    close[:, ~relevant] = False
     if close.any():
         raise precision_lost(f"hidden step {step}", float(margin[close].max()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skrbal.smoothing import _log_space, _scaled
+from skrbal.smoothing import _log_space, _max_plus, _scaled
 from skrbal.smoothing._result import SmoothingResult
 from skrbal.smoothing._validation import _check_segment
 
@@ -286,13 +286,28 @@ def viterbi(
 
 @np.errstate(divide="ignore", over="ignore", invalid="ignore")
 def _decode(log_emission, log_transition, actions, log_start, end_message):
-    """Viterbi path and its log probability, emissions relative to row peaks."""
+    """Viterbi path and its log probability, emissions relative to row peaks.
+
+    The blocked max-plus recursion serves ordinary evidence; the step-by-step
+    one, which checks each choice against its rounding errors, the rest.
+    """
     peak, log_offset = _row_peaks(log_emission)
-    path, log_probability = _log_space.viterbi(
-        log_emission - peak[:, np.newaxis],
-        log_transition,
-        actions,
-        log_start,
-        end_message,
-    )
+    relative = log_emission - peak[:, np.newaxis]
+    # y_0 is marginalised, not decoded: a sum, then maxima.
+    first = _log_space.log_matvec_columns(log_start, log_transition[actions[0]])
+    first += relative[0]
+    try:
+        path = _max_plus.viterbi(first, relative, log_transition, actions, end_message)
+    except _max_plus.MaxPlusFallback:
+        path, log_probability = _log_space.viterbi(
+            relative, log_transition, actions, log_start, end_message
+        )
+    else:
+        steps = np.arange(1, len(path))
+        log_probability = (
+            first[path[0]]
+            + log_transition[actions[steps], path[:-1], path[1:]].sum()
+            + relative[steps, path[1:]].sum()
+            + end_message[path[-1]]
+        )
     return path, float(log_probability) + log_offset
