@@ -8,10 +8,20 @@ passing gives the posterior marginal of every hidden state given the anchors,
 the actions and the observations; its arg-max is the pseudo-label of each
 unlabelled observation (Hughes et al., "Latent Health-State Smoothing").
 
-All messages are kept in log space with a per-step shift, so segments of tens
-of thousands of steps with log densities of order ``-1e3`` (or evidence that
-contradicts the transition model by thousands of nats) neither underflow nor
-produce NaN.
+Log densities are taken relative to each step's largest one. Forward-backward
+then runs in probability space with per-step normalisation (Rabiner's
+scaling), vectorised over blocks of steps so that Python loops ``~2 sqrt(T)``
+times instead of ``T`` times; Viterbi runs the same way in max-plus algebra.
+Both check their own result (no state the model allows may be lost to
+underflow unless its paths carry a negligible share of the posterior; carried
+block starts must match). Evidence that needs more than the float range (a
+state resurrected after ``1e290``-fold odds, log densities that contradict the
+model by thousands of nats) is handled by an exact log-space recursion, one
+step at a time, which also bounds its rounding errors: log densities so large
+(of order ``1e10`` and beyond, such as ``-1e308``) that rounding rather than
+evidence would decide the answer raise a ``ValueError`` instead of returning
+a guess, and impossible evidence raises :class:`ImpossibleEvidenceError`.
+The result never holds NaN.
 
 The time convention shared by every function of this module, for a segment of
 ``T`` hidden steps between a start state ``y_0`` and an optional end state

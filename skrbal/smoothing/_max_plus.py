@@ -156,8 +156,8 @@ def _expand(starts, emissions, indices, log_transition):
     for j in range(block):
         best, pointers[j] = _max_plus_vector(current, log_transition[indices[j]])
         current = best + emissions[j]
-        _shift(current)
         origin = np.take_along_axis(origin, pointers[j], axis=1)
+    _shift(current)
     # The carried starts must match the step-by-step ends.
     carried, stepped = starts[1:], current[:-1]
     same_support = np.array_equal(carried > -np.inf, stepped > -np.inf)

@@ -47,7 +47,8 @@ class SmoothingResult:
         Log probability of the evidence given the start: ``log p(x_1..x_T,
         y_{T+1} = end | start, actions)``, or ``log p(x_1..x_T | start,
         actions)`` without an end. With a soft end it is weighted by the end's
-        likelihood vector.
+        likelihood vector. ``-inf`` only when it lies below the float range
+        (about ``-1.8e308``); impossible evidence raises instead.
     classes : ndarray of shape (n_states,)
         The label of each column: state indices ``0..K-1`` for
         :func:`forward_backward`, the process's ``classes_`` for

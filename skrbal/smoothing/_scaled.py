@@ -161,9 +161,7 @@ def scaled_chain(first, factors, allowed, indices, matrices):
         If the chain needs log space.
     """
     n_links, n_states = factors.shape
-    x = np.empty((n_links + 1, n_states))
     scale = np.ones(n_links + 1)
-    x[0] = first
     transitions = _Transitions(matrices)
     block = block_size(n_links)
     n_blocks = n_links // block
@@ -172,18 +170,23 @@ def scaled_chain(first, factors, allowed, indices, matrices):
     if done:
         # Position-major copies: step j of every block is one contiguous
         # (n_blocks, K) slab, as the loops below visit them.
-        def by_position(a):
+        def by_position(a, dtype=None):
             a = a[:done].reshape(n_blocks, block, *a.shape[1:])
-            return np.ascontiguousarray(np.swapaxes(a, 0, 1))
+            return np.ascontiguousarray(np.swapaxes(a, 0, 1), dtype=dtype)
 
         steps, step_scale = _blocked(
             transitions,
             by_position(factors),
             by_position(allowed),
-            by_position(indices),
+            by_position(indices, np.min_scalar_type(max(len(matrices) - 1, 0))),
             first,
             flushed,
         )
+    # Allocated only once the position-major inputs are freed: at most three
+    # (n, K) arrays of a pass are alive at a time.
+    x = np.empty((n_links + 1, n_states))
+    x[0] = first
+    if done:
         x[1 : done + 1].reshape(n_blocks, block, n_states)[...] = np.swapaxes(
             steps, 0, 1
         )
@@ -204,7 +207,7 @@ def scaled_chain(first, factors, allowed, indices, matrices):
         flushed = tuple(np.concatenate(part) for part in zip(*flushed))
     else:
         flushed = (np.zeros(0, dtype=np.intp),) * 2 + (np.zeros(0),)
-    return x, np.log(scale), flushed
+    return x, np.log(scale, out=scale), flushed
 
 
 def _blocked(transitions, factors, allowed, indices, first, flushed):
@@ -213,8 +216,9 @@ def _blocked(transitions, factors, allowed, indices, first, flushed):
     ``factors`` and ``allowed`` have shape ``(block, n_blocks, K)`` and
     ``indices`` ``(block, n_blocks)``: entry ``[j, b]`` is step ``j`` of block
     ``b``, row ``1 + b * block + j`` of the chain. Returns ``x`` of the same
-    layout and the scales ``(block, n_blocks)``; appends flushed nodes (as
-    chain rows) to ``flushed``.
+    layout (in the memory of ``factors``, which it overwrites) and the scales
+    ``(block, n_blocks)``; appends flushed nodes (as chain rows) to
+    ``flushed``.
     """
     block, n_blocks, n_states = factors.shape
     # 1. The product of each block's step matrices diag(f) G, kept at a
@@ -237,8 +241,9 @@ def _blocked(transitions, factors, allowed, indices, first, flushed):
         if not total > 0:
             raise ScaledChainUnderflow
         starts[b] = carried / total
-    # 3. Every step again from its block start, all blocks at once.
-    steps = np.empty_like(factors)
+    # 3. Every step again from its block start, all blocks at once. Step j
+    #    overwrites its factors, which nothing needs any more.
+    steps = factors
     scale = np.empty((block, n_blocks))
     current = starts
     first_row = 1 + block * np.arange(n_blocks)
@@ -315,7 +320,8 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
         If the evidence needs log space (or is impossible).
     """
     n_steps, n_states = log_emission.shape
-    emission = np.exp(log_emission - peak[:, np.newaxis])
+    emission = np.subtract(log_emission, peak[:, np.newaxis])
+    np.exp(emission, out=emission)
     allowed = log_emission > -np.inf
     start, log_start_scale = _anchor(start)
     transitions = _Transitions(transition)
@@ -363,6 +369,14 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
     # Rows whose every product underflowed (each factor is accurate) are
     # recomputed from logs.
     total = row_sum(posterior)
+    # Against the raw totals: a flushed node on a row whose every product
+    # underflowed is never negligible. The bound uses the other pass's
+    # messages, exact only while that pass flushed nothing: a path through
+    # nodes flushed from both passes would escape both checks.
+    if flushed_alpha[0].size and flushed_beta[0].size:
+        raise ScaledChainUnderflow
+    for flushed, other in ((flushed_alpha, beta), (flushed_beta, alpha)):
+        _check_flushed(flushed, other, log_emission, peak, total)
     faint = np.flatnonzero(total < _TINY)
     if faint.size:
         with np.errstate(divide="ignore"):
@@ -374,8 +388,6 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
         log_posterior -= log_posterior.max(axis=1, keepdims=True)
         posterior[faint] = np.exp(log_posterior)
         total[faint] = row_sum(posterior[faint])
-    for flushed, other in ((flushed_alpha, beta), (flushed_beta, alpha)):
-        _check_flushed(flushed, other, log_emission, peak, total)
     posterior /= total[:, np.newaxis]
     if not np.isfinite(posterior).all():
         raise ScaledChainUnderflow

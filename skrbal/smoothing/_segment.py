@@ -138,7 +138,9 @@ def forward_backward(
         from the start under the actions, or every state of some step is
         ruled out.
     ValueError
-        If an input has the wrong shape or holds invalid values.
+        If an input has the wrong shape or holds invalid values, or if the log
+        densities are so large (of order 1e10 and beyond) that rounding, not
+        the evidence, would decide the marginals.
 
     See Also
     --------
@@ -154,8 +156,9 @@ def forward_backward(
     ``beta_T(i) = sum_j P(j | i, d_T) end(j)``. The backward step uses the
     transition out of step ``t`` (action ``d_t``), not the one into it. The
     marginal of ``y_t`` is proportional to ``alpha_t beta_t``. Both messages
-    are computed in log space with per-step shifts; the loop over time costs a
-    few small numpy operations per step.
+    are computed with per-step scaling, vectorised over blocks of steps, or,
+    when the evidence needs more than the float range, in log space one step
+    at a time (see :mod:`skrbal.smoothing`).
 
     References
     ----------
@@ -252,7 +255,9 @@ def viterbi(
     ImpossibleEvidenceError
         If no state sequence has non-zero probability.
     ValueError
-        If an input has the wrong shape or holds invalid values.
+        If an input has the wrong shape or holds invalid values, or if the log
+        densities are so large that rounding, not the evidence, would choose
+        between paths.
 
     See Also
     --------

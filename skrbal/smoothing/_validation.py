@@ -103,7 +103,7 @@ def _check_actions(actions, n_actions: int, n_expected: int, has_end: bool):
         raise ValueError(
             f"actions[{t}] = {actions[t]} is not an action index in [0, {n_actions})."
         )
-    return actions.astype(np.intp)
+    return actions.astype(np.intp, copy=False)
 
 
 def _is_state_index(value) -> bool:
