@@ -787,8 +787,8 @@ def _old_inputs(log_emission, transition, actions, start, end):
 def old_forward_backward(log_emission, transition, actions, start, end):
     """Marginals and log-likelihood as the step-by-step recursion gave them."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_emission, log_transition, actions, log_start, end_message = (
-            _old_inputs(log_emission, transition, actions, start, end)
+        log_emission, log_transition, actions, log_start, end_message = _old_inputs(
+            log_emission, transition, actions, start, end
         )
         n_steps, n_states = log_emission.shape
         log_alpha = np.empty((n_steps, n_states))
@@ -822,8 +822,8 @@ def old_forward_backward(log_emission, transition, actions, start, end):
 def old_viterbi(log_emission, transition, actions, start, end):
     """Path and log probability as the step-by-step recursion gave them."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_emission, log_transition, actions, log_start, end_message = (
-            _old_inputs(log_emission, transition, actions, start, end)
+        log_emission, log_transition, actions, log_start, end_message = _old_inputs(
+            log_emission, transition, actions, start, end
         )
         n_steps, n_states = log_emission.shape
         backpointer = np.empty((n_steps, n_states), dtype=np.intp)
@@ -852,8 +852,8 @@ def old_viterbi(log_emission, transition, actions, start, end):
 def path_log_probability(log_emission, transition, actions, start, end, path):
     """``log p(y_1..y_T = path, x, end | start, actions)``, anchors summed."""
     with np.errstate(divide="ignore"):
-        log_emission, log_transition, actions, log_start, end_message = (
-            _old_inputs(log_emission, transition, actions, start, end)
+        log_emission, log_transition, actions, log_start, end_message = _old_inputs(
+            log_emission, transition, actions, start, end
         )
     steps = np.arange(len(path))
     moves = log_transition[
@@ -969,3 +969,20 @@ def test_the_blocked_scaled_recursion_serves_ordinary_segments():
         log_emission, SYNTHETIC_TRANSITION, actions, 0, 2
     )
     np.testing.assert_allclose(marginals, expected, rtol=0, atol=1e-10)
+
+
+def test_a_state_flushed_by_the_scaled_recursion_that_decides_the_posterior():
+    # State 1 of step 2 falls below 1e-290 of the forward mass, but step 3
+    # (e^-124 for state 0) and step 4 (e^-665) make the paths through it the
+    # only likely ones: the scaled recursion must notice and defer to log
+    # space rather than report state 0 with certainty.
+    log_emission = np.array([[279.13, -414.54], [-1288.24, -1164.31], [45.86, 711.0]])
+    transition = np.array([[[0.1, 0.9], [0.44, 0.56]], [[1.0, 0.0], [0.74, 0.26]]])
+    actions = np.array([0, 1, 1])
+    expected, log_likelihood = brute_force_marginals(
+        *brute_force(log_emission, transition, actions, None, None), 2
+    )
+    result = forward_backward(log_emission, transition, actions)
+    np.testing.assert_allclose(result.marginals, expected, rtol=0, atol=1e-12)
+    assert result.log_likelihood == pytest.approx(log_likelihood, rel=1e-12)
+    assert expected[1, 1] > 0.999
