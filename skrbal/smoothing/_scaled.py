@@ -119,7 +119,9 @@ def _step(transitions, x, factor, allowed, index, out):
     if u.min() < _TINY:
         small = u < _TINY
         rows = np.flatnonzero(small.any(axis=1))
-        support = (x[rows] > 0) & allowed[rows]
+        support = x[rows] > 0
+        if allowed is not None:
+            support &= allowed[rows]
         index_rows = index if np.ndim(index) == 0 else index[rows]
         hit = small[rows] & transitions.reachable(support, index_rows)
         if hit.any():
@@ -138,10 +140,13 @@ def scaled_chain(first, factors, allowed, indices, matrices):
     ----------
     first : ndarray of shape (K,)
         ``x_1``, with entries at most one.
-    factors : ndarray of shape (n - 1, K)
-        ``f_2..f_n`` (a view is fine, also a reversed one).
-    allowed : ndarray of bool of shape (n - 1, K)
-        Where ``f`` is structurally non-zero (finite log emission).
+    factors : ndarray of shape (n - 1, K), or a list holding it
+        ``f_2..f_n`` (a view is fine, also a reversed one). Given in a
+        one-element list, the list is emptied and the array dropped once
+        copied, so that the caller's memory can be freed early.
+    allowed : ndarray of bool of shape (n - 1, K) or None
+        Where ``f`` is structurally non-zero (finite log emission); None when
+        it is everywhere.
     indices : ndarray of int of shape (n - 1,)
         ``g_2..g_n``.
     matrices : ndarray of shape (D, K, K)
@@ -160,6 +165,8 @@ def scaled_chain(first, factors, allowed, indices, matrices):
     ScaledChainUnderflow
         If the chain needs log space.
     """
+    if isinstance(factors, list):
+        factors = factors.pop()
     n_links, n_states = factors.shape
     scale = np.ones(n_links + 1)
     transitions = _Transitions(matrices)
@@ -174,14 +181,18 @@ def scaled_chain(first, factors, allowed, indices, matrices):
             a = a[:done].reshape(n_blocks, block, *a.shape[1:])
             return np.ascontiguousarray(np.swapaxes(a, 0, 1), dtype=dtype)
 
-        steps, step_scale = _blocked(
+        blocked_factors = by_position(factors)
+        factors = factors[done:].copy()
+        steps = _blocked(
             transitions,
-            by_position(factors),
-            by_position(allowed),
+            blocked_factors,
+            None if allowed is None else by_position(allowed),
             by_position(indices, np.min_scalar_type(max(len(matrices) - 1, 0))),
             first,
             flushed,
+            scale[1 : done + 1].reshape(n_blocks, block).T,
         )
+        del blocked_factors  # now the memory of steps
     # Allocated only once the position-major inputs are freed: at most three
     # (n, K) arrays of a pass are alive at a time.
     x = np.empty((n_links + 1, n_states))
@@ -191,13 +202,12 @@ def scaled_chain(first, factors, allowed, indices, matrices):
             steps, 0, 1
         )
         del steps
-        scale[1 : done + 1].reshape(n_blocks, block)[...] = step_scale.T
     for s in range(done, n_links):
         scale[s + 1 : s + 2], flush = _step(
             transitions,
             x[s : s + 1],
-            factors[s],
-            allowed[s : s + 1],
+            factors[s - done],
+            None if allowed is None else allowed[s : s + 1],
             indices[s],
             x[s + 1 : s + 2],
         )
@@ -210,15 +220,15 @@ def scaled_chain(first, factors, allowed, indices, matrices):
     return x, np.log(scale, out=scale), flushed
 
 
-def _blocked(transitions, factors, allowed, indices, first, flushed):
+def _blocked(transitions, factors, allowed, indices, first, flushed, scale):
     """Steps ``x_2..`` of whole blocks, position-major, and their scales.
 
     ``factors`` and ``allowed`` have shape ``(block, n_blocks, K)`` and
     ``indices`` ``(block, n_blocks)``: entry ``[j, b]`` is step ``j`` of block
     ``b``, row ``1 + b * block + j`` of the chain. Returns ``x`` of the same
-    layout (in the memory of ``factors``, which it overwrites) and the scales
-    ``(block, n_blocks)``; appends flushed nodes (as chain rows) to
-    ``flushed``.
+    layout (in the memory of ``factors``, which it overwrites); fills the
+    scales into ``scale`` of shape ``(block, n_blocks)`` and appends flushed
+    nodes (as chain rows) to ``flushed``.
     """
     block, n_blocks, n_states = factors.shape
     # 1. The product of each block's step matrices diag(f) G, kept at a
@@ -244,12 +254,16 @@ def _blocked(transitions, factors, allowed, indices, first, flushed):
     # 3. Every step again from its block start, all blocks at once. Step j
     #    overwrites its factors, which nothing needs any more.
     steps = factors
-    scale = np.empty((block, n_blocks))
     current = starts
     first_row = 1 + block * np.arange(n_blocks)
     for j in range(block):
         scale[j], flush = _step(
-            transitions, current, factors[j], allowed[j], indices[j], steps[j]
+            transitions,
+            current,
+            factors[j],
+            None if allowed is None else allowed[j],
+            indices[j],
+            steps[j],
         )
         if flush is not None:
             flushed.append((first_row[flush[0]] + j, flush[1], flush[2]))
@@ -265,7 +279,7 @@ def _blocked(transitions, factors, allowed, indices, first, flushed):
         flushed.append(
             (block * (block_index + 1), state, np.full(len(state), 2 * _TINY))
         )
-    return steps, scale
+    return steps
 
 
 def _check_flushed(flushed, other, log_emission, peak, total):
@@ -323,6 +337,8 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
     emission = np.subtract(log_emission, peak[:, np.newaxis])
     np.exp(emission, out=emission)
     allowed = log_emission > -np.inf
+    if allowed.all():
+        allowed = None  # the common case: no emission rules a state out
     start, log_start_scale = _anchor(start)
     transitions = _Transitions(transition)
     first = np.empty((1, n_states))
@@ -335,13 +351,19 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
     log_first = float(np.log(scale_first[0]))
     # alpha[t - 1] = p(y_t, x_1..x_{t-1}) up to a scale: before emission t.
     alpha, log_scale, flushed_alpha = scaled_chain(
-        first[0], emission[:-1], allowed[:-1], actions[1:n_steps], transition
+        first[0],
+        emission[:-1],
+        None if allowed is None else allowed[:-1],
+        actions[1:n_steps],
+        transition,
     )
     if end_weights is None:
         end_message, log_end_scale = np.ones(n_states), 0.0
     else:
         end_message, log_end_scale = _anchor(transition[actions[-1]] @ end_weights)
     evidence = (alpha[-1] * emission[-1]) @ end_message
+    backward_factors = [emission[:0:-1]]
+    del emission  # freed by the backward pass once copied, then recomputed
     if not evidence >= _TINY:
         raise ScaledChainUnderflow
     log_likelihood = (
@@ -354,8 +376,8 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
     # beta[t - 1] = p(x_{t+1}..x_T, end | y_t) up to a scale, built backwards.
     beta, _, flushed_beta = scaled_chain(
         end_message,
-        emission[:0:-1],
-        allowed[:0:-1],
+        backward_factors,
+        None if allowed is None else allowed[:0:-1],
         actions[n_steps - 1 : 0 : -1],
         transition.transpose(0, 2, 1),
     )
@@ -363,7 +385,8 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
     # Row s of the backward chain is beta of step n - s.
     row, state, bound = flushed_beta
     flushed_beta = (n_steps - 1 - row, state, bound)
-    posterior = emission
+    posterior = np.subtract(log_emission, peak[:, np.newaxis])
+    np.exp(posterior, out=posterior)
     posterior *= alpha
     posterior *= beta
     # Rows whose every product underflowed (each factor is accurate) are

@@ -78,7 +78,8 @@ def _check_actions(actions, n_actions: int, n_expected: int, has_end: bool):
                 f"actions is required: transition has {n_actions} actions, so "
                 "each step must say which one was taken."
             )
-        return np.zeros(n_expected, dtype=np.intp)
+        # int8 indexes as well as intp, in an eighth of the memory.
+        return np.zeros(n_expected, dtype=np.int8)
     actions = np.asarray(actions)
     if actions.ndim != 1:
         raise ValueError(f"actions must be 1-d, got shape {actions.shape}.")
