@@ -385,12 +385,16 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
     # Row s of the backward chain is beta of step n - s.
     row, state, bound = flushed_beta
     flushed_beta = (n_steps - 1 - row, state, bound)
+    posterior = _posterior(log_emission, peak, alpha, beta, flushed_alpha, flushed_beta)
+    return posterior, log_likelihood
+
+
+def _posterior(log_emission, peak, alpha, beta, flushed_alpha, flushed_beta):
+    """Marginals ``alpha * e * beta`` normalised per row, flushing checked."""
     posterior = np.subtract(log_emission, peak[:, np.newaxis])
     np.exp(posterior, out=posterior)
     posterior *= alpha
     posterior *= beta
-    # Rows whose every product underflowed (each factor is accurate) are
-    # recomputed from logs.
     total = row_sum(posterior)
     # Against the raw totals: a flushed node on a row whose every product
     # underflowed is never negligible. The bound uses the other pass's
@@ -400,6 +404,8 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
         raise ScaledChainUnderflow
     for flushed, other in ((flushed_alpha, beta), (flushed_beta, alpha)):
         _check_flushed(flushed, other, log_emission, peak, total)
+    # Rows whose every product underflowed (each factor is accurate) are
+    # recomputed from logs.
     faint = np.flatnonzero(total < _TINY)
     if faint.size:
         with np.errstate(divide="ignore"):
@@ -414,4 +420,4 @@ def forward_backward(log_emission, peak, transition, actions, start, end_weights
     posterior /= total[:, np.newaxis]
     if not np.isfinite(posterior).all():
         raise ScaledChainUnderflow
-    return posterior, log_likelihood
+    return posterior
