@@ -5,7 +5,9 @@ Build with ``make docs`` (warnings are errors). The gallery scripts in
 running them while working on the text.
 """
 
+import importlib
 import os
+import pkgutil
 import re
 import sys
 from pathlib import Path
@@ -19,6 +21,13 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 
 import skrbal  # noqa: E402
 
+# The public modules: skrbal and each module with no underscore in its path.
+_API_MODULES = ["skrbal"] + [
+    info.name
+    for info in pkgutil.walk_packages(skrbal.__path__, prefix="skrbal.")
+    if not any(part.startswith("_") for part in info.name.split("."))
+]
+
 project = "skrbal"
 author = "skrbal developers"
 copyright = "skrbal developers"
@@ -27,6 +36,7 @@ version = release = skrbal.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
@@ -39,10 +49,12 @@ exclude_patterns = ["_build", "examples"]
 root_doc = "index"
 default_role = "literal"
 pygments_style = "sphinx"
+# Every cross-reference must resolve: a broken one is a build error (-W).
+nitpicky = True
 
 # -- API reference -------------------------------------------------------
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_default_options = {"members": True}
 autodoc_typehints = "none"
 autoclass_content = "class"
 # The autosummary page of a class documents its methods; numpydoc's own table
@@ -50,7 +62,55 @@ autoclass_content = "class"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
-numpydoc_xref_param_type = False
+# Parameter types link to their classes, as in the libraries they come from.
+# Only the names below become links ("all" others are left as text): type
+# words such as "array-like", "int" or "callable" have no page of their own.
+numpydoc_xref_param_type = True
+numpydoc_xref_ignore = "all"
+numpydoc_xref_aliases = {
+    # Python's inventory documents the class (numpydoc's default is a label).
+    "bool": "bool",
+    "boolean": "bool",
+    "ndarray": "numpy.ndarray",
+    "Generator": "numpy.random.Generator",
+    "RandomState": "numpy.random.RandomState",
+    "DataFrame": "pandas.DataFrame",
+    "Series": "pandas.Series",
+    "Path": "pathlib.Path",
+    "Bunch": "sklearn.utils.Bunch",
+    "Pipeline": "sklearn.pipeline.Pipeline",
+    "Axes": "matplotlib.axes.Axes",
+    "Figure": "matplotlib.figure.Figure",
+    "Colormap": "matplotlib.colors.Colormap",
+    "Line2D": "matplotlib.lines.Line2D",
+    "PolyCollection": "matplotlib.collections.PolyCollection",
+    "BarContainer": "matplotlib.container.BarContainer",
+    "QuadContourSet": "matplotlib.contour.QuadContourSet",
+    "QuadMesh": "matplotlib.collections.QuadMesh",
+    "Colorbar": "matplotlib.colorbar.Colorbar",
+    # Every public class of skrbal by its bare name, wherever it is written.
+    **{
+        name: f"{module}.{name}"
+        for module in _API_MODULES
+        for name in getattr(importlib.import_module(module), "__all__", ())
+        if isinstance(getattr(importlib.import_module(module), name), type)
+    },
+}
+
+# -- Cross-references to other projects ------------------------------------
+# No network is needed: each project's inventory is generated from the
+# installed package by _intersphinx/make_inventories.py and kept in the repo.
+intersphinx_mapping = {
+    project: (url, f"_intersphinx/{project}.inv")
+    for project, url in {
+        "python": "https://docs.python.org/3/",
+        "numpy": "https://numpy.org/doc/stable/",
+        "scipy": "https://docs.scipy.org/doc/scipy/",
+        "sklearn": "https://scikit-learn.org/stable/",
+        "pandas": "https://pandas.pydata.org/docs/",
+        "matplotlib": "https://matplotlib.org/stable/",
+    }.items()
+}
 
 # -- HTML ----------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
@@ -94,13 +154,27 @@ _PARAMETER_LINE = re.compile(r"^(\s*\*{0,2}\w+ : )(.*)$")
 _BARE_FITTED_NAME = re.compile(r"(?<![`\w])([A-Za-z]\w*_)(?=[,)\s]|$)")
 
 
-def _skip_metadata_request_methods(app, what, name, obj, skip, options):
-    """Hide the ``set_*_request`` methods scikit-learn adds to every estimator.
+def is_documented_member(name: str, obj) -> bool:
+    """Whether the API reference documents member ``name`` of a public class.
 
-    They come from scikit-learn's metadata routing, are documented there, and
-    their docstrings refer to scikit-learn's own glossary and labels.
+    Every public method is documented, the inherited ones included, as in
+    scikit-learn's reference, except
+
+    - the ``set_*_request`` methods scikit-learn adds to every estimator: they
+      come from its metadata routing and are documented there;
+    - the members of Python's built-in types (``Exception.add_note``,
+      ``tuple.count``), documented by Python.
     """
+    if name.startswith("_") and name != "__call__":
+        return False
     if name.startswith("set_") and name.endswith("_request"):
+        return False
+    owner = getattr(obj, "__objclass__", None)
+    return getattr(owner, "__module__", None) != "builtins"
+
+
+def _skip_undocumented_members(app, what, name, obj, skip, options):
+    if what in ("class", "exception") and not is_documented_member(name, obj):
         return True
     return None
 
@@ -134,7 +208,7 @@ def _quote_fitted_attributes_in_types(app, what, name, obj, options, lines):
 
 
 def setup(app):
-    app.connect("autodoc-skip-member", _skip_metadata_request_methods)
+    app.connect("autodoc-skip-member", _skip_undocumented_members)
     # Before numpydoc (priority 500) turns the sections into reST.
     app.connect("autodoc-process-docstring", _link_sklearn_glossary_terms, 400)
     app.connect("autodoc-process-docstring", _quote_fitted_attributes_in_types, 400)
