@@ -6,6 +6,7 @@ running them while working on the text.
 """
 
 import importlib
+import inspect
 import os
 import pkgutil
 import re
@@ -19,7 +20,11 @@ sys.path.insert(0, str(DOCS.parent))
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("TQDM_DISABLE", "1")
 
+from sphinx.util import logging  # noqa: E402
+
 import skrbal  # noqa: E402
+
+_logger = logging.getLogger("skrbal.docs")
 
 # The public modules: skrbal and each module with no underscore in its path.
 _API_MODULES = ["skrbal"] + [
@@ -173,6 +178,80 @@ def is_documented_member(name: str, obj) -> bool:
     return getattr(owner, "__module__", None) != "builtins"
 
 
+def public_methods(cls: type) -> list[str]:
+    """The methods and properties of ``cls`` its reference page must show."""
+    names = []
+    for name in dir(cls):
+        try:
+            value = getattr(cls, name)
+        except AttributeError:
+            continue
+        raw = inspect.getattr_static(cls, name, None)
+        is_method = callable(value) and not inspect.isclass(value)
+        if (is_method or isinstance(raw, property)) and is_documented_member(
+            name, value
+        ):
+            names.append(name)
+    return names
+
+
+def undocumented_methods(classes: dict[str, type], documented: set[str]) -> list[str]:
+    """``Class.method`` of each public method missing from ``documented``.
+
+    ``classes`` maps the name under which the reference documents a class to
+    the class; ``documented`` holds the full names the reference documents.
+    """
+    return [
+        f"{name}.{method}"
+        for name, cls in sorted(classes.items())
+        for method in public_methods(cls)
+        if f"{name}.{method}" not in documented
+    ]
+
+
+def _check_api_coverage(app, env):
+    """Warn (an error under ``-W``) for a public class or method left out.
+
+    The classes are those of the ``__all__`` of every module the reference
+    documents; each must have a page, and that page every public method.
+    """
+    objects = env.get_domain("py").objects
+    modules = [name for name, entry in objects.items() if entry.objtype == "module"]
+    documented_as = {}
+    for name, entry in objects.items():
+        if entry.objtype in ("class", "exception") and not entry.aliased:
+            module, _, attr = name.rpartition(".")
+            try:
+                obj = getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError):  # a nested class
+                continue
+            documented_as[id(obj)] = name
+    classes = {}
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr)
+            if not inspect.isclass(obj):
+                continue
+            if id(obj) not in documented_as:
+                _logger.warning(
+                    "%s.%s is public but has no page in the API reference",
+                    module_name,
+                    attr,
+                    type="skrbal",
+                    subtype="api_coverage",
+                )
+                continue
+            classes[documented_as[id(obj)]] = obj
+    for missing in undocumented_methods(classes, set(objects)):
+        _logger.warning(
+            "public method %s is missing from the API reference",
+            missing,
+            type="skrbal",
+            subtype="api_coverage",
+        )
+
+
 def _skip_undocumented_members(app, what, name, obj, skip, options):
     if what in ("class", "exception") and not is_documented_member(name, obj):
         return True
@@ -209,6 +288,7 @@ def _quote_fitted_attributes_in_types(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("autodoc-skip-member", _skip_undocumented_members)
+    app.connect("env-check-consistency", _check_api_coverage)
     # Before numpydoc (priority 500) turns the sections into reST.
     app.connect("autodoc-process-docstring", _link_sklearn_glossary_terms, 400)
     app.connect("autodoc-process-docstring", _quote_fitted_attributes_in_types, 400)
