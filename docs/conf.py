@@ -118,6 +118,10 @@ intersphinx_mapping = {
 }
 
 # -- HTML ----------------------------------------------------------------
+html_static_path = ["_static"]
+# Formulas render without network access: MathJax ships in _static/mathjax
+# (see its README.txt), and the build fails if a page loads a remote script.
+mathjax_path = "mathjax/tex-svg-full.js"
 html_theme = "pydata_sphinx_theme"
 html_title = f"skrbal {release}"
 html_theme_options = {
@@ -286,9 +290,41 @@ def _quote_fitted_attributes_in_types(app, what, name, obj, options, lines):
             lines[i] = match.group(1) + quoted
 
 
+_REMOTE_RESOURCE = re.compile(
+    r"<script\b[^>]*\bsrc=[\"'](?:https?:)?//[^\"']*"
+    r"|<link\b[^>]*\brel=[\"']stylesheet[\"'][^>]*\bhref=[\"'](?:https?:)?//[^\"']*"
+    r"|<link\b[^>]*\bhref=[\"'](?:https?:)?//[^\"']*[\"'][^>]*\brel=[\"']stylesheet",
+    re.IGNORECASE,
+)
+
+
+def remote_resources(html: str) -> list[str]:
+    """The ``<script src>`` and stylesheets of a page that need the network."""
+    return [match.group(0) for match in _REMOTE_RESOURCE.finditer(html)]
+
+
+def _check_no_remote_resources(app, exception):
+    """Warn (an error under ``-W``) for a built page that loads a remote script.
+
+    The documentation must read the same offline, formulas included.
+    """
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in sorted(Path(app.outdir).rglob("*.html")):
+        for tag in remote_resources(page.read_text(encoding="utf-8")):
+            _logger.warning(
+                "%s loads a remote resource: %s",
+                page.relative_to(app.outdir),
+                tag,
+                type="skrbal",
+                subtype="offline",
+            )
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_undocumented_members)
     app.connect("env-check-consistency", _check_api_coverage)
+    app.connect("build-finished", _check_no_remote_resources)
     # Before numpydoc (priority 500) turns the sections into reST.
     app.connect("autodoc-process-docstring", _link_sklearn_glossary_terms, 400)
     app.connect("autodoc-process-docstring", _quote_fitted_attributes_in_types, 400)
