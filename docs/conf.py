@@ -15,6 +15,7 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS.parent))
+sys.path.insert(0, str(DOCS))  # gallery_order
 
 # Figures are drawn off-screen and progress bars would only add noise.
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -45,12 +46,13 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
+    "matplotlib.sphinxext.plot_directive",
     "sphinx_gallery.gen_gallery",
 ]
 
 templates_path = ["_templates"]
 # The gallery's sources are rendered into auto_examples/ by sphinx-gallery.
-exclude_patterns = ["_build", "examples"]
+exclude_patterns = ["_build", "examples", "_intersphinx"]
 root_doc = "index"
 default_role = "literal"
 pygments_style = "sphinx"
@@ -132,6 +134,12 @@ html_theme_options = {
 html_sidebars = {"**": ["sidebar-nav-bs"]}
 html_show_sourcelink = False
 
+# -- Figures of the user guide (the ``plot`` directive) --------------------
+plot_include_source = False
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = ["svg"]
+
 # -- Gallery -------------------------------------------------------------
 # Every example must run in well under a minute on two cores.
 _run_gallery = os.environ.get("SKRBAL_DOCS_NO_GALLERY", "") in ("", "0")
@@ -145,7 +153,8 @@ sphinx_gallery_conf = {
     "plot_gallery": "True" if _run_gallery else "False",
     "abort_on_example_error": True,
     "download_all_examples": False,
-    "within_subsection_order": "FileNameSortKey",
+    # The gallery opens with the quick start.
+    "within_subsection_order": "gallery_order.QuickStartFirst",
     "reset_modules": ("matplotlib",),
     "capture_repr": ("_repr_html_", "__repr__"),
     "write_computation_times": False,
