@@ -21,11 +21,7 @@ sys.path.insert(0, str(DOCS))  # gallery_order
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-from sphinx.util import logging  # noqa: E402
-
 import skrbal  # noqa: E402
-
-_logger = logging.getLogger("skrbal.docs")
 
 # The public modules: skrbal and each module with no underscore in its path.
 _API_MODULES = ["skrbal"] + [
@@ -247,22 +243,32 @@ def _check_api_coverage(app, env):
             if not inspect.isclass(obj):
                 continue
             if id(obj) not in documented_as:
-                _logger.warning(
+                _warn(
                     "%s.%s is public but has no page in the API reference",
                     module_name,
                     attr,
-                    type="skrbal",
                     subtype="api_coverage",
                 )
                 continue
             classes[documented_as[id(obj)]] = obj
     for missing in undocumented_methods(classes, set(objects)):
-        _logger.warning(
+        _warn(
             "public method %s is missing from the API reference",
             missing,
-            type="skrbal",
             subtype="api_coverage",
         )
+
+
+def _warn(message: str, *args, subtype: str) -> None:
+    """A build warning of type ``skrbal``: an error under ``-W``.
+
+    Sphinx is imported here so that the tests can load this file without it.
+    """
+    from sphinx.util import logging
+
+    logging.getLogger("skrbal.docs").warning(
+        message, *args, type="skrbal", subtype=subtype
+    )
 
 
 def _skip_undocumented_members(app, what, name, obj, skip, options):
@@ -274,8 +280,9 @@ def _skip_undocumented_members(app, what, name, obj, skip, options):
 def _link_sklearn_glossary_terms(app, what, name, obj, options, lines):
     """Render a scikit-learn style ``:term:`fit``` as a link to its glossary.
 
-    This documentation has no glossary of its own and fetches no inventories
-    over the network (intersphinx), so the terms point at scikit-learn's page.
+    This documentation has no glossary of its own, and the scikit-learn
+    inventory in ``_intersphinx/`` is generated from the installed package,
+    which holds no glossary, so the terms link to scikit-learn's page.
     """
 
     def link(match):
@@ -321,11 +328,10 @@ def _check_no_remote_resources(app, exception):
         return
     for page in sorted(Path(app.outdir).rglob("*.html")):
         for tag in remote_resources(page.read_text(encoding="utf-8")):
-            _logger.warning(
+            _warn(
                 "%s loads a remote resource: %s",
                 page.relative_to(app.outdir),
                 tag,
-                type="skrbal",
                 subtype="offline",
             )
 
