@@ -66,8 +66,9 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 # Parameter types link to their classes, as in the libraries they come from.
-# Only the names below become links ("all" others are left as text): type
-# words such as "array-like", "int" or "callable" have no page of their own.
+# numpydoc links Python's and NumPy's type words (int, array-like, callable,
+# ...) by itself; the names below add the classes; any other word ("of",
+# "shape", "fitted classifier") stays text, as "all" says.
 numpydoc_xref_param_type = True
 numpydoc_xref_ignore = "all"
 numpydoc_xref_aliases = {
@@ -104,8 +105,8 @@ numpydoc_xref_aliases = {
 # No network is needed: each project's inventory is generated from the
 # installed package by _intersphinx/make_inventories.py and kept in the repo.
 intersphinx_mapping = {
-    project: (url, f"_intersphinx/{project}.inv")
-    for project, url in {
+    name: (url, f"_intersphinx/{name}.inv")
+    for name, url in {
         "python": "https://docs.python.org/3/",
         "numpy": "https://numpy.org/doc/stable/",
         "scipy": "https://docs.scipy.org/doc/scipy/",

@@ -140,6 +140,15 @@ EXTRA = {
 # Objects a project documents under another role than their type suggests.
 ROLE_OF = {"functools.partial": "py:function"}
 
+# A class's members are documented on the class's page, in most projects.
+MEMBER_ROLES = {
+    "py:method",
+    "py:classmethod",
+    "py:staticmethod",
+    "py:attribute",
+    "py:property",
+}
+
 VERSION_OF = {"python": "sys", "sklearn": "sklearn"}
 
 
@@ -166,7 +175,9 @@ def numpy_uri(name: str, role: str) -> str:
     if name.startswith("numpy.random."):
         return f"reference/random/generated/{name}.html#{name}"
     obj = _resolve(name)
-    if isinstance(obj, type) and issubclass(obj, _numpy().generic):
+    if isinstance(obj, type) and issubclass(
+        obj, importlib.import_module("numpy").generic
+    ):
         return f"reference/arrays.scalars.html#{name}"
     return f"reference/generated/{name}.html#{name}"
 
@@ -181,7 +192,7 @@ def sklearn_uri(name: str, role: str) -> str:
     if role == "py:module":
         top = ".".join(name.split(".")[:2])
         return f"api/{top}.html#module-{name}"
-    if role in ("py:method", "py:attribute", "py:property", "py:classmethod"):
+    if role in MEMBER_ROLES:
         owner = name.rpartition(".")[0]
         return f"modules/generated/{owner}.html#{name}"
     return f"modules/generated/{name}.html#{name}"
@@ -215,7 +226,7 @@ def matplotlib_uri(name: str, role: str) -> str:
         return f"api/_as_gen/{name}.html#{name}"
     if module in _MPL_ONE_PAGE:
         return f"api/{module}_api.html#{name}"
-    if role in ("py:method", "py:attribute", "py:property", "py:classmethod"):
+    if role in MEMBER_ROLES:
         owner = name.rpartition(".")[0]
         return f"api/_as_gen/{owner}.html#{name}"
     if module is None:
@@ -236,10 +247,6 @@ URI_RULES = {
 # --------------------------------------------------------------------- #
 # Walking the installed packages
 # --------------------------------------------------------------------- #
-def _numpy():
-    return importlib.import_module("numpy")
-
-
 def _resolve(name: str):
     """The object at dotted ``name``: the longest importable module, then attributes."""
     module = _module_of(name)
