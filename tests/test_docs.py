@@ -294,6 +294,16 @@ def test_every_autosummary_template_exists():
         assert (TEMPLATES / template).is_file(), f"{template} not in {TEMPLATES}"
 
 
+def test_every_package_section_registers_its_module():
+    # The section titles link to their module (:mod:`skrbal.mixture`); an
+    # ``automodule`` with ``:no-index:`` registers none and the link breaks.
+    sections = re.findall(
+        r"^\.\. automodule:: .*\n((?:   :.*\n)*)", API.read_text(), re.M
+    )
+    assert sections
+    assert not [options for options in sections if ":no-index:" in options]
+
+
 def test_the_class_template_shows_inherited_methods():
     options = (TEMPLATES / "class.rst").read_text()
     assert re.search(r"^\s+:members:\s*$", options, re.M)
