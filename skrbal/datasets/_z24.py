@@ -393,31 +393,29 @@ def _checked_temperature(raw, path: Path, where: str, n_samples: int) -> np.ndar
     return temperature
 
 
-def _cold_flags(X, cold_rule, temperature, source: str) -> tuple[np.ndarray, str]:
-    """The cold flags and the rule in words."""
+def resolve_cold_rule(cold_rule, temperature_where, source: str) -> tuple:
+    """The rule to apply (``'temperature'``, a threshold or a callable), in words.
+
+    ``temperature_where`` says where the temperatures come from, or is
+    ``None`` when there are none; ``source`` names the record in errors.
+    """
     if callable(cold_rule):
-        cold = np.asarray(cold_rule(X))
-        if cold.shape != (X.shape[0],) or cold.dtype != bool:
-            raise ValueError(
-                "cold_rule(X) must return a boolean array of shape "
-                f"({X.shape[0]},), got dtype {cold.dtype} and shape {cold.shape}."
-            )
-        return cold, f"flagged by the callable {getattr(cold_rule, '__name__', '')}"
+        name = getattr(cold_rule, "__name__", type(cold_rule).__name__)
+        return cold_rule, f"flagged by the callable {name}"
     threshold = Z24_COLD_F1_THRESHOLD
     if isinstance(cold_rule, str) and cold_rule in Z24_COLD_RULES:
         rule = cold_rule
         if rule == "auto":
-            rule = "frequency" if temperature is None else "temperature"
+            rule = "frequency" if temperature_where is None else "temperature"
         if rule == "temperature":
-            if temperature is None:
+            if temperature_where is None:
                 raise ValueError(
                     f"cold_rule='temperature' needs the temperatures, and {source} "
                     "holds none (a variable, struct field or CSV column named one "
                     f"of {list(_TEMPERATURE_NAMES)}); pass temperature_key= or use "
                     "cold_rule='frequency'."
                 )
-            values, where = temperature
-            return values < 0.0, f"temperature ({where}) below 0 degC"
+            return "temperature", f"temperature ({temperature_where}) below 0 degC"
     elif isinstance(cold_rule, Real) and not isinstance(cold_rule, bool):
         threshold = float(cold_rule)
     else:
@@ -426,10 +424,21 @@ def _cold_flags(X, cold_rule, temperature, source: str) -> tuple[np.ndarray, str
             f"one of {list(Z24_COLD_RULES)} or a callable X -> boolean mask, got "
             f"{cold_rule!r}."
         )
-    return X[:, 0] > threshold, f"first natural frequency above {threshold:g} Hz"
+    return threshold, f"first natural frequency above {threshold:g} Hz"
 
 
-def label_z24(X, damage_onset, cold_rule, temperature, source) -> tuple:
+def z24_protocol(damage_onset: int, n_samples: int, rule: str) -> str:
+    """The labelling protocol of a Z24 record in one sentence."""
+    n_damaged = n_samples - damage_onset
+    return (
+        f"damage from observation {damage_onset} (counted from 0) of "
+        f"{n_samples}; classes 3 and 4 are the first {(n_damaged + 1) // 2} and "
+        f"the last {n_damaged // 2} damaged observations; class 2 (cold) the "
+        f"pre-damage observations with {rule}; class 1 the other pre-damage ones"
+    )
+
+
+def label_z24(X, damage_onset, cold_rule, temperature, source: str) -> tuple:
     """Classes 1..4 of a Z24 record and its labelling protocol in words.
 
     ``temperature`` is ``None`` or ``(values, where)``; ``source`` names the
@@ -437,17 +446,22 @@ def label_z24(X, damage_onset, cold_rule, temperature, source) -> tuple:
     """
     n_samples = X.shape[0]
     damage_onset = _check_damage_onset(damage_onset, n_samples)
-    cold, rule = _cold_flags(X, cold_rule, temperature, source)
+    where = None if temperature is None else temperature[1]
+    rule, text = resolve_cold_rule(cold_rule, where, source)
+    if callable(rule):
+        cold = np.asarray(rule(X))
+        if cold.shape != (n_samples,) or cold.dtype != bool:
+            raise ValueError(
+                "cold_rule(X) must return a boolean array of shape "
+                f"({n_samples},), got dtype {cold.dtype} and shape {cold.shape}."
+            )
+    elif isinstance(rule, str):
+        cold = temperature[0] < 0.0
+    else:
+        cold = X[:, 0] > rule
     cold = cold & (np.arange(n_samples) < damage_onset)
     y = _z24_classes(n_samples, damage_onset, cold)
-    n_damaged = n_samples - damage_onset
-    protocol = (
-        f"damage from observation {damage_onset} (counted from 0); classes 3 "
-        f"and 4 are the first {(n_damaged + 1) // 2} and last {n_damaged // 2} "
-        f"damaged observations; class 2 (cold) the pre-damage observations "
-        f"with {rule} ({int(cold.sum())} of {damage_onset}); class 1 the others"
-    )
-    return y, protocol
+    return y, z24_protocol(damage_onset, n_samples, text)
 
 
 def read_z24(path, *, damage_onset, cold_rule, key=None, temperature_key=None) -> Bunch:
