@@ -90,6 +90,11 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
     return table, str(path), f"{path}, sha256 {digest}", first_line
 
 
+def _shown(value):
+    """A cell as the user wrote it: ``5``, not ``np.int64(5)``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 class _Table:
     """Column checks of one campaign table; messages name file, column and row."""
 
@@ -128,7 +133,7 @@ class _Table:
         if bad.size:
             raise ValueError(
                 f"{self.name}: {role} column {values.name!r} is not numeric: "
-                f"{self.row(int(bad[0]))} holds {values.iloc[bad[0]]!r}."
+                f"{self.row(int(bad[0]))} holds {_shown(values.iloc[bad[0]])!r}."
             )
         numbers = numbers.to_numpy(dtype=float)
         infinite = np.flatnonzero(~np.isfinite(numbers))
@@ -148,7 +153,7 @@ def _labels(table: _Table, values: pd.Series, process) -> np.ndarray:
     positions = pd.Index(classes).get_indexer(values.to_numpy())
     outside = np.flatnonzero(positions < 0)
     if outside.size:
-        found = sorted(set(map(str, values.iloc[outside])))
+        found = sorted({str(_shown(v)) for v in values.iloc[outside]})
         raise ValueError(
             f"{table.name}: label column {values.name!r} holds {found[:10]}, not "
             f"states of the process (its classes are {classes.tolist()}); the "
@@ -175,10 +180,11 @@ def _actions(table: _Table, values: pd.Series, process) -> np.ndarray:
             else f"0 to {process.n_actions - 1}"
             + (f" or the names {list(names)}" if names is not None else "")
         )
+        first = int(outside[0])
         raise ValueError(
             f"{table.name}: action column {values.name!r} holds "
-            f"{values.iloc[outside[0]]!r} at {table.row(int(outside[0]))}, not an "
-            f"action of the process (allowed: {allowed})."
+            f"{_shown(values.iloc[first])!r} at {table.row(first)}, not an action "
+            f"of the process (allowed: {allowed})."
         )
     return positions.astype(np.int64)
 
