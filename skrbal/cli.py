@@ -737,7 +737,8 @@ def _add_z24_options(reproduce) -> None:
         "--cold-threshold",
         type=float,
         metavar="HZ",
-        help="threshold of the frequency rule (default: 4.1)",
+        help="threshold of the frequency rule; implies --cold-rule frequency "
+        "(default: 4.1)",
     )
     z24.add_argument(
         "--mat-key",

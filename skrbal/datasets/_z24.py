@@ -271,9 +271,8 @@ def _csv_record(path: Path, temperature_key: str | None) -> Bunch:
 def _find_frequencies(contents: dict, path: Path) -> tuple[object, str]:
     """The one array of shape (n_samples, 4) anywhere in a ``.mat`` file."""
     candidates = find_arrays(
-        contents, lambda _, a: a.ndim == 2 and a.shape[1] == _N_MODES > 0
+        contents, lambda _, a: a.ndim == 2 and a.shape[1] == _N_MODES < a.shape[0]
     )
-    candidates = [(key, a) for key, a in candidates if a.shape[0] > _N_MODES]
     if len(candidates) == 1:
         key, value = candidates[0]
         return value, key
