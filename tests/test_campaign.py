@@ -179,6 +179,8 @@ def test_load_campaign_argument_errors(rig, rig_csv, tmp_path):
         load_campaign(rig_csv, process, action_column="act")
     with pytest.raises(ValueError, match="no feature column 'load'"):
         load_campaign(rig_csv, process, feature_columns=["strain", "load"])
+    with pytest.raises(ValueError, match=r"a list of column names.*\['strain'\]"):
+        load_campaign(rig_csv, process, feature_columns="strain")
     with pytest.raises(ValueError, match="'label' is the label, action or time"):
         load_campaign(rig_csv, process, feature_columns=["label"])
     with pytest.raises(ValueError, match="process must be a DecisionProcess"):

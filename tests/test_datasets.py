@@ -604,3 +604,16 @@ def test_circulated_damage_onset_shifts_the_damage_classes(tmp_path):
     assert np.flatnonzero(paper >= 3)[0] == Z24_DAMAGE_ONSET == 3476
     assert np.flatnonzero(circulated >= 3)[0] == 3462
     assert (circulated == 3).sum() == (3932 - 3462) // 2
+
+
+def test_load_mat_inventory_of_a_crowded_file_is_bounded(tmp_path):
+    path = tmp_path / "many.mat"
+    fields = {f"channel{i:02d}": np.arange(3.0) + i for i in range(60)}
+    scipy.io.savemat(path, {"database": fields})
+    with pytest.raises(ValueError, match="no numeric array") as info:
+        load_z24(path)
+    message = str(info.value)
+    assert "database.channel38: float64 array of shape (3,)" in message
+    assert "database: struct with 60 fields ['channel00'," in message
+    assert "database.channel39:" not in message
+    assert "; and 21 more entries." in message

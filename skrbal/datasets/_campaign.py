@@ -310,6 +310,11 @@ def load_campaign(
     if feature_columns is None:
         feature_columns = [c for c in frame.columns if c not in roles]
     else:
+        if isinstance(feature_columns, str):
+            raise ValueError(
+                f"feature_columns must be a list of column names, got the string "
+                f"{feature_columns!r}; pass [{feature_columns!r}] for one column."
+            )
         feature_columns = list(feature_columns)
         for column in feature_columns:
             if column in roles:

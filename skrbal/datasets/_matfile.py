@@ -52,7 +52,10 @@ def mat_entries(value, path: str = "") -> Iterator[tuple[str, object]]:
 
 def _summary(value) -> str:
     if isinstance(value, dict):
-        return f"struct with fields {list(value)}"
+        names = list(value)
+        if len(names) > 10:
+            return f"struct with {len(names)} fields {names[:10]} ..."
+        return f"struct with fields {names}"
     if isinstance(value, list):
         return f"cell or struct array of {len(value)} elements"
     if isinstance(value, str):
@@ -65,10 +68,20 @@ def _summary(value) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+_DESCRIBED_ENTRIES = 40
+
+
 def describe_mat(contents: dict) -> str:
-    """What a ``.mat`` file holds: every variable and field, shape and dtype."""
+    """What a ``.mat`` file holds: every variable and field, shape and dtype.
+
+    The first 40 entries, depth first, then how many more there are.
+    """
     lines = [f"{path}: {_summary(value)}" for path, value in mat_entries(contents)]
-    return "; ".join(lines) if lines else "no variables"
+    if not lines:
+        return "no variables"
+    more = len(lines) - _DESCRIBED_ENTRIES
+    shown = "; ".join(lines[:_DESCRIBED_ENTRIES])
+    return shown + (f"; and {more} more entries" if more > 0 else "")
 
 
 def mat_value(contents: dict, key: str, path: Path):
