@@ -61,7 +61,7 @@ def main(argv=None) -> None:
     import matplotlib.pyplot as plt
 
     from skrbal.experiments import run_study
-    from skrbal.plotting import plot_query_curves
+    from skrbal.plotting import QueryCurveDisplay
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=50)
@@ -84,8 +84,8 @@ def main(argv=None) -> None:
     print(header + text)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
-    plot_query_curves(study.queries, "decision_accuracy", ax=axes[0], max_queries=30)
-    plot_query_curves(study.queries, "f1_macro", ax=axes[1], max_queries=30)
+    for ax, metric in zip(axes, ["decision_accuracy", "f1_macro"]):
+        QueryCurveDisplay.from_study(study, metric, ax=ax, max_queries=30)
     fig.savefig(RESULTS / "semi_supervised.png", dpi=110)
 
 
