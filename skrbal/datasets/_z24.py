@@ -411,8 +411,9 @@ def resolve_cold_rule(cold_rule, temperature_where, source: str) -> tuple:
                 raise ValueError(
                     f"cold_rule='temperature' needs the temperatures, and {source} "
                     "holds none (a variable, struct field or CSV column named one "
-                    f"of {list(_TEMPERATURE_NAMES)}); pass temperature_key= or use "
-                    "cold_rule='frequency'."
+                    f"of {list(_TEMPERATURE_NAMES)}); pass temperature_key= "
+                    "(--temperature-key) or use cold_rule='frequency' "
+                    "(--cold-rule frequency)."
                 )
             return "temperature", f"temperature ({temperature_where}) below 0 degC"
     elif isinstance(cold_rule, Real) and not isinstance(cold_rule, bool):
