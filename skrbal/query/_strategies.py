@@ -60,7 +60,7 @@ def evpi_scores(proba, process: DecisionProcess, classes=None) -> np.ndarray:
 
     See Also
     --------
-    DecisionProcess.evpi : The same quantity, as a method.
+    skrbal.DecisionProcess.evpi : The same quantity, as a method.
 
     Examples
     --------
