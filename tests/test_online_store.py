@@ -338,3 +338,10 @@ def test_sqlite_durability_is_a_choice(tmp_path):
         store.close()
     with pytest.raises(ValueError, match="synchronous must be one of"):
         AgentStore(tmp_path / "a.db", synchronous="off")
+
+
+def test_a_file_that_is_not_a_database_is_named(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("not a database\n" * 100)
+    with pytest.raises(StoreError, match=r"cannot open the store .*notes\.db"):
+        AgentStore(path)

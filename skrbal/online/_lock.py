@@ -61,7 +61,7 @@ class AgentLock:
     """Exclusive write access to one agent of a store; ``release`` ends it."""
 
     def __init__(self, store, agent_id: int, name: str, timeout: float = 0.0):
-        self.key = (store.identity, agent_id)
+        self.key = (store._identity, agent_id)
         self.agent_id = agent_id
         self._store = store
         self._connection = None

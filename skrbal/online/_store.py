@@ -20,7 +20,12 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import (
+    DatabaseError,
+    IntegrityError,
+    OperationalError,
+    ProgrammingError,
+)
 from sqlalchemy.pool import StaticPool
 
 from skrbal.online import _schema as schema
@@ -90,6 +95,8 @@ class AgentStore:
         The connection pool.
     path : str or None
         The absolute path of a SQLite file, ``None`` otherwise.
+    display_url : str
+        The URL, password hidden (for messages).
 
     See Also
     --------
@@ -134,7 +141,7 @@ class AgentStore:
                     poolclass=StaticPool,
                     connect_args={"check_same_thread": False},
                 )
-                self.identity = ("memory", id(self))
+                self._identity = ("memory", id(self))
             else:
                 self.path = os.path.abspath(parsed.database)
                 if not os.path.isdir(os.path.dirname(self.path)):
@@ -143,20 +150,26 @@ class AgentStore:
                         "not exist."
                     )
                 self.engine = create_engine(parsed, connect_args={"timeout": 60})
-                self.identity = ("sqlite", os.path.realpath(self.path))
+                self._identity = ("sqlite", os.path.realpath(self.path))
             event.listen(self.engine, "connect", _sqlite_pragmas(synchronous))
         elif backend == "postgresql":
             if parsed.drivername == "postgresql":
                 parsed = parsed.set(drivername="postgresql+psycopg")
             self.engine = create_engine(parsed, pool_pre_ping=True)
-            self.identity = ("postgresql", parsed.render_as_string(hide_password=True))
+            self._identity = ("postgresql", parsed.render_as_string(hide_password=True))
         else:
             raise ValueError(
                 f"url: the store supports SQLite and PostgreSQL, got the "
                 f"{backend!r} database of {url!r}."
             )
         self.display_url = parsed.render_as_string(hide_password=True)
-        self._prepare_schema()
+        try:
+            self._prepare_schema()
+        except DatabaseError as exc:
+            self.engine.dispose()
+            raise StoreError(
+                f"cannot open the store {self.display_url}: {exc.orig}"
+            ) from exc
 
     # ------------------------------------------------------------------ #
     # schema
