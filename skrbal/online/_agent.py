@@ -307,10 +307,14 @@ class RiskBasedAgent(BaseEstimator):
     def _check_labels(self, y, name: str) -> np.ndarray:
         """Labels as the process's own values; a clear error for others."""
         classes = self.process.classes_
-        try:
-            positions = label_positions(
-                np.asarray(y), classes, owner="the process's states"
+        y = np.asarray(y)
+        if (y.dtype.kind in "biuf") != (classes.dtype.kind in "biuf"):
+            raise ValueError(
+                f"{name}: {y.ravel()[:3].tolist()!r} are not labels of the "
+                f"process's states {classes.tolist()}."
             )
+        try:
+            positions = label_positions(y, classes, owner="the process's states")
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name}: {exc}") from None
         return classes[positions]
