@@ -224,17 +224,22 @@ def test_unseen_declared_class_gets_low_probability(blobs, method):
 def test_mrvm2_discriminates_from_fewer_labels_than_mrvm1():
     # Three labels per class: enough for mRVM2's EM, while mRVM1's marginal
     # likelihood still finds hardly any sample worth including (as the
-    # paper's case study observes for the initial labelled set).
+    # paper's case study observes for the initial labelled set), and says so.
+    from skrbal.rvm import NonDiscriminatingFitWarning
+
     X, y = make_blobs(9, centers=CENTERS, cluster_std=0.5, random_state=0)
-    at_centres = {
-        method: MulticlassRVC(method=method, classes=[0, 1, 2, 3])
-        .fit(X, y)
-        .predict_proba(CENTERS)
-        for method in METHODS
+    models = {
+        method: MulticlassRVC(method=method, classes=[0, 1, 2, 3]) for method in METHODS
     }
+    models["mrvm2"].fit(X, y)
+    with pytest.warns(NonDiscriminatingFitWarning, match="mrvm1"):
+        models["mrvm1"].fit(X, y)
+    at_centres = {m: model.predict_proba(CENTERS) for m, model in models.items()}
     np.testing.assert_array_equal(at_centres["mrvm2"].argmax(axis=1), [0, 1, 2])
     assert np.diag(at_centres["mrvm2"]).min() > 0.5
+    assert models["mrvm2"].discriminates_
     assert np.diag(at_centres["mrvm1"]).max() < 0.5
+    assert not models["mrvm1"].discriminates_
 
 
 def test_single_class_needs_declared_classes():
@@ -380,3 +385,53 @@ def test_predict_proba_in_batches_equals_one_batch(fitted, blobs, monkeypatch):
     monkeypatch.setattr(mrvm, "_BATCH_FLOATS", 7 * 9 * n_quadrature)
     # Every row is computed on its own, so batching changes nothing at all.
     np.testing.assert_array_equal(fitted["mrvm2"].predict_proba(X_test), whole)
+
+
+def _fit_recording_warnings(model, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    return model, [w for w in caught if issubclass(w.category, UserWarning)]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_fit_that_cannot_discriminate_its_classes_warns_once(method):
+    from skrbal.rvm import NonDiscriminatingFitWarning
+
+    # Labels independent of the features: no model can beat the class
+    # frequencies, and saying nothing would hand the user uniform beliefs.
+    X = np.repeat([[0.0, 0.0], [1.0, 1.0]], 10, axis=0)
+    y = np.tile([0, 1], 10)
+    model, caught = _fit_recording_warnings(MulticlassRVC(method=method), X, y)
+    assert [w.category for w in caught] == [NonDiscriminatingFitWarning]
+    assert issubclass(NonDiscriminatingFitWarning, ConvergenceWarning)
+    message = str(caught[0].message)
+    assert "cannot discriminate" in message and method in message
+    assert not model.discriminates_
+    assert [type(w) for w in model.fit_warnings_] == [NonDiscriminatingFitWarning]
+    assert str(model.fit_warnings_[0]) == message
+
+
+def test_separable_blobs_discriminate_or_warn():
+    # Two separable blobs, 20 points per class, where the default width is
+    # narrow for their spread. SVC is perfect; the default model ended with
+    # one relevance vector and uniform beliefs, silently. It must either
+    # discriminate or say so.
+    X, y = make_blobs(40, centers=2, random_state=5)
+    model, caught = _fit_recording_warnings(MulticlassRVC(), X, y)
+    if model.score(X, y) < 0.9:
+        assert [w.category.__name__ for w in caught] == ["NonDiscriminatingFitWarning"]
+        assert not model.discriminates_
+    else:
+        assert model.discriminates_ and caught == []
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_fit_that_discriminates_does_not_warn(fitted, blobs, method):
+    X, y, _, _ = blobs
+    assert fitted[method].discriminates_
+    assert fitted[method].fit_warnings_ == []
+    _, caught = _fit_recording_warnings(
+        make_pipeline(StandardScaler(), MulticlassRVC(method=method)), X, y
+    )
+    assert caught == []
