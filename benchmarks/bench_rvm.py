@@ -74,7 +74,9 @@ def models():
     """Unfitted pipelines, ``{name: StandardScaler + classifier}``."""
     return {
         "mRVM1": make_pipeline(StandardScaler(), MulticlassRVC(method="mrvm1")),
-        "mRVM2": make_pipeline(StandardScaler(), MulticlassRVC(method="mrvm2")),
+        "mRVM2": make_pipeline(
+            StandardScaler(), MulticlassRVC(method="mrvm2", random_state=0)
+        ),
         "SVC": make_pipeline(StandardScaler(), SVC(probability=True, random_state=0)),
         "GPC": make_pipeline(
             StandardScaler(), GaussianProcessClassifier(random_state=0, n_jobs=1)

@@ -11,13 +11,19 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
-from sklearn.utils import gen_batches
+from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skrbal.rvm._probit import multinomial_probit_log_proba
-from skrbal.rvm._solvers import WARMUP_ITER, fit_constructive, fit_top_down
+from skrbal.rvm._solvers import (
+    WARMUP_ITER,
+    fit_constructive,
+    fit_top_down,
+    random_start,
+    warm_aux,
+)
 
 __all__ = ["MulticlassRVC", "NonDiscriminatingFitWarning"]
 
@@ -122,10 +128,12 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         re-estimation would make). mRVM1 further requires that no sample is
         waiting to be added or deleted, mRVM2 that none was pruned.
     prune_threshold : float, default=1e4
-        mRVM2 prunes a sample when the precision of its unit-norm basis
-        function exceeds this for every class, i.e. when
-        ``|coef_[i, k]| * ||k(X, x_i)||`` is below about ``0.01`` for every
-        class. It must stay below the ceiling ``(2 tau + 1) / (2 nu)`` (about
+        mRVM2 prunes a sample when the precision of its basis function, scaled
+        to 1 at its own centre as in the papers (``k(., x_i) /
+        sqrt(k(x_i, x_i))``; the RBF kernel is so already), exceeds this for
+        every class, i.e. when ``|coef_[i, k]| * sqrt(k(x_i, x_i))`` is below
+        about ``0.01`` for every class: the authors' value on the authors'
+        basis. It must stay below the ceiling ``(2 tau + 1) / (2 nu)`` (about
         5e4 for the defaults), otherwise nothing is ever pruned; see Notes.
     n_quadrature : int, default=12
         Number of adaptive Gauss-Hermite nodes for the expectations over
@@ -144,6 +152,10 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         the new samples (samples pruned before stay pruned). Ignored, with a
         cold start, when the method, the classes or the number of features
         changed.
+    random_state : int, RandomState instance or None, default=None
+        Seed of mRVM2's random starting point (the auxiliary class scores of a
+        cold start, see Notes); pass an int for reproducible fits. mRVM1 and
+        warm starts are deterministic.
     verbose : int, default=0
         Print one line per iteration when positive.
 
@@ -204,18 +216,29 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
     ``skrbal.rvm._probit``); the probability rows are renormalised to sum to
     one. :meth:`predict` takes the argmax of the scores, which is also the
     argmax of the probabilities since the likelihood increases with
-    ``f_k - f_j``. Both are deterministic: there is no ``random_state``.
+    ``f_k - f_j``. Both are deterministic.
 
-    **mRVM2.** The basis functions are scaled to unit norm over the training
-    samples (as in Tipping's SparseBayes), which makes the pruning threshold
-    independent of the scale of the kernel; ``coef_`` and ``alpha_`` are
-    reported for the unscaled basis. The active set starts from the samples
+    **mRVM2.** A cold start draws the auxiliary class scores as the authors'
+    code does, ``10 U1 [k = y_i] + U2`` with ``U1, U2 ~ U(0, 1)`` (seeded by
+    ``random_state``): a start at zero scores traps EM near zero weights and
+    uniform beliefs when labels are few. From 10 labels of
+    :func:`~skrbal.datasets.make_degradation_stream` (raw features, every
+    class present, 30 draws) the test accuracy is 0.70 with ``gamma=1/D``
+    and 0.81 with ``gamma=0.05``, against 0.40 and 0.55 from zero scores.
+    The basis functions are scaled to unit norm over the training samples
+    (as in Tipping's SparseBayes) for the numerics; the hyperprior and the
+    pruning threshold act, as in the papers, on the basis functions scaled to
+    1 at their own centre. (A threshold on the unit-norm basis would prune at
+    ``||k(X, x_i)||**2 / k(x_i, x_i)`` times the papers' precision: 16 to 88
+    times on the standardised benchmark sets, beyond the ceiling the
+    hyperprior allows.) ``coef_`` and ``alpha_`` are reported for the
+    unscaled basis. The active set starts from the samples
     whose basis functions are linearly independent up to a relative residual
     of 1e-6 (pivoted Cholesky of their Gram matrix): duplicated samples, or all
     but ``n_features`` samples of the linear kernel, would only share their
     weight with the others, and EM would prune the whole group together. The
     precisions start at 1e-3 and stay fixed for five EM iterations, so that
-    the auxiliary scores grow to the scale of a fit before any sample is
+    the E-step pulls the random scores to the data before any sample is
     judged; a batch of pruned samples leaves only if the scores it carries
     change by less than 0.05. The papers prune at ``alpha > 1e5`` while also
     recommending ``tau = nu = 1e-5``, under which ``alpha`` never exceeds
@@ -228,9 +251,15 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
     times fewer iterations for the same accuracy. A sample whose basis
     function lies in the span of the active ones (relative residual below
     1e-6) is not added. With a handful of labels no sample may be worth
-    including; the seed sample then stays with a precision of ``1e10`` and
-    the probabilities are nearly uniform. mRVM2 discriminates earlier in that
-    regime.
+    including, whatever the start: the inclusion test
+    ``sum_k q_ik**2 > K s_i`` fails while the auxiliary scores are as small
+    as those of a model with no weight, and they stay so. The seed sample then
+    stays with a precision of ``1e10`` and the probabilities are nearly
+    uniform, as the paper's case study observes for its initial labelled set.
+    From 10 labels of the degradation stream (as above) mRVM1's test accuracy
+    is 0.30, and 93 % of the fits raise :class:`NonDiscriminatingFitWarning`;
+    from 30 labels it is 0.96 with no warning. Use mRVM2 when labels are
+    few.
 
     No bias basis function is used, so the relevance vectors are exactly the
     basis of the model.
@@ -279,6 +308,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         "n_quadrature": [Interval(Integral, 2, None, closed="left")],
         "classes": ["array-like", None],
         "warm_start": ["boolean"],
+        "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
@@ -299,6 +329,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         n_quadrature: int = 12,
         classes=None,
         warm_start: bool = False,
+        random_state=None,
         verbose: int = 0,
     ):
         self.method = method
@@ -315,6 +346,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         self.n_quadrature = n_quadrature
         self.classes = classes
         self.warm_start = warm_start
+        self.random_state = random_state
         self.verbose = verbose
 
     def _kernel(self, X, Y):
@@ -412,7 +444,9 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
             X.shape[0], classes, previous_n_features == X.shape[1]
         )
         design = self._kernel(X, X)
-        result, alpha = self._solve(design, y_index, classes, previous)
+        result, alpha = self._solve(
+            design, y_index, classes, previous, check_random_state(self.random_state)
+        )
 
         order = np.argsort(result.active, kind="stable")
         self.classes_ = classes
@@ -494,7 +528,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
                 stacklevel=3,
             )
 
-    def _solve(self, design, y_index, classes, previous):
+    def _solve(self, design, y_index, classes, previous, random_state):
         """Run the method's solver from a cold start or from ``previous``.
 
         Returns the solver's result and the precisions as (n_active, K).
@@ -506,10 +540,13 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
             "n_nodes": self.n_quadrature,
             "verbose": self.verbose,
         }
-        scores = np.zeros((n_samples, n_classes))
         if previous is not None:
             old_active, old_alpha, old_coef, n_old = previous
-            scores = design[:, old_active] @ old_coef
+            aux = warm_aux(design[:, old_active] @ old_coef, y_index, self.n_quadrature)
+        elif self.method == "mrvm2":
+            aux = random_start(y_index, n_classes, random_state)
+        else:
+            aux = warm_aux(np.zeros((n_samples, n_classes)), y_index, self.n_quadrature)
         if self.method == "mrvm1":
             if previous is None:
                 active, alpha = np.empty(0, dtype=np.intp), np.empty(0)
@@ -520,7 +557,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
                 y_index,
                 active=active,
                 alpha=alpha,
-                scores=scores,
+                aux=aux,
                 **solver_params,
             )
             return result, np.repeat(result.alpha[:, None], n_classes, axis=1)
@@ -536,7 +573,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
             y_index,
             active=active,
             alpha=alpha,
-            scores=scores,
+            aux=aux,
             tau=self.tau,
             nu=self.nu,
             prune_threshold=self.prune_threshold,
