@@ -412,6 +412,12 @@ def test_a_fit_that_cannot_discriminate_its_classes_warns_once(method):
     assert not model.discriminates_
     assert [type(w) for w in model.fit_warnings_] == [NonDiscriminatingFitWarning]
     assert str(model.fit_warnings_[0]) == message
+    diagnostics = model.fit_warnings_[0].diagnostics
+    assert diagnostics["majority_share"] == 0.5
+    assert diagnostics["training_accuracy"] <= 0.5
+    assert diagnostics["log_loss"] >= 0.95 * diagnostics["class_entropy"]
+    restored = pickle.loads(pickle.dumps(model))
+    assert restored.fit_warnings_[0].diagnostics == diagnostics
 
 
 def test_separable_blobs_discriminate_or_warn():

@@ -52,6 +52,12 @@ class NonDiscriminatingFitWarning(ConvergenceWarning):
     beliefs ignore the features. It is also recorded in the estimator's
     ``fit_warnings_``.
 
+    Its message does not depend on the fit's numbers, so that a run of
+    refits shows it once under Python's default warning filter; they are in
+    its attribute ``diagnostics``, a dict with ``training_accuracy``,
+    ``majority_share``, ``log_loss``, ``class_entropy`` (the log loss of the
+    class frequencies) and ``n_relevance``.
+
     See Also
     --------
     MulticlassRVC : The estimator that raises it.
@@ -70,6 +76,8 @@ class NonDiscriminatingFitWarning(ConvergenceWarning):
     ['NonDiscriminatingFitWarning']
     >>> model.discriminates_
     False
+    >>> model.fit_warnings_[0].diagnostics["training_accuracy"]
+    0.5
     """
 
 
@@ -503,19 +511,27 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
             accuracy > shares.max() and gain >= _MIN_INFORMATION_GAIN
         )
         if not self.discriminates_:
-            self._warn(
-                NonDiscriminatingFitWarning(
-                    f"MulticlassRVC ({self.method}) cannot discriminate its "
-                    f"training classes: training accuracy {accuracy:.2f} "
-                    f"(majority class {shares.max():.2f}), log loss "
-                    f"{log_loss:.3f} against {entropy:.3f} for the class "
-                    f"frequencies, {self.relevance_indices_.size} relevance "
-                    "vector(s). Its beliefs ignore the features: give it more "
-                    "labels, or a kernel width (gamma) suited to the feature scale"
-                    + (", or use method='mrvm2'." if self.method == "mrvm1" else ".")
-                ),
-                stacklevel=5,
+            # The message does not change with the numbers, so Python's
+            # default filter shows it once for a run of refits (a stream
+            # study); the numbers of each fit travel with the warning.
+            warning = NonDiscriminatingFitWarning(
+                f"MulticlassRVC ({self.method}) cannot discriminate its "
+                f"{shares.size} training classes: on the training data it "
+                "predicts no better than the majority class, or its beliefs "
+                "are barely better than the class frequencies (see the "
+                "warning's `diagnostics` in `fit_warnings_`). Its beliefs "
+                "ignore the features: give it more labels, or a kernel width "
+                "(gamma) suited to the feature scale"
+                + (", or use method='mrvm2'." if self.method == "mrvm1" else ".")
             )
+            warning.diagnostics = {
+                "training_accuracy": float(accuracy),
+                "majority_share": float(shares.max()),
+                "log_loss": float(log_loss),
+                "class_entropy": float(entropy),
+                "n_relevance": int(self.relevance_indices_.size),
+            }
+            self._warn(warning, stacklevel=5)
 
     def _check_prune_threshold(self):
         ceiling = (2.0 * self.tau + 1.0) / (2.0 * self.nu)
