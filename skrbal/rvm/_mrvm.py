@@ -232,7 +232,8 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
     uniform beliefs when labels are few. From 10 labels of
     :func:`~skrbal.datasets.make_degradation_stream` (raw features, every
     class present, 30 draws) the test accuracy is 0.70 with ``gamma=1/D``
-    and 0.81 with ``gamma=0.05``, against 0.40 and 0.55 from zero scores.
+    and 0.81 with ``gamma=0.05``, against 0.40 and 0.63 from zero scores
+    (``benchmarks/bench_rvm_few_labels.py``).
     The basis functions are scaled to unit norm over the training samples
     (as in Tipping's SparseBayes) for the numerics; the hyperprior and the
     pruning threshold act, as in the papers, on the basis functions scaled to
