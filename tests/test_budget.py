@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
-from skrbal.budget import AllOf, BudgetPolicy, CostThreshold
+from skrbal.budget import (
+    AllOf,
+    BudgetPolicy,
+    CostThreshold,
+    MinimumGap,
+    QuantileThreshold,
+    SpendCap,
+)
 
 
 def run(policy, evpi, times, available, cost, state):
@@ -60,11 +67,31 @@ def streams(draw, max_size=60):
     )
 
 
-POLICIES = [CostThreshold(), AllOf(policies=[CostThreshold(), CostThreshold()])]
+POLICIES = [
+    CostThreshold(),
+    SpendCap(limit=10.0, period=4.0),
+    SpendCap(limit=7.5, period=2.5, origin=-1.0),
+    MinimumGap(gap=2.0),
+    QuantileThreshold(rate=0.2, window=7, tolerance=3),
+    QuantileThreshold(rate=0.5, window=1, tolerance=0.5),
+    CostThreshold() & SpendCap(limit=10.0, period=5.0),
+    CostThreshold() & MinimumGap(gap=1.5) & QuantileThreshold(rate=0.3, window=5),
+    AllOf(
+        policies=[
+            QuantileThreshold(rate=0.4, window=4, tolerance=2),
+            SpendCap(limit=5.0, period=3.0),
+            MinimumGap(gap=0.5),
+        ]
+    ),
+]
 
 
-@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: type(p).__name__)
-@settings(max_examples=60, deadline=None)
+def ids(policy):
+    return repr(policy).replace("\n", "").replace(" ", "")
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=ids)
+@settings(max_examples=30, deadline=None)
 @given(stream=streams())
 def test_scan_on_pieces_equals_scan_on_block(policy, stream):
     evpi, times, available, cost, cuts = stream
@@ -72,7 +99,7 @@ def test_scan_on_pieces_equals_scan_on_block(policy, stream):
     assert run_pieces(policy, evpi, times, available, cost, cuts) == whole
 
 
-@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: type(p).__name__)
+@pytest.mark.parametrize("policy", POLICIES, ids=ids)
 @settings(max_examples=30, deadline=None)
 @given(stream=streams())
 def test_state_is_json_and_resumes_exactly(policy, stream):
@@ -88,7 +115,7 @@ def test_state_is_json_and_resumes_exactly(policy, stream):
     )
 
 
-@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: type(p).__name__)
+@pytest.mark.parametrize("policy", POLICIES, ids=ids)
 def test_scan_does_not_mutate_state(policy):
     evpi = np.array([1.0, 9.0, 9.0])
     state = policy.initial_state()
@@ -97,7 +124,7 @@ def test_scan_does_not_mutate_state(policy):
     assert json.dumps(state) == before
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(stream=streams())
 def test_cost_threshold_is_evpi_above_cost(stream):
     evpi, times, available, cost, _ = stream
@@ -179,3 +206,183 @@ def test_all_of_rejects_bad_members():
         AllOf(policies=[CostThreshold()]).scan(
             [1.0], [0.0], np.array([True]), 0.5, {"policies": []}
         )
+
+
+# ------------------------------------------------------------------ SpendCap
+CAPPED = [p for p in POLICIES if "SpendCap" in repr(p)]
+
+
+def spend_caps(policy):
+    members = policy.policies if isinstance(policy, AllOf) else [policy]
+    return [m for m in members if isinstance(m, SpendCap)]
+
+
+@pytest.mark.parametrize("policy", CAPPED, ids=ids)
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_spend_cap_is_never_exceeded(policy, stream):
+    evpi, times, available, cost, cuts = stream
+    inspected, _ = run_pieces(policy, evpi, times, available, cost, cuts)
+    for cap in spend_caps(policy):
+        periods = np.floor((times[inspected] - cap.origin) / cap.period)
+        _, counts = np.unique(periods, return_counts=True)
+        assert np.all(counts * cost <= cap.limit)
+
+
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_spend_cap_alone_spends_on_the_first_available_steps(stream):
+    evpi, times, available, cost, _ = stream
+    cap = SpendCap(limit=10.0, period=4.0)
+    inspected, _ = run(cap, evpi, times, available, cost, cap.initial_state())
+    allowed = np.inf if cost == 0 else np.floor(10.0 / cost)
+    expected, spent = [], {}
+    for i in np.flatnonzero(available):
+        period = np.floor(times[i] / 4.0)
+        if spent.get(period, 0) < allowed:
+            expected.append(int(i))
+            spent[period] = spent.get(period, 0) + 1
+    assert inspected == expected
+
+
+def test_spend_cap_counts_money_not_inspections():
+    cap = SpendCap(limit=10.0, period=100.0)
+    evpi, times, available = np.ones(10), np.arange(10.0), np.ones(10, bool)
+    assert len(run(cap, evpi, times, available, 3.0, cap.initial_state())[0]) == 3
+    assert len(run(cap, evpi, times, available, 5.0, cap.initial_state())[0]) == 2
+    assert run(cap, evpi, times, available, 11.0, cap.initial_state())[0] == []
+
+
+def test_spend_cap_resets_each_period():
+    cap = SpendCap(limit=5.0, period=3.0, origin=1.0)
+    evpi, times, available = np.ones(8), np.arange(8.0), np.ones(8, bool)
+    inspected, state = run(cap, evpi, times, available, 5.0, cap.initial_state())
+    # periods: [-2, 1) -> step 0, [1, 4) -> step 1, [4, 7) -> step 4, [7, 10) -> 7
+    assert inspected == [0, 1, 4, 7]
+    assert state == {"period": 2, "spent": 5.0, "last_time": 7.0}
+
+
+# ---------------------------------------------------------------- MinimumGap
+GAPPED = [p for p in POLICIES if "MinimumGap" in repr(p)]
+
+
+def gaps(policy):
+    members = policy.policies if isinstance(policy, AllOf) else [policy]
+    return [m.gap for m in members if isinstance(m, MinimumGap)]
+
+
+@pytest.mark.parametrize("policy", GAPPED, ids=ids)
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_gap_is_respected(policy, stream):
+    evpi, times, available, cost, cuts = stream
+    inspected, _ = run_pieces(policy, evpi, times, available, cost, cuts)
+    assert np.all(np.diff(times[inspected]) >= max(gaps(policy)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_gap_alone_inspects_as_soon_as_allowed(stream):
+    evpi, times, available, cost, _ = stream
+    policy = MinimumGap(gap=2.0)
+    inspected, _ = run(policy, evpi, times, available, cost, policy.initial_state())
+    expected, last = [], -np.inf
+    for i in np.flatnonzero(available):
+        if times[i] - last >= 2.0:
+            expected.append(int(i))
+            last = times[i]
+    assert inspected == expected
+
+
+@pytest.mark.parametrize(
+    "policy", [SpendCap(limit=1.0, period=1.0), MinimumGap(gap=1.0)], ids=ids
+)
+def test_time_based_policies_reject_time_going_back(policy):
+    _, state = policy.scan([1.0], [5.0], np.array([False]), 0.5, policy.initial_state())
+    with pytest.raises(ValueError, match="times must continue"):
+        policy.scan([1.0], [4.0], np.array([True]), 0.5, state)
+
+
+# --------------------------------------------------------- QuantileThreshold
+@settings(max_examples=30, deadline=None)
+@given(
+    stream=streams(max_size=120),
+    rate=st.sampled_from([0.05, 0.2, 0.5, 1.0]),
+    tolerance=st.sampled_from([0.5, 3.0, 20.0]),
+)
+def test_quantile_threshold_stays_within_its_rate(stream, rate, tolerance):
+    evpi, times, available, cost, cuts = stream
+    policy = QuantileThreshold(rate=rate, window=10, tolerance=tolerance)
+    inspected, state = run_pieces(policy, evpi, times, available, cost, cuts)
+    assert state["n_seen"] == evpi.shape[0]
+    assert state["n_inspected"] == len(inspected)
+    assert len(inspected) < rate * (evpi.shape[0] + tolerance) + 1
+
+
+def test_quantile_threshold_keeps_the_rate_and_picks_high_evpi():
+    rng = np.random.default_rng(3)
+    evpi = rng.exponential(size=5000)
+    times, available = np.arange(5000.0), np.ones(5000, bool)
+    policy = QuantileThreshold(rate=0.1, window=200, tolerance=50)
+    inspected, _ = run(policy, evpi, times, available, 1.0, policy.initial_state())
+    assert 500 - 50 <= len(inspected) <= 500 + 6
+    assert np.median(evpi[inspected]) > np.quantile(evpi, 0.85)
+
+
+def test_quantile_threshold_ranks_against_the_window_only():
+    # A step is inspected when fewer than q * (m + 1) of the previous window
+    # values lie above it. Rate 1/2, no debt at step 0: the first step (m = 0)
+    # needs 0 < 0.5.
+    policy = QuantileThreshold(rate=0.5, window=2, tolerance=1e9)
+    state = policy.initial_state()
+    k, state = policy.scan([3.0], [0.0], np.array([True]), 0.0, state)
+    assert k == 0
+    # window [3.0]; 2.0 has one value above it: 1 < 0.5 * 2 is False.
+    k, state = policy.scan([2.0], [1.0], np.array([True]), 0.0, state)
+    assert k == -1
+    # window [3.0, 2.0]; 2.5 has one above: 1 < 0.5 * 3 is True.
+    k, state = policy.scan([2.5], [2.0], np.array([True]), 0.0, state)
+    assert k == 0
+    assert state == {"recent": [2.0, 2.5], "n_seen": 3, "n_inspected": 2}
+
+
+def test_quantile_threshold_repays_debt_from_unavailable_steps():
+    policy = QuantileThreshold(rate=0.25, window=4, tolerance=4)
+    evpi = np.ones(12)
+    available = np.r_[np.zeros(8, bool), np.ones(4, bool)]
+    inspected, _ = run(
+        policy, evpi, np.arange(12.0), available, 0.0, policy.initial_state()
+    )
+    # 8 unavailable steps owe 2 inspections: the share reaches 1 and every
+    # step is taken until the debt is repaid, then the rank decides.
+    assert inspected[:2] == [8, 9]
+
+
+@pytest.mark.parametrize(
+    ("policy", "match"),
+    [
+        (SpendCap(limit=-1.0, period=1.0), "'limit' parameter"),
+        (SpendCap(limit=1.0, period=0.0), "'period' parameter"),
+        (SpendCap(limit=np.inf, period=1.0), "'limit' parameter"),
+        (MinimumGap(gap=-1.0), "'gap' parameter"),
+        (MinimumGap(gap=np.nan), "'gap' parameter"),
+        (SpendCap(limit=1.0, period=1.0, origin=np.inf), "'origin' parameter"),
+        (QuantileThreshold(rate=0.1, tolerance=np.inf), "'tolerance' parameter"),
+        (QuantileThreshold(rate=0.0), "'rate' parameter"),
+        (QuantileThreshold(rate=1.5), "'rate' parameter"),
+        (QuantileThreshold(rate=0.1, window=0), "'window' parameter"),
+        (QuantileThreshold(rate=0.1, tolerance=0), "'tolerance' parameter"),
+        (CostThreshold() & MinimumGap(gap=-1.0), "'gap' parameter"),
+    ],
+    ids=ids,
+)
+def test_bad_parameters_are_named(policy, match):
+    with pytest.raises(ValueError, match=match):
+        policy.initial_state()
+
+
+def test_quantile_state_longer_than_the_window_is_rejected():
+    policy = QuantileThreshold(rate=0.1, window=2)
+    state = {"recent": [1.0, 2.0, 3.0], "n_seen": 3, "n_inspected": 0}
+    with pytest.raises(ValueError, match="at most window=2"):
+        policy.scan([1.0], [0.0], np.array([True]), 0.0, state)

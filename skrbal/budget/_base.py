@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -81,6 +82,7 @@ class BudgetPolicy(BaseEstimator):
     (1, {})
     """
 
+    _parameter_constraints: ClassVar[dict] = {}
     # Steps handed to ``_candidates`` at once: bounds the memory of policies
     # whose candidates cost more than O(1) per step.
     _chunk_size = 4096
@@ -152,7 +154,8 @@ class BudgetPolicy(BaseEstimator):
 
     # -------------------------------------------------------------- #
     def _check_params(self) -> None:
-        """Raise a clear error for an invalid parameter (none by default)."""
+        """Raise an error naming any invalid parameter."""
+        self._validate_params()
 
     def _check_state(self, state) -> None:
         if not isinstance(state, dict):
@@ -216,6 +219,8 @@ class AllOf(BudgetPolicy):
     @property
     def _chunk_size(self):
         return min(policy._chunk_size for policy in self.policies)
+
+    _parameter_constraints: ClassVar[dict] = {"policies": [list, tuple]}
 
     def _check_params(self) -> None:
         if not isinstance(self.policies, list | tuple) or not self.policies:
