@@ -128,6 +128,8 @@ class SpendCap(BudgetPolicy):
 
     def _candidates(self, evpi, times, cost, state) -> np.ndarray:
         _check_time_continues(times, state)
+        if state["period"] is None:
+            return np.full(times.shape[0], cost <= self.limit)
         spent = np.where(self._period_of(times) == state["period"], state["spent"], 0.0)
         return spent + cost <= self.limit
 
