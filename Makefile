@@ -9,10 +9,14 @@ OUT ?= skrbal-results
 # the full modAL loop there.
 MODAL_VENV ?= .venv-modal
 MODAL_STAMP = $(MODAL_VENV)/.skrbal-installed
+# The oldest declared version of every dependency (.ci/lowest_constraints.py
+# pins each lower bound): CI proves the bounds in pyproject.toml really work.
+OLDEST_VENV ?= .venv-oldest
+OLDEST_EXTRAS = test plot parallel
 # The documentation tools (the docs extra) are installed on top of $(STAMP).
 DOCS_STAMP = $(VENV)/.skrbal-docs-installed
 
-.PHONY: demo test test-modal lint format bench docs clean
+.PHONY: demo test test-modal test-oldest lint format bench docs clean
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +50,18 @@ test-modal: $(MODAL_STAMP)
 	SKRBAL_REQUIRE_MODAL_LOOP=1 $(MODAL_VENV)/bin/python -m pytest \
 		tests/test_modal_loop.py -o addopts="" -p no:cacheprovider -q
 
+test-oldest:
+	rm -rf $(OLDEST_VENV)
+	$(PYTHON) -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PYTHON) .ci/lowest_constraints.py $(OLDEST_EXTRAS) > $(OLDEST_VENV)/constraints.txt
+	$(OLDEST_VENV)/bin/python -m pip install --quiet \
+		-c $(OLDEST_VENV)/constraints.txt -e ".[$(shell echo $(OLDEST_EXTRAS) | tr ' ' ',')]"
+	$(OLDEST_VENV)/bin/python -m pip list --format=freeze | grep -i -E \
+		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|matplotlib|dask)=="
+	$(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider -q \
+		--ignore=tests/test_packaging.py
+
 docs: $(STAMP) $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
@@ -59,4 +75,4 @@ bench: $(STAMP)
 		-o addopts="" --benchmark-only -p no:cacheprovider
 
 clean:
-	rm -rf $(VENV) $(MODAL_VENV) docs/_build docs/generated docs/auto_examples build dist *.egg-info .pytest_cache .benchmarks
+	rm -rf $(VENV) $(MODAL_VENV) $(OLDEST_VENV) docs/_build docs/generated docs/auto_examples build dist *.egg-info .pytest_cache .benchmarks

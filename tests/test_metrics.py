@@ -306,3 +306,90 @@ def test_scorer_errors(process):
     with pytest.raises(ValueError, match="has no classes_"):
         make_decision_scorer(process)(regressor, X, y)
     assert "metric='regret'" in repr(make_decision_scorer(process, metric="regret"))
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "regret"])
+def test_scorer_routes_sample_weight_in_cross_validate(process, metric):
+    # Weighted decision scores must reach the scorer through metadata routing
+    # and equal the scores computed by hand on each test fold.
+    import sklearn
+    from sklearn.model_selection import cross_validate
+
+    rng = np.random.default_rng(3)
+    y = np.repeat([1, 2, 3, 4], 30)
+    X = (
+        np.array([0.0, 5.0, 10.0, 20.0])[y - 1][:, None]
+        + rng.normal(0, 3, 120)[:, None]
+    )
+    weight = rng.uniform(0.1, 5.0, y.shape[0])
+    cv = KFold(3, shuffle=True, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        scorer = make_decision_scorer(process, metric=metric)
+        scorer.set_score_request(sample_weight=True)
+        model = GaussianNB().set_fit_request(sample_weight=False)
+        result = cross_validate(
+            model, X, y, scoring=scorer, cv=cv, params={"sample_weight": weight}
+        )
+    expected = []
+    metric_fn = decision_accuracy if metric == "accuracy" else utility_regret
+    sign = 1.0 if metric == "accuracy" else -1.0
+    for train, test in cv.split(X):
+        fitted = GaussianNB().fit(X[train], y[train])
+        value = metric_fn(
+            y[test],
+            fitted.predict_proba(X[test]),
+            process,
+            classes=fitted.classes_,
+            sample_weight=weight[test],
+        )
+        expected.append(sign * value)
+    np.testing.assert_allclose(result["test_score"], expected, rtol=1e-12)
+    unweighted = cross_val_score(
+        GaussianNB(), X, y, scoring=make_decision_scorer(process, metric=metric), cv=cv
+    )
+    assert not np.allclose(result["test_score"], unweighted)
+
+
+def test_scorer_routes_sample_weight_in_grid_search(process):
+    import sklearn
+
+    rng = np.random.default_rng(4)
+    y = np.repeat([1, 2, 3, 4], 20)
+    X = np.array([0.0, 5.0, 10.0, 20.0])[y - 1][:, None] + rng.normal(0, 3, 80)[:, None]
+    weight = rng.uniform(0.1, 5.0, y.shape[0])
+    with sklearn.config_context(enable_metadata_routing=True):
+        scorer = make_decision_scorer(process).set_score_request(sample_weight=True)
+        search = GridSearchCV(
+            GaussianNB().set_fit_request(sample_weight=False),
+            {"var_smoothing": [1e-9, 1e-3]},
+            scoring=scorer,
+            cv=2,
+        ).fit(X, y, sample_weight=weight)
+    assert np.isfinite(search.best_score_)
+
+
+def test_scorer_request_needs_routing_enabled(process):
+    with pytest.raises(RuntimeError, match="enable_metadata_routing"):
+        make_decision_scorer(process).set_score_request(sample_weight=True)
+
+
+def test_scorer_refuses_unrequested_sample_weight(process):
+    # Without a request, routing must refuse the weights rather than drop them.
+    import sklearn
+    from sklearn.model_selection import cross_validate
+
+    y = np.repeat([1, 2], 10)
+    X = (
+        np.r_[np.zeros(10), np.ones(10) * 9][:, None]
+        + np.tile(np.arange(10), 2)[:, None] * 0.1
+    )
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.raises(ValueError, match="sample_weight"):
+            cross_validate(
+                GaussianNB().set_fit_request(sample_weight=False),
+                X,
+                y,
+                scoring=make_decision_scorer(process),
+                cv=2,
+                params={"sample_weight": np.ones(20)},
+            )

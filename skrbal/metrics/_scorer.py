@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sklearn
+from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
+
 from skrbal._decision import DecisionProcess
 from skrbal.metrics._decision_metrics import decision_accuracy, utility_regret
 
@@ -18,11 +21,55 @@ class _DecisionScorer:
     estimator's ``classes_``, and a classifier fitted on a fold that lacked a
     class has fewer columns than the process has states, so the columns cannot
     be matched to states without the labels.
+
+    It takes part in scikit-learn's metadata routing as ``make_scorer``'s
+    scorers do: ``set_score_request(sample_weight=True)`` asks
+    :func:`~sklearn.model_selection.cross_validate` and the searches to pass
+    the test fold's weights; without a request, passing weights is an error
+    rather than a silent unweighted score.
     """
 
     def __init__(self, process: DecisionProcess, metric: str):
         self.process = process
         self.metric = metric
+        self._sample_weight_request = None
+
+    def set_score_request(self, *, sample_weight=UNCHANGED):
+        """Request ``sample_weight`` when the scorer is routed metadata.
+
+        Parameters
+        ----------
+        sample_weight : bool, str or None, default=UNCHANGED
+            ``True`` to receive the weights, ``False`` not to, ``None`` to
+            raise if they are passed, a string to receive them under that
+            alias. Only available with
+            ``sklearn.set_config(enable_metadata_routing=True)``.
+
+        Returns
+        -------
+        self : scorer
+        """
+        if not sklearn.get_config().get("enable_metadata_routing", False):
+            raise RuntimeError(
+                "set_score_request is only available when metadata routing is "
+                "enabled: sklearn.set_config(enable_metadata_routing=True)."
+            )
+        if sample_weight is not UNCHANGED:
+            self._sample_weight_request = sample_weight
+        return self
+
+    def get_metadata_routing(self) -> MetadataRequest:
+        """The metadata this scorer requests: ``sample_weight`` for ``score``.
+
+        Returns
+        -------
+        routing : MetadataRequest
+        """
+        request = MetadataRequest(owner=self)
+        request.score.add_request(
+            param="sample_weight", alias=self._sample_weight_request
+        )
+        return request
 
     def __call__(self, estimator, X, y_true, sample_weight=None) -> float:
         classes = getattr(estimator, "classes_", None)
@@ -83,6 +130,12 @@ def make_decision_scorer(process: DecisionProcess, *, metric: str = "accuracy"):
     -----
     Labels of ``y`` must be among the process's ``classes_``, and so must the
     estimator's ``classes_``; otherwise a ``ValueError`` names the label.
+
+    With metadata routing enabled, weighted scores reach
+    :func:`~sklearn.model_selection.cross_validate` and
+    :class:`~sklearn.model_selection.GridSearchCV` through
+    ``scorer.set_score_request(sample_weight=True)``, as with the scorers of
+    :func:`~sklearn.metrics.make_scorer`.
 
     Examples
     --------

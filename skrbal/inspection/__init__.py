@@ -1,0 +1,25 @@
+"""Imperfect inspections: the expected value of sample information.
+
+An :class:`InspectionMethod` has a cost and a confusion model ``P(z | y)`` of
+its reports. :func:`evsi` values each method's report for a decision
+process (pre-posterior analysis), :func:`choose_inspection` picks the method
+worth the most net of its cost, and :func:`report_posterior` updates a belief
+with a report.
+"""
+
+from skrbal.inspection._method import InspectionMethod, perfect_inspection
+from skrbal.inspection._value import (
+    ImpossibleReportError,
+    choose_inspection,
+    evsi,
+    report_posterior,
+)
+
+__all__ = [
+    "ImpossibleReportError",
+    "InspectionMethod",
+    "choose_inspection",
+    "evsi",
+    "perfect_inspection",
+    "report_posterior",
+]

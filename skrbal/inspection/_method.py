@@ -1,0 +1,211 @@
+"""An inspection method: its name, its cost and its confusion model."""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from skrbal._decision import _ROW_SUM_TOL, DecisionProcess, _as_finite_array
+
+__all__ = ["InspectionMethod", "perfect_inspection"]
+
+
+class InspectionMethod(BaseEstimator):
+    """An inspection whose report follows a known confusion model.
+
+    A perfect inspection reveals the current health state ``y``; a real one
+    returns a report ``z``, drawn from ``P(z | y)``: a visual inspection that
+    misses cracks, a non-destructive test with a probability of detection and
+    false calls. The report outcomes need not be the health states (for
+    instance "crack found" / "not found").
+
+    Parameters
+    ----------
+    name : str
+        Name of the method, used in histories and summaries.
+    cost : float
+        Cost of one inspection with this method, finite and ``>= 0``.
+    confusion : array-like of shape (n_states, n_outcomes)
+        ``confusion[y, z] = P(report = z | state = y)``. Rows follow the
+        states of the :class:`~skrbal.DecisionProcess` the method informs,
+        in its order; each row must be a probability distribution
+        (non-negative, summing to one within 1e-8).
+    outcomes : array-like of shape (n_outcomes,), default=None
+        Distinct labels of the report outcomes, in the order of the columns of
+        ``confusion``. Defaults to ``0, ..., n_outcomes - 1``.
+
+    Attributes
+    ----------
+    n_states : int
+        Number of health states, the rows of ``confusion``.
+    n_outcomes : int
+        Number of report outcomes, the columns of ``confusion``.
+    outcomes_ : ndarray of shape (n_outcomes,)
+        Labels of the report outcomes (``outcomes``, or ``0, ..., n_outcomes
+        - 1``), validated.
+
+    See Also
+    --------
+    perfect_inspection : The method that reveals the state without error.
+    evsi : Expected value of sample information of each method.
+    choose_inspection : The query rule between methods.
+
+    Notes
+    -----
+    Like :class:`~skrbal.DecisionProcess`, the parameters are only stored by
+    ``__init__`` and validated when used, with a ``ValueError`` that names the
+    offending entry.
+
+    Examples
+    --------
+    >>> from skrbal.inspection import InspectionMethod
+    >>> drone = InspectionMethod(
+    ...     name="drone",
+    ...     cost=1.4,
+    ...     confusion=[[0.95, 0.05], [0.7, 0.3], [0.2, 0.8], [0.1, 0.9]],
+    ...     outcomes=["no damage found", "damage found"],
+    ... )
+    >>> drone.n_states, drone.n_outcomes
+    (4, 2)
+    >>> drone.outcomes_.tolist()
+    ['no damage found', 'damage found']
+    """
+
+    def __init__(self, *, name: str, cost: float, confusion, outcomes=None):
+        self.name = name
+        self.cost = cost
+        self.confusion = confusion
+        self.outcomes = outcomes
+
+    def _validated(self):
+        """Check the parameters; return (confusion, outcomes, cost)."""
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name must be a non-empty string, got {self.name!r}.")
+        who = f"confusion of inspection method {self.name!r}"
+        confusion = _as_finite_array(self.confusion, who, 2)
+        n_states, n_outcomes = confusion.shape
+        if n_states < 1 or n_outcomes < 1:
+            raise ValueError(
+                f"{who} must have shape (n_states, n_outcomes) with both >= 1, "
+                f"got {confusion.shape}."
+            )
+        negative = np.argwhere(confusion < 0)
+        if negative.size:
+            y, z = (int(v) for v in negative[0])
+            raise ValueError(
+                f"{who}: entry [{y}, {z}] = {float(confusion[y, z]):.10g} is "
+                "negative: report probabilities must be non-negative."
+            )
+        row_sums = confusion.sum(axis=1)
+        off = np.flatnonzero(np.abs(row_sums - 1.0) > _ROW_SUM_TOL)
+        if off.size:
+            y = int(off[0])
+            raise ValueError(
+                f"{who}: row {y} sums to {float(row_sums[y]):.10g}, not 1: each "
+                "row P(report | state) must be a probability distribution."
+            )
+        cost = self.cost
+        if (
+            not isinstance(cost, Real)
+            or isinstance(cost, bool)
+            or not np.isfinite(cost)
+            or cost < 0
+        ):
+            raise ValueError(
+                f"cost of inspection method {self.name!r} must be a finite "
+                f"number >= 0, got {cost!r}."
+            )
+        if self.outcomes is None:
+            outcomes = np.arange(n_outcomes)
+        else:
+            outcomes = np.asarray(self.outcomes)
+            if outcomes.shape != (n_outcomes,):
+                raise ValueError(
+                    f"outcomes of inspection method {self.name!r} must have shape "
+                    f"({n_outcomes},) to match its confusion, got {outcomes.shape}."
+                )
+            if len(np.unique(outcomes)) != n_outcomes:
+                raise ValueError(
+                    f"outcomes of inspection method {self.name!r} must be "
+                    f"distinct, got {outcomes.tolist()}."
+                )
+        return confusion, outcomes, float(cost)
+
+    def _confusion_for(self, process: DecisionProcess) -> np.ndarray:
+        """The validated confusion, checked against the process's states."""
+        confusion = self._validated()[0]
+        n_states = process.n_states
+        if confusion.shape[0] != n_states:
+            raise ValueError(
+                f"confusion of inspection method {self.name!r} has "
+                f"{confusion.shape[0]} rows but the process has {n_states} "
+                "states: one row per state, in the process's order."
+            )
+        return confusion
+
+    @property
+    def n_states(self) -> int:
+        """Number of health states (rows of ``confusion``)."""
+        return self._validated()[0].shape[0]
+
+    @property
+    def n_outcomes(self) -> int:
+        """Number of report outcomes (columns of ``confusion``)."""
+        return self._validated()[0].shape[1]
+
+    @property
+    def outcomes_(self) -> np.ndarray:
+        """Labels of the report outcomes, in column order."""
+        return self._validated()[1]
+
+
+def perfect_inspection(
+    process: DecisionProcess, *, name: str = "perfect", cost: float | None = None
+) -> InspectionMethod:
+    """The inspection that reveals the current health state without error.
+
+    Its confusion matrix is the identity and its outcomes are the process's
+    class labels, so its expected value of sample information is the EVPI
+    and :func:`choose_inspection` with this method alone is the EVPI rule
+    ``process.evpi(proba) > process.inspection_cost``.
+
+    Parameters
+    ----------
+    process : DecisionProcess
+        The process whose states the inspection reveals.
+    name : str, default="perfect"
+        Name of the method.
+    cost : float, default=None
+        Cost of one inspection; ``None`` means ``process.inspection_cost``.
+
+    Returns
+    -------
+    method : InspectionMethod
+
+    See Also
+    --------
+    InspectionMethod : An inspection with any confusion model.
+
+    Examples
+    --------
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.inspection import perfect_inspection
+    >>> method = perfect_inspection(synthetic_decision_process())
+    >>> method.cost, method.outcomes_.tolist()
+    (7.0, [1, 2, 3, 4])
+    >>> method.confusion[3]
+    array([0., 0., 0., 1.])
+    """
+    if not isinstance(process, DecisionProcess):
+        raise TypeError(
+            f"process must be a DecisionProcess, got {type(process).__name__}."
+        )
+    classes = process.classes_
+    return InspectionMethod(
+        name=name,
+        cost=float(process.inspection_cost) if cost is None else cost,
+        confusion=np.eye(len(classes)),
+        outcomes=classes.copy(),
+    )
