@@ -381,8 +381,57 @@ def test_bad_parameters_are_named(policy, match):
         policy.initial_state()
 
 
-def test_quantile_state_longer_than_the_window_is_rejected():
-    policy = QuantileThreshold(rate=0.1, window=2)
-    state = {"recent": [1.0, 2.0, 3.0], "n_seen": 3, "n_inspected": 0}
-    with pytest.raises(ValueError, match="at most window=2"):
+@pytest.mark.parametrize(
+    ("policy", "state", "match"),
+    [
+        (
+            QuantileThreshold(rate=0.1, window=2),
+            {"recent": [1.0, 2.0, 3.0], "n_seen": 3, "n_inspected": 0},
+            "at most window=2",
+        ),
+        (
+            QuantileThreshold(rate=0.1, window=5),
+            {"recent": [1.0, 2.0], "n_seen": 1, "n_inspected": 0},
+            "no more than n_seen",
+        ),
+        (
+            QuantileThreshold(rate=0.1),
+            {"recent": [], "n_seen": 1, "n_inspected": 2},
+            "cannot exceed",
+        ),
+        (
+            QuantileThreshold(rate=0.1),
+            {"recent": [float("nan")], "n_seen": 1, "n_inspected": 0},
+            r"state\['recent'\] of QuantileThreshold must be a list of finite",
+        ),
+        (
+            QuantileThreshold(rate=0.1),
+            {"recent": [], "n_seen": -1, "n_inspected": 0},
+            r"state\['n_seen'\] of QuantileThreshold must be an integer >= 0",
+        ),
+        (
+            SpendCap(limit=1.0, period=1.0),
+            {"period": 1.5, "spent": 0.0, "last_time": None},
+            r"state\['period'\] of SpendCap must be an integer or None",
+        ),
+        (
+            SpendCap(limit=1.0, period=1.0),
+            {"period": None, "spent": "0", "last_time": None},
+            r"state\['spent'\] of SpendCap must be a finite number, got '0'",
+        ),
+        (
+            MinimumGap(gap=1.0),
+            {"last_inspection": True, "last_time": None},
+            r"state\['last_inspection'\] of MinimumGap must be a finite number",
+        ),
+        (
+            CostThreshold() & MinimumGap(gap=1.0),
+            {"policies": [{}, {"last_inspection": None, "last_time": np.inf}]},
+            r"state\['last_time'\] of MinimumGap",
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_corrupt_state_is_named(policy, state, match):
+    with pytest.raises(ValueError, match=match):
         policy.scan([1.0], [0.0], np.array([True]), 0.0, state)

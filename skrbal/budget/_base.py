@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from numbers import Real
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
@@ -83,6 +83,9 @@ class BudgetPolicy(BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {}
+    # Type of each state entry, {key: (kind, optional)}, kind one of "int",
+    # "count" (int >= 0), "float" (finite) and "floats" (list of finite).
+    _state_schema: ClassVar[dict] = {}
     # Steps handed to ``_candidates`` at once: bounds the memory of policies
     # whose candidates cost more than O(1) per step.
     _chunk_size = 4096
@@ -170,6 +173,18 @@ class BudgetPolicy(BaseEstimator):
                 f"{sorted(expected)}, got {sorted(state)}: pass initial_state() "
                 "or the state returned by a previous scan."
             )
+        for key, (kind, optional) in self._state_schema.items():
+            if not _is_entry(state[key], kind, optional):
+                what = {
+                    "int": "an integer",
+                    "count": "an integer >= 0",
+                    "float": "a finite number",
+                    "floats": "a list of finite numbers",
+                }[kind]
+                raise ValueError(
+                    f"state[{key!r}] of {type(self).__name__} must be {what}"
+                    f"{' or None' if optional else ''}, got {state[key]!r}."
+                )
 
     def _initial_state(self) -> dict:
         raise NotImplementedError
@@ -179,6 +194,23 @@ class BudgetPolicy(BaseEstimator):
 
     def _advance(self, evpi, times, cost, state, inspected) -> dict:
         raise NotImplementedError
+
+
+def _is_number(value) -> bool:
+    return (
+        isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value)
+    )
+
+
+def _is_entry(value, kind, optional) -> bool:
+    if value is None:
+        return optional
+    if kind in ("int", "count"):
+        is_int = isinstance(value, Integral) and not isinstance(value, bool)
+        return is_int and (kind == "int" or value >= 0)
+    if kind == "float":
+        return _is_number(value)
+    return isinstance(value, list) and all(_is_number(v) for v in value)
 
 
 def _members(policy):

@@ -115,6 +115,12 @@ class SpendCap(BudgetPolicy):
         "origin": [Interval(Real, None, None, closed="neither")],
     }
 
+    _state_schema: ClassVar[dict] = {
+        "period": ("int", True),
+        "spent": ("float", False),
+        "last_time": ("float", True),
+    }
+
     def __init__(self, *, limit, period, origin=0.0):
         self.limit = limit
         self.period = period
@@ -170,6 +176,11 @@ class MinimumGap(BudgetPolicy):
 
     _parameter_constraints: ClassVar[dict] = {
         "gap": [Interval(Real, 0, None, closed="left")],
+    }
+
+    _state_schema: ClassVar[dict] = {
+        "last_inspection": ("float", True),
+        "last_time": ("float", True),
     }
 
     def __init__(self, *, gap):

@@ -92,6 +92,12 @@ class QuantileThreshold(BudgetPolicy):
         "tolerance": [Interval(Real, 0, None, closed="neither")],
     }
 
+    _state_schema: ClassVar[dict] = {
+        "recent": ("floats", False),
+        "n_seen": ("count", False),
+        "n_inspected": ("count", False),
+    }
+
     def __init__(self, *, rate, window=100, tolerance=50):
         self.rate = rate
         self.window = window
@@ -107,17 +113,22 @@ class QuantileThreshold(BudgetPolicy):
 
     def _check_state(self, state) -> None:
         super()._check_state(state)
-        recent = state["recent"]
-        if not isinstance(recent, list) or len(recent) > self.window:
+        if len(state["recent"]) > min(self.window, state["n_seen"]):
             raise ValueError(
-                f"state['recent'] must be a list of at most window={self.window} EVPIs."
+                f"state['recent'] must hold at most window={self.window} EVPIs, "
+                "and no more than n_seen."
             )
+        if state["n_inspected"] > state["n_seen"]:
+            raise ValueError("state['n_inspected'] cannot exceed state['n_seen'].")
 
     def _candidates(self, evpi, times, cost, state) -> np.ndarray:
         n, window = evpi.shape[0], self.window
         recent = np.asarray(state["recent"], dtype=float)
-        # Step i is ranked against the ``window`` values before it; -inf pads
-        # the start of the stream and is never above a finite EVPI.
+        # The window moves at every step, but given no inspection earlier in
+        # the block (what a candidate means) step i's decision depends only on
+        # the EVPIs before it and on counts that move by one per step, so the
+        # block needs no loop. Step i is ranked against the ``window`` values
+        # before it; -inf pads the start and is never above a finite EVPI.
         padded = np.concatenate([np.full(window - recent.size, -np.inf), recent, evpi])
         before = sliding_window_view(padded, window)[:n]
         above = np.count_nonzero(before > evpi[:, None], axis=1)
