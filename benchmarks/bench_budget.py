@@ -24,8 +24,8 @@ adapter: its utility is theirs, ``1 - max belief`` on the beliefs the learner
 has just computed, and its budget manager is theirs, updated one step at a
 time as in their own stream loop.
 
-Run (from the repository root; writes ``benchmarks/results/budget.md`` and the
-per-run table ``benchmarks/results/budget_runs.csv``)::
+Run (from the repository root; writes ``benchmarks/results/budget.md``, its
+figure ``budget.png`` and the per-run table ``budget_runs.csv``)::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget.py --repeats 50
 """
@@ -285,6 +285,55 @@ def _verdict(runs: pd.DataFrame) -> list[str]:
     return [*lines, ""]
 
 
+def plot(runs: pd.DataFrame, path: Path) -> None:
+    """Median regret (IQR bars) against the budget, one panel per case."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = list(dict.fromkeys(runs["case"]))
+    fig, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 4), squeeze=False)
+    for ax, case_name in zip(axes[0], cases):
+        by_case = runs[runs["case"] == case_name]
+        x = np.arange(len(FRACTIONS))
+        for offset, method in enumerate(METHODS):
+            rows = by_case[by_case["method"] == method]
+            quartiles = np.array(
+                [
+                    np.percentile(
+                        rows.loc[rows["fraction"] == f"{f:.0%}", "regret"],
+                        [25, 50, 75],
+                    )
+                    for f in FRACTIONS
+                ]
+            )
+            shift = (offset - (len(METHODS) - 1) / 2) * 0.08
+            ax.errorbar(
+                x + shift,
+                quartiles[:, 1],
+                yerr=[
+                    quartiles[:, 1] - quartiles[:, 0],
+                    quartiles[:, 2] - quartiles[:, 1],
+                ],
+                marker="o",
+                capsize=3,
+                label=method,
+            )
+        free = by_case.loc[by_case["method"] == "evpi", "regret"].median()
+        ax.axhline(free, color="grey", linestyle=":", label="EVPI rule, no budget")
+        ax.set_xticks(x, [f"{f:.0%}" for f in FRACTIONS])
+        ax.set_xlabel("budget (share of the EVPI rule's inspections)")
+        ax.set_ylabel("regret over the stream (median, IQR)")
+        ax.set_yscale("symlog", linthresh=100)
+        ax.set_ylim(bottom=0)
+        ax.set_title(case_name)
+    axes[0, 0].legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=50)
@@ -321,7 +370,9 @@ def main(argv=None) -> None:
         "evpi+cap in the same repetition.",
         "",
     ]
+    header.append("![regret against budget](budget.png)\n")
     (args.out / "budget.md").write_text("\n".join(header) + summarise(runs))
+    plot(runs, args.out / "budget.png")
     print(summarise(runs))
 
 
