@@ -32,7 +32,7 @@ $(MODAL_STAMP): pyproject.toml setup.cfg
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/skrbal run --out $(OUT)
+	$(BIN)/skrbal run --out $(OUT) --overwrite
 
 lint: $(STAMP)
 	$(BIN)/ruff check skrbal tests benchmarks

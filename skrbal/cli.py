@@ -122,28 +122,55 @@ def _figures(study, out: Path) -> list[Path]:
     return paths
 
 
+def _require_matplotlib(command: str) -> None:
+    """Fail before the study, not after it, when figures cannot be drawn."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            f"skrbal {command} draws its figures with matplotlib, which cannot be "
+            "imported: install it (pip install 'skrbal[plot]') or pass "
+            "--no-figures."
+        ) from None
+
+
+def _remove_outputs(out: Path) -> None:
+    """--overwrite: the summary and figures of the study being replaced."""
+    for name in ("summary.md", *_CAPTIONS):
+        (out / name).unlink(missing_ok=True)
+
+
 def _run(args) -> int:
     from skrbal.experiments import run_study
+    from skrbal.experiments._folder import atomic_write_text, folder_lock
 
+    if not args.no_figures:
+        _require_matplotlib("run")
     out = Path(args.out)
-    start = time.perf_counter()
-    study = run_study(
-        args.case,
-        args.methods,
-        args.repeats,
-        seed=args.seed,
-        n_jobs=args.n_jobs,
-        out=out,
-        resume=args.resume,
-        progress=not args.no_progress,
-    )
-    elapsed = time.perf_counter() - start
-    table = _format_table(summary_table(study.totals))
-    paths = _figures(study, out)
-    (out / "summary.md").write_text(
-        f"# {args.case}: {args.repeats} repetitions, seed {args.seed}\n\n{table}\n"
-    )
-    print(table)
+    # The folder stays locked until the summary and figures are written too.
+    with folder_lock(out):
+        if args.overwrite:
+            _remove_outputs(out)
+        start = time.perf_counter()
+        study = run_study(
+            args.case,
+            args.methods,
+            args.repeats,
+            seed=args.seed,
+            n_jobs=args.n_jobs,
+            out=out,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+        )
+        elapsed = time.perf_counter() - start
+        table = _format_table(summary_table(study.totals))
+        atomic_write_text(
+            out / "summary.md",
+            f"# {args.case}: {args.repeats} repetitions, seed {args.seed}\n\n{table}\n",
+        )
+        print(table)
+        paths = [] if args.no_figures else _figures(study, out)
     print(f"\n{args.repeats} repetitions in {elapsed:.1f} s; wrote:")
     for path in [out / "summary.md", out / "totals.csv", out / "queries.csv", *paths]:
         print(f"  {path}")
@@ -340,6 +367,7 @@ def _reproduce(args) -> int:
         run_study,
         study_report,
     )
+    from skrbal.experiments._folder import atomic_write_text, folder_lock
 
     if args.data is not None and args.case != "z24":
         print("skrbal: --data is only for the z24 case study", file=sys.stderr)
@@ -350,35 +378,52 @@ def _reproduce(args) -> int:
             file=sys.stderr,
         )
         return 2
+    if not args.no_figures:
+        _require_matplotlib("reproduce")
     case = get_case_study(args.case, data=args.data)
     methods = args.methods or available_methods()
     out = Path(args.out or f"skrbal-reproduce-{args.case}")
-    start = time.perf_counter()
-    study = run_study(
-        case,
-        methods,
-        args.repeats,
-        seed=args.seed,
-        n_jobs=args.n_jobs,
-        scheduler=args.scheduler,
-        out=out,
-        resume=args.resume,
-        progress=not args.no_progress,
-    )
-    elapsed = time.perf_counter() - start
-    paths = _reproduce_figures(study, case, out, args.example_repetition)
-    notes = [f"Study run (or resumed) in {elapsed:.1f} s with {args.n_jobs} workers."]
-    if "evpi_surfaces.png" not in {p.name for p in paths}:
-        notes.append(
-            f"No EVPI surfaces: the record has {case.record()[0].shape[1]} features "
-            "and a surface needs 2 (the paper draws them for the synthetic case)."
+    # The folder stays locked until the summary and figures are written too.
+    with folder_lock(out):
+        if args.overwrite:
+            _remove_outputs(out)
+        start = time.perf_counter()
+        study = run_study(
+            case,
+            methods,
+            args.repeats,
+            seed=args.seed,
+            n_jobs=args.n_jobs,
+            scheduler=args.scheduler,
+            out=out,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
         )
-    report = study_report(
-        study,
-        figures=[(p.name, _CAPTIONS[p.name]) for p in paths],
-        notes=notes,
-    )
-    (out / "summary.md").write_text(report)
+        elapsed = time.perf_counter() - start
+        notes = [
+            f"Study run (or resumed) in {elapsed:.1f} s with {args.n_jobs} workers."
+        ]
+        # The summary first: a figure that fails cannot cost the tables.
+        report = study_report(study, notes=notes)
+        atomic_write_text(out / "summary.md", report)
+        paths = []
+        if args.no_figures:
+            notes.append("No figures: the study was run with --no-figures.")
+        else:
+            paths = _reproduce_figures(study, case, out, args.example_repetition)
+            if "evpi_surfaces.png" not in {p.name for p in paths}:
+                notes.append(
+                    f"No EVPI surfaces: the record has {case.record()[0].shape[1]} "
+                    "features and a surface needs 2 (the paper draws them for the "
+                    "synthetic case)."
+                )
+        report = study_report(
+            study,
+            figures=[(p.name, _CAPTIONS[p.name]) for p in paths],
+            notes=notes,
+        )
+        atomic_write_text(out / "summary.md", report)
     print(report)
     print("wrote:")
     for path in [out / "summary.md", out / "totals.csv", out / "queries.csv", *paths]:
@@ -440,16 +485,36 @@ def _parser() -> argparse.ArgumentParser:
         default="skrbal-results",
         help="output folder for figures, summary and results (default: skrbal-results)",
     )
-    run.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue an interrupted study in --out instead of refusing to "
-        "overwrite it",
-    )
+    _add_folder_options(run)
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.set_defaults(handler=_run)
     _add_reproduce(commands, available_methods())
     return parser
+
+
+def _add_folder_options(command) -> None:
+    """--resume / --overwrite / --no-figures, shared by run and reproduce."""
+    reuse = command.add_mutually_exclusive_group()
+    reuse.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the study in --out (interrupted, or to be extended with "
+        "more --repeats; fewer --repeats report the first ones and keep the "
+        "rest on disk); its configuration must match",
+    )
+    reuse.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the study in --out: its configuration, repetitions, tidy "
+        "CSV files, summary and figures are deleted first (other files are "
+        "left alone). Without --resume or --overwrite, a folder that holds a "
+        "study is refused",
+    )
+    command.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="write the results and summary only (no matplotlib needed)",
+    )
 
 
 _OWN_ESTIMATOR = (
@@ -518,12 +583,7 @@ def _add_reproduce(commands, methods: list[str]) -> None:
         "--out",
         help="output folder (default: skrbal-reproduce-<case>)",
     )
-    reproduce.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue an interrupted study in --out instead of refusing to "
-        "overwrite it",
-    )
+    _add_folder_options(reproduce)
     reproduce.add_argument(
         "--example-repetition",
         type=int,
@@ -548,7 +608,12 @@ def main(argv=None) -> int:
     Returns
     -------
     status : int
-        Exit status.
+        Exit status: 0 on success, 2 for invalid arguments, data or a
+        folder that holds another study, 1 when the system fails the run (a
+        file that cannot be written, a full or read-only disk, an
+        unreachable Dask scheduler, a folder locked by another run, a
+        missing optional dependency). Errors are reported on one line of
+        standard error, starting ``skrbal:``.
 
     Examples
     --------
@@ -556,14 +621,27 @@ def main(argv=None) -> int:
     >>> main(["run", "--help"])  # doctest: +SKIP
     """
     args = _parser().parse_args(argv)
-    if getattr(args, "repeats", 1) < 1:
-        print("skrbal: --repeats must be at least 1", file=sys.stderr)
-        return 2
+    for option, minimum in (("repeats", 1), ("seed", 0)):
+        value = getattr(args, option, minimum)
+        if value < minimum:
+            print(
+                f"skrbal: --{option} must be >= {minimum}, got {value}", file=sys.stderr
+            )
+            return 2
     try:
         return args.handler(args)
     except (FileExistsError, FileNotFoundError, ValueError) as exc:
-        print(f"skrbal: {exc}", file=sys.stderr)
+        print(f"skrbal: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except (OSError, ImportError) as exc:
+        # The disk, the folder, the cluster or the install: one line, no
+        # traceback, whatever the operating system or library reported.
+        print(f"skrbal: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":  # pragma: no cover

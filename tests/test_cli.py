@@ -1,3 +1,7 @@
+import errno
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -221,3 +225,179 @@ def test_reproduce_rejects_bad_options(tmp_path, capsys):
     assert "Python API" in text and "run_study" in text
     for option in ("--data", "--repeats", "--methods", "--n-jobs", "--scheduler"):
         assert option in text
+
+
+# ---------------------------------------------------------------------- #
+# clean failures
+# ---------------------------------------------------------------------- #
+QUICK = ["--repeats", "1", "--n-jobs", "1", "--no-progress"]
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("skrbal: "), err
+    return lines[0]
+
+
+def test_output_under_a_file_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    status = main(["run", *QUICK, "--out", str(blocker / "results")])
+    assert status == 1
+    assert "a-file" in one_line_error(capsys)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_folder_is_one_line(tmp_path, capsys):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        status = main(["run", *QUICK, "--out", str(folder / "results")])
+    finally:
+        folder.chmod(0o755)
+    assert status == 1
+    assert "Permission denied" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        ("fsync", OSError(errno.ENOSPC, "No space left on device")),
+        ("replace", OSError(errno.EROFS, "Read-only file system")),
+    ],
+)
+def test_disk_errors_are_one_line(tmp_path, capsys, monkeypatch, call, error):
+    """A full or read-only disk, as the operating system reports them."""
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(os, call, fail)
+    status = main(["run", *QUICK, "--out", str(tmp_path / "results")])
+    monkeypatch.undo()
+    assert status == 1
+    assert error.strerror in one_line_error(capsys)
+
+
+def test_unreachable_scheduler_is_one_line(tmp_path, capsys):
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("dask.distributed")
+    out = tmp_path / "results"
+    argv = ["reproduce", "synthetic", *QUICK, "--methods", "gmm-evpi"]
+    argv += ["--scheduler", "tcp://127.0.0.1:1", "--out", str(out)]
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        status = main(argv)
+    assert status == 1
+    assert "tcp://127.0.0.1:1" in one_line_error(capsys)
+    # Nothing was started: the same command can be run again as it is.
+    assert not (out / "config.json").exists()
+
+
+@pytest.fixture
+def no_matplotlib(monkeypatch):
+    """matplotlib made unimportable, as on an install without the plot extra."""
+    for name in [m for m in sys.modules if m.split(".")[0] == "matplotlib"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
+@pytest.mark.parametrize("command", [["run"], ["reproduce", "synthetic"]])
+def test_missing_matplotlib_is_found_before_the_study(
+    tmp_path, capsys, no_matplotlib, command
+):
+    out = tmp_path / "results"
+    argv = [*command, *QUICK, "--methods", "gmm-evpi", "--out", str(out)]
+    assert main(argv) == 1
+    message = one_line_error(capsys)
+    assert "matplotlib" in message and "--no-figures" in message
+    assert not (out / "config.json").exists()  # no study was run
+    # Without figures the study runs and writes its summary.
+    assert main([*argv, "--no-figures"]) == 0
+    assert "| gmm-evpi |" in (out / "summary.md").read_text()
+    assert not list(out.glob("*.png"))
+
+
+@pytest.mark.parametrize("command", [["run"], ["reproduce", "synthetic"]])
+def test_summary_is_written_before_any_figure(tmp_path, monkeypatch, command):
+    import skrbal.plotting
+
+    class FigureFailed(Exception):
+        pass
+
+    def fail(*args, **kwargs):
+        raise FigureFailed
+
+    monkeypatch.setattr(skrbal.plotting, "plot_query_curves", fail)
+    out = tmp_path / "results"
+    with pytest.raises(FigureFailed):
+        main([*command, *QUICK, "--methods", "gmm-evpi", "--out", str(out)])
+    assert "| gmm-evpi |" in (out / "summary.md").read_text()
+    assert (out / "totals.csv").exists()
+
+
+@pytest.mark.parametrize("command", [["run"], ["reproduce", "synthetic"]])
+def test_negative_seed_names_the_option(tmp_path, capsys, command):
+    out = tmp_path / "results"
+    assert main([*command, *QUICK, "--seed", "-1", "--out", str(out)]) == 2
+    assert "--seed must be >= 0, got -1" in one_line_error(capsys)
+    assert not out.exists()
+
+
+def test_overwrite_replaces_the_study(tmp_path, capsys):
+    out = tmp_path / "results"
+    argv = ["run", *QUICK, "--methods", "gmm-evpi", "gmm-random", "--out", str(out)]
+    assert main([*argv, "--seed", "3"]) == 0
+    first = (out / "totals.csv").read_text()
+    assert main(argv) == 2  # a study is there: refused without an option
+    assert "--overwrite" in one_line_error(capsys)
+    assert main([*argv, "--overwrite"]) == 0
+    assert (out / "totals.csv").read_text() != first  # seed 0 now, not 3
+    assert '"seed": 0' in (out / "config.json").read_text()
+    assert main([*argv, "--overwrite"]) == 0  # twice in a row, as make demo
+    with pytest.raises(SystemExit):
+        main([*argv, "--overwrite", "--resume"])
+    assert "not allowed with" in capsys.readouterr().err
+
+
+def test_overwrite_removes_stale_figures(tmp_path):
+    """A figure the new study does not draw must not outlive the old study."""
+    out = tmp_path / "results"
+    argv = ["run", *QUICK, "--methods", "gmm-evpi", "--out", str(out)]
+    assert main(argv) == 0
+    stale = out / "effective_proportions.png"  # as a gmm-em study leaves it
+    stale.write_bytes(b"\x89PNG of another study")
+    (out / "notes.txt").write_text("the user's own file")
+    assert main([*argv, "--overwrite"]) == 0
+    assert not stale.exists()
+    assert (out / "learning_curves.png").exists()
+    assert (out / "notes.txt").exists()  # only the study's own files go
+
+
+def test_busy_folder_is_one_line(tmp_path, capsys):
+    """Another run holds the folder: refused at once, in one line."""
+    import threading
+
+    from skrbal.experiments._folder import folder_lock
+
+    out = tmp_path / "results"
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with folder_lock(out):
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(60)
+        status = main(["run", *QUICK, "--out", str(out), "--overwrite"])
+    finally:
+        release.set()
+        holder.join()
+    assert status == 1
+    assert "in use by another run" in one_line_error(capsys)
+    assert not (out / "config.json").exists()

@@ -417,3 +417,64 @@ def test_load_errors(small_z24, tmp_path):
         load_z24(csv, damage_onset=40, cold_rule=lambda X: X[:, 0])
     with pytest.raises(ValueError, match="cold_rule must be a threshold"):
         load_z24(csv, damage_onset=40, cold_rule="cold")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"MATLAB 5.0 MAT-file", b"MATLAB 5.0 MAT-file" + b"\x00" * 200],
+    ids=["empty", "header-only", "truncated"],
+)
+def test_load_unreadable_mat_names_the_file(tmp_path, content):
+    path = tmp_path / "broken-z24.mat"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=r"broken-z24\.mat"):
+        load_z24(path)
+
+
+def test_load_truncated_mat_names_the_file(small_z24, tmp_path):
+    path = tmp_path / "cut-z24.mat"
+    scipy.io.savemat(path, {"data": small_z24})
+    path.write_bytes(path.read_bytes()[:300])
+    with pytest.raises(ValueError, match=r"cut-z24\.mat"):
+        load_z24(path, damage_onset=40)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32"])
+def test_load_csv_in_a_wide_encoding_names_file_and_encoding(
+    small_z24, tmp_path, encoding
+):
+    path = tmp_path / "wide.csv"
+    rows = "\n".join(",".join(f"{v:.6f}" for v in row) for row in small_z24)
+    path.write_text(f"f1,f2,f3,f4\n{rows}\n", encoding=encoding)
+    with pytest.raises(ValueError, match=rf"wide\.csv.*{encoding.upper()}"):
+        load_z24(path, damage_onset=40)
+
+
+def test_load_csv_in_latin1_names_file_line_and_column(small_z24, tmp_path):
+    path = tmp_path / "latin.csv"
+    rows = "\n".join(",".join(f"{v:.6f}" for v in row) for row in small_z24)
+    path.write_text(f"f1,f2,fréquence 3,f4\n{rows}\n", encoding="latin-1")
+    with pytest.raises(ValueError, match=r"latin\.csv.*UTF-8.*line 1, column 2"):
+        load_z24(path, damage_onset=40)
+
+
+def test_load_csv_with_utf8_signature(small_z24, tmp_path):
+    """A spreadsheet's UTF-8 with a byte-order mark is UTF-8: it reads."""
+    path = tmp_path / "excel.csv"
+    rows = "\n".join(",".join(repr(float(v)) for v in row) for row in small_z24)
+    path.write_text(f"f1,f2,f3,f4\n{rows}\n", encoding="utf-8-sig")
+    X, _, _ = load_z24(path, damage_onset=40)
+    np.testing.assert_array_equal(X, small_z24)
+
+
+def test_load_constant_column_names_file_and_column(small_z24, tmp_path):
+    path = tmp_path / "stuck.csv"
+    X = small_z24.copy()
+    X[:, 2] = 9.85  # a sensor channel that never changed
+    np.savetxt(path, X, delimiter=",")
+    with pytest.raises(ValueError, match=r"stuck\.csv.*column 2.*constant"):
+        load_z24(path, damage_onset=40)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(ValueError, match=r"empty\.csv.*empty"):
+        load_z24(empty, damage_onset=40)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import codecs
+import io
 from collections.abc import Callable
 from numbers import Real
 from pathlib import Path
 
 import numpy as np
 import scipy.io
+from scipy.io.matlab import MatReadError
 from scipy.signal import lfilter
 from scipy.signal.windows import tukey
 from sklearn.utils import check_random_state
@@ -201,7 +204,7 @@ def _read_mat(path: Path, key: str) -> np.ndarray:
             f"{path} is a MATLAB v7.3 (HDF5) file, which scipy cannot read; "
             "re-save it with save(..., '-v7') or export the frequencies to CSV."
         ) from exc
-    except (ValueError, TypeError, OSError) as exc:
+    except (MatReadError, ValueError, TypeError, OSError) as exc:
         raise ValueError(f"could not read {path} as a MATLAB file: {exc}") from exc
     if key not in contents:
         variables = sorted(name for name in contents if not name.startswith("__"))
@@ -212,16 +215,56 @@ def _read_mat(path: Path, key: str) -> np.ndarray:
     return contents[key]
 
 
+# Byte-order marks of the encodings a spreadsheet may save "Unicode" text in;
+# UTF-32 first, as its little-endian mark begins with UTF-16's.
+_WIDE_ENCODINGS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _csv_text(path: Path) -> str:
+    """The file as text: UTF-8 (with or without a signature) or ASCII."""
+    raw = path.read_bytes()
+    for mark, encoding in _WIDE_ENCODINGS:
+        if raw.startswith(mark):
+            raise ValueError(
+                f"{path} is encoded in {encoding}; load_z24 reads UTF-8 or ASCII "
+                "text. Save the CSV as UTF-8."
+            )
+    if b"\x00" in raw:
+        raise ValueError(
+            f"{path} holds NUL bytes, as UTF-16 or UTF-32 text without a "
+            "byte-order mark does; load_z24 reads UTF-8 or ASCII. Save the CSV "
+            "as UTF-8."
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = raw.count(b",", line_start, exc.start)
+        raise ValueError(
+            f"{path} is not UTF-8 text: byte 0x{raw[exc.start]:02x} in line {line}, "
+            f"column {column} (counted from 0) is not UTF-8, as in a file saved "
+            "in Latin-1 or Windows-1252. Save the CSV as UTF-8."
+        ) from None
+
+
 def _read_csv(path: Path) -> np.ndarray:
-    with path.open() as handle:
-        first_line = handle.readline()
+    text = _csv_text(path)
+    first_line = text.split("\n", 1)[0]
     try:
         [float(field) for field in first_line.split(",")]
         header_lines = 0
     except ValueError:
         header_lines = 1
     try:
-        return np.loadtxt(path, delimiter=",", skiprows=header_lines, ndmin=2)
+        return np.loadtxt(
+            io.StringIO(text), delimiter=",", skiprows=header_lines, ndmin=2
+        )
     except ValueError as exc:
         raise ValueError(
             f"{path} is not a CSV of numbers (an optional header line, then 4 "
@@ -250,6 +293,15 @@ def _checked_frequencies(raw, path: Path) -> np.ndarray:
         raise ValueError(
             f"the data in {path} have a missing or non-finite value at row {row}, "
             f"column {column} ({X[row, column]})."
+        )
+    constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+    if constant.size and X.shape[0] > 1:
+        column = int(constant[0])
+        raise ValueError(
+            f"the data in {path} have column {column} (counted from 0) constant, "
+            f"{X[0, column]} in every row: a natural frequency varies with "
+            "temperature and damage, so this is not a record of one (a stuck "
+            "channel, or a column of another quantity)."
         )
     return X
 
@@ -319,10 +371,12 @@ def load_z24(
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        If the file type is not ``.mat`` or ``.csv``, the MATLAB variable is
-        missing, the data are not numeric, not of shape ``(n, 4)``, contain
-        NaN or infinite values, or ``damage_onset`` leaves fewer than two
-        damaged observations.
+        If the file is empty or unreadable (a corrupt ``.mat``, a CSV not in
+        UTF-8 or ASCII), the file type is not ``.mat`` or ``.csv``, the MATLAB
+        variable is missing, the data are not numeric, not of shape
+        ``(n, 4)``, contain NaN or infinite values or a constant column, or
+        ``damage_onset`` leaves fewer than two damaged observations. The
+        message names the file (and the line or column at fault).
 
     See Also
     --------
@@ -361,6 +415,8 @@ def load_z24(
             "skrbal; point load_z24 at your own copy."
         )
     suffix = path.suffix.lower()
+    if suffix in (".mat", ".csv") and path.stat().st_size == 0:
+        raise ValueError(f"{path} is empty (0 bytes): it holds no Z24 record.")
     if suffix == ".mat":
         raw = _read_mat(path, key)
     elif suffix == ".csv":

@@ -1,10 +1,10 @@
 """Repeated risk-based active-learning studies: case studies, methods, runner."""
 
 from skrbal.experiments._cases import CaseStudy, get_case_study
+from skrbal.experiments._folder import StudyFileWarning, load_study
 from skrbal.experiments._methods import Method, available_methods, get_method
 from skrbal.experiments._report import study_report, summarise_study
 from skrbal.experiments._runner import (
-    load_study,
     replay_repetition,
     run_repetition,
     run_study,
@@ -13,6 +13,7 @@ from skrbal.experiments._runner import (
 __all__ = [
     "CaseStudy",
     "Method",
+    "StudyFileWarning",
     "available_methods",
     "get_case_study",
     "get_method",

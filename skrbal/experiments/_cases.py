@@ -105,7 +105,7 @@ class CaseStudy:
         X, y, actions = self.make_data(data_random_state)
         X = np.asarray(X, dtype=float)
         if self.standardise:
-            X = (X - X.mean(axis=0)) / X.std(axis=0)
+            X = _standardised(X, self.source or self.name)
         return X, np.asarray(y), np.asarray(actions)
 
     def split(self, random_state=None, data_random_state=0) -> Bunch:
@@ -133,6 +133,19 @@ class CaseStudy:
             initial_size=self.initial_size,
             random_state=random_state,
         )
+
+
+def _standardised(X: np.ndarray, source: str) -> np.ndarray:
+    """Zero mean, unit variance per feature; a constant feature is an error."""
+    scale = X.std(axis=0)
+    constant = np.flatnonzero(scale == 0)
+    if constant.size:
+        raise ValueError(
+            f"feature {int(constant[0])} (counted from 0) of the record "
+            f"({source}) is constant, {X[0, constant[0]]} in every observation: "
+            "it cannot be standardised and carries no information. Remove it."
+        )
+    return (X - X.mean(axis=0)) / scale
 
 
 def _synthetic_data(random_state):
@@ -202,6 +215,7 @@ def _z24_from(data) -> CaseStudy:
         ).hexdigest()
         source = f"arrays of shape {X.shape}, sha256 {digest}"
         description = f"Z24 record given as arrays, {X.shape[0]} observations"
+    _standardised(X, source)  # a record that cannot be used fails here, not in a run
     # The record travels with the case (a few hundred kB), so workers of a
     # remote Dask cluster need no access to the user's file.
     return replace(

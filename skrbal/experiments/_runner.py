@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import platform
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,13 +17,20 @@ from sklearn.utils import Bunch
 from tqdm.auto import tqdm
 
 from skrbal.active import RiskBasedLearner
+from skrbal.datasets._validation import check_int
 from skrbal.experiments._cases import CaseStudy, get_case_study
+from skrbal.experiments._folder import (
+    FORMAT_VERSION,
+    atomic_write_text,
+    combine,
+    folder_lock,
+    open_study,
+    rep_path,
+    repetition_payload,
+)
 from skrbal.experiments._methods import Method, get_method
 
-__all__ = ["load_study", "replay_repetition", "run_repetition", "run_study"]
-
-# 2: queries gained record_index, totals seconds, the config the data source.
-_FORMAT_VERSION = 2
+__all__ = ["replay_repetition", "run_repetition", "run_study"]
 
 
 def repetition_seed(seed: int, repetition: int) -> int:
@@ -231,61 +236,11 @@ def replay_repetition(
 
 
 # ---------------------------------------------------------------------- #
-# persistence
+# the study
 # ---------------------------------------------------------------------- #
-def _atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that ``path`` is either absent or complete."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def _remove_stale_temporaries(out: Path) -> None:
-    """Delete the half-written files of a killed run (see _atomic_write_text).
-
-    Their content is redone; only the study's own temporary names match.
-    """
-    patterns = [("repetitions", ".rep-*.json.*")] + [
-        (".", f".{name}.*") for name in ("config.json", "queries.csv", "totals.csv")
-    ]
-    for folder, pattern in patterns:
-        for stale in (out / folder).glob(pattern):
-            stale.unlink(missing_ok=True)
-
-
-def _rep_path(out: Path, repetition: int) -> Path:
-    return out / "repetitions" / f"rep-{repetition:05d}.json"
-
-
-def _save_repetition(out: Path, repetition: int, result: Bunch) -> None:
-    payload = {
-        name: json.loads(frame.to_json(orient="split", index=False))
-        for name, frame in (("queries", result.queries), ("totals", result.totals))
-    }
-    _atomic_write_text(_rep_path(out, repetition), json.dumps(payload))
-
-
-def _load_repetition(path: Path) -> Bunch:
-    payload = json.loads(path.read_text())
-    return Bunch(
-        **{
-            name: pd.DataFrame(part["data"], columns=part["columns"])
-            for name, part in payload.items()
-        }
-    )
-
-
 def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
     return {
-        "format_version": _FORMAT_VERSION,
+        "format_version": FORMAT_VERSION,
         "case": case.name,
         "case_description": case.description,
         "data_source": case.source,
@@ -304,31 +259,6 @@ def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
         "n_repeats": n_repeats,
         "seed": seed,
     }
-
-
-def _check_resume(out: Path, config: dict, resume: bool) -> list[int]:
-    config_path = out / "config.json"
-    done = sorted(
-        int(p.stem.split("-")[1]) for p in (out / "repetitions").glob("rep-*.json")
-    )
-    if config_path.exists():
-        saved = json.loads(config_path.read_text())
-        saved_core = {k: v for k, v in saved.items() if k not in ("environment",)}
-        if not resume:
-            raise FileExistsError(
-                f"{out} already holds a study; pass resume=True (--resume) to "
-                "continue it or choose another output folder."
-            )
-        mismatch = {
-            key
-            for key in config
-            if key != "n_repeats" and saved_core.get(key) != config[key]
-        }
-        if mismatch:
-            raise ValueError(
-                f"cannot resume {out}: its configuration differs in {sorted(mismatch)}."
-            )
-    return done
 
 
 def _environment() -> dict:
@@ -381,6 +311,7 @@ def run_study(
     scheduler=None,
     out=None,
     resume: bool = False,
+    overwrite: bool = False,
     progress: bool = True,
 ) -> Bunch:
     """Repeat every method on fresh splits of a case study, in parallel.
@@ -390,6 +321,17 @@ def run_study(
     finish. With ``out``, every finished repetition is written at once, as one
     file replaced atomically: an interrupted study loses only the repetitions
     that were running, and ``resume=True`` runs just the missing ones.
+
+    The folder is treated as a database. Its ``config.json`` says what the
+    study is; nothing in the folder is reused unless it matches (a folder
+    with results but no ``config.json`` is refused). Each repetition file
+    names its study and repetition and is checked when read; on resuming, a
+    file that is unreadable or incomplete is computed again, with a
+    :class:`StudyFileWarning`. Numbers are stored at full precision, so a
+    resumed study equals an uninterrupted one exactly (all but the
+    ``seconds`` column). The folder is locked while the study runs: a second
+    run into it raises ``BlockingIOError`` instead of corrupting it. Files
+    are created with the permissions of the user's umask.
 
     Parameters
     ----------
@@ -401,9 +343,13 @@ def run_study(
         ``predict_proba``, Pipelines included (the ``skrbal`` command offers
         the built-ins only; other estimators go through this function).
     n_repeats : int, default=5
-        Number of repetitions.
+        Number of repetitions. Resuming with fewer repetitions than a folder
+        holds gives the first ``n_repeats`` of them; ``config.json``,
+        ``totals.csv``, ``queries.csv`` and :func:`load_study` all describe
+        that study, and the files of the higher repetitions stay on disk,
+        unread, to be reused if the study is resumed with more.
     seed : int, default=0
-        Seed of the study.
+        Seed of the study, a non-negative integer.
     n_jobs : int, default=1
         Parallel workers (joblib's loky processes, or Dask workers with
         ``scheduler='local'``).
@@ -416,7 +362,13 @@ def run_study(
         Folder for ``config.json``, one file per repetition and the tidy
         ``queries.csv`` and ``totals.csv``.
     resume : bool, default=False
-        Continue a study in ``out``; its configuration must match.
+        Continue a study in ``out``; its configuration must match. Without
+        it (and without ``overwrite``) a folder that holds a study is
+        refused with ``FileExistsError``.
+    overwrite : bool, default=False
+        Replace the study in ``out``: its ``config.json``, repetition files
+        and tidy CSV files are deleted first (other files are left alone).
+        Excludes ``resume``.
     progress : bool, default=True
         Show a progress bar with the estimated time left.
 
@@ -426,6 +378,17 @@ def run_study(
         ``queries`` and ``totals`` (DataFrames over all repetitions, sorted by
         repetition and method, as :func:`run_repetition` describes) and
         ``config`` (dict).
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid, or ``out`` holds another study (its
+        configuration differs) or an unreadable ``config.json``.
+    FileExistsError
+        If ``out`` holds results and neither ``resume`` nor ``overwrite`` is
+        given, or holds results without a ``config.json``.
+    BlockingIOError
+        If another run is writing into ``out``.
 
     See Also
     --------
@@ -455,95 +418,61 @@ def run_study(
     ['logistic-evpi']
     """
     case = get_case_study(case) if isinstance(case, str) else case
-    methods = _ordered([get_method(m) for m in methods])
+    methods = [get_method(m) for m in methods]
+    if not methods:
+        raise ValueError("methods must hold at least one method, got none.")
+    methods = _ordered(methods)
     if len({m.name for m in methods}) != len(methods):
         raise ValueError("method names must be distinct.")
-    if int(n_repeats) < 1:
-        raise ValueError(f"n_repeats must be >= 1, got {n_repeats}.")
-    config = _config(case, methods, int(n_repeats), int(seed))
-    results: dict[int, Bunch] = {}
-    todo = list(range(n_repeats))
-    if out is not None:
-        out = Path(out)
-        (out / "repetitions").mkdir(parents=True, exist_ok=True)
-        done = _check_resume(out, config, resume)
-        if resume:
-            _remove_stale_temporaries(out)
-        _atomic_write_text(
-            out / "config.json",
-            json.dumps({**config, "environment": _environment()}, indent=2),
+    n_repeats = check_int(n_repeats, "n_repeats", minimum=1)
+    # SeedSequence takes non-negative integers only.
+    seed = check_int(seed, "seed", minimum=0)
+    config = _config(case, methods, n_repeats, seed)
+    with contextlib.ExitStack() as stack:
+        results: dict[int, Bunch] = {}
+        if out is not None:
+            out = Path(out)
+            stack.enter_context(folder_lock(out))
+            results = open_study(out, config, resume=resume, overwrite=overwrite)
+        elif resume or overwrite:
+            raise ValueError("resume and overwrite need an output folder, out.")
+        # Connect to the scheduler before the folder is written to, so an
+        # unreachable cluster leaves no half-started study behind.
+        stack.enter_context(_backend(n_jobs, scheduler))
+        if out is not None:
+            (out / "repetitions").mkdir(exist_ok=True)
+            atomic_write_text(
+                out / "config.json",
+                json.dumps({**config, "environment": _environment()}, indent=2),
+            )
+        todo = [r for r in range(n_repeats) if r not in results]
+        bar = stack.enter_context(
+            tqdm(
+                total=n_repeats,
+                initial=n_repeats - len(todo),
+                desc=f"{case.name}: repetitions",
+                disable=not progress,
+                unit="rep",
+            )
         )
-        for repetition in done:
-            if repetition < n_repeats:
-                results[repetition] = _load_repetition(_rep_path(out, repetition))
-        todo = [r for r in todo if r not in results]
-
-    bar = tqdm(
-        total=n_repeats,
-        initial=n_repeats - len(todo),
-        desc=f"{case.name}: repetitions",
-        disable=not progress,
-        unit="rep",
-    )
-    with bar, _backend(n_jobs, scheduler):
         stream = Parallel(return_as="generator_unordered")(
             delayed(_indexed_repetition)(case, methods, r, seed) for r in todo
         )
         for repetition, result in stream:
             if out is not None:
-                _save_repetition(out, repetition, result)
+                atomic_write_text(
+                    rep_path(out, repetition),
+                    repetition_payload(result, repetition, config),
+                )
             results[repetition] = result
             bar.update()
 
-    study = _combine(results, config)
-    if out is not None:
-        _atomic_write_text(out / "queries.csv", study.queries.to_csv(index=False))
-        _atomic_write_text(out / "totals.csv", study.totals.to_csv(index=False))
+        study = combine(results, config)
+        if out is not None:
+            atomic_write_text(out / "queries.csv", study.queries.to_csv(index=False))
+            atomic_write_text(out / "totals.csv", study.totals.to_csv(index=False))
     return study
 
 
 def _indexed_repetition(case, methods, repetition, seed):
     return repetition, run_repetition(case, methods, repetition, seed=seed)
-
-
-def _combine(results: dict[int, Bunch], config: dict) -> Bunch:
-    order = sorted(results)
-    queries = pd.concat([results[r].queries for r in order], ignore_index=True)
-    totals = pd.concat([results[r].totals for r in order], ignore_index=True)
-    return Bunch(queries=queries, totals=totals, config=config)
-
-
-def load_study(out) -> Bunch:
-    """Load a study written by :func:`run_study` (finished or interrupted).
-
-    Parameters
-    ----------
-    out : str or Path
-        The study's folder.
-
-    Returns
-    -------
-    study : Bunch
-        ``queries``, ``totals`` and ``config``, from every repetition saved.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from skrbal.experiments import Method, load_study, run_study
-    >>> folder = tempfile.mkdtemp()
-    >>> _ = run_study("synthetic", [Method("nb", GaussianNB)], n_repeats=1,
-    ...               out=folder, progress=False)
-    >>> len(load_study(folder).totals)
-    1
-    """
-    out = Path(out)
-    config_path = out / "config.json"
-    if not config_path.exists():
-        raise FileNotFoundError(f"no study in {out}: config.json is missing.")
-    config = json.loads(config_path.read_text())
-    paths = sorted((out / "repetitions").glob("rep-*.json"))
-    if not paths:
-        raise FileNotFoundError(f"the study in {out} has no finished repetition.")
-    results = {int(p.stem.split("-")[1]): _load_repetition(p) for p in paths}
-    return _combine(results, config)
