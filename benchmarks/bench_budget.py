@@ -370,7 +370,7 @@ def main(argv=None) -> None:
         "evpi+cap in the same repetition.",
         "",
     ]
-    header.append("![regret against budget](budget.png)\n")
+    header += ["![regret against budget](budget.png)", "", ""]
     (args.out / "budget.md").write_text("\n".join(header) + summarise(runs))
     plot(runs, args.out / "budget.png")
     print(summarise(runs))
