@@ -83,7 +83,8 @@ def _figures(study, out: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from skrbal.plotting import plot_class_proportions, plot_query_curves
+    from skrbal.experiments import get_case_study
+    from skrbal.plotting import ClassProportionDisplay, QueryCurveDisplay
 
     queries = study.queries
     longest = int(queries.groupby(["method", "repetition"])["query"].max().median())
@@ -91,19 +92,19 @@ def _figures(study, out: Path) -> list[Path]:
     paths = []
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
-    plot_query_curves(
-        queries,
+    QueryCurveDisplay.from_study(
+        study,
         "decision_accuracy",
         ax=axes[0],
         max_queries=max_queries,
-        label="decision accuracy (test set)",
+        ylabel="decision accuracy (test set)",
     )
-    plot_query_curves(
-        queries,
+    QueryCurveDisplay.from_study(
+        study,
         "f1_macro",
         ax=axes[1],
         max_queries=max_queries,
-        label="macro F1 (test set)",
+        ylabel="macro F1 (test set)",
     )
     fig.suptitle(f"{study.config['case']}: {study.config['n_repeats']} repetitions")
     paths.append(out / "learning_curves.png")
@@ -114,8 +115,11 @@ def _figures(study, out: Path) -> list[Path]:
     fig, axes = plt.subplots(
         1, len(methods), figsize=(5.5 * len(methods), 4), constrained_layout=True
     )
+    process = get_case_study(study.config["case"]).process()
     for ax, method in zip(np.atleast_1d(axes), methods):
-        plot_class_proportions(queries, method, ax=ax, max_queries=max_queries)
+        ClassProportionDisplay.from_study(
+            study, method, process=process, ax=ax, max_queries=max_queries
+        )
     paths.append(out / "class_proportions.png")
     fig.savefig(paths[-1], dpi=120)
     plt.close(fig)
@@ -209,14 +213,16 @@ def _panel_grid(n: int, width: float = 5.0, height: float = 3.8, columns: int = 
     return fig, axes.ravel()[:n]
 
 
-def _proportion_figures(study, out: Path, limit: int, paths: list) -> None:
-    from skrbal.plotting import plot_class_proportions
+def _proportion_figures(study, case, out: Path, limit: int, paths: list) -> None:
+    from skrbal.plotting import ClassProportionDisplay
 
     queries = study.queries
     methods = list(queries["method"].unique())
     fig, axes = _panel_grid(len(methods))
     for ax, method in zip(axes, methods):
-        plot_class_proportions(queries, method, ax=ax, max_queries=limit)
+        ClassProportionDisplay.from_study(
+            study, method, process=case.process(), ax=ax, max_queries=limit
+        )
     fig.suptitle("class proportions of the labelled set, mean +- 1 sigma over runs")
     _save(fig, out / "class_proportions.png", paths)
 
@@ -234,8 +240,13 @@ def _proportion_figures(study, out: Path, limit: int, paths: list) -> None:
     if effective:
         fig, axes = _panel_grid(len(effective))
         for ax, method in zip(axes, effective):
-            plot_class_proportions(
-                queries, method, ax=ax, max_queries=limit, effective=True
+            ClassProportionDisplay.from_study(
+                study,
+                method,
+                process=case.process(),
+                ax=ax,
+                max_queries=limit,
+                effective=True,
             )
         _save(fig, out / "effective_proportions.png", paths)
 
@@ -243,14 +254,14 @@ def _proportion_figures(study, out: Path, limit: int, paths: list) -> None:
 def _query_figures(study, case, out: Path, paths: list) -> None:
     import matplotlib.pyplot as plt
 
-    from skrbal.plotting import plot_query_counts, plot_query_positions
+    from skrbal.plotting import QueryCountDisplay, QueryPositionDisplay
 
     evpi_methods = [
         name for name, m in study.config["methods"].items() if m["query"] != "random"
     ]
     if evpi_methods:
         fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
-        plot_query_counts(study.totals, methods=evpi_methods, ax=ax)
+        QueryCountDisplay.from_study(study, methods=evpi_methods, ax=ax)
         ax.set_title("inspections per run (random methods match their EVPI method)")
         _save(fig, out / "query_counts.png", paths)
 
@@ -266,8 +277,13 @@ def _query_figures(study, case, out: Path, paths: list) -> None:
     )
     # Bins of 50 record positions hold about 25 stream steps, the paper's bins.
     for ax, method in zip(axes[:, 0], methods):
-        plot_query_positions(
-            study.queries, labels, methods=[method], bin_width=50, ax=ax
+        QueryPositionDisplay.from_study(
+            study,
+            labels,
+            process=case.process(),
+            methods=[method],
+            bin_width=50,
+            ax=ax,
         )
         ax.set_ylabel("inspections")
         if ax is not axes[-1, 0]:
@@ -279,7 +295,7 @@ def _evpi_figure(study, case, out: Path, example: int, paths: list) -> None:
     import matplotlib.pyplot as plt
 
     from skrbal.experiments import replay_repetition
-    from skrbal.plotting import plot_model_evpi
+    from skrbal.plotting import EVPIDisplay
 
     methods = list(study.config["methods"])
     evpi_methods = [
@@ -292,6 +308,7 @@ def _evpi_figure(study, case, out: Path, example: int, paths: list) -> None:
         constrained_layout=True,
         squeeze=False,
     )
+    displays = []
     for row, name in zip(axes, evpi_methods):
         replay = replay_repetition(
             case, name, example, seed=study.config["seed"], methods=methods
@@ -301,19 +318,24 @@ def _evpi_figure(study, case, out: Path, example: int, paths: list) -> None:
             (row[0], replay.initial_estimator, split.initial_indices, "before"),
             (row[1], learner.estimator_, learner.labelled_indices_, "after"),
         ):
-            plot_model_evpi(
+            display = EVPIDisplay.from_estimator(
                 model,
                 split.X_stream,
-                split.y_stream,
                 replay.process,
+                y=split.y_stream,
                 labelled=labelled,
                 ax=ax,
                 grid_resolution=120,
             )
+            displays.append(display)
             ax.set_title(
                 f"{name}, repetition {example}: {when} learning "
                 f"({len(labelled)} labelled)"
             )
+    # The panels are compared: one colour scale for all of them.
+    top = max(float(display.evpi.max()) for display in displays)
+    for display in displays:
+        display.rescale(vmin=0.0, vmax=top)
     axes[0, 0].legend(loc="upper left", fontsize="small", markerscale=2)
     _save(fig, out / "evpi_surfaces.png", paths)
 
@@ -339,7 +361,7 @@ def _reproduce_figures(study, case, out: Path, example: int) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from skrbal.plotting import plot_query_curves
+    from skrbal.plotting import QueryCurveDisplay
 
     queries = study.queries
     limit = _query_limit(queries)
@@ -349,11 +371,13 @@ def _reproduce_figures(study, case, out: Path, example: int) -> list[Path]:
         (axes[0], "decision_accuracy", "decision accuracy (test set)"),
         (axes[1], "f1_macro", "macro F1 (test set)"),
     ):
-        plot_query_curves(queries, metric, ax=ax, max_queries=limit, label=label)
+        QueryCurveDisplay.from_study(
+            study, metric, ax=ax, max_queries=limit, ylabel=label
+        )
     n_runs = study.totals["repetition"].nunique()
     fig.suptitle(f"{study.config['case']}: {n_runs} repetitions")
     _save(fig, out / "learning_curves.png", paths)
-    _proportion_figures(study, out, limit, paths)
+    _proportion_figures(study, case, out, limit, paths)
     _query_figures(study, case, out, paths)
     if case.record()[0].shape[1] == 2:
         _evpi_figure(study, case, out, example, paths)

@@ -330,7 +330,7 @@ def test_summary_is_written_before_any_figure(tmp_path, monkeypatch, command):
     def fail(*args, **kwargs):
         raise FigureFailed
 
-    monkeypatch.setattr(skrbal.plotting, "plot_query_curves", fail)
+    monkeypatch.setattr(skrbal.plotting.QueryCurveDisplay, "from_study", fail)
     out = tmp_path / "results"
     with pytest.raises(FigureFailed):
         main([*command, *QUICK, "--methods", "gmm-evpi", "--out", str(out)])

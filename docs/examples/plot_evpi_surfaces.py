@@ -9,10 +9,10 @@ expected value of perfect information (EVPI) that a
 :class:`~skrbal.mixture.BayesianGMMClassifier` and the two multiclass
 relevance vector machines of :class:`~skrbal.rvm.MulticlassRVC` induce over
 the two features of the synthetic case study, with
-:func:`~skrbal.plotting.plot_model_evpi` (an
-:class:`~skrbal.plotting.EVPIDisplay` with the data on top). The dashed
-contour is where the EVPI equals the inspection cost: inside it, a
-risk-based learner inspects.
+:class:`~skrbal.plotting.EVPIDisplay`, with the data on top and the
+labelled set circled. The dashed contour is where the EVPI equals the
+inspection cost: inside it, a risk-based learner inspects. The three panels
+share one colour scale, so a colour is the same EVPI in each.
 """
 
 # %%
@@ -26,7 +26,7 @@ import numpy as np
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.datasets import make_degradation_stream, stream_test_split
 from skrbal.metrics import decision_accuracy
-from skrbal.plotting import plot_model_evpi
+from skrbal.plotting import EVPIDisplay
 from skrbal.rvm import MulticlassRVC
 
 X, y, actions = make_degradation_stream(random_state=0)
@@ -50,21 +50,27 @@ models = {
     "mRVM2": MulticlassRVC(method="mrvm2", classes=[1, 2, 3, 4]),
 }
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), sharey=True)
+displays = []
 for ax, (name, model) in zip(axes, models.items()):
     model.fit(X_labelled, y_labelled)
-    plot_model_evpi(
+    display = EVPIDisplay.from_estimator(
         model,
         split.X_stream,
-        split.y_stream,
         process,
+        y=split.y_stream,
         labelled=labelled,
         ax=ax,
         grid_resolution=70,
         max_points=1500,
     )
+    displays.append(display)
     proba = model.predict_proba(split.X_test)
     accuracy = decision_accuracy(split.y_test, proba, process, classes=model.classes_)
     ax.set_title(f"{name}: decision accuracy {accuracy:.3f}")
+# The panels are compared: put them on one colour scale.
+top = max(display.evpi.max() for display in displays)
+for display in displays:
+    display.rescale(vmin=0.0, vmax=top)
 fig.tight_layout()
 
 # %%

@@ -30,6 +30,7 @@ import pandas as pd
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.active import RiskBasedLearner
 from skrbal.datasets import make_degradation_stream, stream_test_split
+from skrbal.plotting import state_styles
 
 X, y, actions = make_degradation_stream(random_state=0)
 split = stream_test_split(X, y, actions, random_state=1)
@@ -81,8 +82,8 @@ print(summary.round(3))
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), sharey=True)
 for ax, (name, learner) in zip(axes, learners.items()):
     queries = learner.history_.queries
-    for state, colour in zip(process.classes_, ["C2", "C0", "C1", "C3"]):
-        ax.plot(queries[f"proportion_{state}"], color=colour, label=f"state {state}")
+    for state, (state_name, colour) in state_styles(process).items():
+        ax.plot(queries[f"proportion_{state}"], color=colour, label=state_name)
         effective = f"effective_proportion_{state}"
         if effective in queries:
             ax.plot(queries[effective], color=colour, ls="--")

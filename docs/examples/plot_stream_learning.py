@@ -25,6 +25,7 @@ import numpy as np
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.active import RiskBasedLearner
 from skrbal.datasets import make_degradation_stream, stream_test_split
+from skrbal.plotting import state_styles
 
 X, y, actions = make_degradation_stream(random_state=0)
 split = stream_test_split(X, y, actions, random_state=1)
@@ -34,8 +35,10 @@ print(f"initially labelled: {split.initial_indices.size} steps")
 print("utility of each action in each state:")
 print(process.state_action_utility)
 
-colours = np.array(["tab:green", "tab:blue", "tab:orange", "tab:red"])
-names = process.state_names
+# One colour and one name per state, the ones every skrbal figure uses.
+styles = state_styles(process).values()
+colours = np.array([style.color for style in styles])
+names = [style.name for style in styles]
 
 fig, axes = plt.subplots(2, 1, figsize=(8, 4.5), sharex=True)
 steps = np.arange(split.X_stream.shape[0])
@@ -128,7 +131,7 @@ fig.tight_layout()
 # :func:`~skrbal.experiments.run_study` repeats both on fresh splits; the
 # paper used 1000 repetitions, a handful is enough to see the shape here.
 from skrbal.experiments import run_study
-from skrbal.plotting import plot_class_proportions, plot_query_curves
+from skrbal.plotting import ClassProportionDisplay, QueryCurveDisplay
 
 study = run_study(
     "synthetic", ["gmm-evpi", "gmm-random"], n_repeats=6, seed=0, progress=False
@@ -140,8 +143,8 @@ print(
 )
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
-plot_query_curves(study.queries, "decision_accuracy", ax=axes[0], max_queries=15)
-plot_query_curves(study.queries, "f1_macro", ax=axes[1], max_queries=15)
+QueryCurveDisplay.from_study(study, "decision_accuracy", ax=axes[0], max_queries=15)
+QueryCurveDisplay.from_study(study, "f1_macro", ax=axes[1], max_queries=15)
 fig.tight_layout()
 
 # %%
@@ -149,10 +152,13 @@ fig.tight_layout()
 # random ones learn the better *classifier* (macro-F1). The price is a
 # labelled set far from the data's class proportions: significant damage
 # dominates it. This sampling bias is what the semi-supervised and
-# discriminative remedies address.
+# discriminative remedies address. Each state keeps its colour and name
+# (the process's) in every figure.
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
-plot_class_proportions(study.queries, "gmm-evpi", ax=axes[0], max_queries=15)
-plot_class_proportions(study.queries, "gmm-random", ax=axes[1], max_queries=15)
+for ax, method in zip(axes, ["gmm-evpi", "gmm-random"]):
+    ClassProportionDisplay.from_study(
+        study, method, process=synthetic_decision_process(), ax=ax, max_queries=15
+    )
 axes[0].set_title("EVPI queries")
 axes[1].set_title("random queries")
 fig.tight_layout()

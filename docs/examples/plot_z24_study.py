@@ -24,10 +24,12 @@ import numpy as np
 
 from skrbal import z24_decision_process
 from skrbal.datasets import make_z24_like
+from skrbal.plotting import state_styles
 
 X, y, actions = make_z24_like(random_state=0)
 process = z24_decision_process()
-colours = np.array(["tab:green", "tab:blue", "tab:orange", "tab:red"])
+# Every figure of skrbal draws a state in the colour state_styles gives it.
+colours = np.array([style.color for style in state_styles(process).values()])
 states, counts = np.unique(y, return_counts=True)
 print("observations per state:", dict(zip(states.tolist(), counts.tolist())))
 
@@ -69,7 +71,7 @@ print("optimal action of each state:", process.perfect_information_action(states
 # Bayesian Gaussian mixture, and a random baseline that inspects as many
 # times.
 from skrbal.experiments import get_case_study, run_study
-from skrbal.plotting import plot_class_proportions, plot_query_curves
+from skrbal.plotting import ClassProportionDisplay, QueryCurveDisplay
 
 case = get_case_study("z24")
 study = run_study(case, ["gmm-evpi", "gmm-random"], n_repeats=12, progress=False)
@@ -80,8 +82,8 @@ print(
 )
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-plot_query_curves(study.queries, "decision_accuracy", ax=axes[0], max_queries=10)
-plot_query_curves(study.queries, "f1_macro", ax=axes[1], max_queries=10)
+QueryCurveDisplay.from_study(study, "decision_accuracy", ax=axes[0], max_queries=10)
+QueryCurveDisplay.from_study(study, "f1_macro", ax=axes[1], max_queries=10)
 fig.tight_layout()
 
 # %%
@@ -92,7 +94,9 @@ fig.tight_layout()
 # information lies: the learner hardly ever inspects advanced damage, whose
 # action is never in doubt.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-plot_class_proportions(study.queries, "gmm-evpi", ax=axes[0], max_queries=10)
-plot_class_proportions(study.queries, "gmm-random", ax=axes[1], max_queries=10)
+for ax, method in zip(axes, ["gmm-evpi", "gmm-random"]):
+    ClassProportionDisplay.from_study(
+        study, method, process=case.process(), ax=ax, max_queries=10
+    )
 fig.tight_layout()
 plt.show()

@@ -1,24 +1,33 @@
-"""Figures of risk-based active-learning studies (needs matplotlib)."""
+"""Figures of risk-based active-learning studies (needs matplotlib).
+
+Every figure is a display in scikit-learn's pattern: create it with
+``from_study``, ``from_frames`` or ``from_estimator``, redraw it with
+``plot(ax=...)``, and find its artists in the trailing-underscore
+attributes. A health state has one colour and one name in every figure
+(:func:`state_styles`).
+"""
 
 from skrbal.plotting._curves import (
-    plot_class_proportions,
-    plot_query_curves,
+    ClassProportionDisplay,
+    QueryCurveDisplay,
     query_curve_summary,
 )
-from skrbal.plotting._evpi import EVPIDisplay, plot_model_evpi
+from skrbal.plotting._evpi import EVPIDisplay
 from skrbal.plotting._queries import (
-    plot_query_counts,
-    plot_query_positions,
+    QueryCountDisplay,
+    QueryPositionDisplay,
     segment_boundaries,
 )
+from skrbal.plotting._states import StateStyle, state_styles
 
 __all__ = [
+    "ClassProportionDisplay",
     "EVPIDisplay",
-    "plot_class_proportions",
-    "plot_model_evpi",
-    "plot_query_counts",
-    "plot_query_curves",
-    "plot_query_positions",
+    "QueryCountDisplay",
+    "QueryCurveDisplay",
+    "QueryPositionDisplay",
+    "StateStyle",
     "query_curve_summary",
     "segment_boundaries",
+    "state_styles",
 ]

@@ -5,21 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from skrbal.plotting._base import (
+    _chosen_methods,
+    _history_frame,
+    _integer_ticks,
+    _new_axes,
+    _study_frame,
+)
+from skrbal.plotting._states import _match_states
+
 __all__ = [
-    "plot_class_proportions",
-    "plot_query_curves",
+    "ClassProportionDisplay",
+    "QueryCurveDisplay",
     "query_curve_summary",
 ]
-
-
-def _pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "plotting needs matplotlib: pip install 'skrbal[plot]'"
-        ) from exc
-    return plt
 
 
 def _per_query(queries: pd.DataFrame, column: str, max_queries=None) -> pd.DataFrame:
@@ -90,146 +89,487 @@ def query_curve_summary(
     return pd.concat(frames, ignore_index=True)
 
 
-def plot_query_curves(
-    queries: pd.DataFrame,
-    metric: str = "decision_accuracy",
-    *,
-    ax=None,
-    max_queries=None,
-    label: str | None = None,
-):
-    """Median of a metric against queries, with interquartile bands.
+_QUERIES_LABEL = "number of queries (inspections)"
 
-    One line per method, as in the paper's learning-curve figures.
+
+class QueryCurveDisplay:
+    """Median of a metric against the number of queries, with quartile bands.
+
+    The paper's learning curves: one line per method, the median over
+    repetitions of a test-set metric after each query, and a band between
+    the first and third quartiles. Create it with :meth:`from_study` or
+    :meth:`from_frames`; all parameters are stored as attributes.
 
     Parameters
     ----------
-    queries : DataFrame
-        Tidy per-query results (see :func:`query_curve_summary`).
-    metric : str, default='decision_accuracy'
-        Column to plot.
-    ax : matplotlib Axes, default=None
-        Where to draw; a new figure when ``None``.
-    max_queries : int, default=None
-        Last query count shown.
-    label : str, default=None
-        Y-axis label; defaults to the metric's name.
+    summary : DataFrame
+        Columns ``method``, ``query``, ``median``, ``q25`` and ``q75``, as
+        :func:`query_curve_summary` returns.
+    metric : str
+        The metric summarised.
+    ylabel : str, default=None
+        Y-axis label; the metric's name by default.
 
-    Returns
-    -------
-    ax : matplotlib Axes
+    Attributes
+    ----------
+    lines_ : dict of matplotlib Line2D
+        Method to its median line.
+    bands_ : dict of matplotlib PolyCollection
+        Method to its interquartile band.
+    ax_ : matplotlib Axes
+        Axes with the curves.
+    figure_ : matplotlib Figure
+        Figure holding the axes.
+
+    See Also
+    --------
+    query_curve_summary : The numbers drawn.
+    sklearn.model_selection.LearningCurveDisplay : Scores against the
+        training-set size.
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import pandas as pd
-    >>> from skrbal.plotting import plot_query_curves
+    >>> from skrbal.plotting import QueryCurveDisplay
     >>> queries = pd.DataFrame({"method": ["a", "a", "b"], "repetition": 0,
     ...                         "query": [0, 1, 0], "f1": [0.5, 0.7, 0.6]})
-    >>> ax = plot_query_curves(queries, "f1")
-    >>> [line.get_label() for line in ax.get_lines()]
-    ['a', 'b']
+    >>> display = QueryCurveDisplay.from_frames(queries, "f1")
+    >>> list(display.lines_), display.lines_["a"].get_ydata().tolist()
+    (['a', 'b'], [0.5, 0.7])
     """
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
-    summary = query_curve_summary(queries, metric, max_queries=max_queries)
-    for method, part in summary.groupby("method", sort=False):
-        (line,) = ax.plot(part["query"], part["median"], label=str(method))
-        ax.fill_between(
-            part["query"], part["q25"], part["q75"], color=line.get_color(), alpha=0.2
-        )
-    ax.set_xlabel("number of queries (inspections)")
-    ax.set_ylabel(label or metric.replace("_", " "))
-    ax.legend(title="median, IQR band")
-    ax.grid(True, alpha=0.3)
-    return ax
+
+    def __init__(self, *, summary: pd.DataFrame, metric: str, ylabel=None):
+        self.summary = summary
+        self.metric = metric
+        self.ylabel = ylabel
+
+    def plot(
+        self, ax=None, *, ylabel: str | None = None, legend: bool = True
+    ) -> QueryCurveDisplay:
+        """Draw the curves.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure when ``None``.
+        ylabel : str, default=None
+            Overrides the display's ``ylabel``.
+        legend : bool, default=True
+            Add a legend of the methods.
+
+        Returns
+        -------
+        display : QueryCurveDisplay
+        """
+        ax = _new_axes(ax, (6, 4))
+        self.lines_, self.bands_ = {}, {}
+        for method, part in self.summary.groupby("method", sort=False):
+            (line,) = ax.plot(part["query"], part["median"], label=str(method))
+            self.lines_[method] = line
+            self.bands_[method] = ax.fill_between(
+                part["query"],
+                part["q25"],
+                part["q75"],
+                color=line.get_color(),
+                alpha=0.2,
+            )
+        ax.set_xlabel(_QUERIES_LABEL)
+        _integer_ticks(ax.xaxis)
+        ax.set_ylabel(ylabel or self.ylabel or self.metric.replace("_", " "))
+        if legend:
+            ax.legend(title="median, IQR band")
+        ax.grid(True, alpha=0.3)
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+    @classmethod
+    def from_frames(
+        cls,
+        queries: pd.DataFrame,
+        metric: str = "decision_accuracy",
+        *,
+        methods=None,
+        max_queries: int | None = None,
+        ylabel: str | None = None,
+        ax=None,
+        legend: bool = True,
+    ) -> QueryCurveDisplay:
+        """Summarise and draw the per-query results of a study.
+
+        Parameters
+        ----------
+        queries : DataFrame
+            Tidy per-query results with columns ``method``, ``repetition``,
+            ``query`` and ``metric`` (``study.queries``).
+        metric : str, default='decision_accuracy'
+            Column to plot.
+        methods : sequence of str, default=None
+            Methods to show, in this order; all of them by default.
+        max_queries : int, default=None
+            Last query count shown; a run that ended earlier counts with its
+            final value.
+        ylabel : str, default=None
+            Y-axis label; the metric's name by default.
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure when ``None``.
+        legend : bool, default=True
+            Add a legend of the methods.
+
+        Returns
+        -------
+        display : QueryCurveDisplay
+
+        Raises
+        ------
+        ValueError
+            If a column or a method is missing.
+        """
+        methods = _chosen_methods(queries, methods)
+        chosen = queries[queries["method"].isin(methods)]
+        summary = query_curve_summary(chosen, metric, max_queries=max_queries)
+        order = {method: k for k, method in enumerate(methods)}
+        summary = summary.sort_values(
+            "method", key=lambda column: column.map(order), kind="stable"
+        ).reset_index(drop=True)
+        display = cls(summary=summary, metric=metric, ylabel=ylabel)
+        return display.plot(ax=ax, legend=legend)
+
+    @classmethod
+    def from_study(
+        cls, study, metric: str = "decision_accuracy", **kwargs
+    ) -> QueryCurveDisplay:
+        """Draw the learning curves of a study.
+
+        Parameters
+        ----------
+        study : Bunch
+            As :func:`skrbal.experiments.run_study` or
+            :func:`~skrbal.experiments.load_study` return; its ``queries``
+            are drawn.
+        metric : str, default='decision_accuracy'
+            Column to plot.
+        **kwargs : dict
+            ``methods``, ``max_queries``, ``ylabel``, ``ax`` and ``legend``,
+            as in :meth:`from_frames`.
+
+        Returns
+        -------
+        display : QueryCurveDisplay
+        """
+        return cls.from_frames(_study_frame(study, "queries"), metric, **kwargs)
+
+    @classmethod
+    def from_history(
+        cls,
+        history,
+        metric: str = "decision_accuracy",
+        *,
+        name: str = "learner",
+        **kwargs,
+    ) -> QueryCurveDisplay:
+        """Draw the learning curve of one fitted learner.
+
+        Call it with the same ``ax`` for each learner to compare them.
+
+        Parameters
+        ----------
+        history : Bunch
+            A fitted learner's ``history_`` (e.g. of
+            :class:`~skrbal.active.RiskBasedLearner` fitted with a test
+            set); its ``queries`` are drawn.
+        metric : str, default='decision_accuracy'
+            Column to plot.
+        name : str, default='learner'
+            The learner's name in the legend.
+        **kwargs : dict
+            ``max_queries``, ``ylabel``, ``ax`` and ``legend``, as in
+            :meth:`from_frames`.
+
+        Returns
+        -------
+        display : QueryCurveDisplay
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import pandas as pd
+        >>> from sklearn.utils import Bunch
+        >>> from skrbal.plotting import QueryCurveDisplay
+        >>> history = Bunch(queries=pd.DataFrame({"query": [0, 1, 2],
+        ...                                       "f1": [0.4, 0.6, 0.9]}))
+        >>> display = QueryCurveDisplay.from_history(history, "f1", name="EVPI")
+        >>> display.lines_["EVPI"].get_ydata().tolist()
+        [0.4, 0.6, 0.9]
+        """
+        return cls.from_frames(_history_frame(history, name), metric, **kwargs)
 
 
-def plot_class_proportions(
-    queries: pd.DataFrame,
-    method: str | None = None,
-    *,
-    ax=None,
-    max_queries=None,
-    effective: bool = False,
-):
+class ClassProportionDisplay:
     """Class proportions of the labelled set against queries (mean +- 1 sigma).
 
-    Shows the sampling bias of risk-based querying: which states the
-    inspections reveal as the labelled set grows.
+    Shows the sampling bias of risk-based querying: which health states the
+    inspections reveal as the labelled set grows, one line per state in the
+    state's colour (see :func:`state_styles`). Create it with
+    :meth:`from_study` or :meth:`from_frames`; all parameters are stored as
+    attributes.
 
     Parameters
     ----------
-    queries : DataFrame
-        Tidy per-query results with ``proportion_<label>`` columns.
+    mean : DataFrame of shape (n_queries, n_states)
+        Mean proportion of each state (columns) after each number of
+        queries (index).
+    std : DataFrame of shape (n_queries, n_states)
+        Its standard deviation over repetitions.
+    state_styles : dict
+        State label (the columns) to :class:`StateStyle`.
     method : str, default=None
-        Which method to plot; required when ``queries`` holds several.
-    ax : matplotlib Axes, default=None
-        Where to draw; a new figure when ``None``.
-    max_queries : int, default=None
-        Last query count shown.
+        The method shown, for the title.
     effective : bool, default=False
-        Plot the effective proportions of the training set of a
-        semi-supervised learner, labelled plus pseudo-labelled samples (the
-        ``effective_proportion_<label>`` columns), instead of the labelled
-        set's.
+        Whether the proportions are of the effective training set
+        (labelled plus pseudo-labelled) of a semi-supervised learner.
 
-    Returns
-    -------
-    ax : matplotlib Axes
+    Attributes
+    ----------
+    lines_ : dict of matplotlib Line2D
+        State label to its mean line.
+    bands_ : dict of matplotlib PolyCollection
+        State label to its +- 1 sigma band.
+    ax_ : matplotlib Axes
+        Axes with the proportions.
+    figure_ : matplotlib Figure
+        Figure holding the axes.
+
+    See Also
+    --------
+    QueryPositionDisplay : Where along the record the inspections fall.
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import pandas as pd
-    >>> from skrbal.plotting import plot_class_proportions
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.plotting import ClassProportionDisplay
     >>> queries = pd.DataFrame({"method": "a", "repetition": 0, "query": [0, 1],
     ...                         "proportion_1": [1.0, 0.5],
     ...                         "proportion_2": [0.0, 0.5]})
-    >>> ax = plot_class_proportions(queries)
-    >>> [line.get_label() for line in ax.get_lines()]
-    ['class 1', 'class 2']
+    >>> display = ClassProportionDisplay.from_frames(
+    ...     queries, process=synthetic_decision_process())
+    >>> [line.get_label() for line in display.lines_.values()]
+    ['undamaged', 'minor damage']
     """
-    plt = _pyplot()
-    methods = queries["method"].unique()
-    if method is None:
-        if len(methods) != 1:
-            raise ValueError(f"choose a method among {methods.tolist()}.")
-        method = methods[0]
-    elif method not in methods:
-        raise ValueError(f"no method {method!r} in queries: {methods.tolist()}.")
-    part = queries[queries["method"] == method]
-    prefix = "effective_proportion_" if effective else "proportion_"
-    columns = [
-        c for c in part.columns if c.startswith(prefix) and part[c].notna().any()
-    ]
-    if not columns:
-        raise ValueError(f"queries has no {prefix}<label> values for {method!r}.")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
-    for column in columns:
-        table = _per_query(part, column, max_queries)
-        mean, std = table.mean(axis=0), table.std(axis=0, ddof=0)
-        x = table.columns.to_numpy()
-        (line,) = ax.plot(x, mean, label=f"class {column.removeprefix(prefix)}")
-        ax.fill_between(
-            x,
-            np.clip(mean - std, 0, 1),
-            np.clip(mean + std, 0, 1),
-            color=line.get_color(),
-            alpha=0.2,
+
+    def __init__(
+        self,
+        *,
+        mean: pd.DataFrame,
+        std: pd.DataFrame,
+        state_styles: dict,
+        method: str | None = None,
+        effective: bool = False,
+    ):
+        self.mean = mean
+        self.std = std
+        self.state_styles = state_styles
+        self.method = method
+        self.effective = effective
+
+    def plot(self, ax=None, *, legend: bool = True) -> ClassProportionDisplay:
+        """Draw the proportions.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure when ``None``.
+        legend : bool, default=True
+            Add a legend of the states.
+
+        Returns
+        -------
+        display : ClassProportionDisplay
+        """
+        ax = _new_axes(ax, (6, 4))
+        self.lines_, self.bands_ = {}, {}
+        x = self.mean.index.to_numpy()
+        for label in self.mean.columns:
+            style = self.state_styles[label]
+            mean = self.mean[label].to_numpy()
+            std = self.std[label].to_numpy()
+            (self.lines_[label],) = ax.plot(
+                x, mean, color=style.color, label=style.name
+            )
+            self.bands_[label] = ax.fill_between(
+                x,
+                np.clip(mean - std, 0, 1),
+                np.clip(mean + std, 0, 1),
+                color=style.color,
+                alpha=0.2,
+            )
+        ax.set_ylim(0, 1)
+        ax.set_xlabel(_QUERIES_LABEL)
+        _integer_ticks(ax.xaxis)
+        title = "" if self.method is None else str(self.method)
+        if self.effective:
+            ax.set_ylabel("share of training set (labelled + pseudo-labelled)")
+            title = f"{title} (effective)".strip()
+        else:
+            ax.set_ylabel("share of labelled set")
+        ax.set_title(title)
+        if legend:
+            ax.legend(title="mean +- 1 sigma")
+        ax.grid(True, alpha=0.3)
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+    @classmethod
+    def from_frames(
+        cls,
+        queries: pd.DataFrame,
+        method: str | None = None,
+        *,
+        process=None,
+        state_names=None,
+        effective: bool = False,
+        max_queries: int | None = None,
+        ax=None,
+        legend: bool = True,
+    ) -> ClassProportionDisplay:
+        """Average the labelled-set proportions of one method and draw them.
+
+        Parameters
+        ----------
+        queries : DataFrame
+            Tidy per-query results with ``method``, ``repetition``, ``query``
+            and ``proportion_<label>`` columns (``study.queries``).
+        method : str, default=None
+            Which method to plot; required when ``queries`` holds several.
+        process : DecisionProcess, default=None
+            The study's process: orders, names and colours the states (see
+            :func:`state_styles`); without it the states are the labels of
+            the columns.
+        state_names : sequence of str, default=None
+            Names of the states, overriding the process's (without a
+            process, one per ``proportion_<label>`` column, in their order).
+        effective : bool, default=False
+            Plot the effective proportions of the training set of a
+            semi-supervised learner, labelled plus pseudo-labelled samples
+            (the ``effective_proportion_<label>`` columns), instead of the
+            labelled set's.
+        max_queries : int, default=None
+            Last query count shown.
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure when ``None``.
+        legend : bool, default=True
+            Add a legend of the states.
+
+        Returns
+        -------
+        display : ClassProportionDisplay
+
+        Raises
+        ------
+        ValueError
+            If the method is ambiguous or absent, it has no proportions, or a
+            column names a state the process does not have.
+        """
+        methods = _chosen_methods(queries, None)
+        if method is None:
+            if len(methods) != 1:
+                raise ValueError(f"choose a method among {methods}.")
+            method = methods[0]
+        elif method not in methods:
+            raise ValueError(f"no method {method!r} in queries: {methods}.")
+        part = queries[queries["method"] == method]
+        prefix = "effective_proportion_" if effective else "proportion_"
+        columns = [
+            c for c in part.columns if c.startswith(prefix) and part[c].notna().any()
+        ]
+        if not columns:
+            raise ValueError(f"queries has no {prefix}<label> values for {method!r}.")
+        matched = _match_states(
+            [c.removeprefix(prefix) for c in columns], process, state_names
         )
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("number of queries (inspections)")
-    if effective:
-        ax.set_ylabel("share of training set (labelled + pseudo-labelled)")
-        ax.set_title(f"{method} (effective)")
-    else:
-        ax.set_ylabel("share of labelled set")
-        ax.set_title(str(method))
-    ax.legend(title="mean +- 1 sigma")
-    ax.grid(True, alpha=0.3)
-    return ax
+        means, stds, styles = {}, {}, {}
+        for text, state, style in matched:
+            table = _per_query(part, prefix + text, max_queries)
+            means[state] = table.mean(axis=0)
+            stds[state] = table.std(axis=0, ddof=0)
+            styles[state] = style
+        mean = pd.DataFrame(means)
+        mean.index.name = "query"
+        std = pd.DataFrame(stds)
+        std.index.name = "query"
+        display = cls(
+            mean=mean,
+            std=std,
+            state_styles=styles,
+            method=method,
+            effective=effective,
+        )
+        return display.plot(ax=ax, legend=legend)
+
+    @classmethod
+    def from_study(
+        cls, study, method: str | None = None, **kwargs
+    ) -> ClassProportionDisplay:
+        """Draw the labelled-set proportions of one method of a study.
+
+        Parameters
+        ----------
+        study : Bunch
+            As :func:`skrbal.experiments.run_study` or
+            :func:`~skrbal.experiments.load_study` return; its ``queries``
+            are drawn.
+        method : str, default=None
+            Which method to plot; required when the study has several.
+        **kwargs : dict
+            ``process``, ``state_names``, ``effective``, ``max_queries``,
+            ``ax`` and ``legend``, as in :meth:`from_frames`.
+
+        Returns
+        -------
+        display : ClassProportionDisplay
+        """
+        return cls.from_frames(_study_frame(study, "queries"), method, **kwargs)
+
+    @classmethod
+    def from_history(
+        cls, history, *, name: str | None = None, **kwargs
+    ) -> ClassProportionDisplay:
+        """Draw the labelled-set proportions of one fitted learner.
+
+        One run has no spread, so the bands are empty.
+
+        Parameters
+        ----------
+        history : Bunch
+            A fitted learner's ``history_``; its ``queries`` are drawn.
+        name : str, default=None
+            The learner's name, for the title; no title by default.
+        **kwargs : dict
+            ``process``, ``state_names``, ``effective``, ``max_queries``,
+            ``ax`` and ``legend``, as in :meth:`from_frames`.
+
+        Returns
+        -------
+        display : ClassProportionDisplay
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import pandas as pd
+        >>> from sklearn.utils import Bunch
+        >>> from skrbal.plotting import ClassProportionDisplay
+        >>> history = Bunch(queries=pd.DataFrame({
+        ...     "query": [0, 1], "proportion_1": [1.0, 0.5],
+        ...     "proportion_2": [0.0, 0.5]}))
+        >>> display = ClassProportionDisplay.from_history(history)
+        >>> display.lines_["2"].get_ydata().tolist()
+        [0.0, 0.5]
+        """
+        frame = _history_frame(history, "" if name is None else name)
+        return cls.from_frames(frame, **kwargs)

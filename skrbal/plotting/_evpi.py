@@ -7,7 +7,8 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_features, check_is_fitted
 
 from skrbal._decision import DecisionProcess
-from skrbal.plotting._curves import _pyplot
+from skrbal.plotting._base import _new_axes
+from skrbal.plotting._states import state_styles
 
 __all__ = ["EVPIDisplay"]
 
@@ -62,6 +63,33 @@ def _ellipse(mean, covariance, n_std: float, **kwargs):
     return Ellipse(mean, width, height, angle=angle, **kwargs)
 
 
+def _checked_data(y, labelled, n_samples: int, styles: dict):
+    """``y`` and ``labelled`` as arrays, checked against ``X`` and the states."""
+    if y is not None:
+        y = np.asarray(y)
+        if y.shape != (n_samples,):
+            raise ValueError(f"y must have shape ({n_samples},), got {y.shape}.")
+        unknown = sorted(set(np.unique(y).tolist()) - set(styles), key=str)
+        if unknown:
+            raise ValueError(
+                f"y has labels {unknown} that are not states of the process "
+                f"{list(styles)}."
+            )
+    if labelled is not None:
+        labelled = np.asarray(labelled)
+        if labelled.size and (
+            labelled.ndim != 1
+            or not np.issubdtype(labelled.dtype, np.integer)
+            or labelled.min() < 0
+            or labelled.max() >= n_samples
+        ):
+            raise ValueError(
+                f"labelled must be indices into X's {n_samples} rows, got {labelled!r}."
+            )
+        labelled = labelled.astype(int)
+    return y, labelled
+
+
 class EVPIDisplay:
     """Expected value of perfect information over a 2-D feature space.
 
@@ -70,9 +98,14 @@ class EVPIDisplay:
     :class:`~skrbal.DecisionProcess`, with the model drawn on top (class
     means and ``n_std``-sigma ellipses for Gaussian models; relevance
     vectors and the ``p = 0.5`` contour of every class for discriminative
-    ones) and the contour where EVPI equals the inspection cost. It follows
+    ones), the contour where EVPI equals the inspection cost and, when given,
+    the observations in their state's colour with the labelled ones circled
+    (the paper's single-run figure). Every state keeps the colour and name
+    :func:`state_styles` gives it. It follows
     :class:`sklearn.inspection.DecisionBoundaryDisplay`: create it with
-    :meth:`from_estimator`; all parameters are stored as attributes.
+    :meth:`from_estimator`; all parameters are stored as attributes. Panels
+    that are compared share one colour scale through ``vmin`` and ``vmax``
+    (or :meth:`rescale` once they are drawn).
 
     Parameters
     ----------
@@ -98,6 +131,15 @@ class EVPIDisplay:
         Labels of ``means`` (a model's ``classes_``).
     relevance_vectors : ndarray of shape (n_relevance, 2), default=None
         Relevance vectors of a sparse kernel model.
+    X : ndarray of shape (n_samples, 2), default=None
+        Observations drawn on top, coloured by ``y``.
+    y : ndarray of shape (n_samples,), default=None
+        Their states.
+    labelled : ndarray of int, default=None
+        Indices into ``X`` of the labelled observations, circled.
+    state_styles : dict, default=None
+        State label to :class:`StateStyle`; by default
+        ``state_styles(classes)``.
     xlabel, ylabel : str, default=None
         Axis labels.
 
@@ -112,12 +154,16 @@ class EVPIDisplay:
     mean_markers_ : matplotlib Line2D or None
         The class means (``+``).
     ellipses_ : list of matplotlib Ellipse
-        One per Gaussian class.
+        One per Gaussian class, in its state's colour.
     relevance_markers_ : matplotlib Line2D or None
         The relevance vectors (``x``).
     proba_contours_ : dict
-        Class label to the QuadContourSet of ``p(class | x) = 0.5``, for the
-        classes whose belief crosses 0.5 on the grid.
+        State label to the QuadContourSet of ``p(state | x) = 0.5``, for the
+        states whose belief crosses 0.5 on the grid.
+    data_scatters_ : dict
+        State label to the PathCollection of its (unlabelled) observations.
+    labelled_scatter_ : matplotlib PathCollection or None
+        The circles around the labelled observations.
     ax_ : matplotlib Axes
         Axes with the display.
     figure_ : matplotlib Figure
@@ -127,6 +173,7 @@ class EVPIDisplay:
     --------
     sklearn.inspection.DecisionBoundaryDisplay : The classification analogue.
     skrbal.DecisionProcess.evpi : The EVPI of beliefs.
+    state_styles : The colour and name of each state.
 
     Examples
     --------
@@ -140,12 +187,15 @@ class EVPIDisplay:
     >>> y = np.repeat([1, 2, 3, 4], 20)
     >>> centres = np.array([[-5, 0], [0, 0], [6, 0], [19, 0]])
     >>> X = rng.normal(size=(80, 2)) + centres[y - 1]
-    >>> model = BayesianGMMClassifier().fit(X, y)
+    >>> model = BayesianGMMClassifier().fit(X[::4], y[::4])
     >>> display = EVPIDisplay.from_estimator(
-    ...     model, X, synthetic_decision_process(), grid_resolution=50
+    ...     model, X, synthetic_decision_process(), y=y,
+    ...     labelled=np.arange(0, 80, 4), grid_resolution=50, vmin=0, vmax=20
     ... )
     >>> display.evpi.shape, len(display.ellipses_)
     ((50, 50), 4)
+    >>> display.data_scatters_[4].get_label(), display.surface_.norm.vmax
+    ('failure', 20.0)
     """
 
     def __init__(
@@ -161,6 +211,10 @@ class EVPIDisplay:
         covariances=None,
         mean_classes=None,
         relevance_vectors=None,
+        X=None,
+        y=None,
+        labelled=None,
+        state_styles=None,
         xlabel=None,
         ylabel=None,
     ):
@@ -174,30 +228,43 @@ class EVPIDisplay:
         self.covariances = covariances
         self.mean_classes = mean_classes
         self.relevance_vectors = relevance_vectors
+        self.X = X
+        self.y = y
+        self.labelled = labelled
+        self.state_styles = state_styles
         self.xlabel = xlabel
         self.ylabel = ylabel
 
-    def _class_colors(self):
-        """A fixed colour per class label, shared by every overlay."""
+    def _styles(self) -> dict:
+        """The display's state styles, shared by every overlay."""
+        if self.state_styles is not None:
+            return self.state_styles
         labels = self.classes if self.classes is not None else self.mean_classes
-        labels = [] if labels is None else list(np.asarray(labels).tolist())
-        return {label: f"C{k % 10}" for k, label in enumerate(labels)}
+        return state_styles([] if labels is None else labels)
+
+    def _color(self, styles, label, default="white"):
+        style = styles.get(label)
+        return default if style is None else style.color
 
     def plot(
         self,
-        *,
         ax=None,
+        *,
         plot_method: str = "contourf",
         overlay: bool = True,
         proba_contours="auto",
         cost_contour: bool = True,
         colorbar: bool = True,
         n_std: float = 2.0,
+        vmin: float | None = None,
+        vmax: float | None = None,
+        max_points: int | None = 3000,
+        random_state=0,
         xlabel: str | None = None,
         ylabel: str | None = None,
         **kwargs,
     ) -> EVPIDisplay:
-        """Draw the EVPI surface and the model.
+        """Draw the EVPI surface, the model and the data.
 
         Parameters
         ----------
@@ -209,7 +276,7 @@ class EVPIDisplay:
             Draw the model: means (``+``) and ``n_std``-sigma ellipses, and
             relevance vectors (``x``), where the display has them.
         proba_contours : bool or 'auto', default='auto'
-            Draw the ``p(class | x) = 0.5`` contour of each class; ``'auto'``
+            Draw the ``p(state | x) = 0.5`` contour of each state; ``'auto'``
             draws them for models without Gaussian components (the paper's
             mRVM figures).
         cost_contour : bool, default=True
@@ -218,6 +285,16 @@ class EVPIDisplay:
             Add a colour bar for EVPI.
         n_std : float, default=2.0
             Size of the ellipses in standard deviations.
+        vmin, vmax : float, default=None
+            Ends of the colour scale; the surface's own range by default.
+            Give panels that are compared the same ones. With
+            ``'contourf'`` an integer ``levels`` places about that many round
+            levels between them, and EVPI beyond them takes the end colours.
+        max_points : int or None, default=3000
+            Draw at most this many unlabelled observations (a random subset;
+            every labelled one is drawn); ``None`` draws all.
+        random_state : int, RandomState instance or None, default=0
+            Draws that subset.
         xlabel, ylabel : str, default=None
             Override the axis labels.
         **kwargs : dict
@@ -227,24 +304,15 @@ class EVPIDisplay:
         -------
         display : EVPIDisplay
         """
-        plt = _pyplot()
         if plot_method not in ("contourf", "pcolormesh"):
             raise ValueError(
                 f"plot_method must be 'contourf' or 'pcolormesh', got {plot_method!r}."
             )
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4.5))
-        kwargs.setdefault("cmap", "viridis")
-        if plot_method == "contourf":
-            kwargs.setdefault("levels", 20)
-        else:
-            kwargs.setdefault("shading", "auto")
-        self.surface_ = getattr(ax, plot_method)(
-            self.xx0, self.xx1, self.evpi, zorder=-1, **kwargs
-        )
-        self.colorbar_ = (
-            ax.figure.colorbar(self.surface_, ax=ax, label="EVPI") if colorbar else None
-        )
+        ax = _new_axes(ax, (6, 4.5))
+        self.ax_, self.figure_ = ax, ax.figure
+        self._surface_options = dict(kwargs, plot_method=plot_method)
+        self.colorbar_ = None
+        self._plot_surface(vmin, vmax, colorbar)
         self.cost_contour_ = None
         evpi_range = (np.min(self.evpi), np.max(self.evpi))
         if (
@@ -261,12 +329,13 @@ class EVPIDisplay:
                 linestyles="dashed",
                 linewidths=1.0,
             )
-        colors = self._class_colors()
-        self._plot_gaussians(ax, overlay, n_std, colors)
+        styles = self._styles()
+        self._plot_gaussians(ax, overlay, n_std, styles)
         self._plot_relevance(ax, overlay)
         if proba_contours == "auto":
             proba_contours = self.means is None
-        self._plot_proba_contours(ax, bool(proba_contours), colors)
+        self._plot_proba_contours(ax, bool(proba_contours), styles)
+        self._plot_data(ax, styles, max_points, random_state)
 
         if xlabel is not None or not ax.get_xlabel():
             ax.set_xlabel(self.xlabel if xlabel is None else xlabel)
@@ -274,11 +343,86 @@ class EVPIDisplay:
             ax.set_ylabel(self.ylabel if ylabel is None else ylabel)
         ax.set_xlim(self.xx0.min(), self.xx0.max())
         ax.set_ylim(self.xx1.min(), self.xx1.max())
-        self.ax_ = ax
-        self.figure_ = ax.figure
         return self
 
-    def _plot_gaussians(self, ax, overlay, n_std, colors):
+    def _plot_surface(self, vmin, vmax, colorbar: bool) -> None:
+        options = dict(self._surface_options)
+        plot_method = options.pop("plot_method")
+        options.setdefault("cmap", "viridis")
+        low = float(np.min(self.evpi)) if vmin is None else float(vmin)
+        high = float(np.max(self.evpi)) if vmax is None else float(vmax)
+        if vmin is not None and vmax is not None and not low < high:
+            raise ValueError(f"vmin must be below vmax, got {vmin} and {vmax}.")
+        if not low < high:  # a flat surface (one certain belief) still has a scale
+            high = low + 1.0
+        if plot_method == "contourf":
+            levels = options.pop("levels", 20)
+            if np.ndim(levels) == 0:
+                # Round levels (as contourf picks them) over the scale, not
+                # the data: panels with one scale get the same levels.
+                from matplotlib.ticker import MaxNLocator
+
+                levels = MaxNLocator(int(levels) + 1).tick_values(low, high)
+            below = bool(np.min(self.evpi) < levels[0])
+            above = bool(np.max(self.evpi) > levels[-1])
+            # EVPI beyond the scale takes the end colours rather than a hole.
+            options.setdefault(
+                "extend", ("neither", "max", "min", "both")[2 * below + above]
+            )
+            options.setdefault("vmin", low)
+            options.setdefault("vmax", high)
+            self.surface_ = self.ax_.contourf(
+                self.xx0, self.xx1, self.evpi, levels=levels, zorder=-1, **options
+            )
+        else:
+            options.setdefault("shading", "auto")
+            options.setdefault("vmin", low)
+            options.setdefault("vmax", high)
+            self.surface_ = self.ax_.pcolormesh(
+                self.xx0, self.xx1, self.evpi, zorder=-1, **options
+            )
+        if colorbar:
+            self.colorbar_ = self.figure_.colorbar(
+                self.surface_, ax=self.ax_, label="EVPI"
+            )
+
+    def rescale(self, vmin: float | None = None, vmax: float | None = None):
+        """Redraw the surface on another colour scale, keeping the rest.
+
+        For panels drawn one by one and then compared: once all are drawn,
+        give each the smallest ``vmin`` and largest ``vmax`` of them all.
+
+        Parameters
+        ----------
+        vmin, vmax : float, default=None
+            Ends of the colour scale; the surface's own range by default.
+
+        Returns
+        -------
+        display : EVPIDisplay
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np
+        >>> from skrbal.plotting import EVPIDisplay
+        >>> xx0, xx1 = np.meshgrid(np.arange(3.0), np.arange(3.0))
+        >>> panels = [EVPIDisplay(xx0=xx0, xx1=xx1, evpi=k * xx0).plot()
+        ...           for k in (1, 5)]
+        >>> top = max(panel.evpi.max() for panel in panels)
+        >>> [panel.rescale(0, top).surface_.norm.vmax for panel in panels]
+        [10.0, 10.0]
+        """
+        had_colorbar = self.colorbar_ is not None
+        if had_colorbar:
+            self.colorbar_.remove()
+            self.colorbar_ = None
+        self.surface_.remove()
+        self._plot_surface(vmin, vmax, had_colorbar)
+        return self
+
+    def _plot_gaussians(self, ax, overlay, n_std, styles):
         self.mean_markers_, self.ellipses_ = None, []
         if not overlay or self.means is None:
             return
@@ -304,7 +448,7 @@ class EVPIDisplay:
                 covariance,
                 n_std,
                 fill=False,
-                edgecolor=colors.get(label, "white"),
+                edgecolor=self._color(styles, label),
                 linewidth=1.5,
             )
             ax.add_patch(patch)
@@ -326,7 +470,7 @@ class EVPIDisplay:
             label="relevance vectors",
         )
 
-    def _plot_proba_contours(self, ax, draw, colors):
+    def _plot_proba_contours(self, ax, draw, styles):
         self.proba_contours_ = {}
         if not draw or self.proba is None:
             return
@@ -346,8 +490,49 @@ class EVPIDisplay:
                 self.xx1,
                 surface,
                 levels=[0.5],
-                colors=[colors.get(label, "white")],
+                colors=[self._color(styles, label)],
                 linewidths=1.5,
+            )
+
+    def _plot_data(self, ax, styles, max_points, random_state):
+        self.data_scatters_, self.labelled_scatter_ = {}, None
+        if self.X is None:
+            return
+        from sklearn.utils import check_random_state
+
+        X = np.asarray(self.X, dtype=float)
+        labelled = (
+            np.zeros(0, dtype=int)
+            if self.labelled is None
+            else np.asarray(self.labelled, dtype=int)
+        )
+        shown = np.setdiff1d(np.arange(X.shape[0]), labelled)
+        if max_points is not None and shown.size > max_points:
+            rng = check_random_state(random_state)
+            shown = np.sort(rng.choice(shown, size=max_points, replace=False))
+        if self.y is not None:
+            y = np.asarray(self.y)
+            for label, style in styles.items():
+                rows = shown[y[shown] == label]
+                if rows.size:
+                    self.data_scatters_[label] = ax.scatter(
+                        X[rows, 0],
+                        X[rows, 1],
+                        s=4,
+                        color=style.color,
+                        alpha=0.6,
+                        linewidths=0,
+                        label=style.name,
+                    )
+        if labelled.size:
+            self.labelled_scatter_ = ax.scatter(
+                X[labelled, 0],
+                X[labelled, 1],
+                s=60,
+                facecolors="none",
+                edgecolors="black",
+                linewidths=1.2,
+                label=f"labelled ({labelled.size})",
             )
 
     @classmethod
@@ -357,6 +542,9 @@ class EVPIDisplay:
         X,
         process: DecisionProcess,
         *,
+        y=None,
+        labelled=None,
+        state_names=None,
         grid_resolution: int = 100,
         eps: float = 1.0,
         plot_method: str = "contourf",
@@ -365,6 +553,10 @@ class EVPIDisplay:
         cost_contour: bool = True,
         colorbar: bool = True,
         n_std: float = 2.0,
+        vmin: float | None = None,
+        vmax: float | None = None,
+        max_points: int | None = 3000,
+        random_state=0,
         xlabel: str | None = None,
         ylabel: str | None = None,
         ax=None,
@@ -378,9 +570,18 @@ class EVPIDisplay:
             Fitted, with ``predict_proba`` and ``classes_`` matching the
             process's states (any subset of them).
         X : array-like of shape (n_samples, 2)
-            Data whose range, widened by ``eps``, the grid covers.
+            Data whose range, widened by ``eps``, the grid covers; drawn on
+            top when ``y`` or ``labelled`` is given.
         process : DecisionProcess
-            The decision whose EVPI is shown.
+            The decision whose EVPI is shown; its states give the colours
+            and names (see :func:`state_styles`).
+        y : array-like of shape (n_samples,), default=None
+            States of the observations: draws them, each in its state's
+            colour.
+        labelled : array-like of int, default=None
+            Indices into ``X`` of the labelled observations: circles them.
+        state_names : sequence of str, default=None
+            Names of the states, overriding the process's.
         grid_resolution : int, default=100
             Grid points along each axis.
         eps : float, default=1.0
@@ -388,6 +589,8 @@ class EVPIDisplay:
         plot_method : {'contourf', 'pcolormesh'}, default='contourf'
             How to draw the surface.
         overlay, proba_contours, cost_contour, colorbar, n_std
+            As in :meth:`plot`.
+        vmin, vmax, max_points, random_state
             As in :meth:`plot`.
         xlabel, ylabel : str, default=None
             Axis labels; a DataFrame's column names by default.
@@ -404,8 +607,9 @@ class EVPIDisplay:
         ------
         ValueError
             If ``X`` does not have exactly two features, ``grid_resolution``
-            is below 2, ``eps`` is negative, or the model's classes are not
-            states of the process.
+            is below 2, ``eps`` is negative, the model's classes or ``y``'s
+            labels are not states of the process, ``y`` has another length
+            than ``X``, or ``labelled`` indexes outside ``X``.
         """
         check_is_fitted(estimator)
         if not hasattr(estimator, "predict_proba"):
@@ -430,6 +634,8 @@ class EVPIDisplay:
                 "features. Select two (e.g. X[:, [0, 1]]) and fit the model on them."
             )
         x0, x1 = (np.asarray(_safe_indexing(X, i, axis=1), float) for i in (0, 1))
+        styles = state_styles(process, names=state_names)
+        y, labelled = _checked_data(y, labelled, x0.size, styles)
         xx0, xx1 = np.meshgrid(
             np.linspace(x0.min() - eps, x0.max() + eps, int(grid_resolution)),
             np.linspace(x1.min() - eps, x1.max() + eps, int(grid_resolution)),
@@ -462,6 +668,10 @@ class EVPIDisplay:
             covariances=covariances,
             mean_classes=None if means is None else estimator.classes_,
             relevance_vectors=None if relevance is None else np.asarray(relevance),
+            X=np.c_[x0, x1] if y is not None or labelled is not None else None,
+            y=y,
+            labelled=labelled,
+            state_styles=styles,
             xlabel=xlabel,
             ylabel=ylabel,
         )
@@ -473,112 +683,9 @@ class EVPIDisplay:
             cost_contour=cost_contour,
             colorbar=colorbar,
             n_std=n_std,
+            vmin=vmin,
+            vmax=vmax,
+            max_points=max_points,
+            random_state=random_state,
             **kwargs,
         )
-
-
-def plot_model_evpi(
-    estimator,
-    X,
-    y,
-    process: DecisionProcess,
-    *,
-    labelled=None,
-    ax=None,
-    grid_resolution: int = 100,
-    max_points: int | None = 3000,
-    random_state=0,
-    **kwargs,
-) -> EVPIDisplay:
-    """A model's EVPI surface with the data and its labelled set on top.
-
-    The paper's single-run figure: the EVPI a classifier induces over the
-    feature space, the model (see :class:`EVPIDisplay`), the observations
-    coloured by class and the labelled ones circled, which shows where
-    risk-based querying concentrated its inspections.
-
-    Parameters
-    ----------
-    estimator : classifier
-        Fitted classifier with ``predict_proba``.
-    X : array-like of shape (n_samples, 2)
-        Observations (e.g. a stream).
-    y : array-like of shape (n_samples,)
-        Their classes, for the colours.
-    process : DecisionProcess
-        The decision whose EVPI is shown.
-    labelled : array-like of int, default=None
-        Indices into ``X`` of the labelled observations, circled.
-    ax : matplotlib Axes, default=None
-        Where to draw; a new figure when ``None``.
-    grid_resolution : int, default=100
-        Grid points along each axis.
-    max_points : int or None, default=3000
-        Show at most this many unlabelled observations (a random subset;
-        every labelled one is shown); ``None`` shows all.
-    random_state : int, RandomState instance or None, default=0
-        Draws that subset.
-    **kwargs : dict
-        Passed to :meth:`EVPIDisplay.from_estimator`.
-
-    Returns
-    -------
-    display : EVPIDisplay
-        The display; ``display.ax_`` holds the scatter too.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import numpy as np
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from skrbal import synthetic_decision_process
-    >>> from skrbal.plotting import plot_model_evpi
-    >>> rng = np.random.default_rng(0)
-    >>> y = np.repeat([1, 2, 3, 4], 25)
-    >>> centres = np.array([[-5, 0], [0, 0], [6, 0], [19, 0]])
-    >>> X = rng.normal(size=(100, 2)) + centres[y - 1]
-    >>> model = GaussianNB().fit(X[::5], y[::5])
-    >>> display = plot_model_evpi(model, X, y, synthetic_decision_process(),
-    ...                           labelled=np.arange(0, 100, 5), grid_resolution=40)
-    >>> len(display.ellipses_), len(display.ax_.collections[-1].get_offsets())
-    (4, 20)
-    """
-    from sklearn.utils import check_random_state
-
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    if y.shape != (X.shape[0],):
-        raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}.")
-    display = EVPIDisplay.from_estimator(
-        estimator, X, process, grid_resolution=grid_resolution, ax=ax, **kwargs
-    )
-    ax = display.ax_
-    labelled = np.zeros(0, dtype=int) if labelled is None else np.asarray(labelled)
-    shown = np.setdiff1d(np.arange(X.shape[0]), labelled)
-    if max_points is not None and shown.size > max_points:
-        rng = check_random_state(random_state)
-        shown = np.sort(rng.choice(shown, size=max_points, replace=False))
-    colors = display._class_colors()
-    for label in np.unique(y).tolist():
-        rows = shown[y[shown] == label]
-        ax.scatter(
-            X[rows, 0],
-            X[rows, 1],
-            s=4,
-            color=colors.get(label, "grey"),
-            alpha=0.6,
-            linewidths=0,
-            label=f"class {label}",
-        )
-    if labelled.size:
-        ax.scatter(
-            X[labelled, 0],
-            X[labelled, 1],
-            s=60,
-            facecolors="none",
-            edgecolors="black",
-            linewidths=1.2,
-            label=f"labelled ({labelled.size})",
-        )
-    return display
