@@ -86,7 +86,8 @@ class RiskBasedAgent(BaseEstimator):
         Which inspections to request, from :mod:`skrbal.budget`. ``None`` is
         :class:`~skrbal.budget.CostThreshold`: inspect when EVPI exceeds the
         inspection cost (the paper). Its periods and gaps are counted in
-        steps, or in seconds when :meth:`observe` is given timestamps.
+        steps, or in seconds when the commissioning samples (and then every
+        observation) have timestamps.
     semi_supervised : {None, 'em', 'smoothing'}, default=None
         The remedies of :class:`~skrbal.active.RiskBasedLearner`, with the
         same update rules: ``'em'`` refits by EM over every observation so far
@@ -162,8 +163,7 @@ class RiskBasedAgent(BaseEstimator):
     Memory: without ``semi_supervised`` the agent keeps only the features of
     its labelled steps and of the steps awaiting a result, so it grows with
     the inspections, not with the stream; EM and smoothing read every
-    observation, and keep them all. The budget policy sees the observations
-    only: commissioning samples are not decisions.
+    observation, and keep them all.
 
     Examples
     --------
