@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skrbal import synthetic_decision_process
-from skrbal.active import RiskBasedLearner
+from skrbal.active import ActiveLearner, RiskBasedLearner
 from skrbal.active._semi import soft_rows
 from skrbal.inspection import (
     InspectionMethod,
@@ -26,6 +26,7 @@ from skrbal.inspection import (
 )
 from skrbal.metrics import campaign_summary
 from skrbal.mixture import BayesianGMMClassifier, SemiSupervisedGMMClassifier
+from skrbal.query import EVPISampling
 
 PROCESS = synthetic_decision_process()
 # 20 % of the cost, detects damage (states 3, 4) 85 % of the time, 4 % false calls.
@@ -160,7 +161,7 @@ def test_semi_supervised_gmm_sample_weight():
         X[keep], y_semi[keep]
     )
     np.testing.assert_allclose(zero.means_, dropped.means_, rtol=1e-9, atol=1e-12)
-    with pytest.raises(ValueError, match="[Nn]egative"):
+    with pytest.raises(ValueError, match=r"[Nn]egative"):
         SemiSupervisedGMMClassifier().fit(X, y, sample_weight=-np.ones(len(y)))
 
 
@@ -170,8 +171,7 @@ def _history_frames(learner):
         ["evpi", "inspected", "known", "action", "perfect_action", "utility"]
     ]
     queries = learner.history_.queries.drop(
-        columns=["method", "report", "posterior_1", "posterior_2", "posterior_3"]
-        + ["posterior_4"],
+        columns=["method", "report", *(f"posterior_{c}" for c in PROCESS.classes_)],
         errors="ignore",
     )
     return steps, queries
@@ -326,3 +326,70 @@ def test_campaign_summary_by_method_checks_its_input():
         )
     with pytest.raises(ValueError, match="must index the 2 methods"):
         campaign_summary([1, 2], [0, 0], PROCESS, inspected=[2, -1], methods=methods)
+
+
+# ------------------------------------------------------------ the pool
+def _pool_learner(inspections=None, update="auto"):
+    X, y = _stream(12, n_cycles=1)
+    first = [0, 1, 80, 81, 160, 161, 240, 241]
+    learner = ActiveLearner(
+        estimator=GaussianNB(),
+        query_strategy=EVPISampling(process=PROCESS, inspections=inspections),
+        X_training=X[first],
+        y_training=y[first],
+        update=update,
+    )
+    return learner, X, y
+
+
+def test_pool_strategy_with_one_perfect_method_ranks_as_evpi():
+    learner, X, _ = _pool_learner()
+    idx, evpi = learner.query(X, n_instances=5, return_metrics=True)[::2]
+    perfect, *_ = _pool_learner([perfect_inspection(PROCESS)])
+    idx_p, net = perfect.query(X, n_instances=5, return_metrics=True)[::2]
+    np.testing.assert_array_equal(idx, idx_p)
+    np.testing.assert_array_equal(net, evpi - PROCESS.inspection_cost)
+    choice, _ = perfect.query_strategy.choose(perfect, X[idx])
+    np.testing.assert_array_equal(choice, np.where(net > 0, 0, -1))
+
+
+def test_teach_report_perfect_is_teach_and_soft_is_weighted():
+    learner, X, y = _pool_learner([perfect_inspection(PROCESS), CHEAP])
+    twin = clone(learner.estimator)
+    taught, *_ = _pool_learner()
+    rows = [30, 100, 200]
+    learner.teach_report(X[rows], y[rows], perfect_inspection(PROCESS))
+    taught.teach(X[rows], y[rows])
+    np.testing.assert_array_equal(learner.estimator.theta_, taught.estimator.theta_)
+    np.testing.assert_array_equal(learner.estimator.var_, taught.estimator.var_)
+    assert learner.X_reported_ is None and len(learner.reports_) == 3
+    # A cheap report: weighted copies through partial_fit.
+    before = clone(learner.estimator).fit(learner.X_training, learner.y_training)
+    belief = learner.predict_proba(X[[120]])
+    reports = simulate_reports(y[[120]], PROCESS, CHEAP, random_state=4)
+    posterior = learner.teach_report(X[[120]], reports, CHEAP)
+    np.testing.assert_allclose(
+        posterior, report_posterior(belief, reports, PROCESS, CHEAP), rtol=1e-12
+    )
+    assert posterior.max() < 1
+    X_c, y_c, w_c = weighted_copies(X[[120]], posterior, PROCESS.classes_)
+    expected = before.partial_fit(X_c, y_c, sample_weight=w_c)
+    np.testing.assert_allclose(learner.estimator.theta_, expected.theta_, rtol=1e-12)
+    assert learner.reports_[-1]["method"] == "cheap"
+    # A later refit keeps the report as weighted copies.
+    learner.set_params(update="refit")
+    learner.teach(X[[150]], y[[150]])
+    refit = clone(twin).fit(
+        np.vstack([learner.X_training, X_c]),
+        np.r_[learner.y_training, y_c],
+        sample_weight=np.r_[np.ones(len(learner.y_training)), w_c],
+    )
+    np.testing.assert_allclose(learner.estimator.theta_, refit.theta_, rtol=1e-12)
+
+
+def test_teach_report_needs_a_process():
+    learner = ActiveLearner(
+        estimator=GaussianNB(), X_training=[[0.0], [1.0]], y_training=[1, 2]
+    )
+    with pytest.raises(ValueError, match="needs a query strategy with a decision"):
+        learner.teach_report([[0.5]], ["damage found"], CHEAP)

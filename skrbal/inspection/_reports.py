@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils.validation import _num_samples
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
@@ -90,7 +91,7 @@ def weighted_copies(X, posterior, classes):
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        The samples.
+        The samples (a DataFrame stays one).
     posterior : array-like of shape (n_samples, n_classes)
         Probability of each state for each sample; rows sum to one.
     classes : array-like of shape (n_classes,)
@@ -110,15 +111,17 @@ def weighted_copies(X, posterior, classes):
     >>> X.ravel().tolist(), y.tolist(), w.tolist()
     ([0.5, 0.5], [1, 3], [0.25, 0.75])
     """
-    X = np.asarray(X)
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
     posterior = np.asarray(posterior, dtype=np.float64)
     classes = np.asarray(classes)
-    if posterior.ndim != 2 or posterior.shape != (X.shape[0], classes.shape[0]):
+    n_samples = _num_samples(X)
+    if posterior.ndim != 2 or posterior.shape != (n_samples, classes.shape[0]):
         raise ValueError(
-            f"posterior must have shape (n_samples, n_classes) = ({X.shape[0]}, "
+            f"posterior must have shape (n_samples, n_classes) = ({n_samples}, "
             f"{classes.shape[0]}), got {posterior.shape}."
         )
     if not np.all(np.isfinite(posterior)) or np.any(posterior < 0):
         raise ValueError("posterior must hold finite, non-negative probabilities.")
     rows, columns = np.nonzero(posterior > 0)
-    return X[rows], classes[columns], posterior[rows, columns]
+    return _safe_indexing(X, rows), classes[columns], posterior[rows, columns]
