@@ -1,7 +1,7 @@
 """
-===========================================================
+============================================================
 Choosing between a perfect and a cheap, imperfect inspection
-===========================================================
+============================================================
 
 The paper's agent inspects with a perfect method whenever the expected value
 of perfect information (EVPI) exceeds its cost. Here the agent also has a
