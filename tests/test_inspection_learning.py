@@ -393,3 +393,21 @@ def test_teach_report_needs_a_process():
     )
     with pytest.raises(ValueError, match="needs a query strategy with a decision"):
         learner.teach_report([[0.5]], ["damage found"], CHEAP)
+
+
+def test_a_report_the_model_deems_impossible_is_trusted_alone():
+    # GaussianNB cannot be told the labels: without state 2 in the initial
+    # set, its belief gives 2 probability zero and the perfect report of a 2
+    # is impossible under it. The learner trusts the report, as today.
+    X, y = _stream(13)
+    initial = INIT[:3] + INIT[6:]
+    today = RiskBasedLearner(estimator=GaussianNB(), process=PROCESS)
+    with pytest.warns(UserWarning, match="no class for"):
+        today.fit(X, y, initial=initial)
+    perfect = clone(today).set_params(inspections=[perfect_inspection(PROCESS)])
+    with pytest.warns(UserWarning, match="no class for"):
+        perfect.fit(X, y, initial=initial)
+    assert 2 in y[today.labelled_indices_]
+    pd.testing.assert_frame_equal(
+        *(_history_frames(r)[0] for r in (today, perfect)), check_exact=True
+    )

@@ -628,9 +628,8 @@ class RiskBasedLearner(BaseEstimator):
         try:
             posterior = report_posterior(belief[None], report, process, method)[0]
         except ImpossibleReportError:
-            likelihood = report_posterior(
-                np.ones((1, process.n_states)), report, process, method
-            )
+            uniform = np.full((1, process.n_states), 1.0 / process.n_states)
+            likelihood = report_posterior(uniform, report, process, method)
             posterior = likelihood[0]
         columns = {"method": method.name, "report": report[0]}
         columns.update({f"posterior_{c}": p for c, p in zip(self._classes, posterior)})
