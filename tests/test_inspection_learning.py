@@ -17,6 +17,7 @@ from sklearn.preprocessing import StandardScaler
 from skrbal import synthetic_decision_process
 from skrbal.active import ActiveLearner, RiskBasedLearner
 from skrbal.active._semi import soft_rows
+from skrbal.budget import CostThreshold
 from skrbal.inspection import (
     InspectionMethod,
     perfect_inspection,
@@ -306,6 +307,13 @@ def test_learner_rejects_what_it_cannot_do():
             process=PROCESS,
             inspections=methods,
             semi_supervised="smoothing",
+        ).fit(X, y, initial=INIT[:6])
+    with pytest.raises(ValueError, match="a BudgetPolicy budgets the perfect"):
+        RiskBasedLearner(
+            estimator=GaussianNB(),
+            process=PROCESS,
+            inspections=methods,
+            query=CostThreshold(),
         ).fit(X, y, initial=INIT[:6])
     with pytest.raises(TypeError, match="methods must be a sequence"):
         RiskBasedLearner(
