@@ -419,3 +419,37 @@ def test_a_report_the_model_deems_impossible_is_trusted_alone():
     pd.testing.assert_frame_equal(
         *(_history_frames(r)[0] for r in (today, perfect)), check_exact=True
     )
+
+
+def test_em_keeps_reports_as_fixed_weighted_responsibilities():
+    X, y = _stream(14, n_cycles=2)
+    learner = RiskBasedLearner(
+        estimator=_gmm(),
+        process=PROCESS,
+        inspections=[CHEAP],
+        semi_supervised="em",
+        random_state=3,
+    ).fit(X, y, initial=INIT[:9])
+    queries = learner.history_.queries.iloc[1:]
+    posterior = queries[[f"posterior_{c}" for c in PROCESS.classes_]].to_numpy()
+    soft = posterior.max(axis=1) < 1
+    assert soft.sum() >= 2  # the test exercises soft reports
+    # The final model, refitted independently: every step seen up to the
+    # last inspection, unlabelled (-1) unless known, the reported steps
+    # replaced by their weighted copies.
+    last = int(queries["step"].iloc[-1])
+    soft_steps = queries["step"].to_numpy()[soft]
+    known = np.zeros(len(y), dtype=bool)
+    known[learner.labelled_indices_] = True
+    keep = (np.arange(len(y)) <= last) | known
+    keep[soft_steps] = False
+    X_c, y_c, w_c = weighted_copies(X[soft_steps], posterior[soft], PROCESS.classes_)
+    expected = SemiSupervisedGMMClassifier(
+        **_gmm().get_params(), warm_start=False
+    ).set_params(classes=PROCESS.classes_)
+    expected.fit(
+        np.vstack([X[keep], X_c]),
+        np.r_[np.where(known[keep], y[keep], -1), y_c],
+        sample_weight=np.r_[np.ones(keep.sum()), w_c],
+    )
+    np.testing.assert_allclose(learner.estimator_.means_, expected.means_, rtol=1e-9)
