@@ -38,6 +38,7 @@ from skrbal.mixture._niw import (
     _merge_statistics,
     _niw_posterior,
     _NIWPrior,
+    _sample_statistics,
     _squared_mahalanobis,
     _Statistics,
     _weighted_statistics,
@@ -132,16 +133,22 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
 
     Parameters
     ----------
-    mean_prior : array-like of shape (n_features,), default=None
-        Prior mean ``m0`` of every class mean. ``None`` means zeros.
+    mean_prior : {'data'}, float or array-like of shape (n_features,), \
+            default=None
+        Prior mean ``m0`` of every class mean. ``None`` means zeros, a float
+        that value for every feature, ``'data'`` the mean of all the training
+        samples, labelled and unlabelled (see
+        :class:`BayesianGMMClassifier`).
     mean_precision_prior : float, default=1.0
         ``kappa0 > 0``: how many pseudo-observations the prior mean is worth.
     degrees_of_freedom_prior : float, default=None
         ``v0 > n_features - 1``. ``None`` means ``n_features``.
-    covariance_prior : float or array-like of shape (n_features, n_features), \
-            default=None
+    covariance_prior : {'data'}, float or array-like of shape \
+            (n_features, n_features), default=None
         Inverse-Wishart scale matrix ``S0``: ``None`` is the identity, a float
-        a scaled identity, or a symmetric positive-definite matrix.
+        a scaled identity, ``'data'`` the diagonal of the per-feature
+        variances of all the training samples, or a symmetric
+        positive-definite matrix.
     weight_concentration_prior : float, default=1.0
         ``alpha >= 1`` of the symmetric Dirichlet prior on the class weights.
         EM needs the mode of the Dirichlet posterior, which does not exist
@@ -167,6 +174,11 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels, sorted.
+    mean_prior_, covariance_prior_ : ndarray
+        The prior mean ``m0`` and scale ``S0`` used.
+    fit_warnings_ : list of Warning
+        The :class:`~skrbal.exceptions.PriorScaleWarning` of the last fit,
+        if any (see :class:`BayesianGMMClassifier`).
     class_count_ : ndarray of shape (n_classes,)
         Effective counts ``N_k = n_k + r_k``: labelled samples plus the
         responsibilities of the unlabelled ones.
@@ -337,7 +349,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         X, y = validate_data(self, X, y, dtype=np.float64)
         unlabelled = np.asarray(y == UNLABELLED, dtype=bool)
         classes, y_idx = self._semi_supervised_classes(y[~unlabelled])
-        prior = self._validate_prior(X.shape[1])
+        prior = self._validate_prior(_sample_statistics(X))
         self.classes_ = classes
         X_l, X_u = X[~unlabelled], X[unlabelled]
         labelled_stats = _labelled_statistics(
