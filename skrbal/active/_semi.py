@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils import _safe_indexing
 
 from skrbal._decision import DecisionProcess
 from skrbal.exceptions import missing_states
@@ -53,11 +54,22 @@ def can_partial_fit(model, y_new, mode: str) -> bool:
     return set(np.asarray(y_new).tolist()) <= set(np.asarray(known).tolist())
 
 
+def take_rows(X, rows):
+    """Rows of the stream: an array indexed directly, a DataFrame by position.
+
+    A DataFrame stays one, so a ColumnTransformer can still select its
+    columns by name (``sklearn.utils._safe_indexing``).
+    """
+    if type(X) is np.ndarray:
+        return X[rows]
+    return _safe_indexing(X, rows)
+
+
 @dataclass
 class StreamState:
     """What the learner knows while it walks the stream."""
 
-    X: np.ndarray
+    X: np.ndarray  # or a DataFrame, kept as one
     y: np.ndarray  # the oracle; read only where ``known``
     known: np.ndarray  # bool per step: label inspected or given initially
     labelled: list  # stream indices of known labels, in the order learned
@@ -78,7 +90,7 @@ class SupervisedUpdate:
 
     def initial_fit(self, model, state: StreamState):
         idx = np.asarray(state.labelled)
-        return model.fit(state.X[idx], state.y[idx])
+        return model.fit(take_rows(state.X, idx), state.y[idx])
 
     def _add(self, model, state: StreamState, X_new, y_new, training_set):
         """Teach ``X_new, y_new``; refit on ``training_set()`` when needed.
@@ -92,13 +104,13 @@ class SupervisedUpdate:
 
     def _labelled_set(self, state: StreamState):
         idx = np.asarray(state.labelled)
-        return state.X[idx], state.y[idx]
+        return take_rows(state.X, idx), state.y[idx]
 
     def learn(self, model, state: StreamState, step: int):
         return self._add(
             model,
             state,
-            state.X[[step]],
+            take_rows(state.X, [step]),
             state.y[[step]],
             lambda: self._labelled_set(state),
         )
@@ -146,7 +158,8 @@ class EMUpdate(SupervisedUpdate):
     def learn(self, model, state: StreamState, step: int):
         seen = np.arange(state.X.shape[0]) <= step
         idx = np.flatnonzero(seen | state.known)
-        return model.fit(state.X[idx], _with_unlabelled(state.y[idx], state.known[idx]))
+        y_idx = _with_unlabelled(state.y[idx], state.known[idx])
+        return model.fit(take_rows(state.X, idx), y_idx)
 
     def effective_labels(self, model, state: StreamState):
         return getattr(_final_step(model), "transduction_", None)
@@ -231,7 +244,7 @@ class SmoothingUpdate(SupervisedUpdate):
         into = actions[start:end] if start >= 0 else np.r_[0, actions[:end]]
         result = smooth_segment(
             model,
-            state.X[hidden],
+            take_rows(state.X, hidden),
             self.process,
             into.astype(np.intp),
             start_label=state.y[start] if start >= 0 else None,
@@ -259,12 +272,12 @@ class SmoothingUpdate(SupervisedUpdate):
         self.last_anchor = step
         new_steps.append(np.array([step]))
         new_labels.append(state.y[[step]])
-        X_new = state.X[np.concatenate(new_steps)]
+        X_new = take_rows(state.X, np.concatenate(new_steps))
         y_new = np.concatenate(new_labels)
 
         def training_set():
             steps_all, labels_all = self._training_set(state)
-            return state.X[steps_all], labels_all
+            return take_rows(state.X, steps_all), labels_all
 
         return self._add(model, state, X_new, y_new, training_set)
 
