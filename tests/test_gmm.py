@@ -735,3 +735,21 @@ def test_semi_supervised_data_prior_uses_every_sample():
     clf.fit(X, y_semi)
     np.testing.assert_allclose(clf.mean_prior_, X.mean(axis=0), rtol=TOL)
     np.testing.assert_allclose(clf.covariance_prior_, np.diag(X.var(axis=0)), rtol=TOL)
+
+
+def test_prediction_fast_path_keeps_validation():
+    rng = np.random.default_rng(8)
+    X, y = _blobs(rng, n=30)
+    clf = BayesianGMMClassifier().fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), clf.predict_proba(X.tolist()))
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.predict_proba(bad)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict_proba(np.hstack([X, X]))
+    with pytest.raises(ValueError, match="minimum of 1"):
+        clf.predict_proba(X[:0])
+    named = BayesianGMMClassifier().fit(pd.DataFrame(X, columns=["a", "b"]), y)
+    with pytest.warns(UserWarning, match="feature names"):
+        named.predict_proba(X)

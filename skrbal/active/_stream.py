@@ -251,7 +251,6 @@ class RiskBasedLearner(BaseEstimator):
                 f"y must hold one label per stream step: X has {X.shape[0]} rows, "
                 f"y has shape {y.shape}."
             )
-        self.process.perfect_information_action(y)  # names any unknown label
         initial = np.asarray([] if initial is None else initial)
         if initial.size == 0:
             raise ValueError(
@@ -390,6 +389,10 @@ class RiskBasedLearner(BaseEstimator):
         process = self.process
         # The process's states, validated once for the whole walk.
         self._classes = classes = process.classes_
+        # Each step's state as a position in the process's states (naming any
+        # unknown label), in the smallest integer type that holds them.
+        label_index = label_positions(y, classes, owner="the process's classes")
+        label_index = label_index.astype(np.min_scalar_type(len(classes) - 1))
         self._proportion_keys = [f"proportion_{c}" for c in classes]
         self._seen_classes = self._seen_coverage = (None, None)
         full = self.history == "full"
@@ -410,11 +413,7 @@ class RiskBasedLearner(BaseEstimator):
 
         if actions is not None:
             actions = self._check_actions(actions, n_steps)
-        # Each step's state as a position in the process's states, in the
-        # smallest integer type that holds them; the perfect-information
-        # action of a known step is looked up from it.
-        label_index = label_positions(y, classes, owner="the process's classes")
-        label_index = label_index.astype(np.min_scalar_type(len(classes) - 1))
+        # The perfect-information action of a known step, by its state.
         perfect_of_state = process.perfect_information_action(classes)
         state = StreamState(
             X=X,
