@@ -1,8 +1,9 @@
 """The ``skrbal`` command: risk-based active-learning studies with figures.
 
 ``skrbal run`` compares EVPI against random querying quickly (``make demo``);
-``skrbal reproduce synthetic|z24`` reproduces a case study of the paper with
-every method, writing results, all figures and a Markdown summary.
+``skrbal reproduce synthetic|z24|custom`` reproduces a case study of the paper
+(or runs its protocol on your own campaign and process) with every method,
+writing results, all figures and a Markdown summary.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+import skrbal
+from skrbal._cli_data import add_data_options, case_from_args
 
 __all__ = ["main", "summary_table"]
 
@@ -56,25 +60,6 @@ def summary_table(totals: pd.DataFrame) -> pd.DataFrame:
             "inspection_spend": grouped["inspection_spend"].mean(),
         }
     )
-
-
-def _format_table(table: pd.DataFrame) -> str:
-    """A Markdown table (no extra dependency)."""
-    header = ["method", *table.columns]
-    rows = [
-        [str(index)]
-        + [
-            f"{value:.0f}" if column == "runs" else f"{value:.3f}"
-            for column, value in row.items()
-        ]
-        for index, row in table.iterrows()
-    ]
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-    ]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def _figures(study, out: Path) -> list[Path]:
@@ -147,6 +132,7 @@ def _remove_outputs(out: Path) -> None:
 def _run(args) -> int:
     from skrbal.experiments import run_study
     from skrbal.experiments._folder import atomic_write_text, folder_lock
+    from skrbal.experiments._report import markdown_table
 
     if not args.no_figures:
         _require_matplotlib("run")
@@ -168,7 +154,9 @@ def _run(args) -> int:
             progress=not args.no_progress,
         )
         elapsed = time.perf_counter() - start
-        table = _format_table(summary_table(study.totals))
+        table = markdown_table(
+            summary_table(study.totals), formats={"runs": "{:.0f}", None: "{:.3f}"}
+        )
         atomic_write_text(
             out / "summary.md",
             f"# {args.case}: {args.repeats} repetitions, seed {args.seed}\n\n{table}\n",
@@ -385,17 +373,9 @@ def _reproduce_figures(study, case, out: Path, example: int) -> list[Path]:
 
 
 def _reproduce(args) -> int:
-    from skrbal.experiments import (
-        available_methods,
-        get_case_study,
-        run_study,
-        study_report,
-    )
+    from skrbal.experiments import available_methods, run_study, study_report
     from skrbal.experiments._folder import atomic_write_text, folder_lock
 
-    if args.data is not None and args.case != "z24":
-        print("skrbal: --data is only for the z24 case study", file=sys.stderr)
-        return 2
     if not 0 <= args.example_repetition < args.repeats:
         print(
             f"skrbal: --example-repetition must lie in [0, {args.repeats})",
@@ -404,7 +384,7 @@ def _reproduce(args) -> int:
         return 2
     if not args.no_figures:
         _require_matplotlib("reproduce")
-    case = get_case_study(args.case, data=args.data)
+    case = case_from_args(args)
     methods = args.methods or available_methods()
     out = Path(args.out or f"skrbal-reproduce-{args.case}")
     # The folder stays locked until the summary and figures are written too.
@@ -462,6 +442,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="skrbal",
         description="Risk-based active learning: inspect only when the expected "
         "value of perfect information exceeds the inspection cost.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {skrbal.__version__}"
     )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
@@ -556,23 +539,39 @@ def _add_reproduce(commands, methods: list[str]) -> None:
         description="Repeat every method on fresh random splits of the synthetic "
         "or Z24 case study as in the paper (half the record as test set, the "
         "other half streamed in temporal order, 0.2 % (synthetic) or 0.3 % "
-        "(Z24) labelled at the start), then write tidy results, every figure "
+        "(Z24) labelled at the start), or of your own campaign with your own "
+        "decision process (custom), then write tidy results, every figure "
         "and a Markdown summary (summary.md) to the output folder. Finished "
         "repetitions are saved one by one; --resume continues an interrupted "
         "study.",
         epilog=_OWN_ESTIMATOR,
     )
     reproduce.add_argument(
-        "case", choices=["synthetic", "z24"], help="the case study to reproduce"
+        "case",
+        choices=["synthetic", "z24", "custom"],
+        help="the case study to reproduce; custom: your campaign (--data) and "
+        "your decision process (--process)",
     )
     reproduce.add_argument(
         "--data",
         metavar="PATH",
-        help="z24 only: your copy of the Z24 natural frequencies (.mat or .csv, "
-        "3932 x 4), read with skrbal.datasets.load_z24; without it the Z24-like "
-        "generator stands in. Features are standardised with the whole record's "
-        "mean and standard deviation.",
+        help="your record. z24: your copy of the Z24 natural frequencies (.mat, "
+        "the frequencies a variable or a struct field such as databasez24.data, "
+        "or .csv, 3932 x 4), read with skrbal.datasets.load_z24; without it the "
+        "Z24-like generator stands in. synthetic: your recording of a "
+        "four-state test rig, custom: your campaign, both a CSV or Parquet "
+        "table read with skrbal.datasets.load_campaign (feature columns, a "
+        "'label' column, optional 'action' and 'time' columns). Features of a "
+        "file are standardised with the whole record's mean and standard "
+        "deviation.",
     )
+    reproduce.add_argument(
+        "--process",
+        metavar="PATH",
+        help="custom only: your decision process, a JSON file as "
+        "skrbal.DecisionProcess.to_json writes; the labels must be its classes",
+    )
+    add_data_options(reproduce)
     reproduce.add_argument(
         "--repeats",
         type=int,

@@ -22,6 +22,7 @@ from skrbal.active._semi import (
     make_update,
     take_rows,
 )
+from skrbal.budget import BudgetPolicy
 from skrbal.exceptions import (
     MissingStatesWarning,
     missing_states,
@@ -58,10 +59,12 @@ class RiskBasedLearner(BaseEstimator):
         :class:`~skrbal.exceptions.MissingStatesWarning`.
     process : DecisionProcess
         The maintenance decision and its inspection cost.
-    query : {'evpi', 'random'} or callable, default='evpi'
+    query : {'evpi', 'random'}, BudgetPolicy or callable, default='evpi'
         ``'evpi'`` inspects when EVPI exceeds the inspection cost;
         ``'random'`` inspects ``n_queries`` stream positions drawn uniformly
-        (the paper's baseline); a callable
+        (the paper's baseline); a :class:`~skrbal.budget.BudgetPolicy`
+        decides from the EVPI under a budget (its ``times`` are the stream
+        step indices, so periods and gaps count steps); a callable
         ``query(evpi, proba, process) -> bool array`` decides for a block of
         consecutive steps from each step's own EVPI and belief (it must not
         look across steps).
@@ -145,13 +148,16 @@ class RiskBasedLearner(BaseEstimator):
         ``proportion_<label>``, with a semi-supervised update the effective
         proportions of labelled plus pseudo-labelled samples
         ``effective_proportion_<label>``, and, with a test set,
-        ``decision_accuracy`` and ``f1_macro`` after the update) and
+        ``decision_accuracy`` and ``f1_macro`` after the update, and with a
+        budget policy its state after the inspection, ``budget_state``) and
         ``totals`` (dict, :func:`skrbal.metrics.campaign_summary` over the
         stream: ``n_decisions``, ``n_inspections``, ``inspection_spend``,
         ``utility``, ``perfect_information_utility``, ``regret``,
-        ``net_utility``, ``decision_accuracy``, and ``n_warnings``) and
+        ``net_utility``, ``decision_accuracy``, and ``n_warnings``),
         ``warnings`` (list of str: the warnings raised during the fit, such
-        as :class:`~skrbal.exceptions.MissingStatesWarning`, one entry each).
+        as :class:`~skrbal.exceptions.MissingStatesWarning`, one entry each)
+        and, with a budget policy, ``budget_state`` (dict, the policy's final
+        state).
 
     See Also
     --------
@@ -217,9 +223,12 @@ class RiskBasedLearner(BaseEstimator):
             raise TypeError(
                 f"process must be a DecisionProcess, got {type(self.process).__name__}."
             )
-        if not (callable(self.query) or self.query in _QUERIES):
+        if isinstance(self.query, BudgetPolicy):
+            self.query.initial_state()  # names any invalid policy parameter
+        elif not (callable(self.query) or self.query in _QUERIES):
             raise ValueError(
-                f"query must be one of {_QUERIES} or a callable, got {self.query!r}."
+                f"query must be one of {_QUERIES}, a BudgetPolicy or a callable, "
+                f"got {self.query!r}."
             )
         if self.query == "random" and (
             not isinstance(self.n_queries, Integral) or self.n_queries < 0
@@ -459,6 +468,10 @@ class RiskBasedLearner(BaseEstimator):
                 counts,
             )
         ]
+        policy = self.query if isinstance(self.query, BudgetPolicy) else None
+        if policy is not None:
+            budget_state = policy.initial_state()
+            queries[0]["budget_state"] = budget_state
 
         # The initially known steps, in order, and the next one not yet walked.
         given, next_given = initial.tolist(), 0
@@ -467,9 +480,22 @@ class RiskBasedLearner(BaseEstimator):
             stop = min(n_steps, start + block)
             proba = self._beliefs(model, take_rows(X, slice(start, stop)))
             block_evpi = process.evpi(proba)
-            wanted = self._wanted(block_evpi, proba, start, stop, known, planned)
-            first = int(wanted.argmax())  # the first inspection, if any
-            hit = bool(wanted[first])
+            if policy is not None:
+                # The policy's state absorbs the steps up to its first
+                # inspection, which is where this block ends.
+                found, budget_state = policy.scan(
+                    block_evpi,
+                    np.arange(start, stop, dtype=float),
+                    ~known[start:stop],
+                    process.inspection_cost,
+                    budget_state,
+                )
+                hit = found >= 0
+                first = int(found)
+            else:
+                wanted = self._wanted(block_evpi, proba, start, stop, known, planned)
+                first = int(wanted.argmax())  # the first inspection, if any
+                hit = bool(wanted[first])
             decided = first + 1 if hit else stop - start
             end = start + decided
             if full:
@@ -502,6 +528,8 @@ class RiskBasedLearner(BaseEstimator):
                         counts,
                     )
                 )
+                if policy is not None:
+                    queries[-1]["budget_state"] = budget_state
                 block = self.block_size
             else:
                 block = min(2 * block, 64 * self.block_size)
@@ -528,6 +556,8 @@ class RiskBasedLearner(BaseEstimator):
         self.history_.queries = pd.DataFrame(queries)
         self.history_.warnings = warned
         self.history_.totals["n_warnings"] = len(warned)
+        if policy is not None:
+            self.history_.budget_state = budget_state
         return self
 
     def _check_actions(self, actions, n_steps):
