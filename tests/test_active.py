@@ -14,6 +14,7 @@ from sklearn.preprocessing import StandardScaler
 from skrbal import synthetic_decision_process
 from skrbal.active import ActiveLearner, RiskBasedLearner
 from skrbal.active._semi import clone_for as _with_process_classes
+from skrbal.budget import MinimumGap
 from skrbal.exceptions import MissingStatesWarning
 from skrbal.mixture import BayesianGMMClassifier
 from skrbal.query import EVPISampling, evpi_sampling, random_sampling
@@ -550,6 +551,7 @@ def test_stream_learner_is_not_fitted_before_fit():
         {},
         {"query": "random", "n_queries": 30, "random_state": 0},
         {"semi_supervised": "smoothing", "estimator": BayesianGMMClassifier()},
+        {"query": MinimumGap(gap=20)},
     ],
 )
 def test_history_queries_keeps_the_records_and_totals(params, monkeypatch):
