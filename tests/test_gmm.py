@@ -753,3 +753,15 @@ def test_prediction_fast_path_keeps_validation():
     named = BayesianGMMClassifier().fit(pd.DataFrame(X, columns=["a", "b"]), y)
     with pytest.warns(UserWarning, match="feature names"):
         named.predict_proba(X)
+
+
+def test_the_studies_pin_the_paper_prior_without_warning():
+    from skrbal.experiments import get_method
+
+    X, y, _ = _raw_synthetic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        studied = get_method("gmm-evpi").estimator().fit(X, y)
+    with pytest.warns(UserWarning, match="default prior"):
+        default = BayesianGMMClassifier().fit(X, y)
+    _assert_same_model(studied, default, tol=0)
