@@ -598,3 +598,23 @@ def test_history_queries_memory_does_not_grow_with_the_stream():
     # is transient (the labels' lookup, the random draw).
     assert (kept - base) / len(y) < 1.0
     assert (peak - base) / len(y) < 60.0
+
+
+def test_history_queries_refuses_inspections_before_walking():
+    from skrbal.inspection import InspectionMethod
+
+    cheap = InspectionMethod(
+        name="cheap",
+        cost=1.4,
+        confusion=[[0.96, 0.04], [0.96, 0.04], [0.15, 0.85], [0.15, 0.85]],
+        outcomes=["no damage found", "damage found"],
+    )
+    X, y = _stream(27, n_cycles=1)
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(),
+        process=synthetic_decision_process(),
+        inspections=[cheap],
+        history="queries",
+    )
+    with pytest.raises(ValueError, match="history='queries' does not support"):
+        learner.fit(X, y, initial=INIT)
