@@ -358,7 +358,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         weight = _sample_weight(sample_weight, X)
         unlabelled = np.asarray(y == UNLABELLED, dtype=bool)
         classes, y_idx = self._semi_supervised_classes(y[~unlabelled])
-        prior = self._validate_prior(_sample_statistics(X))
+        prior = self._validate_prior(_sample_statistics(X, weight))
         self.classes_ = classes
         X_l, X_u = X[~unlabelled], X[unlabelled]
         labelled_stats = _labelled_statistics(
