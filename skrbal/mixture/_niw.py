@@ -13,8 +13,6 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg.lapack import dpotrf, dtrtri
 
-from skrbal._logspace import log_normalise
-
 
 class _NIWPrior(NamedTuple):
     """Validated hyperparameters of the NIW prior and the Dirichlet prior."""
@@ -383,12 +381,3 @@ def _log1p_mahalanobis_far(X, mean, whitener, df) -> np.ndarray:
             "double precision; rescale X."
         )
     return value
-
-
-def _log_normalise(joint: np.ndarray) -> np.ndarray:
-    """Log posterior ``joint - logsumexp(joint, axis=1)``.
-
-    Kept for ``skrbal.mixture._semi_supervised``; new code calls
-    :func:`skrbal._logspace.log_normalise` directly.
-    """
-    return log_normalise(joint, axis=1)

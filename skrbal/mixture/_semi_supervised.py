@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from skrbal._logspace import exp_normalise
 from skrbal.mixture._gmm import (
     _as_classes,
     _BaseNIWClassifier,
@@ -34,7 +35,6 @@ from skrbal.mixture._niw import (
     _cholesky,
     _half_log_det,
     _labelled_statistics,
-    _log_normalise,
     _map_covariances,
     _merge_statistics,
     _niw_posterior,
@@ -408,7 +408,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             # The supervised posterior predictive of the labelled samples.
             self._set_posterior(labelled_stats, prior)
             joint = self._class_log_density(X_u) + self._log_class_prior[:, None]
-        return np.exp(_log_normalise(joint.T))
+        return exp_normalise(joint.T, axis=1)
 
     def _expectation_maximisation(
         self, X_l, y_idx, X_u, labelled_stats, resp, prior, weight, unlabelled
