@@ -267,8 +267,8 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
     >>> clf.means_.round(0)
     array([[-3., -3.],
            [ 3.,  3.]])
-    >>> (clf.transduction_ == np.repeat([0, 1], 50)).mean()
-    np.float64(1.0)
+    >>> float((clf.transduction_ == np.repeat([0, 1], 50)).mean())
+    1.0
     """
 
     _parameter_constraints: ClassVar[dict] = {
