@@ -335,7 +335,13 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
                 "samples."
             )
         X, y = validate_data(self, X, y, dtype=np.float64)
-        unlabelled = np.asarray(y == UNLABELLED, dtype=bool)
+        # A string array holds no integer -1 (checked above); numpy 1 would
+        # compare it with -1 as a whole, giving one False, not a mask.
+        unlabelled = (
+            np.zeros(len(y), dtype=bool)
+            if y.dtype.kind in "US"
+            else np.asarray(y == UNLABELLED, dtype=bool)
+        )
         classes, y_idx = self._semi_supervised_classes(y[~unlabelled])
         prior = self._validate_prior(X.shape[1])
         self.classes_ = classes
@@ -363,7 +369,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             check_classification_targets(y_labelled)
         if self.classes is not None:
             classes = _as_classes(self.classes)
-            if np.any(classes == UNLABELLED):
+            if classes.dtype.kind not in "US" and np.any(classes == UNLABELLED):
                 raise ValueError(
                     "classes must not contain -1, which marks unlabelled samples."
                 )
