@@ -23,6 +23,8 @@ import numpy as np
 from numpy.polynomial.hermite import hermgauss
 from scipy.special import log_ndtr, ndtr
 
+from skrbal._logspace import log_normalise
+
 __all__ = [
     "gauss_hermite_normal",
     "log_expected_cdf_product",
@@ -242,7 +244,7 @@ def multinomial_probit_log_proba(scores, n_nodes=20):
         log_lik = np.column_stack([log_ndtr(-half), log_ndtr(half)])
     else:
         log_lik = log_expected_cdf_product(_off_diagonal(scores), n_nodes)
-    return log_lik - _logsumexp(log_lik, axis=1, keepdims=True)
+    return log_normalise(log_lik, axis=1)
 
 
 def _truncation_shift(offsets, n_nodes):
