@@ -414,9 +414,9 @@ class SmoothingUpdate(SupervisedUpdate):
         had_pseudo_label = self.pseudo.pop(step, None) is not None
         y_new = state.y[[step]]
         if not had_pseudo_label and can_partial_fit(model, y_new, self.mode):
-            return model.partial_fit(state.X[[step]], y_new)
+            return model.partial_fit(take_rows(state.X, [step]), y_new)
         steps_all, labels_all = self._training_set(state)
-        return model.fit(state.X[steps_all], labels_all)
+        return model.fit(take_rows(state.X, steps_all), labels_all)
 
     def learn_report(self, model, state: StreamState, step: int, posterior):
         raise ValueError(
