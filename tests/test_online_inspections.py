@@ -249,7 +249,7 @@ def test_smoothing_refuses_imperfect_methods(case):
 
 @pytest.mark.parametrize("semi_supervised", [None, "em"])
 def test_restart_with_an_open_report_continues_identically(
-    tmp_path, case, semi_supervised
+    store_url, case, semi_supervised
 ):
     X, y, n0, process, _ = case
     methods = _methods(process)
@@ -265,7 +265,7 @@ def test_restart_with_an_open_report_continues_identically(
         request_id, t = _open_drone_request(ref, X, n0)
         ref.record_inspection(request_id, report="damage")
         _drive(ref, X, y, t, stop, rng, methods)
-        url = tmp_path / "agents.db"
+        url = store_url
         with RiskBasedAgent(**params, store=url, name="bridge").fit(
             X[:n0], y[:n0]
         ) as agent:
@@ -315,7 +315,7 @@ def test_stored_methods_are_json_and_checked(tmp_path, case):
     settings["inspections"] = stored
     with store.engine.begin() as conn:
         conn.execute(schema.agents.update().values(settings=json.dumps(settings)))
-    with pytest.raises(ConfigurationError, match="'drone': row 2 sums to 1.1"):
+    with pytest.raises(ConfigurationError, match=r"'drone': row 2 sums to 1\.1"):
         RiskBasedAgent.from_store(store, "agent")
     store.close()
 
@@ -341,9 +341,9 @@ def test_methods_compose_with_the_budget_policy(case):
     assert sum(status["n_inspections_by_method"].values()) > 3
 
 
-def test_a_version_1_store_is_migrated(tmp_path, case):
+def test_a_version_1_store_is_migrated(store_url, case):
     X, y, n0, process, _ = case
-    url = tmp_path / "agents.db"
+    url = store_url
     with RiskBasedAgent(
         estimator=BayesianGMMClassifier(), process=process, store=url
     ).fit(X[:n0], y[:n0]) as agent:
