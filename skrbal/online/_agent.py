@@ -92,6 +92,18 @@ class RiskBasedAgent(BaseEstimator):
         inspection cost (the paper). Its periods and gaps are counted in
         steps, or in seconds when the commissioning samples (and then every
         observation) have timestamps.
+    inspections : list of InspectionMethod, default=None
+        The inspection methods to choose from (:mod:`skrbal.inspection`), as
+        in :class:`~skrbal.active.RiskBasedLearner`. ``None`` is one perfect
+        inspection at ``process.inspection_cost``, and
+        ``[perfect_inspection(process)]`` decides identically. With a list,
+        each observation's method is the one of largest ``EVSI - cost``
+        (:func:`~skrbal.inspection.choose_inspection`) and the budget policy
+        decides whether to inspect with it (see Notes); the result of a
+        method whose reports do not reveal the state is its report
+        (``record_inspection(request_id, report=...)``), learned as soft
+        evidence. Stored with the agent as JSON (name, cost, confusion,
+        outcomes) and checked against the process on resume.
     semi_supervised : {None, 'em', 'smoothing'}, default=None
         The remedies of :class:`~skrbal.active.RiskBasedLearner`, with the
         same update rules: ``'em'`` refits by EM over every observation so far
@@ -148,6 +160,17 @@ class RiskBasedAgent(BaseEstimator):
 
     Notes
     -----
+    With ``inspections``, the budget policy sees, at each observation, the
+    EVSI of the method of largest net value in place of the EVPI, and that
+    method's cost as the inspection cost: :class:`~skrbal.budget.CostThreshold`
+    then inspects exactly where :func:`~skrbal.inspection.choose_inspection`
+    does, a :class:`~skrbal.budget.SpendCap` is charged the cost of the
+    method used, and :class:`~skrbal.budget.QuantileThreshold` ranks the
+    observations by that EVSI. (The policy is scanned over runs of
+    consecutive observations with the same best method, which is the same
+    as one scan since a policy's state changes only through the steps it
+    absorbs.)
+
     A requested inspection means: act after its result (the action returned
     by :meth:`record_inspection`), as the paper's agent does; the recommended
     action returned by :meth:`observe` for that step is the one under the
@@ -744,8 +767,9 @@ class RiskBasedAgent(BaseEstimator):
             One row per observation: ``step``, ``timestamp``,
             ``belief_<label>`` per state, ``evpi``, ``inspect`` (an inspection
             is requested: act after its result), ``request_id`` (``<NA>``
-            without a request) and ``action``, the optimal action under the
-            belief.
+            without a request), with ``inspections`` the ``method`` of the
+            request (its name, ``None`` without one), and ``action``, the
+            optimal action under the belief.
         """
         self._check_open()
         X = self._check_X(X)

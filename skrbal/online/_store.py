@@ -278,7 +278,10 @@ class AgentStore:
             ``recommended_action`` (under the belief, or the optimal action
             for a commissioning label), ``action`` (the action taken: the one
             the user recorded, else the optimal one for the inspected state,
-            else the recommended one) and ``feature_<j>``.
+            else the recommended one), for an agent with inspection methods
+            ``method``, ``report`` and ``posterior_<label>`` of each request
+            with a result (``label`` stays missing after a report that leaves
+            the state uncertain), and ``feature_<j>``.
         """
         with self.engine.connect() as conn:
             agent = self._agent_row(conn, name)
@@ -347,7 +350,9 @@ class AgentStore:
             ``request_id``, ``step``, ``status`` (``open``, ``done``,
             ``cancelled``), ``evpi``, ``label`` and ``action`` (the optimal
             action for the inspected state) once done, ``result_timestamp``
-            and ``note`` (the reason given for a cancellation).
+            and ``note`` (the reason given for a cancellation); for an agent
+            with inspection methods also ``method``, ``report`` and
+            ``posterior_<label>``.
         """
         with self.engine.connect() as conn:
             agent = self._agent_row(conn, name)
@@ -466,7 +471,11 @@ class AgentStore:
             known labels, commissioning included), ``last_evpi`` (of the last
             observation, ``None`` before any), ``budget_state`` and
             ``clock`` (``'step'`` or ``'timestamp'``: the budget's time, set
-            at commissioning).
+            at commissioning). For an agent with inspection methods,
+            ``spend`` and ``committed_spend`` price each request at its
+            method's cost, and ``n_inspections_by_method`` and
+            ``spend_by_method`` split the results by method, as
+            :func:`~skrbal.metrics.campaign_summary` does with ``methods``.
         """
         obs, req = schema.observations, schema.requests
         with self.engine.connect() as conn:
