@@ -180,7 +180,7 @@ def config_difference(stored: Any, given: Any, path: str = "") -> str:
 
 
 def process_to_json(process) -> str:
-    """JSON text of a decision process (:meth:`DecisionProcess.to_dict`)."""
+    """JSON text of a decision process (:meth:`skrbal.DecisionProcess.to_dict`)."""
     return dumps(process.to_dict())
 
 
