@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 
-__all__ = ["MissingStatesWarning"]
+_INTERNAL = (str(Path(__file__).resolve().parent),)
+
+__all__ = ["MissingStatesWarning", "PriorScaleWarning"]
 
 
 class MissingStatesWarning(UserWarning):
@@ -33,6 +38,38 @@ class MissingStatesWarning(UserWarning):
     """
 
 
+class PriorScaleWarning(UserWarning):
+    """The training features lie far from the scale of a default prior.
+
+    The normal-inverse-Wishart prior of
+    :class:`~skrbal.mixture.BayesianGMMClassifier` defaults to the paper's,
+    prior mean 0 and identity scale, which suits standardised features. On
+    raw features far from that scale (a class at feature value 19, frequencies
+    in hertz, strains of order 1e-6) it pulls the class means towards 0 and
+    inflates or shrinks the class covariances towards the identity until
+    enough labels have been seen. Standardise the features (a Pipeline with
+    :class:`~sklearn.preprocessing.StandardScaler`), or set
+    ``mean_prior='data'`` and ``covariance_prior='data'``, which is the same
+    model; a prior given explicitly is taken as meant and not checked.
+
+    The classifiers raise it once per fit and record it in ``fit_warnings_``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skrbal.exceptions import PriorScaleWarning
+    >>> from skrbal.mixture import BayesianGMMClassifier
+    >>> X, y = [[18.0], [19.0], [-5.0], [-6.0]], [1, 1, 0, 0]
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     model = BayesianGMMClassifier().fit(X, y)
+    >>> caught[0].category.__name__
+    'PriorScaleWarning'
+    >>> type(model.fit_warnings_[0]).__name__
+    'PriorScaleWarning'
+    """
+
+
 def missing_states(model_classes, process_classes) -> np.ndarray:
     """The process's states that ``model_classes`` lacks, in the process's order."""
     if model_classes is None:
@@ -53,3 +90,18 @@ def missing_states_message(owner: str, missing, process_classes) -> str:
         "will look for them. Give the estimator the labels (a classes parameter) "
         "or label every state in the initial set."
     )
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside skrbal and scikit-learn.
+
+    A warning raised deep in a fit (through sklearn's ``_fit_context``, a
+    learner, a Pipeline) then points at the user's line.
+    """
+    import sklearn
+
+    internal = (*_INTERNAL, str(Path(sklearn.__file__).resolve().parent))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(internal):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -1,8 +1,11 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
@@ -11,6 +14,7 @@ from sklearn.preprocessing import StandardScaler
 from skrbal import synthetic_decision_process
 from skrbal.active import ActiveLearner, RiskBasedLearner
 from skrbal.active._semi import clone_for as _with_process_classes
+from skrbal.budget import MinimumGap
 from skrbal.exceptions import MissingStatesWarning
 from skrbal.mixture import BayesianGMMClassifier
 from skrbal.query import EVPISampling, evpi_sampling, random_sampling
@@ -271,6 +275,7 @@ def test_pipeline_without_classes_param_missing_states():
         ({"query": "random"}, {}, "needs n_queries"),
         ({"block_size": 0}, {}, "block_size must be a positive"),
         ({"update": "never"}, {}, "update must be one of"),
+        ({"history": "steps"}, {}, "history must be one of"),
         ({}, {"initial": []}, "at least one labelled"),
         ({}, {"initial": [10**6]}, "initial indices must lie"),
         ({"query": "random", "n_queries": 10**6}, {}, "exceeds the"),
@@ -469,3 +474,147 @@ def test_mixed_type_labels_are_named():
     )
     with pytest.raises(ValueError, match="y mixes label types"):
         learner.fit(X, mixed, initial=INIT)
+
+
+# ------------------------------------------------ the estimator API (issue 13)
+def _frame(X, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "f0": X[:, 0],
+            "site": rng.choice(["north", "south"], size=len(X)),
+            "f1": X[:, 1],
+        }
+    )
+
+
+def test_stream_keeps_dataframes_for_a_column_transformer():
+    X, y = _stream(21, n_cycles=2)
+    frame = _frame(X)
+    by_name = make_pipeline(
+        ColumnTransformer([("num", StandardScaler(), ["f0", "f1"])]),
+        BayesianGMMClassifier(),
+    )
+    process = synthetic_decision_process()
+    learner = RiskBasedLearner(estimator=by_name, process=process)
+    learner.fit(frame, y, initial=INIT, X_test=frame.iloc[:50], y_test=y[:50])
+    plain = RiskBasedLearner(
+        estimator=make_pipeline(StandardScaler(), BayesianGMMClassifier()),
+        process=process,
+    ).fit(X, y, initial=INIT)
+    assert learner.history_.totals["n_inspections"] > 3
+    np.testing.assert_array_equal(learner.labelled_indices_, plain.labelled_indices_)
+    pd.testing.assert_frame_equal(learner.history_.steps, plain.history_.steps)
+    assert learner.n_features_in_ == 3
+    np.testing.assert_array_equal(learner.feature_names_in_, ["f0", "site", "f1"])
+    np.testing.assert_array_equal(learner.classes_, [1, 2, 3, 4])
+    np.testing.assert_allclose(
+        learner.predict_proba(frame.iloc[:20]), plain.predict_proba(X[:20])
+    )
+    with pytest.raises(ValueError, match="feature names"):
+        learner.predict(frame[["f1", "site", "f0"]])
+
+
+def test_stream_em_keeps_dataframes():
+    X, y = _stream(22, n_cycles=1, per_state=40)
+    by_name = make_pipeline(
+        ColumnTransformer([("num", StandardScaler(), ["f0", "f1"])]),
+        BayesianGMMClassifier(),
+    )
+    learner = RiskBasedLearner(
+        estimator=by_name,
+        process=synthetic_decision_process(),
+        semi_supervised="em",
+    ).fit(_frame(X), y, initial=[3, 4, 45, 46, 85, 86, 125, 126])
+    assert learner.history_.totals["n_decisions"] == len(y)
+    assert hasattr(learner.estimator_[-1], "transduction_")
+
+
+def test_stream_learner_is_not_fitted_before_fit():
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(), process=synthetic_decision_process()
+    )
+    for method in (learner.predict, learner.predict_proba):
+        with pytest.raises(NotFittedError):
+            method(np.zeros((2, 2)))
+    X, y = _stream(23, n_cycles=1)
+    learner.fit(X, y, initial=INIT)
+    assert learner.n_features_in_ == 2 and not hasattr(learner, "feature_names_in_")
+    with pytest.raises(ValueError, match="features"):
+        learner.predict(np.zeros((2, 3)))
+
+
+# ------------------------------------------------ per-query history (issue 14)
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"query": "random", "n_queries": 30, "random_state": 0},
+        {"semi_supervised": "smoothing", "estimator": BayesianGMMClassifier()},
+        {"query": MinimumGap(gap=20)},
+    ],
+)
+def test_history_queries_keeps_the_records_and_totals(params, monkeypatch):
+    X, y = _stream(24)
+    Xt, yt = _stream(25, n_cycles=1)
+    params = {"estimator": GaussianNB(), **params}
+    process = synthetic_decision_process()
+    full = RiskBasedLearner(process=process, **params)
+    full.fit(X, y, initial=INIT, X_test=Xt, y_test=yt)
+    # Small chunks, so the totals are summed over several.
+    monkeypatch.setattr("skrbal.active._stream._TOTALS_CHUNK", 100)
+    lean = RiskBasedLearner(process=process, history="queries", **params)
+    lean.fit(X, y, initial=INIT, X_test=Xt, y_test=yt)
+    assert lean.history_.steps is None
+    assert full.history_.totals["n_inspections"] > 3
+    pd.testing.assert_frame_equal(lean.history_.queries, full.history_.queries)
+    np.testing.assert_array_equal(lean.labelled_indices_, full.labelled_indices_)
+    assert lean.history_.totals.keys() == full.history_.totals.keys()
+    for key, value in full.history_.totals.items():
+        assert lean.history_.totals[key] == pytest.approx(value, rel=1e-12), key
+
+
+def test_history_queries_memory_does_not_grow_with_the_stream():
+    import tracemalloc
+
+    X, y = _stream(26, n_cycles=250)  # 80,000 steps
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(),
+        process=synthetic_decision_process(),
+        history="queries",
+        query="random",
+        n_queries=10,
+        random_state=0,
+    )
+    learner.fit(X[:2000], y[:2000], initial=INIT)  # imports and caches first
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        learner.fit(X, y, initial=INIT)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # history='full' keeps 34 bytes per step and peaks over 100; what is left
+    # is transient (the labels' lookup, the random draw).
+    assert (kept - base) / len(y) < 1.0
+    assert (peak - base) / len(y) < 60.0
+
+
+def test_history_queries_refuses_inspections_before_walking():
+    from skrbal.inspection import InspectionMethod
+
+    cheap = InspectionMethod(
+        name="cheap",
+        cost=1.4,
+        confusion=[[0.96, 0.04], [0.96, 0.04], [0.15, 0.85], [0.15, 0.85]],
+        outcomes=["no damage found", "damage found"],
+    )
+    X, y = _stream(27, n_cycles=1)
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(),
+        process=synthetic_decision_process(),
+        inspections=[cheap],
+        history="queries",
+    )
+    with pytest.raises(ValueError, match="history='queries' does not support"):
+        learner.fit(X, y, initial=INIT)

@@ -1,6 +1,7 @@
 """Tests of the supervised Bayesian Gaussian-mixture classifier."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -602,3 +603,165 @@ def test_squared_mahalanobis_equals_the_per_class_formula(n_features):
     np.testing.assert_allclose(
         clf.predict_proba(X_test[:1]), clf.predict_proba(X_test)[:1], rtol=1e-12
     )
+
+
+# ---------------------------------------------------------------------- #
+# the prior's scale (issue 13, section 2)
+# ---------------------------------------------------------------------- #
+def _raw_synthetic(n_per_class=4):
+    from skrbal.datasets import make_degradation_stream
+
+    X, y, _ = make_degradation_stream(random_state=0)
+    idx = np.concatenate([np.flatnonzero(y == k)[:n_per_class] for k in (1, 2, 3, 4)])
+    return X[idx], y[idx], X
+
+
+def test_default_prior_on_raw_features_distorts_and_warns():
+    from skrbal.exceptions import PriorScaleWarning
+
+    X, y, _ = _raw_synthetic()
+    with pytest.warns(PriorScaleWarning, match="feature 0") as caught:
+        clf = BayesianGMMClassifier().fit(X, y)
+    assert len([w for w in caught if w.category is PriorScaleWarning]) == 1
+    # The paper's prior (mean 0, identity scale) drags the class at 19 to ~15
+    # and inflates its first feature's variance tens of times.
+    assert X[y == 4, 0].mean() > 19
+    assert clf.means_[3, 0] < 15.5
+    assert clf.covariances_[3, 0, 0] > 30 * X[y == 4, 0].var()
+    assert [type(w) for w in clf.fit_warnings_] == [PriorScaleWarning]
+
+
+def test_data_prior_is_the_paper_prior_on_standardised_features():
+    X, y, X_all = _raw_synthetic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = BayesianGMMClassifier(mean_prior="data", covariance_prior="data")
+        clf.fit(X, y)
+        scaled = make_pipeline(StandardScaler(), BayesianGMMClassifier()).fit(X, y)
+    assert clf.fit_warnings_ == []
+    np.testing.assert_allclose(clf.mean_prior_, X.mean(axis=0), rtol=TOL)
+    np.testing.assert_allclose(clf.covariance_prior_, np.diag(X.var(axis=0)), rtol=TOL)
+    np.testing.assert_allclose(
+        clf.predict_proba(X_all), scaled.predict_proba(X_all), atol=1e-9
+    )
+
+
+def test_data_prior_does_not_depend_on_the_units():
+    X, y, X_all = _raw_synthetic()
+    params = {"mean_prior": "data", "covariance_prior": "data"}
+    clf = BayesianGMMClassifier(**params).fit(X, y)
+    milli = BayesianGMMClassifier(**params).fit(1e3 * X - 7.0, y)
+    np.testing.assert_allclose(
+        clf.predict_proba(X_all), milli.predict_proba(1e3 * X_all - 7.0), atol=1e-9
+    )
+    with pytest.warns(UserWarning, match="default prior"):
+        paper = BayesianGMMClassifier().fit(1e3 * X - 7.0, y)
+    assert not np.allclose(
+        paper.predict_proba(1e3 * X_all - 7.0), clf.predict_proba(X_all), atol=0.1
+    )
+
+
+def test_data_prior_is_fixed_by_the_first_fit_and_kept_by_partial_fit():
+    rng = np.random.default_rng(5)
+    X, y = _blobs(rng, n=60)
+    params = {"mean_prior": "data", "covariance_prior": "data", "classes": [0, 1, 2]}
+    first = BayesianGMMClassifier(**params).partial_fit(X[:20], y[:20])
+    streamed = first.partial_fit(X[20:40], y[20:40]).partial_fit(X[40:], y[40:])
+    # The prior comes from the first call's data ...
+    np.testing.assert_allclose(streamed.mean_prior_, X[:20].mean(axis=0), rtol=TOL)
+    # ... so the stream equals fit on the union with that prior pinned ...
+    pinned = BayesianGMMClassifier(
+        mean_prior=streamed.mean_prior_,
+        covariance_prior=streamed.covariance_prior_,
+        classes=[0, 1, 2],
+    ).fit(X, y)
+    _assert_same_model(streamed, pinned)
+    # ... and not fit on the union, whose prior is the union's.
+    union = BayesianGMMClassifier(**params).fit(X, y)
+    assert not np.allclose(union.mean_prior_, streamed.mean_prior_)
+    # A parameter changed by set_params: the prior is derived again from all
+    # the data seen before the call, as a fit on it followed by the update.
+    streamed.set_params(mean_precision_prior=2.0).partial_fit(X[:1], y[:1])
+    refit = BayesianGMMClassifier(**params, mean_precision_prior=2.0).fit(X, y)
+    refit.partial_fit(X[:1], y[:1])
+    np.testing.assert_allclose(streamed.mean_prior_, X.mean(axis=0), rtol=TOL)
+    _assert_same_model(streamed, refit)
+
+
+def test_data_prior_counts_sample_weights_as_repeats():
+    rng = np.random.default_rng(6)
+    X, y = _blobs(rng, n=30)
+    params = {"mean_prior": "data", "covariance_prior": "data"}
+    weight = np.where(np.arange(30) % 4 == 0, 2.0, 1.0)
+    weighted = BayesianGMMClassifier(**params).fit(X, y, sample_weight=weight)
+    repeat = np.repeat(np.arange(30), weight.astype(int))
+    repeated = BayesianGMMClassifier(**params).fit(X[repeat], y[repeat])
+    np.testing.assert_allclose(weighted.covariance_prior_, repeated.covariance_prior_)
+    _assert_same_model(weighted, repeated)
+
+
+def test_data_scale_of_a_constant_feature_is_an_error():
+    X = np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 1.0]])
+    with pytest.raises(ValueError, match=r"covariance_prior='data'.*\[1\]"):
+        BayesianGMMClassifier(covariance_prior="data").fit(X, [0, 1, 1])
+    with pytest.raises(ValueError, match="mean_prior"):
+        BayesianGMMClassifier(mean_prior="mean").fit(X, [0, 1, 1])
+
+
+def test_explicit_paper_prior_is_the_default_without_the_warning():
+    X, y, X_all = _raw_synthetic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        explicit = BayesianGMMClassifier(mean_prior=0.0, covariance_prior=1.0)
+        explicit.fit(X, y)
+    with pytest.warns(UserWarning):
+        default = BayesianGMMClassifier().fit(X, y)
+    _assert_same_model(explicit, default, tol=0)
+    assert explicit.fit_warnings_ == []
+    # Standardised features are on the default prior's scale.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaled = make_pipeline(StandardScaler(), BayesianGMMClassifier())
+        scaled.fit(X_all[:500], np.arange(500) % 2)
+
+
+def test_semi_supervised_data_prior_uses_every_sample():
+    from skrbal.mixture import SemiSupervisedGMMClassifier
+
+    rng = np.random.default_rng(7)
+    X, y = _blobs(rng, n=40)
+    y_semi = np.where(np.arange(40) < 10, y, -1)
+    clf = SemiSupervisedGMMClassifier(mean_prior="data", covariance_prior="data")
+    clf.fit(X, y_semi)
+    np.testing.assert_allclose(clf.mean_prior_, X.mean(axis=0), rtol=TOL)
+    np.testing.assert_allclose(clf.covariance_prior_, np.diag(X.var(axis=0)), rtol=TOL)
+
+
+def test_prediction_fast_path_keeps_validation():
+    rng = np.random.default_rng(8)
+    X, y = _blobs(rng, n=30)
+    clf = BayesianGMMClassifier().fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), clf.predict_proba(X.tolist()))
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.predict_proba(bad)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict_proba(np.hstack([X, X]))
+    with pytest.raises(ValueError, match="minimum of 1"):
+        clf.predict_proba(X[:0])
+    named = BayesianGMMClassifier().fit(pd.DataFrame(X, columns=["a", "b"]), y)
+    with pytest.warns(UserWarning, match="feature names"):
+        named.predict_proba(X)
+
+
+def test_the_studies_pin_the_paper_prior_without_warning():
+    from skrbal.experiments import get_method
+
+    X, y, _ = _raw_synthetic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        studied = get_method("gmm-evpi").estimator().fit(X, y)
+    with pytest.warns(UserWarning, match="default prior"):
+        default = BayesianGMMClassifier().fit(X, y)
+    _assert_same_model(studied, default, tol=0)

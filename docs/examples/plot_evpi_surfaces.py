@@ -43,9 +43,13 @@ print("labelled states:", dict(zip(states.tolist(), counts.tolist())))
 # ------------
 # Ellipses and ``+`` mark the mixture's classes (two standard deviations);
 # ``x`` marks the relevance vectors and thin lines the ``p = 0.5`` contour of
-# each class of the mRVMs. All models are told the four states.
+# each class of the mRVMs. All models are told the four states. The features
+# are raw, so the mixture takes its prior's mean and scale from the data
+# (the paper's prior on standardised features, drawn in the raw units).
 models = {
-    "Bayesian GMM": BayesianGMMClassifier(classes=[1, 2, 3, 4]),
+    "Bayesian GMM": BayesianGMMClassifier(
+        mean_prior="data", covariance_prior="data", classes=[1, 2, 3, 4]
+    ),
     "mRVM1": MulticlassRVC(method="mrvm1", classes=[1, 2, 3, 4]),
     "mRVM2": MulticlassRVC(method="mrvm2", classes=[1, 2, 3, 4]),
 }

@@ -39,8 +39,11 @@ print("initial labels:", y_pool[start])
 # -----------------------------
 from modAL.models import ActiveLearner as ModALLearner
 
+# The features are raw: the mixture's prior takes its mean and scale from the
+# labelled data (fixed by the first fit, kept by every partial_fit).
+data_prior = {"mean_prior": "data", "covariance_prior": "data"}
 modal_learner = ModALLearner(
-    estimator=BayesianGMMClassifier(classes=[1, 2, 3, 4]),
+    estimator=BayesianGMMClassifier(**data_prior, classes=[1, 2, 3, 4]),
     query_strategy=EVPISampling(process=process),
     X_training=X_pool[start],
     y_training=y_pool[start],
@@ -65,7 +68,7 @@ from skrbal.query import entropy_sampling, random_sampling
 
 def campaign(strategy, n_rounds=30):
     learner = ActiveLearner(
-        estimator=BayesianGMMClassifier(classes=[1, 2, 3, 4]),
+        estimator=BayesianGMMClassifier(**data_prior, classes=[1, 2, 3, 4]),
         query_strategy=strategy,
         X_training=X_pool[start],
         y_training=y_pool[start],

@@ -23,6 +23,7 @@ from inspect import signature
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import has_fit_parameter
 
 from skrbal._decision import DecisionProcess
@@ -56,11 +57,22 @@ def can_partial_fit(model, y_new, mode: str) -> bool:
     return set(np.asarray(y_new).tolist()) <= set(np.asarray(known).tolist())
 
 
+def take_rows(X, rows):
+    """Rows of the stream: an array indexed directly, a DataFrame by position.
+
+    A DataFrame stays one, so a ColumnTransformer can still select its
+    columns by name (``sklearn.utils._safe_indexing``).
+    """
+    if type(X) is np.ndarray:
+        return X[rows]
+    return _safe_indexing(X, rows)
+
+
 @dataclass
 class StreamState:
     """What the learner knows while it walks the stream."""
 
-    X: np.ndarray
+    X: np.ndarray  # or a DataFrame, kept as one
     y: np.ndarray  # the oracle; read only where ``known``
     known: np.ndarray  # bool per step: label inspected or given initially
     labelled: list  # stream indices of known labels, in the order learned
@@ -133,7 +145,7 @@ class SupervisedUpdate:
 
     def initial_fit(self, model, state: StreamState):
         idx = np.asarray(state.labelled)
-        return model.fit(state.X[idx], state.y[idx])
+        return model.fit(take_rows(state.X, idx), state.y[idx])
 
     def _add(self, model, state: StreamState, X_new, y_new, training_set):
         """Teach ``X_new, y_new``; refit on ``training_set()`` when needed.
@@ -148,13 +160,13 @@ class SupervisedUpdate:
 
     def _labelled_set(self, state: StreamState):
         idx = np.asarray(state.labelled)
-        return state.X[idx], state.y[idx]
+        return take_rows(state.X, idx), state.y[idx]
 
     def learn(self, model, state: StreamState, step: int):
         return self._add(
             model,
             state,
-            state.X[[step]],
+            take_rows(state.X, [step]),
             state.y[[step]],
             lambda: self._soft_training_set(model, state),
         )
@@ -170,7 +182,11 @@ class SupervisedUpdate:
         state.soft[step] = posterior
         classes = self.process.classes_
         X_new, y_new, weight, keyword = soft_rows(
-            model, state.X[[step]], posterior[None, :], classes, "partial_fit"
+            model,
+            take_rows(state.X, [step]),
+            posterior[None, :],
+            classes,
+            "partial_fit",
         )
         if (weight is None or keyword is not None) and can_partial_fit(
             model, y_new, self.mode
@@ -230,7 +246,7 @@ class EMUpdate(SupervisedUpdate):
             # Reported steps enter with their posterior, not as unlabelled.
             mask[list(state.soft)] = False
         idx = np.flatnonzero(mask)
-        X, y = state.X[idx], _with_unlabelled(state.y[idx], state.known[idx])
+        X, y = take_rows(state.X, idx), _with_unlabelled(state.y[idx], state.known[idx])
         if not state.soft:
             return model.fit(X, y)
         return _fit_weighted(model, *_with_soft_rows(model, state, X, y, self.process))
@@ -255,7 +271,7 @@ def _with_soft_rows(model, state: StreamState, X, y, process):
     steps = np.fromiter(state.soft, dtype=np.intp, count=len(state.soft))
     posterior = np.stack(list(state.soft.values()))
     X_soft, y_soft, weight, keyword = soft_rows(
-        model, state.X[steps], posterior, process.classes_, "fit"
+        model, take_rows(state.X, steps), posterior, process.classes_, "fit"
     )
     labels = np.concatenate([y, y_soft.astype(y.dtype, copy=False)])
     if weight is not None:
@@ -349,7 +365,7 @@ class SmoothingUpdate(SupervisedUpdate):
         into = actions[start:end] if start >= 0 else np.r_[0, actions[:end]]
         result = smooth_segment(
             model,
-            state.X[hidden],
+            take_rows(state.X, hidden),
             self.process,
             into.astype(np.intp),
             start_label=state.y[start] if start >= 0 else None,
@@ -379,12 +395,12 @@ class SmoothingUpdate(SupervisedUpdate):
         self.last_anchor = step
         new_steps.append(np.array([step]))
         new_labels.append(state.y[[step]])
-        X_new = state.X[np.concatenate(new_steps)]
+        X_new = take_rows(state.X, np.concatenate(new_steps))
         y_new = np.concatenate(new_labels)
 
         def training_set():
             steps_all, labels_all = self._training_set(state)
-            return state.X[steps_all], labels_all, None, None
+            return take_rows(state.X, steps_all), labels_all, None, None
 
         return self._add(model, state, X_new, y_new, training_set)
 

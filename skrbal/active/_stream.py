@@ -10,7 +10,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import f1_score
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils.validation import check_array
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
@@ -20,6 +20,7 @@ from skrbal.active._semi import (
     check_labels,
     clone_for,
     make_update,
+    take_rows,
 )
 from skrbal.budget import BudgetPolicy
 from skrbal.exceptions import (
@@ -40,6 +41,9 @@ __all__ = ["RiskBasedLearner"]
 
 _QUERIES = ("evpi", "random")
 _UPDATES = ("auto", "partial_fit", "refit")
+_HISTORIES = ("full", "queries")
+# Steps per chunk when the totals are summed without a per-step history.
+_TOTALS_CHUNK = 65536
 
 
 class RiskBasedLearner(BaseEstimator):
@@ -118,6 +122,14 @@ class RiskBasedLearner(BaseEstimator):
         Steps predicted at once while no inspection happens; the block doubles
         (up to 64 times) after each block without one. Only speed depends on
         it.
+    history : {'full', 'queries'}, default='full'
+        What ``history_`` keeps: ``'full'`` one row per stream step
+        (``history_.steps``) as well as one per inspection; ``'queries'``
+        only the per-inspection records and the totals (``history_.steps``
+        is ``None``), so a long stream costs a few bytes per step during the
+        fit (which steps are known and inspected, their states, the actions
+        taken) and nothing after it. The decisions, inspections and totals
+        are the same. Not available with ``inspections``.
     random_state : int, RandomState instance or None, default=None
         Draws the positions of ``query='random'`` and, with ``inspections``,
         the reports (one draw per inspection).
@@ -126,6 +138,14 @@ class RiskBasedLearner(BaseEstimator):
     ----------
     estimator_ : classifier
         The final model.
+    classes_ : ndarray of shape (n_classes,)
+        The final model's classes, the columns of :meth:`predict_proba`.
+    n_features_in_ : int
+        Number of features of the stream.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the stream's features, when ``X`` has string column names
+        (a DataFrame reaches the estimator as a DataFrame, so a
+        ``ColumnTransformer`` can select its columns by name).
     pseudo_labelled_indices_ : ndarray of int
         With ``semi_supervised='smoothing'``, the stream steps given a
         pseudo-label (empty otherwise).
@@ -138,7 +158,8 @@ class RiskBasedLearner(BaseEstimator):
         Stream indices of the labelled samples, in the order they were
         labelled (the initial ones first).
     history_ : Bunch
-        ``steps`` (DataFrame, one row per stream step: ``evpi``, ``inspected``,
+        ``steps`` (DataFrame, one row per stream step, or ``None`` with
+        ``history='queries'``: ``evpi``, ``inspected``,
         ``known`` (label known before the step), ``action``,
         ``perfect_action``, ``utility``), ``queries`` (DataFrame, one row for
         the initial model and one per inspection: ``query``, ``step``,
@@ -189,7 +210,11 @@ class RiskBasedLearner(BaseEstimator):
 
     The model is called once per inspection (plus once per block without
     one), on all the steps up to the next inspection at once; the result is
-    the same as deciding step by step.
+    the same as deciding step by step. Beyond the model's own work (its
+    updates and predictions), a walk costs about 0.05 ms per inspection with
+    :class:`~skrbal.mixture.BayesianGMMClassifier`, whose ``predict_proba``
+    skips re-validating arrays that are already valid
+    (``benchmarks/bench_stream_overhead.py``).
 
     Examples
     --------
@@ -220,6 +245,7 @@ class RiskBasedLearner(BaseEstimator):
         em_start: str = "labelled",
         initial_state=None,
         block_size: int = 256,
+        history: str = "full",
         random_state=None,
     ):
         self.estimator = estimator
@@ -232,6 +258,7 @@ class RiskBasedLearner(BaseEstimator):
         self.em_start = em_start
         self.initial_state = initial_state
         self.block_size = block_size
+        self.history = history
         self.random_state = random_state
 
     # -------------------------------------------------------------- #
@@ -261,6 +288,15 @@ class RiskBasedLearner(BaseEstimator):
         if self.em_start not in _EM_STARTS:
             raise ValueError(
                 f"em_start must be one of {_EM_STARTS}, got {self.em_start!r}."
+            )
+        if self.history not in _HISTORIES:
+            raise ValueError(
+                f"history must be one of {_HISTORIES}, got {self.history!r}."
+            )
+        if self.history == "queries" and self.inspections is not None:
+            raise ValueError(
+                "history='queries' does not support inspections yet (the totals "
+                "by method need each step's method); use history='full'."
             )
         if not isinstance(self.block_size, Integral) or self.block_size < 1:
             raise ValueError(
@@ -329,14 +365,17 @@ class RiskBasedLearner(BaseEstimator):
         return planned
 
     def _check_stream(self, X, y, initial, X_test, y_test):
-        X = check_array(X, dtype=None if hasattr(X, "iloc") else "numeric")
+        # A DataFrame goes to the estimator as it is (a ColumnTransformer may
+        # select its columns by name, some of them not numeric); anything else
+        # becomes the validated array the estimator would make of it.
+        X = _checked_features(X, "X")
+        validate_data(self, X, skip_check_array=True, reset=True)
         y = check_labels(y, "y")
         if y.shape != (X.shape[0],):
             raise ValueError(
                 f"y must hold one label per stream step: X has {X.shape[0]} rows, "
                 f"y has shape {y.shape}."
             )
-        self.process.perfect_information_action(y)  # names any unknown label
         initial = np.asarray([] if initial is None else initial)
         if initial.size == 0:
             raise ValueError(
@@ -354,7 +393,7 @@ class RiskBasedLearner(BaseEstimator):
         if (X_test is None) != (y_test is None):
             raise ValueError("X_test and y_test must be given together.")
         if X_test is not None:
-            X_test = check_array(X_test)
+            X_test = _checked_features(X_test, "X_test")
             y_test = check_labels(y_test, "y_test")
             if y_test.shape != (X_test.shape[0],):
                 raise ValueError("y_test must hold one label per row of X_test.")
@@ -363,10 +402,22 @@ class RiskBasedLearner(BaseEstimator):
     # -------------------------------------------------------------- #
     def _beliefs(self, model, X):
         proba = model.predict_proba(X)
-        return self.process.align_proba(proba, classes=model.classes_)
+        classes = model.classes_
+        # Whether the columns already are the process's states, worked out
+        # once per classes_ array (partial_fit keeps the model's).
+        seen, aligned = self._seen_classes
+        if classes is not seen:
+            aligned = np.array_equal(classes, self._classes)
+            self._seen_classes = (classes, aligned)
+        if aligned:
+            return proba  # evpi and optimal_action validate it
+        return self.process.align_proba(proba, classes=classes)
 
     def _wanted(self, evpi, proba, start, stop, known, planned):
-        """Method index to inspect with at each step of a block (-1: none)."""
+        """Method index to inspect with at each step of a block (-1: none).
+
+        Without ``inspections``, a boolean mask of the steps to inspect.
+        """
         if self.inspections is not None:
             if self.query == "random":
                 choice = planned[start:stop]
@@ -384,7 +435,7 @@ class RiskBasedLearner(BaseEstimator):
                     f"the query callable returned shape {want.shape}, expected "
                     f"{evpi.shape}."
                 )
-        return np.where(want & ~known[start:stop], 0, -1)
+        return want & ~known[start:stop]
 
     def _evaluate(self, model, X_test, y_test):
         proba = model.predict_proba(X_test)
@@ -397,7 +448,12 @@ class RiskBasedLearner(BaseEstimator):
 
     def _check_coverage(self, model, step, warned):
         """Number of process states ``model`` lacks; warn the first time in a fit."""
-        missing = missing_states(getattr(model, "classes_", None), self._classes)
+        classes = getattr(model, "classes_", None)
+        seen, n_missing = self._seen_coverage
+        if classes is seen and classes is not None:
+            return n_missing  # the same classes_ array: the same answer
+        missing = missing_states(classes, self._classes)
+        self._seen_coverage = (classes, int(missing.size))
         if missing.size and not warned:
             where = "initial model" if step < 0 else f"model after step {step}"
             message = missing_states_message(
@@ -435,8 +491,7 @@ class RiskBasedLearner(BaseEstimator):
             "n_labelled": n_labelled,
             "n_missing_states": n_missing,
         }
-        proportions = counts / n_labelled
-        record.update({f"proportion_{c}": p for c, p in zip(classes, proportions)})
+        record.update(zip(self._proportion_keys, (counts / n_labelled).tolist()))
         effective = update.effective_labels(model, state)
         if effective is not None:
             proportions = class_proportions(effective, classes)
@@ -453,8 +508,10 @@ class RiskBasedLearner(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_steps, n_features)
-            The stream, in temporal order.
+        X : {array-like, DataFrame} of shape (n_steps, n_features)
+            The stream, in temporal order. A DataFrame reaches the estimator
+            as a DataFrame (rows taken by position), so a Pipeline that
+            selects columns by name works.
         y : array-like of shape (n_steps,)
             The oracle: the true label of every step, read only where the
             learner inspects (or where ``initial`` says it is known), and
@@ -484,10 +541,17 @@ class RiskBasedLearner(BaseEstimator):
         process = self.process
         # The process's states, validated once for the whole walk.
         self._classes = classes = process.classes_
+        # Each step's state as a position in the process's states (naming any
+        # unknown label), in the smallest integer type that holds them.
+        label_index = label_positions(y, classes, owner="the process's classes")
+        label_index = label_index.astype(np.min_scalar_type(len(classes) - 1))
+        self._proportion_keys = [f"proportion_{c}" for c in classes]
+        self._seen_classes = self._seen_coverage = (None, None)
+        full = self.history == "full"
         n_steps = X.shape[0]
         known = np.zeros(n_steps, dtype=bool)
         known[initial] = True
-        planned = np.full(n_steps, -1, dtype=np.intp)
+        planned = None
         rng = check_random_state(self.random_state)
         if self.query == "random":
             planned = self._random_plan(known, rng)
@@ -501,7 +565,10 @@ class RiskBasedLearner(BaseEstimator):
             y=y,
             known=known,
             labelled=list(initial),
-            action=np.zeros(n_steps, dtype=np.intp),
+            action=np.zeros(
+                n_steps,
+                dtype=np.intp if full else np.min_scalar_type(process.n_actions - 1),
+            ),
             exogenous_actions=actions,
         )
         update = make_update(
@@ -515,15 +582,15 @@ class RiskBasedLearner(BaseEstimator):
         model = update.initial_fit(model, state)
         warned = []
         # Running count of the labelled set's states, for the query records.
-        label_index = label_positions(y, classes, owner="the process's classes")
         counts = np.bincount(label_index[initial], minlength=len(classes))
         if self.inspections is not None:
             counts = counts.astype(np.float64)
-        method_used = np.full(n_steps, -1, dtype=np.intp)
-
-        evpi = np.empty(n_steps)
+        # The inspection method of each inspected step, for the full history.
+        method_used = np.full(n_steps, -1, dtype=np.intp) if full else None
+        evpi = np.empty(n_steps) if full else None
         inspected = np.zeros(n_steps, dtype=bool)
-        perfect = process.perfect_information_action(y)
+        # The perfect-information action of a known step, by its state.
+        perfect_of_state = process.perfect_information_action(classes)
         queries = [
             self._query_record(
                 0,
@@ -542,50 +609,61 @@ class RiskBasedLearner(BaseEstimator):
             budget_state = policy.initial_state()
             queries[0]["budget_state"] = budget_state
 
+        # The initially known steps, in order, and the next one not yet walked.
+        given, next_given = initial.tolist(), 0
         start, block = 0, self.block_size
         while start < n_steps:
             stop = min(n_steps, start + block)
-            proba = self._beliefs(model, X[start:stop])
+            proba = self._beliefs(model, take_rows(X, slice(start, stop)))
             block_evpi = process.evpi(proba)
             if policy is not None:
                 # The policy's state absorbs the steps up to its first
                 # inspection, which is where this block ends.
-                hit, budget_state = policy.scan(
+                found, budget_state = policy.scan(
                     block_evpi,
                     np.arange(start, stop, dtype=float),
                     ~known[start:stop],
                     process.inspection_cost,
                     budget_state,
                 )
-                wanted = np.full(stop - start, -1, dtype=np.intp)
-                if hit >= 0:
-                    wanted[hit] = 0
+                hit, first, method = found >= 0, int(found), 0
             else:
                 wanted = self._wanted(block_evpi, proba, start, stop, known, planned)
-            hits = np.flatnonzero(wanted >= 0)
-            decided = hits[0] + 1 if hits.size else stop - start
+                if wanted.dtype == bool:
+                    first = int(wanted.argmax())  # the first inspection, if any
+                    hit, method = bool(wanted[first]), 0
+                else:  # method indices, -1 for none
+                    first = int((wanted >= 0).argmax())
+                    method = int(wanted[first])
+                    hit = method >= 0
+            decided = first + 1 if hit else stop - start
             end = start + decided
-            evpi[start:end] = block_evpi[:decided]
+            if full:
+                evpi[start:end] = block_evpi[:decided]
             report, posterior = None, None
-            if hits.size:
+            if hit:
                 step = end - 1
                 inspected[step] = True
-                method_used[step] = wanted[hits[0]]
+                if full:
+                    method_used[step] = method
                 if self.inspections is None:
                     known[step] = True
                 else:
                     report, posterior = self._inspect(
-                        proba[hits[0]], y[step], method_used[step], rng
+                        proba[first], y[step], method, rng
                     )
                     # A one-hot posterior on the true state is a label.
                     known[step] = posterior[label_index[step]] == 1.0
             # The agent acts on the true state wherever it knows it.
-            state.action[start:end] = np.where(
-                known[start:end],
-                perfect[start:end],
-                process.optimal_action(proba[:decided]),
-            )
-            if hits.size:
+            chosen = process.optimal_action(proba[:decided])
+            while next_given < len(given) and given[next_given] < end:
+                at = given[next_given]
+                chosen[at - start] = perfect_of_state[label_index[at]]
+                next_given += 1
+            if hit and known[step]:
+                chosen[-1] = perfect_of_state[label_index[step]]
+            state.action[start:end] = chosen
+            if hit:
                 if known[step]:
                     state.labelled.append(step)
                     counts[label_index[step]] += 1
@@ -616,6 +694,7 @@ class RiskBasedLearner(BaseEstimator):
             start = end
 
         self.estimator_ = model
+        self.classes_ = np.asarray(model.classes_)
         self.labelled_indices_ = np.asarray(state.labelled, dtype=np.intp)
         self.n_skipped_segments_ = getattr(update, "n_skipped_segments", 0)
         pseudo = getattr(update, "pseudo", {})
@@ -623,9 +702,17 @@ class RiskBasedLearner(BaseEstimator):
             pseudo, dtype=np.intp, count=len(pseudo)
         )
         self.pseudo_labels_ = np.array(list(pseudo.values()), dtype=y.dtype)
-        self.history_ = self._history(
-            y, evpi, state.action, perfect, inspected, initial, method_used
-        )
+        if full:
+            perfect = perfect_of_state[label_index]
+            self.history_ = self._history(
+                y, evpi, state.action, perfect, inspected, initial, method_used
+            )
+        else:
+            self.history_ = Bunch(
+                steps=None,
+                queries=None,
+                totals=self._chunked_totals(y, state.action, inspected),
+            )
         self.history_.queries = pd.DataFrame(queries)
         self.history_.warnings = warned
         self.history_.totals["n_warnings"] = len(warned)
@@ -681,6 +768,29 @@ class RiskBasedLearner(BaseEstimator):
                     "(its confusion is not 0/1), so its reports are not labels. "
                     "Use semi_supervised='em' or None."
                 )
+
+    def _chunked_totals(self, y, action, inspected):
+        """The totals of :func:`campaign_summary`, a chunk of steps at a time.
+
+        For ``history='queries'``: the per-step temporaries then stay a chunk
+        long; the sums are added up and the decision accuracy weighted by
+        each chunk's decisions.
+        """
+        parts = [
+            campaign_summary(
+                y[start : start + _TOTALS_CHUNK],
+                action[start : start + _TOTALS_CHUNK],
+                self.process,
+                inspected=inspected[start : start + _TOTALS_CHUNK],
+            )
+            for start in range(0, len(y), _TOTALS_CHUNK)
+        ]
+        totals = {key: sum(part[key] for part in parts) for key in parts[0]}
+        totals["decision_accuracy"] = (
+            sum(part["decision_accuracy"] * part["n_decisions"] for part in parts)
+            / totals["n_decisions"]
+        )
+        return totals
 
     def _history(self, y, evpi, action, perfect, inspected, initial, method_used):
         known_before = np.zeros(y.shape[0], dtype=bool)
@@ -745,6 +855,8 @@ class RiskBasedLearner(BaseEstimator):
         -------
         y : ndarray of shape (n_samples,)
         """
+        check_is_fitted(self)
+        validate_data(self, X, skip_check_array=True, reset=False)
         return self.estimator_.predict(X)
 
     def predict_proba(self, X):
@@ -758,4 +870,15 @@ class RiskBasedLearner(BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        check_is_fitted(self)
+        validate_data(self, X, skip_check_array=True, reset=False)
         return self.estimator_.predict_proba(X)
+
+
+def _checked_features(X, name: str):
+    """``X`` checked as a 2-d sample matrix; a DataFrame is returned as it is."""
+    if hasattr(X, "iloc"):
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"{name} must be a non-empty 2-d table, got {X.shape}.")
+        return X
+    return check_array(X, dtype="numeric", input_name=name)

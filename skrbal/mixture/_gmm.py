@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import copy
 import operator
+import warnings
 from math import fsum, isfinite, log
 from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -33,6 +34,7 @@ __all__ = ["BayesianGMMClassifier"]
 
 
 from skrbal._logspace import exp_normalise, log_normalise
+from skrbal.exceptions import PriorScaleWarning, caller_stacklevel
 from skrbal.mixture._niw import (
     _CLASS_ATTRIBUTES,
     _class_posterior,
@@ -40,6 +42,7 @@ from skrbal.mixture._niw import (
     _log1p_mahalanobis,
     _merge,
     _NIWPrior,
+    _pooled_moments,
     _present_statistics,
     _Statistics,
 )
@@ -105,6 +108,38 @@ def _sample_weight(sample_weight, X: np.ndarray) -> np.ndarray:
     )
 
 
+# A default prior is far from the data when, for some feature, the training
+# samples' root-mean-square distance from the prior mean is more than
+# _FAR_ABOVE prior standard deviations, or less than _FAR_BELOW of one. The
+# band is lopsided on purpose: a labelled subset of standardised features
+# (one class, a few inspections) is legitimately tighter than the whole.
+_FAR_ABOVE = 5.0
+_FAR_BELOW = 0.05
+
+
+def _prior_scale_warning(owner, centre, spread, mean, scale):
+    """A :class:`PriorScaleWarning` when the data are far from the prior's scale.
+
+    ``centre`` and ``spread`` are the training data's per-feature mean and
+    variance, ``mean`` and ``scale`` the prior's ``m0`` and ``S0``.
+    """
+    ratio = np.sqrt((spread + (centre - mean) ** 2) / np.diagonal(scale))
+    far = np.flatnonzero((ratio > _FAR_ABOVE) | (ratio < _FAR_BELOW))
+    if not far.size:
+        return None
+    worst = far[np.argmax(np.abs(np.log(ratio[far])))]
+    return PriorScaleWarning(
+        f"{owner}: the training features lie far from the scale of the default "
+        f"prior (mean {mean[worst]:.3g}, variance {scale[worst, worst]:.3g} for "
+        f"feature {worst}): their root-mean-square distance from the prior mean "
+        f"is {ratio[worst]:.3g} prior standard deviations (feature(s) "
+        f"{far.tolist()} outside [{_FAR_BELOW}, {_FAR_ABOVE:g}]). With few "
+        "labels the prior then dominates the class means and covariances. "
+        "Standardise the features (make_pipeline(StandardScaler(), ...)) or set "
+        "mean_prior='data' and covariance_prior='data'."
+    )
+
+
 class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     """Priors, conjugate update and posterior predictive shared by the classifiers.
 
@@ -114,11 +149,12 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "mean_prior": [None, "array-like"],
+        "mean_prior": [None, StrOptions({"data"}), Real, "array-like"],
         "mean_precision_prior": [Interval(Real, 0, None, closed="neither")],
         "degrees_of_freedom_prior": [None, Interval(Real, 0, None, closed="neither")],
         "covariance_prior": [
             None,
+            StrOptions({"data"}),
             Interval(Real, 0, None, closed="neither"),
             "array-like",
         ],
@@ -129,18 +165,19 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ #
     # priors and labels
     # ------------------------------------------------------------------ #
-    def _validate_prior(self, n_features: int) -> _NIWPrior:
-        """Check the prior hyperparameters against ``n_features``."""
-        d = n_features
-        if self.mean_prior is None:
-            mean = np.zeros(d)
-        else:
-            mean = _finite_float_array(self.mean_prior, "mean_prior")
-            if mean.shape != (d,):
-                raise ValueError(
-                    f"mean_prior must have shape ({d},) to match n_features, got "
-                    f"{mean.shape}."
-                )
+    def _validate_prior(self, data: _Statistics) -> _NIWPrior:
+        """The prior's hyperparameters, checked against the training data.
+
+        ``data`` holds the statistics of the training samples (per class, or
+        all as one class); a ``'data'`` prior parameter is derived from their
+        pooled moments. When ``mean_prior`` or ``covariance_prior`` is left at
+        its default and the data lie far from that scale, a
+        :class:`~skrbal.exceptions.PriorScaleWarning` is raised; the prior
+        returned carries it in ``warnings``.
+        """
+        d = data.mean.shape[-1]
+        _, centre, spread = _pooled_moments(data)
+        mean = self._prior_mean(d, centre)
         dof = self.degrees_of_freedom_prior
         dof = float(d if dof is None else dof)
         if dof <= d - 1:
@@ -148,34 +185,72 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
                 "degrees_of_freedom_prior must be greater than n_features - 1 = "
                 f"{d - 1} for a proper inverse-Wishart prior, got {dof}."
             )
-        scale = self.covariance_prior
-        if scale is None:
-            scale = np.eye(d)
-        elif isinstance(scale, Real):
-            scale = float(scale) * np.eye(d)
-        else:
-            scale = _finite_float_array(scale, "covariance_prior")
-            if scale.shape != (d, d):
-                raise ValueError(
-                    f"covariance_prior must be a float or have shape ({d}, {d}), "
-                    f"got shape {scale.shape}."
-                )
-            if not np.allclose(scale, scale.T, rtol=1e-10, atol=0.0):
-                raise ValueError("covariance_prior must be symmetric.")
-            try:
-                np.linalg.cholesky(scale)
-            except np.linalg.LinAlgError:
-                raise ValueError(
-                    "covariance_prior must be symmetric positive definite; its "
-                    f"smallest eigenvalue is {np.linalg.eigvalsh(scale)[0]:.3g}."
-                ) from None
+        scale = self._prior_scale(d, spread)
+        found = []
+        if self.mean_prior is None or self.covariance_prior is None:
+            warning = _prior_scale_warning(
+                type(self).__name__, centre, spread, mean, scale
+            )
+            if warning is not None:
+                warnings.warn(warning, stacklevel=caller_stacklevel())
+                found.append(warning)
         return _NIWPrior(
             mean,
             float(self.mean_precision_prior),
             dof,
             scale,
             float(self.weight_concentration_prior),
+            tuple(found),
         )
+
+    def _prior_mean(self, d: int, centre: np.ndarray) -> np.ndarray:
+        if self.mean_prior is None:
+            return np.zeros(d)
+        if isinstance(self.mean_prior, str):  # 'data', as validated
+            return centre.copy()
+        if isinstance(self.mean_prior, Real):
+            return np.full(d, _finite_float_array(self.mean_prior, "mean_prior"))
+        mean = _finite_float_array(self.mean_prior, "mean_prior")
+        if mean.shape != (d,):
+            raise ValueError(
+                f"mean_prior must have shape ({d},) to match n_features (or be "
+                f"a float), got {mean.shape}."
+            )
+        return mean
+
+    def _prior_scale(self, d: int, spread: np.ndarray) -> np.ndarray:
+        scale = self.covariance_prior
+        if scale is None:
+            return np.eye(d)
+        if isinstance(scale, str):  # 'data', as validated
+            constant = np.flatnonzero(~(spread > 0))
+            if constant.size:
+                raise ValueError(
+                    "covariance_prior='data' takes the variance of each feature "
+                    "over the training samples, but feature(s) "
+                    f"{constant.tolist()} do not vary there (fewer than two "
+                    "distinct samples, or a constant column); give "
+                    "covariance_prior explicitly."
+                )
+            return np.diag(spread)
+        if isinstance(scale, Real):
+            return float(scale) * np.eye(d)
+        scale = _finite_float_array(scale, "covariance_prior")
+        if scale.shape != (d, d):
+            raise ValueError(
+                f"covariance_prior must be a float or have shape ({d}, {d}), "
+                f"got shape {scale.shape}."
+            )
+        if not np.allclose(scale, scale.T, rtol=1e-10, atol=0.0):
+            raise ValueError("covariance_prior must be symmetric.")
+        try:
+            np.linalg.cholesky(scale)
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                "covariance_prior must be symmetric positive definite; its "
+                f"smallest eigenvalue is {np.linalg.eigvalsh(scale)[0]:.3g}."
+            ) from None
+        return scale
 
     def _fit_classes(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``classes_`` and the class index of every label, for ``fit``."""
@@ -193,6 +268,9 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         columns = zip(*(_class_posterior(prior, *row) for row in zip(*stats)))
         self._statistics = stats
         self._prior = prior
+        self.mean_prior_ = prior.mean
+        self.covariance_prior_ = prior.scale
+        self.fit_warnings_ = list(prior.warnings)
         for name, column in zip(_CLASS_ATTRIBUTES, columns):
             setattr(self, name, np.array(column))
         self._set_class_prior()
@@ -245,6 +323,29 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         return self._class_log_density(X, self._t_log_norm + self._log_class_prior).T
 
     def _check_X(self, X) -> np.ndarray:
+        """``check_is_fitted`` then ``validate_data(self, X, reset=False)``.
+
+        ``validate_data`` costs over a hundred microseconds, several times the
+        densities of a few samples, which a stream learner asks for at every
+        step it decides. Input that already is what it would return (a
+        non-empty finite float64 2-d ndarray with the fitted number of
+        features, for a model fitted without feature names) is used as it
+        is; anything else goes through it and gets its usual errors and
+        warnings.
+        """
+        if (
+            type(X) is np.ndarray
+            and X.dtype == np.float64
+            and X.ndim == 2
+            and X.shape[0] > 0
+            and hasattr(self, "_statistics")
+            and X.shape[1] == self.n_features_in_
+            and not hasattr(self, "feature_names_in_")
+            # A finite sum means finite entries; an overflowing one is left to
+            # validate_data.
+            and isfinite(X.sum())
+        ):
+            return X
         check_is_fitted(self)
         return validate_data(self, X, reset=False, dtype=np.float64)
 
@@ -354,22 +455,36 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
     density is a multivariate Student-t and the class prior is
     ``(N_k + alpha) / (N + K alpha)``. ``partial_fit`` updates the stored
     sufficient statistics exactly, so feeding the data in batches gives the
-    same model as one ``fit``.
+    same model as one ``fit`` with the same prior (a ``'data'`` prior is
+    taken from the first batch, see ``covariance_prior``).
 
     Parameters
     ----------
-    mean_prior : array-like of shape (n_features,), default=None
-        Prior mean ``m0`` of every class mean. ``None`` means zeros.
+    mean_prior : {'data'}, float or array-like of shape (n_features,), \
+            default=None
+        Prior mean ``m0`` of every class mean. ``None`` means zeros (the
+        paper's prior, meant for standardised features); a float is that
+        value for every feature; ``'data'`` is the (weighted) mean of the
+        training samples, as :class:`~sklearn.mixture.BayesianGaussianMixture`
+        sets it.
     mean_precision_prior : float, default=1.0
         ``kappa0 > 0``: how many pseudo-observations the prior mean is worth.
     degrees_of_freedom_prior : float, default=None
         ``v0 > n_features - 1``: strength of the inverse-Wishart prior on the
         covariances. ``None`` means ``n_features``, for which the prior
         predictive Student-t has one degree of freedom (the paper's choice).
-    covariance_prior : float or array-like of shape (n_features, n_features), \
-            default=None
-        Inverse-Wishart scale matrix ``S0``: ``None`` is the identity, a float
-        a scaled identity, or a symmetric positive-definite matrix.
+    covariance_prior : {'data'}, float or array-like of shape \
+            (n_features, n_features), default=None
+        Inverse-Wishart scale matrix ``S0``: ``None`` is the identity (the
+        paper's prior), a float a scaled identity, ``'data'`` the diagonal
+        matrix of the training samples' (weighted) per-feature variances, or
+        a symmetric positive-definite matrix. With ``mean_prior='data'`` too,
+        the model is exactly the paper's prior on features standardised by
+        :class:`~sklearn.preprocessing.StandardScaler` (the posterior
+        predictive is affine-equivariant), so predictions do not depend on
+        the features' units. A data-derived prior is fixed by the call that
+        starts the model (``fit``, or the first ``partial_fit``) and stored
+        in ``mean_prior_`` and ``covariance_prior_``.
     weight_concentration_prior : float, default=1.0
         ``alpha > 0`` of the symmetric Dirichlet prior on the class weights.
     classes : array-like of shape (n_classes,), default=None
@@ -400,6 +515,18 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         ``S_n = S0 + sum w x x^T + kappa0 m0 m0^T - kappa_n m_n m_n^T``.
     weight_concentration_ : ndarray of shape (n_classes,)
         Posterior Dirichlet concentration ``alpha + N_k``.
+    mean_prior_ : ndarray of shape (n_features,)
+        The prior mean ``m0`` used.
+    covariance_prior_ : ndarray of shape (n_features, n_features)
+        The prior scale ``S0`` used.
+    fit_warnings_ : list of Warning
+        The :class:`~skrbal.exceptions.PriorScaleWarning` raised when the
+        prior was set (empty when none was), so a batch study can count it.
+        A default prior (``mean_prior`` or ``covariance_prior`` left at
+        ``None``) is checked: the warning says when, for some feature, the
+        training samples' root-mean-square distance from ``m0`` is above 5 or
+        below 0.05 prior standard deviations. An explicit prior is taken as
+        meant and not checked.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -497,13 +624,19 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         """Update the posterior with a batch of labelled data.
 
         The update is the exact conjugate one: any split of the data into
-        batches gives the model ``fit`` gives on all of it. Only the classes
-        present in the batch are refreshed.
+        batches gives the model ``fit`` gives on all of it with the same
+        prior. A ``'data'`` prior parameter is derived from the first call's
+        batch and kept by the later calls, so a stream equals ``fit`` on all
+        its data with ``mean_prior=mean_prior_`` and
+        ``covariance_prior=covariance_prior_``, not ``fit`` with ``'data'``
+        (which would take the prior from all of it). Only the classes present
+        in the batch are refreshed.
 
         Parameters changed (``set_params``) since the previous call are
         validated again: a new prior applies to all the data seen so far, as
-        if ``fit`` were called on it, and a ``classes`` parameter that differs
-        from ``classes_`` raises ``ValueError``.
+        if ``fit`` were called on it (a ``'data'`` parameter is then derived
+        from all the data seen before this call), and a ``classes`` parameter
+        that differs from ``classes_`` raises ``ValueError``.
 
         Parameters
         ----------
@@ -557,9 +690,9 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         State is written only once the batch has passed every check, so a
         rejected first call leaves the model unfitted.
         """
-        prior = self._validate_prior(X.shape[1])
         weight = _sample_weight(sample_weight, X)
         stats = _labelled_statistics(X, y_idx, weight, len(classes))
+        prior = self._validate_prior(stats)
         self.classes_ = classes
         self._set_posterior(stats, prior)
         self._seen_parameters = copy.deepcopy(_parameter_values(self))
@@ -584,7 +717,7 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
             if all(map(_same_parameter, current, seen)):
                 return
         self._validate_params()
-        prior = self._validate_prior(self.n_features_in_)
+        prior = self._validate_prior(self._statistics)
         if self.classes is not None and not np.array_equal(
             _as_classes(self.classes), self.classes_
         ):

@@ -13,8 +13,6 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg.lapack import dpotrf, dtrtri
 
-from skrbal._logspace import log_normalise
-
 
 class _NIWPrior(NamedTuple):
     """Validated hyperparameters of the NIW prior and the Dirichlet prior."""
@@ -24,6 +22,7 @@ class _NIWPrior(NamedTuple):
     degrees_of_freedom: float  # v0
     scale: np.ndarray  # S0, (D, D)
     concentration: float  # alpha_k (symmetric Dirichlet)
+    warnings: tuple = ()  # PriorScaleWarning raised when it was validated
 
 
 class _Statistics(NamedTuple):
@@ -120,6 +119,29 @@ def _labelled_statistics(
     for field, values in zip(stats, found):
         field[present] = values
     return stats
+
+
+def _sample_statistics(X: np.ndarray, weight: np.ndarray | None = None) -> _Statistics:
+    """Statistics of all the samples of ``X`` as one class (weights default to 1)."""
+    weight = np.ones(X.shape[0]) if weight is None else weight
+    return _labelled_statistics(X, np.zeros(X.shape[0], dtype=np.intp), weight, 1)
+
+
+def _pooled_moments(stats: _Statistics) -> tuple[float, np.ndarray, np.ndarray]:
+    """Total weight, mean and per-feature variance of the classes pooled.
+
+    The moments of the union of the classes' samples, from their statistics:
+    the variance adds the spread of the class means about the pooled mean to
+    the scatter within the classes. An empty set gives zero mean and variance.
+    """
+    total = float(stats.count.sum())
+    if total <= 0:
+        zeros = np.zeros(stats.mean.shape[-1])
+        return 0.0, zeros, zeros.copy()
+    mean = (stats.count @ stats.mean) / total
+    within = np.diagonal(stats.scatter, axis1=1, axis2=2).sum(axis=0)
+    between = stats.count @ (stats.mean - mean) ** 2
+    return total, mean, (within + between) / total
 
 
 def _merge(count_a, mean_a, scatter_a, count_b, mean_b, scatter_b):
@@ -359,12 +381,3 @@ def _log1p_mahalanobis_far(X, mean, whitener, df) -> np.ndarray:
             "double precision; rescale X."
         )
     return value
-
-
-def _log_normalise(joint: np.ndarray) -> np.ndarray:
-    """Log posterior ``joint - logsumexp(joint, axis=1)``.
-
-    Kept for ``skrbal.mixture._semi_supervised``; new code calls
-    :func:`skrbal._logspace.log_normalise` directly.
-    """
-    return log_normalise(joint, axis=1)

@@ -23,6 +23,8 @@ import numpy as np
 from numpy.polynomial.hermite import hermgauss
 from scipy.special import log_ndtr, ndtr
 
+from skrbal._logspace import logsumexp
+
 __all__ = [
     "gauss_hermite_normal",
     "log_expected_cdf_product",
@@ -40,13 +42,6 @@ _NEWTON_TOL = 1e-3
 
 def _log_normal_pdf(z):
     return -0.5 * z * z - _LOG_SQRT_2PI
-
-
-def _logsumexp(a, axis=-1, keepdims=False):
-    """``log(sum(exp(a)))`` for finite ``a`` (lean; no array-API dispatch)."""
-    top = np.max(a, axis=axis, keepdims=True)
-    out = np.log(np.sum(np.exp(a - top), axis=axis, keepdims=True)) + top
-    return out if keepdims else np.squeeze(out, axis=axis)
 
 
 @lru_cache(maxsize=16)
@@ -189,7 +184,7 @@ def log_expected_cdf_product(offsets, n_nodes=20):
         raise ValueError("offsets must have at least one dimension (the terms).")
     nodes, log_weights = _adaptive_rule(offsets, n_nodes)
     log_cdf = _log_cdf(nodes[..., None, :] + offsets[..., :, None]).sum(axis=-2)
-    return _logsumexp(log_weights + log_cdf, axis=-1)
+    return logsumexp(log_weights + log_cdf, axis=-1)
 
 
 def _off_diagonal(scores):
@@ -242,7 +237,7 @@ def multinomial_probit_log_proba(scores, n_nodes=20):
         log_lik = np.column_stack([log_ndtr(-half), log_ndtr(half)])
     else:
         log_lik = log_expected_cdf_product(_off_diagonal(scores), n_nodes)
-    return log_lik - _logsumexp(log_lik, axis=1, keepdims=True)
+    return log_lik - logsumexp(log_lik, axis=1, keepdims=True)
 
 
 def _truncation_shift(offsets, n_nodes):
@@ -259,9 +254,9 @@ def _truncation_shift(offsets, n_nodes):
     z = nodes[:, None, :] + offsets[:, :, None]
     log_cdf = _log_cdf(z)
     log_joint = log_weights + log_cdf.sum(axis=1)
-    log_den = _logsumexp(log_joint, axis=-1)
+    log_den = logsumexp(log_joint, axis=-1)
     # The numerator swaps Phi(z_k) for phi(z_k) inside the product.
-    log_num = _logsumexp(log_joint[:, None, :] - log_cdf + _log_normal_pdf(z), axis=-1)
+    log_num = logsumexp(log_joint[:, None, :] - log_cdf + _log_normal_pdf(z), axis=-1)
     return np.exp(log_num - log_den[:, None])
 
 
