@@ -146,6 +146,8 @@ class _Rows:
         self.dtype = dtype
 
     def __getitem__(self, steps):
+        if isinstance(steps, tuple) and steps[1:] == (Ellipsis,):
+            steps = steps[0]  # sklearn's _safe_indexing reads array[key, ...]
         steps = np.asarray(steps)
         if steps.ndim != 1:
             raise IndexError("only a list of steps can be read from sparse rows")
