@@ -1,11 +1,41 @@
-"""Shared fixtures: the agent-store backends (SQLite file, PostgreSQL server)."""
+"""Fixtures shared by several test modules.
+
+- ``read_tidy_csv``: read a study's CSV with every bit of its floats;
+- ``store_url``: an empty agent store on each backend (a SQLite file, and a
+  fresh schema on the PostgreSQL server of ``SKRBAL_TEST_POSTGRES_URL``).
+"""
 
 import os
 import uuid
 
+import pandas as pd
 import pytest
+from sklearn.utils.fixes import parse_version
+
+# Before pandas 3.1 the default float converter of read_csv can be off in the
+# last bit; its 'round_trip' converter is exact. 3.1 made every converter
+# exact and deprecated the argument.
+_EXACT_FLOATS = (
+    {}
+    if parse_version(pd.__version__) >= parse_version("3.1")
+    else {"float_precision": "round_trip"}
+)
 
 POSTGRES_ENV = "SKRBAL_TEST_POSTGRES_URL"
+
+
+@pytest.fixture
+def read_tidy_csv():
+    """Read a tidy CSV file of a study with every bit of its floats.
+
+    It keeps every digit, not the dtypes (an all-missing label column of the
+    learners is object in memory, float in a CSV).
+    """
+
+    def read(path) -> pd.DataFrame:
+        return pd.read_csv(path, **_EXACT_FLOATS)
+
+    return read
 
 
 def _postgres_schema_url():

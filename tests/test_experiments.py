@@ -84,7 +84,7 @@ def test_same_results_whatever_n_jobs():
     assert_same_study(serial, parallel)
 
 
-def test_results_are_saved_and_resumed(tmp_path):
+def test_results_are_saved_and_resumed(tmp_path, read_tidy_csv):
     first = run_study("synthetic", [NB], n_repeats=2, out=tmp_path, progress=False)
     saved = sorted(p.name for p in (tmp_path / "repetitions").iterdir())
     assert saved == ["rep-00000.json", "rep-00001.json"]
@@ -110,7 +110,7 @@ def test_results_are_saved_and_resumed(tmp_path):
     # The tidy CSV files hold the same numbers, and the configuration is
     # complete enough to rerun the study.
     pd.testing.assert_frame_equal(
-        deterministic(pd.read_csv(tmp_path / "totals.csv")),
+        deterministic(read_tidy_csv(tmp_path / "totals.csv")),
         deterministic(fresh.totals),
         check_exact=True,
     )

@@ -42,9 +42,32 @@ def test_normalisers_are_distributions_at_extreme_scales(axis):
     proba = exp_normalise(a, axis=axis)
     np.testing.assert_allclose(proba.sum(axis=axis), 1.0, rtol=1e-12)
     np.testing.assert_allclose(np.exp(log_normalise(a, axis=axis)), proba, atol=1e-15)
+    # scipy's log_softmax takes log(1 + small), so near 0 it is right only to
+    # an absolute eps; log_normalise keeps the relative precision there.
     with np.errstate(under="ignore"):
         np.testing.assert_allclose(
-            log_normalise(a, axis=axis), special.log_softmax(a, axis=axis), rtol=1e-12
+            log_normalise(a, axis=axis),
+            special.log_softmax(a, axis=axis),
+            rtol=1e-12,
+            atol=np.finfo(float).eps,
         )
     # The input is left as it was.
     assert np.all(a < -1e4)
+
+
+def test_log_normalise_keeps_the_precision_of_a_dominant_term():
+    """log P of a class near certainty is -log1p(sum of the others), to ulps.
+
+    log(1 + 1e-13) would round the sum to a multiple of the spacing of 1 and
+    keep only three digits of it.
+    """
+    a = np.array([[0.0, -30.0, -40.0], [-31.0, 5.0, -26.0], [2.0, 2.0, -35.0]])
+    others = np.exp([[-30.0, -40.0], [-36.0, -31.0], [-37.0, -37.0]]).sum(axis=1)
+    peak = [0, 1, 0]
+    expected = -np.log1p(others)
+    expected[2] = -np.log(2.0) - np.log1p(np.exp(-37.0) / 2)  # a tie at the top
+    got = log_normalise(a, axis=1)[np.arange(3), peak]
+    np.testing.assert_allclose(got, expected, rtol=1e-14)
+    np.testing.assert_allclose(
+        log_normalise(a.T, axis=0)[peak, np.arange(3)], expected, rtol=1e-14
+    )

@@ -34,12 +34,6 @@ def assert_identical(a: pd.DataFrame, b: pd.DataFrame, check_dtype=True) -> None
     )
 
 
-def read_csv(path) -> pd.DataFrame:
-    """A tidy CSV file; it keeps every digit, not the dtypes (an all-missing
-    label column of the learners is object in memory, float in a CSV)."""
-    return pd.read_csv(path)
-
-
 def assert_same_study(a, b) -> None:
     assert_identical(a.totals, b.totals)
     assert_identical(a.queries, b.queries)
@@ -66,12 +60,12 @@ def study(out, n_repeats=3, **kwargs):
     )
 
 
-def test_saved_numbers_are_exact(tmp_path, fresh):
+def test_saved_numbers_are_exact(tmp_path, fresh, read_tidy_csv):
     """Every number read back equals the computed one, bit for bit."""
     study(tmp_path)
     assert_same_study(load_study(tmp_path), fresh)
-    assert_identical(read_csv(tmp_path / "totals.csv"), fresh.totals)
-    assert_identical(read_csv(tmp_path / "queries.csv"), fresh.queries, False)
+    assert_identical(read_tidy_csv(tmp_path / "totals.csv"), fresh.totals)
+    assert_identical(read_tidy_csv(tmp_path / "queries.csv"), fresh.queries, False)
     # A resumed study mixes loaded and recomputed repetitions: still exact.
     rep_file(tmp_path, 1).unlink()
     resumed = study(tmp_path, resume=True)
@@ -201,14 +195,16 @@ def test_unreadable_config_is_named(tmp_path, content, problem):
         study(tmp_path, n_repeats=1, resume=True)
 
 
-def test_smaller_repeats_keep_folder_and_study_consistent(tmp_path, fresh):
+def test_smaller_repeats_keep_folder_and_study_consistent(
+    tmp_path, fresh, read_tidy_csv
+):
     """Resuming with fewer repetitions gives the first ones; the rest stay."""
     study(tmp_path, n_repeats=3)
     stamp = rep_file(tmp_path, 2).stat().st_mtime_ns
     smaller = study(tmp_path, n_repeats=2, resume=True)
     first_two = fresh.totals[fresh.totals["repetition"] < 2]
     assert_identical(smaller.totals, first_two)
-    assert_identical(read_csv(tmp_path / "totals.csv"), first_two)
+    assert_identical(read_tidy_csv(tmp_path / "totals.csv"), first_two)
     assert_identical(load_study(tmp_path).totals, first_two)
     assert json.loads((tmp_path / "config.json").read_text())["n_repeats"] == 2
     assert load_study(tmp_path).config["n_repeats"] == 2

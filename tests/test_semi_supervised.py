@@ -274,3 +274,13 @@ def test_string_dtype_labels_are_refused():
     strings = np.where(y == -1, "-1", names[np.clip(y, 0, None)])
     with pytest.raises(ValueError, match="string array holding '-1'"):
         SemiSupervisedGMMClassifier().fit(X, strings)
+
+
+def test_string_dtype_labels_without_a_marker_are_all_labelled():
+    """A string array holds no -1: every sample is labelled (numpy 1 and 2)."""
+    X, y = _overlapping_problem(3)
+    names = np.array(["a", "b", "c"])[np.abs(y)]
+    semi = SemiSupervisedGMMClassifier().fit(X, names)
+    supervised = BayesianGMMClassifier().fit(X, names)
+    np.testing.assert_array_equal(semi.transduction_, names)
+    np.testing.assert_array_equal(semi.predict_proba(X), supervised.predict_proba(X))

@@ -25,6 +25,13 @@ def read_mat(path: Path) -> dict:
             f"{path} is a MATLAB v7.3 (HDF5) file, which scipy cannot read; "
             "re-save it with save(..., '-v7') or export the frequencies to CSV."
         ) from exc
+    except IndexError as exc:
+        # scipy 1.10 indexes past the end of a file shorter than the
+        # 128-byte MAT header instead of raising MatReadError.
+        raise ValueError(
+            f"could not read {path} as a MATLAB file: it appears truncated "
+            "(shorter than the 128-byte MAT-file header)."
+        ) from exc
     except (MatReadError, ValueError, TypeError, OSError) as exc:
         raise ValueError(f"could not read {path} as a MATLAB file: {exc}") from exc
     return {

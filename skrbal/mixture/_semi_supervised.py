@@ -280,8 +280,8 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
     >>> clf.means_.round(0)
     array([[-3., -3.],
            [ 3.,  3.]])
-    >>> (clf.transduction_ == np.repeat([0, 1], 50)).mean()
-    np.float64(1.0)
+    >>> float((clf.transduction_ == np.repeat([0, 1], 50)).mean())
+    1.0
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -356,7 +356,13 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             )
         X, y = validate_data(self, X, y, dtype=np.float64)
         weight = _sample_weight(sample_weight, X)
-        unlabelled = np.asarray(y == UNLABELLED, dtype=bool)
+        # A string array holds no integer -1 (checked above); numpy 1 would
+        # compare it with -1 as a whole, giving one False, not a mask.
+        unlabelled = (
+            np.zeros(len(y), dtype=bool)
+            if y.dtype.kind in "US"
+            else np.asarray(y == UNLABELLED, dtype=bool)
+        )
         classes, y_idx = self._semi_supervised_classes(y[~unlabelled])
         prior = self._validate_prior(_sample_statistics(X, weight))
         self.classes_ = classes
@@ -384,7 +390,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             check_classification_targets(y_labelled)
         if self.classes is not None:
             classes = _as_classes(self.classes)
-            if np.any(classes == UNLABELLED):
+            if classes.dtype.kind not in "US" and np.any(classes == UNLABELLED):
                 raise ValueError(
                     "classes must not contain -1, which marks unlabelled samples."
                 )

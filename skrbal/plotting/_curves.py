@@ -166,14 +166,16 @@ class QueryCurveDisplay:
         ax = _new_axes(ax, (6, 4))
         self.lines_, self.bands_ = {}, {}
         for method, part in self.summary.groupby("method", sort=False):
-            (line,) = ax.plot(part["query"], part["median"], label=str(method))
+            # Plain float arrays: numpy 1.24.0's masked arrays (which
+            # fill_between uses) read a pandas Series' internal ``_data``.
+            query, median, q25, q75 = (
+                part[column].to_numpy(dtype=float)
+                for column in ("query", "median", "q25", "q75")
+            )
+            (line,) = ax.plot(query, median, label=str(method))
             self.lines_[method] = line
             self.bands_[method] = ax.fill_between(
-                part["query"],
-                part["q25"],
-                part["q75"],
-                color=line.get_color(),
-                alpha=0.2,
+                query, q25, q75, color=line.get_color(), alpha=0.2
             )
         ax.set_xlabel(_QUERIES_LABEL)
         _integer_ticks(ax.xaxis)

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.polynomial.hermite import hermgauss
 from scipy.special import log_ndtr, ndtr
 
-from skrbal._logspace import logsumexp
+from skrbal._logspace import log_normalise, logsumexp
 
 __all__ = [
     "gauss_hermite_normal",
@@ -237,7 +237,7 @@ def multinomial_probit_log_proba(scores, n_nodes=20):
         log_lik = np.column_stack([log_ndtr(-half), log_ndtr(half)])
     else:
         log_lik = log_expected_cdf_product(_off_diagonal(scores), n_nodes)
-    return log_lik - logsumexp(log_lik, axis=1, keepdims=True)
+    return log_normalise(log_lik, axis=1)
 
 
 def _truncation_shift(offsets, n_nodes):
