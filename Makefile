@@ -16,7 +16,7 @@ OLDEST_EXTRAS = test plot parallel
 # The documentation tools (the docs extra) are installed on top of $(STAMP).
 DOCS_STAMP = $(VENV)/.skrbal-docs-installed
 
-.PHONY: demo test test-modal test-oldest lint format bench docs docs-inventories clean
+.PHONY: demo test test-modal test-oldest test-postgres lint format bench docs docs-inventories clean
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -42,9 +42,23 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix skrbal tests benchmarks
 	$(BIN)/ruff format skrbal tests benchmarks
 
+# With PostgreSQL installed (initdb on the PATH or in /usr/lib/postgresql),
+# the suite runs next to a throwaway server (.ci/with-postgres exports
+# SKRBAL_TEST_POSTGRES_URL), so the agent-store tests cover both backends;
+# without it they run on SQLite only. A URL already set is used as it is.
+PG_INITDB := $(firstword $(shell command -v initdb 2>/dev/null) \
+	$(wildcard /usr/lib/postgresql/*/bin/initdb))
+WITH_POSTGRES := $(if $(SKRBAL_TEST_POSTGRES_URL),,$(if $(PG_INITDB),.ci/with-postgres))
+
 test: lint
-	$(BIN)/python -m pytest
+	$(WITH_POSTGRES) $(BIN)/python -m pytest
 	$(MAKE) test-modal
+
+# Only the agent-store tests, on SQLite and a throwaway PostgreSQL server.
+test-postgres: $(STAMP)
+	SKRBAL_REQUIRE_POSTGRES=1 .ci/with-postgres $(BIN)/python -m pytest \
+		tests/test_online_store.py tests/test_online_crash.py -o addopts="" \
+		-p no:cacheprovider -q
 
 test-modal: $(MODAL_STAMP)
 	SKRBAL_REQUIRE_MODAL_LOOP=1 $(MODAL_VENV)/bin/python -m pytest \

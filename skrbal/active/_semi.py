@@ -375,6 +375,8 @@ class SmoothingUpdate(SupervisedUpdate):
         return hidden, result.pseudo_labels
 
     def learn(self, model, state: StreamState, step: int):
+        if step < self.last_anchor:
+            return self._learn_late(model, state, step)
         anchors = np.flatnonzero(state.known[self.last_anchor + 1 : step + 1])
         anchors = anchors + self.last_anchor + 1
         new_steps, new_labels = [], []
@@ -401,6 +403,20 @@ class SmoothingUpdate(SupervisedUpdate):
             return take_rows(state.X, steps_all), labels_all, None, None
 
         return self._add(model, state, X_new, y_new, training_set)
+
+    def _learn_late(self, model, state: StreamState, step: int):
+        """A label older than the last anchor (a delayed inspection result).
+
+        Its segment was smoothed already: the true label replaces the step's
+        pseudo-label, by a refit when there was one (``partial_fit`` cannot
+        unlearn it), and the segment is not smoothed again.
+        """
+        had_pseudo_label = self.pseudo.pop(step, None) is not None
+        y_new = state.y[[step]]
+        if not had_pseudo_label and can_partial_fit(model, y_new, self.mode):
+            return model.partial_fit(state.X[[step]], y_new)
+        steps_all, labels_all = self._training_set(state)
+        return model.fit(state.X[steps_all], labels_all)
 
     def learn_report(self, model, state: StreamState, step: int, posterior):
         raise ValueError(

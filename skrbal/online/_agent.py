@@ -1,0 +1,1228 @@
+"""The live risk-based agent: observe, request inspections, learn their results."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+import warnings
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_array
+
+from skrbal import __version__
+from skrbal._decision import DecisionProcess
+from skrbal._labels import label_positions
+from skrbal.active._semi import _EM_STARTS, clone_for, make_update
+from skrbal.budget import BudgetPolicy, CostThreshold
+from skrbal.inspection import ImpossibleReportError, evsi, report_posterior
+from skrbal.inspection._value import _confusions
+from skrbal.online._buffers import DenseSteps, SparseSteps
+from skrbal.online._config import (
+    decode_config,
+    dumps,
+    encode_config,
+    fingerprint,
+    inspections_from_config,
+    inspections_to_config,
+    process_from_json,
+    process_to_json,
+    resolve_config,
+)
+from skrbal.online._lock import AgentLock
+from skrbal.online._store import AgentStore, StoreError, label_to_json
+from skrbal.online._timestamps import as_seconds
+
+__all__ = ["RequestError", "RiskBasedAgent"]
+
+_SEMI = (None, "em", "smoothing")
+_UPDATES = ("auto", "partial_fit", "refit")
+
+
+class RequestError(ValueError):
+    """An inspection result or cancellation the agent cannot accept.
+
+    Raised for an unknown request, a cancelled one, a repeated result or a
+    label outside the process; the agent and its store are left unchanged.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import RequestError, RiskBasedAgent
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> try:
+    ...     agent.record_inspection(1, 2)
+    ... except RequestError as exc:
+    ...     print(str(exc)[:36])
+    request_id 1 is not a request of age
+    >>> agent.close()
+    """
+
+
+class RiskBasedAgent(BaseEstimator):
+    """Risk-based active learning on a live stream, with a durable store.
+
+    The agent holds a classifier, a decision process and an inspection budget
+    policy. Each new observation gets a belief over the health state, its EVPI
+    and a recommended action; when the budget policy says the EVPI is worth
+    the inspection cost, an inspection is requested. The result may come back
+    much later (:meth:`record_inspection`), or never (:meth:`cancel_request`);
+    the model learns it when it arrives. Everything the agent decides and
+    learns is committed to an :class:`AgentStore` before the call returns, so
+    the agent can resume after a restart (:meth:`from_store`) and continue
+    with identical decisions.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Any scikit-learn classifier with ``predict_proba`` (Pipelines
+        included). It is cloned; if it has a ``classes`` parameter left at
+        ``None``, the clone is given the process's labels.
+    process : DecisionProcess
+        The maintenance decision and its inspection cost.
+    budget : BudgetPolicy, default=None
+        Which inspections to request, from :mod:`skrbal.budget`. ``None`` is
+        :class:`~skrbal.budget.CostThreshold`: inspect when EVPI exceeds the
+        inspection cost (the paper). Its periods and gaps are counted in
+        steps, or in seconds when the commissioning samples (and then every
+        observation) have timestamps.
+    inspections : list of InspectionMethod, default=None
+        The inspection methods to choose from (:mod:`skrbal.inspection`), as
+        in :class:`~skrbal.active.RiskBasedLearner`. ``None`` is one perfect
+        inspection at ``process.inspection_cost``, and
+        ``[perfect_inspection(process)]`` decides identically. With a list,
+        each observation's method is the one of largest ``EVSI - cost``
+        (:func:`~skrbal.inspection.choose_inspection`) and the budget policy
+        decides whether to inspect with it (see Notes); the result of a
+        method whose reports do not reveal the state is its report
+        (``record_inspection(request_id, report=...)``), learned as soft
+        evidence. Stored with the agent as JSON (name, cost, confusion,
+        outcomes) and checked against the process on resume.
+    semi_supervised : {None, 'em', 'smoothing'}, default=None
+        The remedies of :class:`~skrbal.active.RiskBasedLearner`, with the
+        same update rules: ``'em'`` refits by EM over every observation so far
+        after each result; ``'smoothing'`` pseudo-labels the steps since the
+        previous known label by forward-backward, with the actions taken in
+        between (see :meth:`record_action`).
+    update : {'auto', 'partial_fit', 'refit'}, default='auto'
+        How the model learns a result, as in
+        :class:`~skrbal.active.RiskBasedLearner`.
+    em_start : {'labelled', 'previous'}, default='labelled'
+        With ``semi_supervised='em'``, where each refit's EM starts, as in
+        :class:`~skrbal.active.RiskBasedLearner`.
+    initial_state : label, default=None
+        With ``semi_supervised='smoothing'``, the state assumed before the
+        first step. Defaults to the process's first state.
+    max_open_requests : int, default=None
+        At most this many requests wait for a result at once; while the cap
+        is reached no inspection is requested. ``None``: no cap.
+    store : AgentStore, str or path-like, default=None
+        Where the agent lives: an :class:`AgentStore` or its URL / SQLite
+        path. ``None``: a private in-memory SQLite store (nothing durable).
+    name : str, default="agent"
+        The agent's name in the store; one store holds many agents.
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The current model.
+    classes_ : ndarray
+        The process's labels.
+    n_features_in_ : int
+        Number of features of an observation.
+    feature_names_in_ : ndarray of str
+        Column names of the commissioning data, when it was a DataFrame.
+    n_steps_ : int
+        Steps so far, commissioning samples included (they are steps
+        ``0 .. n_commissioning - 1``; observations follow).
+    budget_ : BudgetPolicy
+        The budget policy in use.
+    budget_state_ : dict
+        The policy's running state (JSON).
+    last_evpi_ : float or None
+        EVPI of the last observation.
+    store_ : AgentStore
+        The open store.
+    agent_id_ : int
+        The agent's key in the store.
+
+    See Also
+    --------
+    skrbal.active.RiskBasedLearner : The same method replayed on a recorded
+        stream, with every label at hand.
+    AgentStore : The store, and reading it without opening the agent.
+
+    Notes
+    -----
+    With ``inspections``, the budget policy sees, at each observation, the
+    EVSI of the method of largest net value in place of the EVPI, and that
+    method's cost as the inspection cost: :class:`~skrbal.budget.CostThreshold`
+    then inspects exactly where :func:`~skrbal.inspection.choose_inspection`
+    does, a :class:`~skrbal.budget.SpendCap` is charged the cost of the
+    method used, and :class:`~skrbal.budget.QuantileThreshold` ranks the
+    observations by that EVSI. (The policy is scanned over runs of
+    consecutive observations with the same best method, which is the same
+    as one scan since a policy's state changes only through the steps it
+    absorbs.)
+
+    A requested inspection means: act after its result (the action returned
+    by :meth:`record_inspection`), as the paper's agent does; the recommended
+    action returned by :meth:`observe` for that step is the one under the
+    belief, for when the result never comes. Fed a recorded stream with each
+    result returned at once, the agent makes the decisions and inspections of
+    :class:`~skrbal.active.RiskBasedLearner` run with the commissioning
+    samples as the first, initially labelled, steps of its stream.
+
+    The store keeps configurations as JSON and the model as the data it was
+    learned from, never as a pickle: on resume the model is rebuilt by
+    replaying the commissioning fit and every result in their order. An
+    estimator of scikit-learn or skrbal is rebuilt from its stored
+    parameters; any other must be passed again to :meth:`from_store`, and is
+    checked against the stored configuration. An estimator with a
+    ``random_state`` needs an int for the replay to be exact.
+
+    Memory: without ``semi_supervised`` the agent keeps only the features of
+    its labelled steps and of the steps awaiting a result, so it grows with
+    the inspections, not with the stream; EM and smoothing read every
+    observation, and keep them all.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import RiskBasedAgent
+    >>> rng = np.random.default_rng(0)
+    >>> means = np.array([-5.0, -0.7, 5.8, 19.0])
+    >>> y0 = np.array([1, 2, 3, 4, 1, 2, 3, 4])
+    >>> process = synthetic_decision_process().set_params(inspection_cost=1.0)
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(var_smoothing=0.05),
+    ...                        process=process)
+    >>> agent = agent.fit(rng.normal(means[y0 - 1], 1.0)[:, None], y0)
+    >>> decisions = agent.observe([[-5.2], [12.5]])
+    >>> decisions["evpi"].round(2).tolist()
+    [0.0, 7.74]
+    >>> decisions[["step", "inspect", "request_id", "action"]]
+       step  inspect  request_id  action
+    0     8    False        <NA>       0
+    1     9     True           1       1
+    >>> agent.record_inspection(1, 3)  # state 3 found: no repair needed
+    0
+    >>> agent.status()["n_results"]
+    1
+    >>> agent.close()
+    """
+
+    def __init__(
+        self,
+        *,
+        estimator,
+        process: DecisionProcess,
+        budget=None,
+        inspections=None,
+        semi_supervised: str | None = None,
+        update: str = "auto",
+        em_start: str = "labelled",
+        initial_state=None,
+        max_open_requests: int | None = None,
+        store=None,
+        name: str = "agent",
+    ):
+        self.estimator = estimator
+        self.process = process
+        self.budget = budget
+        self.inspections = inspections
+        self.semi_supervised = semi_supervised
+        self.update = update
+        self.em_start = em_start
+        self.initial_state = initial_state
+        self.max_open_requests = max_open_requests
+        self.store = store
+        self.name = name
+
+    # ------------------------------------------------------------------ #
+    # configuration
+    # ------------------------------------------------------------------ #
+    def _check_params(self):
+        if not isinstance(self.process, DecisionProcess):
+            raise TypeError(
+                f"process must be a DecisionProcess, got {type(self.process).__name__}."
+            )
+        self.process._validated()
+        if self.semi_supervised not in _SEMI:
+            raise ValueError(
+                f"semi_supervised must be None, 'em' or 'smoothing', got "
+                f"{self.semi_supervised!r}."
+            )
+        if self.update not in _UPDATES:
+            raise ValueError(f"update must be one of {_UPDATES}, got {self.update!r}.")
+        if self.em_start not in _EM_STARTS:
+            raise ValueError(
+                f"em_start must be one of {_EM_STARTS}, got {self.em_start!r}."
+            )
+        cap = self.max_open_requests
+        if cap is not None and (
+            not isinstance(cap, Integral) or isinstance(cap, bool) or cap < 1
+        ):
+            raise ValueError(
+                f"max_open_requests must be None or an integer >= 1, got {cap!r}."
+            )
+        if not isinstance(self.name, str) or not 0 < len(self.name) <= 200:
+            raise ValueError(
+                f"name must be a non-empty string of at most 200 characters, got "
+                f"{self.name!r}."
+            )
+        budget = CostThreshold() if self.budget is None else self.budget
+        if not isinstance(budget, BudgetPolicy):
+            raise TypeError(
+                "budget must be a skrbal.budget.BudgetPolicy, such as "
+                f"CostThreshold() or CostThreshold() & SpendCap(...); got {budget!r}."
+            )
+        budget.initial_state()  # names any invalid policy parameter
+        if self.inspections is not None:
+            self._check_inspections()
+        random_state = getattr(self.estimator, "random_state", None)
+        if isinstance(random_state, np.random.RandomState):
+            raise ValueError(
+                "estimator: a RandomState instance as random_state cannot be "
+                "replayed from the store; pass an int."
+            )
+        return budget
+
+    def _check_inspections(self):
+        confusions = _confusions(self.inspections, self.process)
+        if self.semi_supervised == "smoothing":
+            for method, confusion in zip(self.inspections, confusions):
+                if not _reveals_state(confusion):
+                    raise ValueError(
+                        "semi_supervised='smoothing' anchors its segments at known "
+                        f"labels; inspection method {method.name!r} is imperfect "
+                        "(its reports do not reveal the state), so its reports "
+                        "are not labels. Use semi_supervised='em' or None."
+                    )
+
+    def _settings(self) -> dict:
+        return {
+            "semi_supervised": self.semi_supervised,
+            "update": self.update,
+            "em_start": self.em_start,
+            "initial_state": encode_config(self.initial_state),
+            "max_open_requests": self.max_open_requests,
+            "inspections": inspections_to_config(self.inspections),
+        }
+
+    def _open_store(self):
+        if isinstance(self.store, AgentStore):
+            return self.store, False
+        return AgentStore(":memory:" if self.store is None else self.store), True
+
+    def _new_model(self, buffers):
+        self._update = make_update(
+            self.semi_supervised,
+            self.process,
+            self.update,
+            self.initial_state,
+            em_start=self.em_start,
+        )
+        model = self._update.prepare(clone_for(self.estimator, self.process))
+        return self._update.initial_fit(model, buffers.stream_state())
+
+    def _check_labels(self, y, name: str) -> np.ndarray:
+        """Labels as the process's own values; a clear error for others."""
+        classes = self.process.classes_
+        y = np.asarray(y)
+        if (y.dtype.kind in "biuf") != (classes.dtype.kind in "biuf"):
+            raise ValueError(
+                f"{name}: {y.ravel()[:3].tolist()!r} are not labels of the "
+                f"process's states {classes.tolist()}."
+            )
+        try:
+            positions = label_positions(y, classes, owner="the process's states")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: {exc}") from None
+        return classes[positions]
+
+    # ------------------------------------------------------------------ #
+    # starting: commissioning or resume
+    # ------------------------------------------------------------------ #
+    def fit(self, X, y, *, timestamps=None) -> RiskBasedAgent:
+        """Commission a new agent from an initial labelled set.
+
+        The commissioning samples become the first steps of the agent's
+        stream, with known labels; the model is fitted on them and the agent
+        is created in the store (an agent of the same name must not exist:
+        resume it with :meth:`from_store`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features of the commissioning inspections, in temporal order.
+        y : array-like of shape (n_samples,)
+            Their labels, states of the process.
+        timestamps : array-like of shape (n_samples,), default=None
+            Their times (seconds or datetimes). Given here, every later
+            observation needs timestamps too.
+
+        Returns
+        -------
+        self : RiskBasedAgent
+            Open for writing; call :meth:`close` (or use ``with``) when done.
+
+        Notes
+        -----
+        The budget policy sees the commissioning steps as steps that cannot
+        be inspected (their labels are known), with the EVPI of the initial
+        model, as :class:`~skrbal.active.RiskBasedLearner` shows it its
+        initial labelled steps: a policy that counts every step (a rate of
+        inspections) counts them too.
+        """
+        budget = self._check_params()
+        feature_names = getattr(X, "columns", None)
+        X = check_array(X, dtype=np.float64)
+        y = self._check_labels(y, "y")
+        if y.shape != (X.shape[0],):
+            raise ValueError(
+                f"y must hold one label per row of X: X has {X.shape[0]} rows, y "
+                f"has shape {y.shape}."
+            )
+        if timestamps is not None:
+            timestamps = as_seconds(timestamps, "timestamps", X.shape[0])
+        perfect = self.process.perfect_information_action(y)
+        buffers = self._new_buffers(X.shape[1])
+        buffers.extend(X, perfect, y=y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = self._new_model(buffers)
+        proba = self.process.align_proba(model.predict_proba(X), classes=model.classes_)
+        evpi = self.process.evpi(proba)
+        clock = "step" if timestamps is None else "timestamp"  # for good
+        times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
+        _, budget_state = budget.scan(
+            evpi,
+            times,
+            np.zeros(X.shape[0], dtype=bool),
+            float(self.process.inspection_cost),
+            budget.initial_state(),
+        )
+
+        store, owned = self._open_store()
+        names = None if feature_names is None else [str(c) for c in feature_names]
+        agent_row = {
+            "name": self.name,
+            "created_at": time.time(),
+            "skrbal_version": __version__,
+            "process": process_to_json(self.process),
+            "estimator": dumps(encode_config(self.estimator)),
+            "estimator_fingerprint": fingerprint(self.estimator),
+            "budget": dumps(encode_config(self.budget)),
+            "budget_fingerprint": fingerprint(self.budget),
+            "settings": dumps(self._settings()),
+            "n_features": X.shape[1],
+            "feature_names": None if names is None else json.dumps(names),
+            "clock": clock,
+            "n_steps": X.shape[0],
+            "n_requests": 0,
+            "last_seq": 1,
+            "budget_state": json.dumps(budget_state),
+        }
+        try:
+            agent_id = store._create_agent(
+                agent_row,
+                self._commission_rows(X, y, perfect, timestamps, times, evpi),
+                _warning_texts(caught),
+            )
+            self._start(store, owned, agent_id, budget, buffers, model)
+        except BaseException:
+            if owned:
+                store.close()
+            raise
+        _reissue(caught)
+        self.budget_state_ = budget_state
+        self.feature_names_in_ = None if names is None else np.asarray(names, object)
+        self._clock = clock
+        self._last_time, self.last_evpi_ = float(times[-1]), None
+        self._seq, self._n_requests = 1, 0
+        self._requests = {}
+        return self
+
+    @staticmethod
+    def _commission_rows(X, y, action, timestamps, times, evpi):
+        return [
+            {
+                "step": i,
+                "seq": 1,
+                "kind": "commissioning",
+                "timestamp": None if timestamps is None else float(timestamps[i]),
+                "time": float(times[i]),
+                "features": json.dumps(X[i].tolist()),
+                "belief": None,
+                "evpi": float(evpi[i]),
+                "action": int(action[i]),
+                "label": label_to_json(y[i]),
+                "taken_action": None,
+                "request_id": None,
+            }
+            for i in range(X.shape[0])
+        ]
+
+    def _start(self, store, owned, agent_id, budget, buffers, model, lock=None):
+        if lock is None:
+            lock = AgentLock(store, agent_id, self.name)
+        store._mark_owner(agent_id)
+        self.store_, self._owns_store, self._lock = store, owned, lock
+        self.agent_id_ = agent_id
+        self.budget_ = budget
+        self._buffers = buffers
+        self.estimator_ = model
+        self.classes_ = self.process.classes_
+        self.n_features_in_ = buffers.n_features
+        if self.inspections is None:
+            self._costs = np.array([float(self.process.inspection_cost)])
+            self._reveals = [True]
+        else:
+            self._costs = np.array([m._validated()[2] for m in self.inspections])
+            confusions = _confusions(self.inspections, self.process)
+            self._reveals = [_reveals_state(c) for c in confusions]
+
+    @classmethod
+    def from_store(
+        cls,
+        store,
+        name: str = "agent",
+        *,
+        estimator=None,
+        budget=None,
+        lock_timeout: float = 0.0,
+    ):
+        """Resume an agent from its store, exactly where it stopped.
+
+        Parameters
+        ----------
+        store : AgentStore, str or path-like
+            The store (or its URL / SQLite path).
+        name : str, default="agent"
+            The agent's name.
+        estimator : classifier, default=None
+            The agent's estimator. Needed only when it is not a scikit-learn
+            or skrbal class (the store never imports other code); it must
+            match the stored configuration.
+        budget : BudgetPolicy, default=None
+            The same for the budget policy.
+        lock_timeout : float, default=0.0
+            Seconds to wait for another writer of the agent to close it.
+
+        Returns
+        -------
+        agent : RiskBasedAgent
+            Open for writing, with the model rebuilt from the stored data.
+
+        Raises
+        ------
+        AgentLockedError
+            When the agent is open for writing elsewhere.
+        ConfigurationError
+            When a given estimator or budget differs from the stored one, or
+            a stored one cannot be rebuilt.
+        """
+        owned = not isinstance(store, AgentStore)
+        store = AgentStore(store) if owned else store
+        try:
+            with store.engine.connect() as conn:
+                row = store._agent_row(conn, name)
+            estimator = resolve_config(row.estimator, estimator, "estimator")
+            budget = resolve_config(row.budget, budget, "budget")
+            settings = json.loads(row.settings)
+            process = process_from_json(row.process)
+            agent = cls(
+                estimator=estimator,
+                process=process,
+                budget=budget,
+                inspections=inspections_from_config(
+                    settings.get("inspections"), process
+                ),
+                semi_supervised=settings["semi_supervised"],
+                update=settings["update"],
+                em_start=settings["em_start"],
+                initial_state=decode_config(settings["initial_state"]),
+                max_open_requests=settings["max_open_requests"],
+                store=store if not owned else store.display_url,
+                name=name,
+            )
+            agent._resume(store, owned, row, lock_timeout)
+        except BaseException:
+            if owned:
+                store.close()
+            raise
+        return agent
+
+    def _resume(self, store, owned, row, lock_timeout):
+        budget = self._check_params()
+        lock = AgentLock(store, row.agent_id, self.name, lock_timeout)
+        try:
+            with store.engine.connect() as conn:
+                # Re-read under the lock: the row may have moved since.
+                row = store._agent_row(conn, self.name)
+                obs, events = store._load(conn, row.agent_id, every_step=self._dense())
+                last = store._last_observation(conn, row.agent_id)
+            # Warnings of the replayed fits were issued and stored already.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                buffers, model = self._replay(row, obs, events)
+        except BaseException:
+            lock.release()
+            raise
+        self._start(store, owned, row.agent_id, budget, buffers, model, lock)
+        self.budget_state_ = json.loads(row.budget_state)
+        names = json.loads(row.feature_names) if row.feature_names else None
+        self.feature_names_in_ = None if names is None else np.asarray(names, object)
+        self._clock = row.clock
+        self._seq, self._n_requests = row.last_seq, row.n_requests
+        self._last_time, self.last_evpi_ = last
+        names = [m.name for m in self.inspections or ()]
+        self._requests = {
+            r.request_id: [
+                r.step,
+                r.status,
+                -1 if r.method is None else names.index(r.method),
+                None if r.status != "open" else np.array(json.loads(r.belief)),
+            ]
+            for r in store._requests_of(row.agent_id)
+        }
+
+    def _dense(self) -> bool:
+        """Whether the update rule reads every step (EM, smoothing)."""
+        return self.semi_supervised is not None
+
+    def _new_buffers(self, n_features):
+        kind = DenseSteps if self._dense() else SparseSteps
+        return kind(n_features, self.process.classes_)
+
+    def _replay(self, row, obs, events):
+        """Rebuild buffers and model: commissioning fit, then each result.
+
+        ``obs`` holds every step for dense buffers; for sparse ones only the
+        commissioning steps and those with a request not cancelled.
+        """
+        classes = self.process.classes_
+        buffers = self._new_buffers(row.n_features)
+        X = np.array([json.loads(o.features) for o in obs], dtype=np.float64)
+        X = X.reshape(len(obs), row.n_features)
+        kinds = np.array([o.kind for o in obs])
+        n0 = int(np.sum(kinds == "commissioning"))
+        y0 = np.array([json.loads(o.label) for o in obs[:n0]]).astype(classes.dtype)
+        actions = np.array([o.action for o in obs], dtype=np.intp)
+        buffers.extend(X[:n0], actions[:n0], y=y0)
+        if self._dense():
+            buffers.extend(X[n0:], actions[n0:])
+        else:
+            for o, x in zip(obs[n0:], X[n0:]):
+                buffers.put(o.step, x)
+            buffers.n_steps = row.n_steps
+        model = self._new_model(buffers)
+        for ev in events:
+            payload = json.loads(ev.payload)
+            if ev.kind == "result" and payload["label"] is None:
+                posterior = np.array(payload["posterior"], dtype=np.float64)
+                model = self._learn_report(
+                    model, self._update, buffers, ev.step, posterior
+                )
+            elif ev.kind == "result":
+                label = np.asarray([payload["label"]]).astype(classes.dtype)
+                model = self._learn(model, self._update, buffers, ev.step, label[0])[0]
+            elif ev.kind == "action":
+                buffers.record_action(ev.step, payload["action"])
+        return buffers, model
+
+    # ------------------------------------------------------------------ #
+    # the live calls
+    # ------------------------------------------------------------------ #
+    def _check_open(self):
+        if not getattr(self, "_lock", None) or not self._lock.held:
+            raise StoreError(
+                f"agent {self.name!r} is not open: commission it with fit() or "
+                "resume it with RiskBasedAgent.from_store()."
+            )
+
+    @property
+    def n_steps_(self) -> int:
+        """Steps so far, commissioning samples included."""
+        return self._buffers.n_steps
+
+    def _observation_times(self, n, timestamps):
+        first = self.n_steps_
+        if timestamps is None:
+            clock, times, stamps = (
+                "step",
+                np.arange(first, first + n, dtype=float),
+                None,
+            )
+        else:
+            clock = "timestamp"
+            stamps = times = as_seconds(timestamps, "timestamps", n)
+        if clock != self._clock:
+            raise ValueError(
+                f"timestamps: the agent was commissioned "
+                f"{'with' if self._clock == 'timestamp' else 'without'} timestamps, "
+                "so its budget counts time in "
+                f"{'seconds' if self._clock == 'timestamp' else 'steps'}; every "
+                f"observation must come {'with' if timestamps is None else 'without'}"
+                " them."
+            )
+        if n and times[0] < self._last_time:
+            raise ValueError(
+                f"timestamps must not go back in time: {times[0]!r} comes after "
+                f"{self._last_time!r}."
+            )
+        return clock, times, stamps
+
+    def _check_X(self, X):
+        names = getattr(X, "columns", None)
+        X = check_array(X, dtype=np.float64, ensure_min_samples=0)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but the agent was commissioned "
+                f"with {self.n_features_in_}."
+            )
+        if names is not None and self.feature_names_in_ is not None:
+            names = np.asarray([str(c) for c in names], dtype=object)
+            if not np.array_equal(names, self.feature_names_in_):
+                raise ValueError(
+                    f"X has columns {names.tolist()}, but the agent was "
+                    f"commissioned with {self.feature_names_in_.tolist()}."
+                )
+        return X
+
+    def _method_values(self, proba, evpi):
+        """Per step: the method of largest net value, its EVSI and its cost.
+
+        Without ``inspections`` the method is the process's perfect
+        inspection and its EVSI the EVPI. The argmax is that of
+        :func:`~skrbal.inspection.choose_inspection` (ties to the lowest
+        index), whether or not the net value is positive: the budget policy
+        decides that.
+        """
+        if self.inspections is None:
+            return np.zeros(evpi.shape[0], dtype=np.intp), evpi
+        values = evsi(proba, self.process, self.inspections)
+        best = np.argmax(values - self._costs, axis=1)
+        return best, np.take_along_axis(values, best[:, None], axis=1)[:, 0]
+
+    def _requested_steps(self, proba, evpi, times):
+        """Positions to inspect, their methods and the budget state after."""
+        budget, state = self.budget_, self.budget_state_
+        n_open = sum(1 for r in self._requests.values() if r[1] == "open")
+        cap = self.max_open_requests
+        best, value = self._method_values(proba, evpi)
+        # The policy scans runs of steps whose best method is the same, with
+        # that method's EVSI as the value and its cost as the cost; scanning
+        # pieces in sequence is scanning the whole, so one method (or none
+        # given) is exactly one scan of the block, as without inspections.
+        change = np.flatnonzero(np.diff(best)) + 1
+        run_end = np.append(change, best.shape[0])
+        requested, methods, start = [], [], 0
+        while start < evpi.shape[0]:
+            k = int(best[start])
+            stop = int(run_end[np.searchsorted(run_end, start, side="right")])
+            available = np.full(stop - start, cap is None or n_open < cap)
+            hit, state = budget.scan(
+                value[start:stop],
+                times[start:stop],
+                available,
+                float(self._costs[k]),
+                state,
+            )
+            if hit < 0:
+                start = stop
+                continue
+            requested.append(start + hit)
+            methods.append(k)
+            n_open += 1
+            start += hit + 1
+        return requested, methods, state
+
+    def observe(self, X, timestamps=None) -> pd.DataFrame:
+        """Decide for new observations, in order; request inspections.
+
+        All rows are judged by the current model: a result recorded later
+        only affects later calls.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_observations, n_features)
+            The new observations, in temporal order.
+        timestamps : array-like of shape (n_observations,), default=None
+            Their times, seconds or datetimes, non-decreasing. Needed if and
+            only if the commissioning samples had timestamps: without them
+            the budget counts time in steps.
+
+        Returns
+        -------
+        decisions : DataFrame
+            One row per observation: ``step``, ``timestamp``,
+            ``belief_<label>`` per state, ``evpi``, ``inspect`` (an inspection
+            is requested: act after its result), ``request_id`` (``<NA>``
+            without a request), with ``inspections`` the ``method`` of the
+            request (its name, ``None`` without one), and ``action``, the
+            optimal action under the belief.
+        """
+        self._check_open()
+        X = self._check_X(X)
+        n, first = X.shape[0], self.n_steps_
+        clock, times, stamps = self._observation_times(n, timestamps)
+        model = self.estimator_
+        if n == 0:  # nothing to decide; a model may refuse an empty X
+            empty = np.zeros(0)
+            return self._decisions(
+                first,
+                0,
+                None,
+                np.zeros((0, self.classes_.size)),
+                empty,
+                empty.astype(np.intp),
+                empty.astype(np.int64),
+                [],
+                [],
+            )
+        proba = self.process.align_proba(model.predict_proba(X), classes=model.classes_)
+        evpi = self.process.evpi(proba)
+        action = self.process.optimal_action(proba)
+        requested, methods, budget_state = self._requested_steps(proba, evpi, times)
+        request_ids = np.zeros(n, dtype=np.int64)
+        request_ids[requested] = np.arange(1, len(requested) + 1) + self._n_requests
+        if n:
+            self._commit_observe(
+                X,
+                first,
+                times,
+                stamps,
+                proba,
+                evpi,
+                action,
+                request_ids,
+                requested,
+                methods,
+                budget_state,
+                clock,
+            )
+            self._buffers.extend(X, action, keep=requested)
+            for i, k in zip(requested, methods):
+                self._requests[int(request_ids[i])] = [
+                    first + i,
+                    "open",
+                    k if self.inspections is not None else -1,
+                    proba[i].copy(),
+                ]
+            self._n_requests += len(requested)
+            self.budget_state_, self._clock = budget_state, clock
+            self._last_time, self.last_evpi_ = float(times[-1]), float(evpi[-1])
+            self._seq += 1
+        return self._decisions(
+            first, n, stamps, proba, evpi, action, request_ids, requested, methods
+        )
+
+    def _commit_observe(
+        self,
+        X,
+        first,
+        times,
+        stamps,
+        proba,
+        evpi,
+        action,
+        request_ids,
+        requested,
+        methods,
+        budget_state,
+        clock,
+    ):
+        seq = self._seq + 1
+        rows = [
+            {
+                "agent_id": self.agent_id_,
+                "step": first + i,
+                "seq": seq,
+                "kind": "observation",
+                "timestamp": None if stamps is None else float(stamps[i]),
+                "time": float(times[i]),
+                "features": json.dumps(X[i].tolist()),
+                "belief": json.dumps(proba[i].tolist()),
+                "evpi": float(evpi[i]),
+                "action": int(action[i]),
+                "label": None,
+                "taken_action": None,
+                "request_id": int(request_ids[i]) or None,
+            }
+            for i in range(X.shape[0])
+        ]
+        request_rows = [
+            {
+                "agent_id": self.agent_id_,
+                "request_id": int(request_ids[i]),
+                "step": first + i,
+                "status": "open",
+                "evpi": float(evpi[i]),
+                "opened_seq": seq,
+                "method": (
+                    None if self.inspections is None else self.inspections[k].name
+                ),
+            }
+            for i, k in zip(requested, methods)
+        ]
+        self.store_._write_observe(
+            self.agent_id_,
+            self._seq,
+            rows,
+            request_rows,
+            {
+                "n_steps": first + X.shape[0],
+                "n_requests": self._n_requests + len(requested),
+                "budget_state": json.dumps(budget_state),
+                "clock": clock,
+            },
+            {"n": X.shape[0], "budget_state": budget_state},
+        )
+
+    def _decisions(
+        self, first, n, stamps, proba, evpi, action, request_ids, requested, methods
+    ):
+        columns = {
+            "step": np.arange(first, first + n, dtype=np.int64),
+            "timestamp": np.full(n, np.nan) if stamps is None else stamps,
+        }
+        for j, label in enumerate(self.classes_.tolist()):
+            columns[f"belief_{label}"] = proba[:, j]
+        columns["evpi"] = evpi
+        columns["inspect"] = request_ids > 0
+        columns["request_id"] = pd.arrays.IntegerArray(
+            request_ids, mask=request_ids == 0
+        )
+        if self.inspections is not None:
+            names = np.full(n, None, dtype=object)
+            names[requested] = [self.inspections[k].name for k in methods]
+            columns["method"] = names
+        columns["action"] = action.astype(np.int64)
+        return pd.DataFrame(columns)
+
+    # ------------------------------------------------------------------ #
+    def _open_request(self, request_id, verb: str):
+        if (
+            not isinstance(request_id, Integral)
+            or isinstance(request_id, bool)
+            or int(request_id) not in self._requests
+        ):
+            raise RequestError(
+                f"request_id {request_id!r} is not a request of agent "
+                f"{self.name!r}: its requests are numbered 1 to "
+                f"{self._n_requests}; nothing was {verb}."
+            )
+        step, status = self._requests[int(request_id)][:2]
+        if status != "open":
+            why = "was cancelled" if status == "cancelled" else "already has a result"
+            raise RequestError(
+                f"request {int(request_id)} (step {step}) {why}; nothing was {verb}."
+            )
+        return int(request_id), step
+
+    def _learn(self, model, rule, buffers, step, label):
+        """Teach ``label`` at ``step`` with the update rule (mutates both).
+
+        Returns the model and what ``buffers.restore`` needs to undo it.
+        """
+        action = self.process.perfect_information_action([label])[0]
+        saved = buffers.learn_label(step, label, action)
+        return rule.learn(model, buffers.stream_state(), step), saved
+
+    def _learn_report(self, model, rule, buffers, step, posterior, undo=None):
+        """Teach the posterior of a report at ``step`` as soft evidence.
+
+        Mutates the model, the rule and the buffers; appends to ``undo`` a
+        function that restores the buffers.
+        """
+        action = self.process.optimal_action(posterior[None])[0]
+        saved = buffers.learn_report(step, action)
+        if undo is not None:
+            undo.append(lambda: buffers.unreport(step, saved))
+        return rule.learn_report(model, buffers.stream_state(), step, posterior)
+
+    def _read_result(self, request_id, step, label, report):
+        """The label, or the report's posterior, of a request's result.
+
+        Returns ``(label, method, report, posterior)``: ``label`` is None for
+        a report that leaves the state uncertain; ``method`` and ``report``
+        are None without ``inspections``.
+        """
+        k = self._requests[request_id][2]
+        method = None if k < 0 else self.inspections[k]
+        if (label is None) == (report is None):
+            raise RequestError(
+                f"record_inspection needs either a label or a report for request "
+                f"{request_id}, not {'both' if label is not None else 'neither'}; "
+                "nothing was recorded."
+            )
+        if label is not None:
+            if method is not None and not self._reveals[k]:
+                outcomes = method.outcomes_.tolist()
+                raise RequestError(
+                    f"request {request_id} (step {step}) was made with inspection "
+                    f"method {method.name!r}, whose reports do not reveal the "
+                    f"state: pass its report, record_inspection({request_id}, "
+                    f"report=...) with one of {outcomes}; nothing was recorded."
+                )
+            try:
+                label = self._check_labels([label], "label")[0]
+            except ValueError as exc:
+                raise RequestError(f"{exc}; nothing was recorded.") from None
+            posterior = None
+            if method is not None:
+                posterior = (self.classes_ == label).astype(np.float64)
+            return label, method, None, posterior
+        if method is None:
+            raise RequestError(
+                f"agent {self.name!r} has no inspection methods: its inspections "
+                f"reveal the state, so pass the label, record_inspection("
+                f"{request_id}, label); nothing was recorded."
+            )
+        outcomes = method.outcomes_
+        given = np.asarray([report])
+        try:
+            if given.ndim != 1 or (given.dtype.kind in "biuf") != (
+                outcomes.dtype.kind in "biuf"
+            ):
+                raise ValueError("not an outcome")
+            report = outcomes[label_positions(given, outcomes, owner="outcomes")[0]]
+        except (TypeError, ValueError):
+            raise RequestError(
+                f"report {report!r} is not an outcome of inspection method "
+                f"{method.name!r} (request {request_id}): pass one of "
+                f"{outcomes.tolist()}; nothing was recorded."
+            ) from None
+        posterior = _report_posterior(
+            self._requests[request_id][3], report, self.process, method
+        )
+        certain = np.flatnonzero(posterior == 1.0)
+        label = self.classes_[certain[0]] if certain.size else None
+        return label, method, report, posterior
+
+    def record_inspection(
+        self, request_id, label=None, *, report=None, timestamp=None
+    ) -> int:
+        """Learn the result of a requested inspection.
+
+        Parameters
+        ----------
+        request_id : int
+            The request, from :meth:`observe`.
+        label : label, default=None
+            The health state found, a state of the process: the result of a
+            perfect inspection (the process's, or a method whose reports
+            reveal the state).
+        report : outcome, default=None
+            Instead of ``label``: the report of the request's inspection
+            method, one of its ``outcomes_`` (needed for a method whose
+            reports do not reveal the state). The agent computes the
+            posterior over the states from the belief it stored with the
+            request (:func:`~skrbal.inspection.report_posterior`); a
+            posterior certain of one state is learned as that label, any
+            other as soft evidence, as :class:`~skrbal.active.RiskBasedLearner`
+            does.
+        timestamp : float or datetime, default=None
+            When the result came, kept in the store.
+
+        Returns
+        -------
+        action : int
+            The optimal action for the now-known state, or under the
+            posterior after the report.
+
+        Raises
+        ------
+        RequestError
+            For an unknown or cancelled request, a repeated result, a label
+            outside the process, a label for a request whose method does not
+            reveal the state, or a report that is not an outcome of the
+            request's method; nothing is changed.
+        """
+        self._check_open()
+        request_id, step = self._open_request(request_id, "recorded")
+        label, _, report, posterior = self._read_result(request_id, step, label, report)
+        stamp = None if timestamp is None else as_seconds(timestamp, "timestamp", 1)
+        buffers = self._buffers
+        rule = copy.deepcopy(self._update)
+        saved, undo = None, []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model = copy.deepcopy(self.estimator_)
+                if label is None:
+                    model = self._learn_report(
+                        model, rule, buffers, step, posterior, undo
+                    )
+                    best = int(self.process.optimal_action(posterior[None])[0])
+                else:
+                    model, saved = self._learn(model, rule, buffers, step, label)
+                    best = int(self.process.perfect_information_action([label])[0])
+            self.store_._write_result(
+                self.agent_id_,
+                self._seq,
+                request_id,
+                step,
+                None if label is None else label_to_json(label),
+                best,
+                None if stamp is None else float(stamp[0]),
+                _warning_texts(caught),
+                report=None if report is None else label_to_json(report),
+                posterior=None if posterior is None else posterior.tolist(),
+            )
+        except BaseException:
+            if saved is not None:
+                buffers.restore(step, saved)
+            for restore in undo:
+                restore()
+            raise
+        _reissue(caught)
+        self.estimator_, self._update = model, rule
+        self._requests[request_id][1] = "done"
+        self._requests[request_id][3] = None
+        self._seq += 1
+        return best
+
+    def cancel_request(self, request_id, reason: str | None = None) -> None:
+        """Give up an open request: its result will not be accepted.
+
+        The budget policy keeps the spend it counted when the request was
+        made.
+
+        Parameters
+        ----------
+        request_id : int
+            The request, from :meth:`observe`.
+        reason : str, default=None
+            Kept in the store.
+
+        Raises
+        ------
+        RequestError
+            For an unknown request or one that is not open.
+        """
+        self._check_open()
+        request_id, step = self._open_request(request_id, "cancelled")
+        self.store_._write_cancel(self.agent_id_, self._seq, request_id, step, reason)
+        self._requests[request_id][1] = "cancelled"
+        self._requests[request_id][3] = None
+        self._buffers.release(step)
+        self._seq += 1
+
+    def record_action(self, step, action) -> None:
+        """Record the action actually taken at a step.
+
+        With ``semi_supervised='smoothing'`` the actions between two known
+        labels choose the transitions of the smoother; by default they are
+        the agent's (the recommended action, or the optimal one once an
+        inspection's result is known). An action recorded here replaces it
+        for the segments smoothed afterwards.
+
+        Parameters
+        ----------
+        step : int
+            A step already observed.
+        action : int
+            Index of an action of the process.
+        """
+        self._check_open()
+        if (
+            not isinstance(step, Integral)
+            or isinstance(step, bool)
+            or not 0 <= step < self.n_steps_
+        ):
+            raise ValueError(
+                f"step must be an observed step in [0, {self.n_steps_}), got {step!r}."
+            )
+        n_actions = self.process.n_actions
+        if (
+            not isinstance(action, Integral)
+            or isinstance(action, bool)
+            or not 0 <= action < n_actions
+        ):
+            raise ValueError(
+                f"action must be an action index in [0, {n_actions}), got {action!r}."
+            )
+        step, action = int(step), int(action)
+        self.store_._write_action(self.agent_id_, self._seq, step, action)
+        self._buffers.record_action(step, action)
+        self._seq += 1
+
+    # ------------------------------------------------------------------ #
+    # reading
+    # ------------------------------------------------------------------ #
+    def status(self) -> dict:
+        """Counts, spend, open requests, labelled set and last EVPI.
+
+        Returns
+        -------
+        status : dict
+            See :meth:`AgentStore.status`.
+        """
+        self._check_open()
+        return self.store_.status(self.name)
+
+    def history(self) -> pd.DataFrame:
+        """Every step so far; see :meth:`AgentStore.history`.
+
+        Returns
+        -------
+        history : DataFrame
+        """
+        self._check_open()
+        return self.store_.history(self.name)
+
+    def close(self) -> None:
+        """Release the agent's write lock (and the store, if the agent opened it)."""
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.release()
+            if self._owns_store:
+                self.store_.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _reveals_state(confusion) -> bool:
+    """Whether every report of a confusion model names one state for sure."""
+    return bool(
+        np.all((confusion == 0) | (confusion == 1))
+        and np.all(np.count_nonzero(confusion, axis=0) <= 1)
+    )
+
+
+def _report_posterior(belief, report, process, method) -> np.ndarray:
+    """The posterior after ``report``, as :class:`RiskBasedLearner` computes it.
+
+    A report the belief calls impossible (a state the model has no class
+    for) is trusted alone: the method's likelihood of it, normalised.
+    """
+    try:
+        return report_posterior(belief[None], [report], process, method)[0]
+    except ImpossibleReportError:
+        uniform = np.full((1, process.n_states), 1.0 / process.n_states)
+        return report_posterior(uniform, [report], process, method)[0]
+
+
+def _warning_texts(caught) -> list:
+    """The warnings of a fit, as stored with its event."""
+    return [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
+def _reissue(caught) -> None:
+    """Issue caught warnings to the caller, once the call has committed."""
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

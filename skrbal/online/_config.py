@@ -1,0 +1,254 @@
+"""Configuration of estimators as plain JSON: encode, fingerprint, rebuild.
+
+An agent store keeps the configuration of the agent's estimator, decision
+process and budget policy as JSON, never as a pickle, so that reading a store
+cannot execute code. Rebuilding an object from its JSON imports its class by
+name, which is only done for classes of :mod:`sklearn` and :mod:`skrbal`; any
+other estimator must be passed again by the caller, and is checked against
+the stored fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import math
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+# Classes a store may rebuild by importing them: modules of these packages
+# define classes and functions only, so importing them runs no stored code.
+_REBUILDABLE_PACKAGES = ("sklearn", "skrbal")
+
+
+class ConfigurationError(ValueError):
+    """A stored configuration does not match, or cannot be rebuilt.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentStore, ConfigurationError, RiskBasedAgent
+    >>> store = AgentStore(":memory:")
+    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                process=synthetic_decision_process()).fit(
+    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+    >>> try:
+    ...     RiskBasedAgent.from_store(store, estimator=GaussianNB(var_smoothing=1.0))
+    ... except ConfigurationError as exc:
+    ...     print(str(exc)[:60])
+    estimator differs from the one stored with the agent: params
+    """
+
+
+def encode_config(value: Any) -> Any:
+    """A JSON-serialisable, canonical description of ``value``.
+
+    Estimators become ``{"__estimator__": "module.Class", "params": {...}}``
+    (their ``get_params(deep=False)``, recursively); arrays keep their dtype;
+    floats are written by ``json`` with ``repr``, which round-trips exactly.
+    A value with no such description (a function, say) is kept as its
+    ``repr`` under ``"__repr__"``: it takes part in the fingerprint but cannot
+    be rebuilt.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else {"__float__": repr(value)}
+    if isinstance(value, BaseEstimator):
+        cls = type(value)
+        params = value.get_params(deep=False)
+        return {
+            "__estimator__": f"{cls.__module__}.{cls.__qualname__}",
+            "params": {k: encode_config(params[k]) for k in sorted(params)},
+        }
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufU":
+        return {
+            "__ndarray__": [encode_config(v) for v in value.ravel().tolist()],
+            "dtype": value.dtype.str,
+            "shape": list(value.shape),
+        }
+    if isinstance(value, (list, tuple)):
+        items = [encode_config(v) for v in value]
+        return items if isinstance(value, list) else {"__tuple__": items}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"__dict__": {k: encode_config(value[k]) for k in sorted(value)}}
+    if callable(value) and hasattr(value, "__qualname__"):
+        # By name, not by repr: a function's repr holds its memory address.
+        name = f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
+        return {"__repr__": f"<callable {name}>"}
+    return {"__repr__": repr(value)}
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON text of an already encoded value (exact floats)."""
+    return json.dumps(value, sort_keys=True, allow_nan=False, separators=(",", ":"))
+
+
+def fingerprint(value: Any) -> str:
+    """SHA-256 of the canonical JSON of ``encode_config(value)``."""
+    return hashlib.sha256(dumps(encode_config(value)).encode()).hexdigest()
+
+
+def resolve_config(stored_json: str, given: Any, what: str) -> Any:
+    """``given`` checked against a stored configuration, or the stored object.
+
+    Raises
+    ------
+    ConfigurationError
+        When ``given`` differs from the stored configuration (naming the first
+        difference), or when ``given`` is ``None`` and the stored one cannot
+        be rebuilt.
+    """
+    stored = json.loads(stored_json)
+    if given is None:
+        return decode_config(stored)
+    encoded = encode_config(given)
+    if dumps(encoded) != dumps(stored):
+        raise ConfigurationError(
+            f"{what} differs from the one stored with the agent: "
+            f"{config_difference(stored, encoded)}."
+        )
+    return given
+
+
+def _import_class(path: str):
+    module_name, _, name = path.rpartition(".")
+    if module_name.split(".")[0] not in _REBUILDABLE_PACKAGES:
+        raise ConfigurationError(
+            f"the store holds a {path}, which is not part of scikit-learn or "
+            "skrbal: a store never imports other code, so pass the estimator "
+            "again (it is checked against the stored configuration)."
+        )
+    cls = getattr(importlib.import_module(module_name), name, None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
+        raise ConfigurationError(f"{path} is not an estimator class.")
+    return cls
+
+
+def decode_config(value: Any) -> Any:
+    """Rebuild the object described by :func:`encode_config`.
+
+    Raises
+    ------
+    ConfigurationError
+        When the description holds a value kept only as its ``repr``, or a
+        class outside scikit-learn and skrbal.
+    """
+    if isinstance(value, list):
+        return [decode_config(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__float__" in value:
+        return float(value["__float__"])
+    if "__tuple__" in value:
+        return tuple(decode_config(v) for v in value["__tuple__"])
+    if "__dict__" in value:
+        return {k: decode_config(v) for k, v in value["__dict__"].items()}
+    if "__ndarray__" in value:
+        flat = np.array(value["__ndarray__"], dtype=np.dtype(value["dtype"]))
+        return flat.reshape(value["shape"])
+    if "__estimator__" in value:
+        cls = _import_class(value["__estimator__"])
+        return cls(**{k: decode_config(v) for k, v in value["params"].items()})
+    if "__repr__" in value:
+        raise ConfigurationError(
+            f"the stored configuration holds {value['__repr__']}, which has no "
+            "JSON form: pass the object again (it is checked against the "
+            "stored fingerprint)."
+        )
+    raise ConfigurationError(f"unknown configuration entry {sorted(value)}.")
+
+
+def config_difference(stored: Any, given: Any, path: str = "") -> str:
+    """The first place where two encoded configurations differ, for messages."""
+    if isinstance(stored, dict) and isinstance(given, dict):
+        for key in sorted(set(stored) | set(given)):
+            if stored.get(key) != given.get(key):
+                return config_difference(
+                    stored.get(key), given.get(key), f"{path}.{key}" if path else key
+                )
+    return f"{path or 'value'}: stored {dumps(stored)}, given {dumps(given)}"
+
+
+def process_to_json(process) -> str:
+    """JSON text of a decision process (:meth:`skrbal.DecisionProcess.to_dict`)."""
+    return dumps(process.to_dict())
+
+
+def process_from_json(text: str):
+    """The decision process stored by :func:`process_to_json`, validated."""
+    from skrbal._decision import DecisionProcess
+
+    try:
+        return DecisionProcess.from_dict(json.loads(text))
+    except ValueError as exc:
+        raise ConfigurationError(f"the stored process is invalid: {exc}") from exc
+
+
+def inspections_to_config(methods) -> list | None:
+    """Inspection methods as plain JSON values: name, cost, confusion, outcomes.
+
+    ``None`` (the process's perfect inspection) stays ``None``. Floats are
+    kept exactly (``json`` writes their ``repr``).
+    """
+    if methods is None:
+        return None
+    config = []
+    for method in methods:
+        confusion, outcomes, cost = method._validated()
+        config.append(
+            {
+                "name": method.name,
+                "cost": cost,
+                "confusion": confusion.tolist(),
+                "outcomes": outcomes.tolist(),
+            }
+        )
+    return config
+
+
+def inspections_from_config(value, process) -> list | None:
+    """The methods stored by :func:`inspections_to_config`, validated.
+
+    Raises
+    ------
+    ConfigurationError
+        When an entry is malformed or a method does not fit ``process``
+        (naming the method and the entry, as :class:`InspectionMethod` does).
+    """
+    if value is None:
+        return None
+    from skrbal.inspection import InspectionMethod
+    from skrbal.inspection._value import _confusions
+
+    try:
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list of methods, got {value!r}")
+        methods = []
+        for entry in value:
+            if not isinstance(entry, dict) or set(entry) != {
+                "name",
+                "cost",
+                "confusion",
+                "outcomes",
+            }:
+                raise ValueError(
+                    "each method must be a dict with exactly the keys name, cost, "
+                    f"confusion and outcomes; got {entry!r}"
+                )
+            methods.append(InspectionMethod(**entry))
+        _confusions(methods, process)
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(
+            f"the stored inspection methods are invalid: {exc}"
+        ) from exc
+    return methods

@@ -1,0 +1,164 @@
+"""One writer per agent: locks that die with the process holding them.
+
+A lock held by a process that is killed must not outlive it, or a restart
+after a crash would be refused. So the lock is never a row in the database:
+
+- PostgreSQL: a session-level advisory lock, held on a dedicated connection
+  for as long as the agent is open; the server releases it when the
+  connection closes, however the client died.
+- SQLite file: a POSIX byte-range lock (one byte per agent) on a sidecar file
+  ``<database>-lock``; the kernel releases it with the process.
+- Within one process (and for in-memory SQLite), a registry of open agents,
+  since POSIX locks do not exclude their own process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from sqlalchemy import text
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: the in-process registry only
+    fcntl = None
+
+# The first key of PostgreSQL's two-key advisory locks: "skrb".
+_PG_LOCK_SPACE = 0x736B7262 - 2**31
+
+_registry_guard = threading.Lock()
+_held: set = set()
+# One descriptor per sidecar file per process: closing any descriptor of a
+# file drops every POSIX lock this process holds on it.
+_sidecars: dict = {}
+
+
+class AgentLockedError(RuntimeError):
+    """The agent is open for writing elsewhere (another process or object).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentLockedError, AgentStore, RiskBasedAgent
+    >>> store = AgentStore(":memory:")
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> try:
+    ...     RiskBasedAgent.from_store(store, "agent")
+    ... except AgentLockedError:
+    ...     print("locked")
+    locked
+    >>> agent.close()
+    >>> RiskBasedAgent.from_store(store, "agent").close()
+    """
+
+
+class AgentLock:
+    """Exclusive write access to one agent of a store; ``release`` ends it."""
+
+    def __init__(self, store, agent_id: int, name: str, timeout: float = 0.0):
+        self.key = (store._identity, agent_id)
+        self.agent_id = agent_id
+        self._store = store
+        self._connection = None
+        self._sidecar = None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._acquire(name)
+                return
+            except AgentLockedError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _acquire(self, name):
+        with _registry_guard:
+            if self.key in _held:
+                raise self._locked(name, "another agent object of this process")
+            _held.add(self.key)
+        try:
+            self._acquire_outside(name)
+        except BaseException:
+            with _registry_guard:
+                _held.discard(self.key)
+            raise
+
+    def _locked(self, name, holder):
+        return AgentLockedError(
+            f"agent {name!r} in store {self._store.display_url} is already open "
+            f"for writing by {holder}; a store accepts one writer per agent. "
+            "Close the other agent (agent.close()) or wait for its process to end."
+        )
+
+    def _owner(self, name):
+        owner = self._store._owner_of(self.agent_id)
+        return f"another process ({owner})" if owner else "another process"
+
+    def _acquire_outside(self, name):
+        dialect = self._store.engine.dialect.name
+        if dialect == "postgresql":
+            self._connection = self._store.engine.connect()
+            got = self._connection.execute(
+                text("SELECT pg_try_advisory_lock(:space, :agent)"),
+                {"space": _PG_LOCK_SPACE, "agent": self.agent_id},
+            ).scalar()
+            self._connection.commit()
+            if not got:
+                self._connection.close()
+                self._connection = None
+                raise self._locked(name, self._owner(name))
+        elif self._store.path is not None and fcntl is not None:
+            path = self._store.path + "-lock"
+            with _registry_guard:
+                entry = _sidecars.get(path)
+                if entry is None:
+                    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+                    entry = _sidecars[path] = [fd, 0]
+                entry[1] += 1
+            try:
+                fcntl.lockf(entry[0], fcntl.LOCK_EX | fcntl.LOCK_NB, 1, self.agent_id)
+            except OSError:
+                self._drop_sidecar(path, unlock=False)
+                raise self._locked(name, self._owner(name)) from None
+            self._sidecar = path
+
+    def _drop_sidecar(self, path, unlock):
+        with _registry_guard:
+            entry = _sidecars[path]
+            if unlock:
+                fcntl.lockf(entry[0], fcntl.LOCK_UN, 1, self.agent_id)
+            entry[1] -= 1
+            if entry[1] == 0:
+                os.close(entry[0])
+                del _sidecars[path]
+
+    @property
+    def held(self) -> bool:
+        """Whether this lock is still held."""
+        return self.key in _held
+
+    def release(self) -> None:
+        """Release the lock (idempotent)."""
+        with _registry_guard:
+            if self.key not in _held:
+                return
+            _held.discard(self.key)
+        if self._connection is not None:
+            try:
+                self._connection.execute(
+                    text("SELECT pg_advisory_unlock(:space, :agent)"),
+                    {"space": _PG_LOCK_SPACE, "agent": self.agent_id},
+                )
+            except Exception:  # a dead session holds no lock any more
+                pass
+            finally:
+                self._connection.close()
+                self._connection = None
+        if self._sidecar is not None:
+            self._drop_sidecar(self._sidecar, unlock=True)
+            self._sidecar = None

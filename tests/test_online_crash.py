@@ -1,0 +1,214 @@
+"""Crash safety: an agent process killed with SIGKILL, again and again.
+
+A forked child resumes the agent from the store and walks a stream, returning
+each inspection result at once, and writes every decision to a pipe once the
+call has returned it. The parent kills it at a random moment (between calls,
+or inside one), checks that every decision the child reported is in the store
+exactly once and as reported, and starts the next child. At the end the store
+must equal that of an uninterrupted run.
+"""
+
+import os
+import signal
+import time
+import traceback
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+
+from skrbal import BayesianGMMClassifier, synthetic_decision_process
+from skrbal.datasets import make_degradation_stream
+from skrbal.online import AgentStore, RiskBasedAgent
+from skrbal.online import _schema as schema
+
+N_KILLS = 50
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "fork"), reason="the kill test forks its agent processes"
+)
+
+
+@pytest.fixture(scope="module")
+def stream():
+    X, y, _ = make_degradation_stream(n_cycles=2, n_per_cycle=200, random_state=4)
+    first = [int(np.flatnonzero(y == c)[0]) for c in (1, 2, 3, 4)]
+    order = np.concatenate([first, np.setdiff1d(np.arange(y.size), first)])
+    return X[order], y[order]
+
+
+def _walk(agent, X, y, report):
+    """Answer open requests, then observe the rest of the stream step by step."""
+    for request in agent.status()["open_requests"]:
+        step = request["step"]
+        action = agent.record_inspection(request["request_id"], y[step])
+        report(f"R {request['request_id']} {step} {action}")
+    for t in range(agent.n_steps_, y.size):
+        row = agent.observe(X[t : t + 1]).iloc[0]
+        request_id = 0 if not row["inspect"] else int(row["request_id"])
+        report(f"O {t} {float(row['evpi']).hex()} {request_id} {int(row['action'])}")
+        if request_id:
+            action = agent.record_inspection(request_id, y[t])
+            report(f"R {request_id} {t} {action}")
+    report("END")
+
+
+def _child(url, X, y, write_fd):
+    def report(line):
+        os.write(write_fd, (line + "\n").encode())
+
+    try:
+        agent = RiskBasedAgent.from_store(url, "crash", lock_timeout=30)
+        _walk(agent, X, y, report)
+        agent.close()
+    except BaseException as exc:
+        report(f"ERROR {exc!r}")
+        os._exit(1)
+    os._exit(0)  # no cleanup of the parent's inherited state
+
+
+def _stored_decisions(url):
+    """Steps and requests of the store, read without parsing features."""
+    store = AgentStore(url)
+    try:
+        with store.engine.connect() as conn:
+            obs = schema.observations
+            steps = conn.execute(
+                select(obs.c.step, obs.c.evpi, obs.c.action, obs.c.request_id).order_by(
+                    obs.c.step
+                )
+            ).all()
+        requests = store.requests("crash").set_index("request_id")
+    finally:
+        store.close()
+    return steps, requests
+
+
+def _check_reported(url, lines, y):
+    steps, requests = _stored_decisions(url)
+    assert [row.step for row in steps] == list(range(len(steps)))  # no duplicate
+    assert requests["step"].is_unique
+    for line in lines:
+        kind, *fields = line.split()
+        if kind == "O":
+            step, evpi, request_id, action = fields
+            row = steps[int(step)]
+            assert row.evpi == float.fromhex(evpi)
+            assert row.action == int(action)
+            assert (row.request_id or 0) == int(request_id)
+        elif kind == "R":
+            request_id, step, action = (int(v) for v in fields)
+            row = requests.loc[request_id]
+            assert row["step"] == step and row["status"] == "done"
+            assert row["label"] == y[step] and row["action"] == action
+    return len(steps)
+
+
+def _kill_run(url, X, y, seed):
+    rng = np.random.default_rng(seed)
+    kills, reported = 0, []
+    while True:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _child(url, X, y, write_fd)
+        os.close(write_fd)
+        out = os.fdopen(read_fd)
+        lines, finished = [], False
+        if kills < N_KILLS:
+            # kill after a random number of reported decisions, a random
+            # fraction of a call later: between calls or inside one
+            for _ in range(rng.integers(0, 6)):
+                line = out.readline()
+                if not line:
+                    break
+                lines.append(line.strip())
+            time.sleep(rng.uniform(0, 0.004))
+            os.kill(pid, signal.SIGKILL)
+            kills += 1
+        lines += [line.strip() for line in out]  # what came before the kill
+        out.close()
+        os.waitpid(pid, 0)
+        errors = [line for line in lines if line.startswith("ERROR")]
+        assert not errors, errors
+        finished = bool(lines) and lines[-1] == "END"
+        lines = [line for line in lines if line != "END"]
+        _check_reported(url, lines, y)
+        reported += lines
+        if finished:
+            return kills, reported
+
+
+def test_agent_survives_sigkill(store_url, stream):
+    X, y = stream
+    params = dict(
+        estimator=BayesianGMMClassifier(), process=synthetic_decision_process()
+    )
+    reference = RiskBasedAgent(**params, name="crash").fit(X[:4], y[:4])
+    _walk(reference, X, y, lambda line: None)
+    RiskBasedAgent(**params, store=store_url, name="crash").fit(X[:4], y[:4]).close()
+
+    start = time.perf_counter()
+    kills, reported = _kill_run(store_url, X, y, seed=0)
+    elapsed = time.perf_counter() - start
+    assert kills == N_KILLS
+    assert elapsed < 120
+    # every decision was reported once at most (a kill may fall between the
+    # commit and the report, never the other way round)
+    steps = [line.split()[1] for line in reported if line[0] == "O"]
+    assert len(steps) == len(set(steps))
+
+    store = AgentStore(store_url)
+    history, requests = store.history("crash"), store.requests("crash")
+    store.close()
+    expected = reference.history()
+    assert history.drop(columns="timestamp").equals(expected.drop(columns="timestamp"))
+    assert requests.drop(columns="result_timestamp").equals(
+        reference.store_.requests("crash").drop(columns="result_timestamp")
+    )
+    assert (requests["status"] == "done").all() and len(requests) > 3
+    reference.close()
+
+
+def _fleet_member(url, name, X, y):
+    try:
+        store = AgentStore(url)
+        agent = RiskBasedAgent.from_store(store, name)
+        _walk(agent, X, y, lambda line: None)
+        agent.close()
+        store.close()
+    except BaseException:
+        traceback.print_exc()
+        os._exit(1)
+    os._exit(0)
+
+
+def test_agents_of_a_fleet_write_one_store_at_once(store_url, stream):
+    """Two processes, two agents, one database: each ends as if alone."""
+    X, y = stream
+    X, y = X[:120], y[:120]
+    params = dict(
+        estimator=BayesianGMMClassifier(), process=synthetic_decision_process()
+    )
+    streams = {"north": (X, y), "south": (X[:, ::-1].copy(), y)}
+    for name, (Xs, ys) in streams.items():
+        RiskBasedAgent(**params, store=store_url, name=name).fit(Xs[:4], ys[:4]).close()
+    pids = []
+    for name, (Xs, ys) in streams.items():
+        pid = os.fork()
+        if pid == 0:
+            _fleet_member(store_url, name, Xs, ys)
+        pids.append(pid)
+    for pid in pids:
+        assert os.waitpid(pid, 0)[1] == 0
+    store = AgentStore(store_url)
+    for name, (Xs, ys) in streams.items():
+        with RiskBasedAgent(**params, name=name).fit(Xs[:4], ys[:4]) as alone:
+            _walk(alone, Xs, ys, lambda line: None)
+            assert (
+                store.history(name)
+                .drop(columns="timestamp")
+                .equals(alone.history().drop(columns="timestamp"))
+            )
+    store.close()
