@@ -10,8 +10,12 @@ of perfect information (EVPI) of the label ``y_t``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from numbers import Real
+import copy
+import json
+import operator
+import os
+from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -26,12 +30,26 @@ __all__ = [
 
 _ROW_SUM_TOL = 1e-8
 _BELIEF_TOL = 1e-6
+# Rows of beliefs per block in DecisionProcess.evpi: the block and its
+# products (a few hundred kB) stay in cache.
+_EVPI_BLOCK = 8192
+
+# Version of the dict/JSON layout written by DecisionProcess.to_dict; bump it
+# when the layout changes and keep reading the old versions.
+_FORMAT_VERSION = 1
+_REQUIRED_KEYS = ("format_version", "transition", "state_utility", "action_utility")
+_OPTIONAL_KEYS = ("inspection_cost", "classes", "state_names", "action_names")
 
 
 def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
+        if "inhomogeneous" in str(exc):
+            raise ValueError(
+                f"{name} is ragged: its nested lists must have equal lengths, got "
+                f"{value!r}."
+            ) from exc
         raise ValueError(f"{name} must be numeric, got {value!r}.") from exc
     if array.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-d array, got shape {array.shape}.")
@@ -40,6 +58,82 @@ def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} has a non-finite value at index {where}.")
     return array
+
+
+def _snapshot(value):
+    """A private copy of a parameter value, to detect later changes."""
+    if type(value) is np.ndarray:
+        return value.copy()
+    return copy.deepcopy(value)
+
+
+def _same_value(value, seen) -> bool:
+    """Whether a parameter still equals the snapshot the cache was built from."""
+    if value is seen:  # None, and numbers deepcopy returns as they are
+        return True
+    if type(value) is not type(seen):
+        return False
+    if type(value) is np.ndarray:
+        return (
+            value.dtype == seen.dtype
+            and value.shape == seen.shape
+            and not value.dtype.hasobject
+            and value.tobytes() == seen.tobytes()
+        )
+    try:
+        return bool(value == seen)
+    except (TypeError, ValueError):  # e.g. lists holding arrays: validate again
+        return False
+
+
+def _check_derived(table: np.ndarray, what: str) -> None:
+    """Raise if a table derived from finite inputs overflowed."""
+    bad = ~np.isfinite(table)
+    if bad.any():
+        state, action = (int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{what} is not finite for state {state}, action {action}: the "
+            "utilities are too large for double precision; rescale them (EVPI and "
+            "the decisions scale with the utilities)."
+        )
+
+
+def _check_labels(labels, name: str) -> None:
+    """Raise unless ``labels`` are all integers or all strings (JSON-safe)."""
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
+        raise ValueError(f"{name} must be a list of labels, got {labels!r}.")
+    kinds = set()
+    for position, label in enumerate(labels):
+        if isinstance(label, str):
+            kinds.add(str)
+        elif isinstance(label, Integral) and not isinstance(label, bool):
+            kinds.add(int)
+        else:
+            raise ValueError(
+                f"{name}[{position}] = {label!r} is neither an integer nor a "
+                "string; only those labels survive JSON unchanged."
+            )
+    if len(kinds) > 1:
+        raise ValueError(f"{name} mixes integer and string labels: {list(labels)}.")
+
+
+def _names_list(names, name: str) -> list[str] | None:
+    if names is None:
+        return None
+    names = list(names)
+    for position, value in enumerate(names):
+        if not isinstance(value, str):
+            raise ValueError(f"{name}[{position}] = {value!r} is not a string.")
+    return names
+
+
+def _names_tuple(names, name: str) -> tuple[str, ...] | None:
+    if names is not None and (
+        isinstance(names, (str, bytes)) or not isinstance(names, Sequence)
+    ):
+        raise ValueError(f"{name} must be a list of strings, got {names!r}.")
+    names = _names_list(names, name)
+    return None if names is None else tuple(names)
 
 
 class DecisionProcess(BaseEstimator):
@@ -89,8 +183,15 @@ class DecisionProcess(BaseEstimator):
     -----
     Every method is vectorised over beliefs of shape ``(n_samples, n_states)``
     and validates both the process and the beliefs, raising ``ValueError``
-    that names the offending entry. Ties between actions are broken towards the
-    lowest action index.
+    that names the offending entry. The process's tables, including the derived
+    ``Q`` and regret tables (which must not overflow), are validated once per
+    set of parameter values and cached; a changed parameter (``set_params``,
+    assignment or an array changed in place) is taken in at the next call.
+    Ties between actions are broken towards the lowest action index.
+
+    :meth:`to_dict` and :meth:`to_json` describe a process at full precision,
+    and :meth:`from_dict` and :meth:`from_json` rebuild it, so a process can be
+    kept in a file of its own.
 
     Examples
     --------
@@ -130,7 +231,32 @@ class DecisionProcess(BaseEstimator):
     # validation of the process itself
     # ------------------------------------------------------------------ #
     def _validated(self):
-        """Check the parameters; return (transition, Q, classes)."""
+        """The validated tables ``(transition, Q, classes, evpi weights)``, read-only.
+
+        Validation runs once per set of parameter values: the result is cached
+        with a copy of the values it was computed from, and every call compares
+        the current values with that copy (a few microseconds for small
+        tables, against tens for validating again). So ``set_params``, a plain
+        assignment and an array changed in place are all taken in at the next
+        call.
+        """
+        values = _process_parameters(self)
+        cache = self.__dict__.get("_validated_cache")
+        if cache is not None and all(map(_same_value, values, cache[0])):
+            return cache[1]
+        tables = self._validate()
+        for table in tables:
+            table.flags.writeable = False
+        self._validated_cache = (tuple(map(_snapshot, values)), tables)
+        return tables
+
+    def __getstate__(self):
+        # The cache is rebuilt on demand; unpickled arrays would be writable.
+        state = super().__getstate__()
+        return {key: value for key, value in state.items() if key != "_validated_cache"}
+
+    def _validate(self):
+        """Check the parameters and derive the tables (see ``_validated``)."""
         transition = _as_finite_array(self.transition, "transition", 3)
         n_actions, n_states, n_states_to = transition.shape
         if n_states != n_states_to or n_actions < 1 or n_states < 1:
@@ -182,8 +308,17 @@ class DecisionProcess(BaseEstimator):
             if names is not None and len(names) != n:
                 raise ValueError(f"{attr} must have {n} entries, got {len(names)}.")
         # Q[y, d] = sum_j P(j | y, d) U(j) + U(d)
-        q = np.einsum("dij,j->id", transition, state_utility) + action_utility
-        return transition, q, classes
+        with np.errstate(over="ignore", invalid="ignore"):
+            q = np.einsum("dij,j->id", transition, state_utility) + action_utility
+            regret = q.max(axis=1, keepdims=True) - q
+        _check_derived(q, "Q(y, d) = sum_j P(j | y, d) U(j) + U(d)")
+        _check_derived(regret, "the regret max_d Q(y, d) - Q(y, d)")
+        # Rows: the regret of each action, then ones (for the belief sums);
+        # see evpi.
+        weights = np.vstack([regret.T, np.ones(n_states)])
+        # Copies: the tables are cached read-only and must not share memory
+        # with the caller's arrays.
+        return transition.copy(), q, classes.copy(), weights
 
     def _validated_classes(self, n_states: int) -> np.ndarray:
         if self.classes is None:
@@ -197,6 +332,233 @@ class DecisionProcess(BaseEstimator):
         if len(np.unique(classes)) != n_states:
             raise ValueError(f"classes must be distinct, got {classes.tolist()}.")
         return classes
+
+    # ------------------------------------------------------------------ #
+    # serialisation
+    # ------------------------------------------------------------------ #
+    def to_dict(self) -> dict:
+        """Describe the process as a JSON-serialisable dict.
+
+        Numbers are Python floats, which JSON writes at full precision, so
+        ``DecisionProcess.from_dict(process.to_dict())`` rebuilds the process
+        exactly, also through :func:`json.dumps` and :func:`json.loads`.
+
+        Returns
+        -------
+        description : dict
+            Keys ``format_version``, ``transition`` (nested lists of shape
+            ``(n_actions, n_states, n_states)``), ``state_utility``,
+            ``action_utility``, ``inspection_cost``, ``classes`` (a list of
+            int or str labels, or ``None`` for ``0, ..., n_states - 1``),
+            ``state_names`` and ``action_names`` (lists of str, or ``None``).
+
+        Raises
+        ------
+        ValueError
+            If the process is invalid, or a class label is neither an integer
+            nor a string (JSON could not give it back as it was).
+
+        See Also
+        --------
+        from_dict : Rebuild a process from such a dict.
+        to_json : Write the dict as a JSON file.
+
+        Examples
+        --------
+        >>> from skrbal import DecisionProcess, synthetic_decision_process
+        >>> description = synthetic_decision_process().to_dict()
+        >>> description["state_utility"], description["classes"]
+        ([10.0, 10.0, 5.0, -75.0], [1, 2, 3, 4])
+        >>> DecisionProcess.from_dict(description).evpi([[0.5, 0, 0, 0.5]])
+        array([14.75])
+        """
+        transition, _, classes, _ = self._validated()
+        if self.classes is None:
+            labels = None
+        else:
+            labels = classes.tolist()
+            _check_labels(labels, "classes")
+        return {
+            "format_version": _FORMAT_VERSION,
+            "transition": transition.tolist(),
+            "state_utility": np.asarray(self.state_utility, dtype=float).tolist(),
+            "action_utility": np.asarray(self.action_utility, dtype=float).tolist(),
+            "inspection_cost": float(self.inspection_cost),
+            "classes": labels,
+            "state_names": _names_list(self.state_names, "state_names"),
+            "action_names": _names_list(self.action_names, "action_names"),
+        }
+
+    @classmethod
+    def from_dict(cls, description: Mapping) -> DecisionProcess:
+        """Build a process from a dict written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        description : mapping
+            Must hold ``format_version`` (currently 1), ``transition``,
+            ``state_utility`` and ``action_utility``; may hold
+            ``inspection_cost`` (default 0), ``classes``, ``state_names`` and
+            ``action_names`` (default ``None``). Class labels are integers or
+            strings.
+
+        Returns
+        -------
+        process : DecisionProcess
+            A validated process.
+
+        Raises
+        ------
+        ValueError
+            Naming the entry at fault: a missing or unknown key, an
+            unsupported ``format_version``, a table of the wrong shape, a
+            transition row that is not a probability distribution, a label
+            that is neither an integer nor a string.
+
+        See Also
+        --------
+        to_dict : The inverse.
+        from_json : Read the dict from a JSON file.
+
+        Examples
+        --------
+        >>> from skrbal import DecisionProcess
+        >>> process = DecisionProcess.from_dict({
+        ...     "format_version": 1,
+        ...     "transition": [[[0.9, 0.1], [0.0, 1.0]], [[1.0, 0.0], [1.0, 0.0]]],
+        ...     "state_utility": [10.0, -100.0],
+        ...     "action_utility": [0.0, -20.0],
+        ...     "inspection_cost": 2.0,
+        ...     "classes": ["healthy", "damaged"],
+        ... })
+        >>> process.evpi([[0.5, 0.5]])
+        array([4.5])
+        """
+        if not isinstance(description, Mapping):
+            raise ValueError(
+                "a process description must be a dict, got "
+                f"{type(description).__name__}."
+            )
+        unknown = sorted(
+            map(str, set(description) - {*_REQUIRED_KEYS, *_OPTIONAL_KEYS})
+        )
+        if unknown:
+            raise ValueError(
+                f"unknown key(s) {unknown} in the process description; allowed: "
+                f"{list(_REQUIRED_KEYS + _OPTIONAL_KEYS)}."
+            )
+        missing = [key for key in _REQUIRED_KEYS if key not in description]
+        if missing:
+            raise ValueError(f"the process description lacks the key(s) {missing}.")
+        version = description["format_version"]
+        if version != _FORMAT_VERSION or isinstance(version, bool):
+            raise ValueError(
+                f"format_version {version!r} is not supported (this skrbal reads "
+                f"version {_FORMAT_VERSION})."
+            )
+        params = {
+            key: _as_finite_array(description[key], key, ndim)
+            for key, ndim in (
+                ("transition", 3),
+                ("state_utility", 1),
+                ("action_utility", 1),
+            )
+        }
+        cost = description.get("inspection_cost", 0.0)
+        if isinstance(cost, Integral) and not isinstance(cost, bool):
+            cost = float(cost)
+        classes = description.get("classes")
+        if classes is not None:
+            _check_labels(classes, "classes")
+            classes = np.asarray(classes)
+        process = cls(
+            **params,
+            inspection_cost=cost,
+            classes=classes,
+            state_names=_names_tuple(description.get("state_names"), "state_names"),
+            action_names=_names_tuple(description.get("action_names"), "action_names"),
+        )
+        process._validated()
+        return process
+
+    def to_json(self, path: str | os.PathLike | None = None) -> str | None:
+        """Write :meth:`to_dict` as JSON, to a file or to a string.
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            File to write (UTF-8). ``None`` returns the JSON text instead.
+
+        Returns
+        -------
+        text : str or None
+            The JSON text when ``path`` is ``None``, else ``None``.
+
+        See Also
+        --------
+        from_json : Read it back.
+
+        Examples
+        --------
+        >>> from skrbal import DecisionProcess, synthetic_decision_process
+        >>> text = synthetic_decision_process().to_json()
+        >>> DecisionProcess.from_json(text).inspection_cost
+        7.0
+        """
+        text = json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+        if path is None:
+            return text
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+        return None
+
+    @classmethod
+    def from_json(cls, source: str | os.PathLike) -> DecisionProcess:
+        """Read a process from JSON written by :meth:`to_json`.
+
+        Parameters
+        ----------
+        source : str or path-like
+            A JSON file, or JSON text itself (a string starting with ``{``).
+
+        Returns
+        -------
+        process : DecisionProcess
+
+        Raises
+        ------
+        ValueError
+            If the file is not valid JSON or does not describe a valid
+            process; the message names the file and the entry at fault.
+        OSError
+            If the file cannot be read.
+
+        See Also
+        --------
+        from_dict : The format of the JSON object.
+
+        Examples
+        --------
+        >>> from skrbal import DecisionProcess
+        >>> text = '''{"format_version": 1, "transition": [[[1.0]]],
+        ...            "state_utility": [1.0], "action_utility": [0.0]}'''
+        >>> DecisionProcess.from_json(text).n_states
+        1
+        """
+        if isinstance(source, str) and source.lstrip().startswith("{"):
+            where, text = "the JSON text", source
+        else:
+            where = f"process file {os.fspath(source)!r}"
+            with open(source, encoding="utf-8") as file:
+                text = file.read()
+        try:
+            description = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where} is not valid JSON: {exc}.") from None
+        try:
+            return cls.from_dict(description)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
 
     # ------------------------------------------------------------------ #
     # public properties
@@ -256,7 +618,9 @@ class DecisionProcess(BaseEstimator):
         return self._align(proba, classes, self._validated()[2])
 
     @staticmethod
-    def _align(proba, classes, process_classes, check_sums=True) -> np.ndarray:
+    def _align(
+        proba, classes, process_classes, check_sums=True, check_values=True
+    ) -> np.ndarray:
         proba = np.asarray(proba, dtype=float)
         if proba.ndim == 1:
             raise ValueError(
@@ -282,7 +646,8 @@ class DecisionProcess(BaseEstimator):
                     f"classes has shape {classes.shape} but proba has "
                     f"{proba.shape[1]} columns."
                 )
-        DecisionProcess._check_beliefs(proba, check_sums)
+        if check_values:
+            DecisionProcess._check_beliefs(proba, check_sums)
         if classes is None:
             return proba
         index = {label: k for k, label in enumerate(process_classes.tolist())}
@@ -302,14 +667,16 @@ class DecisionProcess(BaseEstimator):
         return aligned
 
     @staticmethod
-    def _check_beliefs(proba: np.ndarray, check_sums: bool = True) -> None:
+    def _check_beliefs(
+        proba: np.ndarray, check_sums: bool = True, first_row: int = 0
+    ) -> None:
         """Raise if a row is not a probability distribution.
 
         Whole-array reductions first, so valid beliefs cost one pass and one
         matrix-vector product; the row-by-row search only runs to name a bad
-        entry. With
-        ``check_sums=False`` the caller checks the row sums itself (see
-        :meth:`_check_row_sums`).
+        entry. With ``check_sums=False`` the caller checks the row sums
+        itself (see :meth:`_check_row_sums`). ``first_row`` is the row number
+        of ``proba[0]`` in the caller's array, for the messages.
         """
         if proba.size == 0:
             return
@@ -318,22 +685,24 @@ class DecisionProcess(BaseEstimator):
         if not proba.min() >= -_BELIEF_TOL:
             if not np.isfinite(proba).all():
                 row = int(np.argwhere(~np.isfinite(proba))[0, 0])
-                raise ValueError(f"proba has a non-finite value in row {row}.")
+                raise ValueError(
+                    f"proba has a non-finite value in row {first_row + row}."
+                )
             row, col = (int(v) for v in np.argwhere(proba < -_BELIEF_TOL)[0])
             raise ValueError(
-                f"proba[{row}, {col}] = {float(proba[row, col]):.10g} is outside "
-                "[0, 1]."
+                f"proba[{first_row + row}, {col}] = {float(proba[row, col]):.10g} "
+                "is outside [0, 1]."
             )
         if check_sums:
-            DecisionProcess._check_row_sums(proba @ np.ones(proba.shape[1]))
+            DecisionProcess._check_row_sums(proba @ np.ones(proba.shape[1]), first_row)
 
     @staticmethod
-    def _check_row_sums(sums: np.ndarray) -> None:
+    def _check_row_sums(sums: np.ndarray, first_row: int = 0) -> None:
         off = np.abs(sums - 1.0) > _BELIEF_TOL
         if off.any():
             row = int(np.argmax(off))
             raise ValueError(
-                f"proba row {row} sums to {float(sums[row]):.10g}, not 1: "
+                f"proba row {first_row + row} sums to {float(sums[row]):.10g}, not 1: "
                 "beliefs must be probability distributions over the health states."
             )
 
@@ -360,7 +729,7 @@ class DecisionProcess(BaseEstimator):
         >>> synthetic_decision_process().expected_utility([[1, 0, 0, 0]])
         array([[  9.5, -20. ]])
         """
-        _, q, process_classes = self._validated()
+        _, q, process_classes, _ = self._validated()
         return self._align(proba, classes, process_classes) @ q
 
     def optimal_action(self, proba, classes=None) -> np.ndarray:
@@ -432,27 +801,38 @@ class DecisionProcess(BaseEstimator):
         >>> process.evpi([[0.5, 0.0, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0]])
         array([14.75,  0.  ])
         """
-        _, q, process_classes = self._validated()
-        proba = self._align(proba, classes, process_classes, check_sums=False)
+        _, _, process_classes, weights = self._validated()
+        proba = self._align(proba, classes, process_classes, check_values=False)
         # EVPI = E[max_d Q] - max_d E[Q] = min_d E[max_d' Q - Q(., d)]: the
         # expected regret of the best action. One matrix product gives each
-        # action's expected regret and the row sums (for validation); the
-        # (A + 1, n) layout makes the min over actions run along contiguous
-        # rows, and the reductions below write nothing they do not return.
-        n_actions = q.shape[1]
-        regret = q.max(axis=1, keepdims=True) - q
-        weights = np.column_stack([regret, np.ones(q.shape[0])])
-        products = weights.T @ proba.T
-        sums = products[n_actions]
-        if sums.size and (
-            sums.max() > 1.0 + _BELIEF_TOL or sums.min() < 1.0 - _BELIEF_TOL
-        ):
-            self._check_row_sums(sums)
-        value = products[0].copy()
-        for action in range(1, n_actions):  # a handful of actions, not samples
-            np.minimum(value, products[action], out=value)
-        # Beliefs may dip below zero within the tolerance.
-        np.maximum(value, 0.0, out=value)
+        # action's expected regret and the row sums (for validation), in an
+        # (A + 1, n) layout whose min over actions runs along contiguous rows.
+        # Blocks of rows keep that product, the checks and the min in cache:
+        # over a large pool, the cost is one read of the beliefs.
+        n_samples, n_actions = proba.shape[0], weights.shape[0] - 1
+        value = np.empty(n_samples)
+        buffer = np.empty((n_actions + 1, min(n_samples, _EVPI_BLOCK)))
+        for start in range(0, n_samples, _EVPI_BLOCK):
+            block = proba[start : start + _EVPI_BLOCK]
+            # Non-negative rows that sum to one lie in [0, 1]: the minimum and
+            # the sums suffice, and a NaN propagates through the minimum.
+            lowest = block.min()
+            if not lowest >= -_BELIEF_TOL:
+                self._check_beliefs(block, check_sums=False, first_row=start)
+            products = buffer[:, : block.shape[0]]
+            np.matmul(weights, block.T, out=products)
+            sums = products[n_actions]
+            if sums.max() > 1.0 + _BELIEF_TOL or sums.min() < 1.0 - _BELIEF_TOL:
+                self._check_row_sums(sums, first_row=start)
+            out = value[start : start + block.shape[0]]
+            if n_actions == 1:
+                out[:] = products[0]
+            else:
+                np.minimum(products[0], products[1], out=out)
+            for action in range(2, n_actions):  # a handful of actions
+                np.minimum(out, products[action], out=out)
+            if lowest < 0.0:  # beliefs dipping below zero within the tolerance
+                np.maximum(out, 0.0, out=out)
         return value
 
     def should_inspect(self, proba, classes=None) -> np.ndarray:
@@ -496,7 +876,7 @@ class DecisionProcess(BaseEstimator):
         >>> synthetic_decision_process().perfect_information_action([1, 2, 3, 4])
         array([0, 0, 0, 1])
         """
-        _, q, process_classes = self._validated()
+        _, q, process_classes, _ = self._validated()
         return np.argmax(
             q[label_positions(y, process_classes, owner="the process's classes")],
             axis=1,
@@ -524,7 +904,7 @@ class DecisionProcess(BaseEstimator):
         >>> synthetic_decision_process().realised_utility([4, 4], [0, 1])
         array([-75.  , -20.85])
         """
-        _, q, process_classes = self._validated()
+        _, q, process_classes, _ = self._validated()
         rows = label_positions(y, process_classes, owner="the process's classes")
         action = np.asarray(action)
         if action.shape != rows.shape:
@@ -541,6 +921,9 @@ class DecisionProcess(BaseEstimator):
                 f"{np.unique(action).tolist()}."
             )
         return q[rows, action]
+
+
+_process_parameters = operator.attrgetter(*DecisionProcess._get_param_names())
 
 
 # ---------------------------------------------------------------------- #

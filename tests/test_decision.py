@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -6,6 +8,7 @@ from hypothesis.extra.numpy import arrays
 from sklearn.base import clone
 
 from skrbal import DecisionProcess, synthetic_decision_process, z24_decision_process
+from skrbal._decision import _SYNTHETIC_TRANSITION as _SYNTHETIC
 from skrbal._decision import _Z24_TRANSITION_AS_PRINTED
 
 
@@ -230,3 +233,241 @@ def test_clone_and_repr():
     np.testing.assert_array_equal(cloned.transition, process.transition)
     assert "DecisionProcess(" in repr(process)
     assert cloned.get_params()["inspection_cost"] == 7.0
+
+
+# ---------------------------------------------------------------- to_dict / JSON
+def _assert_same_process(a, b):
+    for name in ("transition", "state_utility", "action_utility"):
+        left = np.asarray(getattr(a, name), dtype=float)
+        right = np.asarray(getattr(b, name), dtype=float)
+        assert left.shape == right.shape
+        assert left.tobytes() == right.tobytes(), name  # bit for bit
+    assert a.inspection_cost == b.inspection_cost
+    assert a.classes_.tolist() == b.classes_.tolist()
+    assert type(a.classes_.tolist()[0]) is type(b.classes_.tolist()[0])
+    for name in ("state_names", "action_names"):
+        left, right = getattr(a, name), getattr(b, name)
+        assert (left is None) == (right is None)
+        if left is not None:
+            assert list(left) == list(right)
+
+
+@pytest.mark.parametrize("factory", [synthetic_decision_process, z24_decision_process])
+@pytest.mark.parametrize("labels", ["int", "str", "none"])
+def test_to_dict_round_trip_is_exact(factory, labels, tmp_path):
+    process = factory()
+    if labels == "str":
+        process.set_params(classes=np.array(["a", "b", "c", "d"]))
+    elif labels == "none":
+        process.set_params(classes=None, state_names=None, action_names=None)
+    # Utilities with all 17 significant digits must survive.
+    process.set_params(state_utility=np.asarray(process.state_utility) / 3.0)
+    description = process.to_dict()
+    through_json = json.loads(json.dumps(description))
+    assert through_json == description
+    rebuilt = DecisionProcess.from_dict(through_json)
+    _assert_same_process(process, rebuilt)
+    assert rebuilt.to_dict() == description
+    path = tmp_path / "process.json"
+    process.to_json(path)
+    _assert_same_process(process, DecisionProcess.from_json(path))
+    _assert_same_process(process, DecisionProcess.from_json(process.to_json()))
+    beliefs = np.random.default_rng(0).dirichlet(np.ones(4), size=50)
+    np.testing.assert_array_equal(rebuilt.evpi(beliefs), process.evpi(beliefs))
+    if labels == "str":
+        assert description["classes"] == ["a", "b", "c", "d"]
+    elif labels == "int":
+        assert description["classes"] == [1, 2, 3, 4]
+    else:
+        assert description["classes"] is None
+
+
+def test_to_dict_rejects_labels_json_cannot_keep():
+    process = synthetic_decision_process().set_params(classes=[0.5, 1.5, 2.5, 3.5])
+    with pytest.raises(ValueError, match=r"classes\[0\] = 0.5 is neither"):
+        process.to_dict()
+
+
+def _good_description():
+    return synthetic_decision_process().to_dict()
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.pop("transition"), r"lacks the key\(s\) \['transition'\]"),
+        (lambda d: d.pop("format_version"), r"lacks the key\(s\) \['format_version'\]"),
+        (lambda d: d.update(utility=[1.0]), r"unknown key\(s\) \['utility'\]"),
+        (lambda d: d.update(format_version=2), "format_version 2 is not supported"),
+        (lambda d: d.update(transition=[[1.0, 0.0]]), "transition must be a 3-d"),
+        (
+            lambda d: [rows.pop() for rows in d["transition"]],
+            r"transition must have shape \(n_actions, n_states, n_states\)",
+        ),
+        (
+            lambda d: d["transition"][0][1].pop(),
+            "transition is ragged",
+        ),
+        (
+            lambda d: d["transition"][1][2].__setitem__(0, 0.5),
+            "transition row 2 for action 1 sums to 0.51",
+        ),
+        (lambda d: d["state_utility"].pop(), r"state_utility must have shape \(4,\)"),
+        (lambda d: d["action_utility"].append(1.0), r"action_utility must have shape"),
+        (lambda d: d.update(state_utility=["a"] * 4), "state_utility must be numeric"),
+        (lambda d: d.update(inspection_cost="7"), "inspection_cost must be a finite"),
+        (lambda d: d.update(classes=[1, 2, 3]), r"classes must have shape \(4,\)"),
+        (lambda d: d.update(classes=[1, 2, "c", 4]), "mixes integer and string"),
+        (lambda d: d.update(classes=[1, 2, 3, 4.0]), r"classes\[3\] = 4.0 is neither"),
+        (lambda d: d.update(classes=[1, 2, 3, True]), r"classes\[3\] = True"),
+        (lambda d: d.update(state_names=[1, 2, 3, 4]), r"state_names\[0\] = 1 is not"),
+        (lambda d: d.update(action_names="ab"), "action_names must be a list"),
+        (lambda d: d.update(action_names=["a"]), "action_names must have 2 entries"),
+    ],
+)
+def test_from_dict_names_the_bad_entry(edit, message):
+    description = _good_description()
+    edit(description)
+    with pytest.raises(ValueError, match=message):
+        DecisionProcess.from_dict(description)
+
+
+def test_from_dict_defaults_and_non_dict():
+    minimal = {
+        "format_version": 1,
+        "transition": [[[1.0, 0.0], [0.0, 1.0]]],
+        "state_utility": [1.0, 0.0],
+        "action_utility": [0.0],
+    }
+    process = DecisionProcess.from_dict(minimal)
+    assert process.inspection_cost == 0.0
+    assert process.classes_.tolist() == [0, 1]
+    with pytest.raises(ValueError, match="must be a dict, got list"):
+        DecisionProcess.from_dict([minimal])
+
+
+def test_from_json_names_the_file(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text('{"format_version": 1,', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"mine.json.* is not valid JSON"):
+        DecisionProcess.from_json(path)
+    description = _good_description()
+    del description["state_utility"]
+    path.write_text(json.dumps(description), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"mine.json.*lacks the key\(s\)"):
+        DecisionProcess.from_json(path)
+
+
+# ---------------------------------------------------------------- derived tables
+@pytest.mark.parametrize(
+    "state_utility, action_utility, message",
+    [
+        # Each utility is finite; their expectation overflows.
+        ([1.7e308, 1.7e308], [0.0, 1.7e308], r"Q\(y, d\).* not finite .*state 0"),
+        # Q is finite; the regret max_d Q - Q(., d) overflows.
+        ([0.0, 0.0], [1.7e308, -1.7e308], r"max_d Q\(y, d\) - Q\(y, d\) .*state 0"),
+    ],
+)
+def test_huge_utilities_are_rejected_not_turned_into_nan(
+    state_utility, action_utility, message
+):
+    process = DecisionProcess(
+        transition=[[[0.5, 0.5], [0.5, 0.5]], [[0.5, 0.5], [0.5, 0.5]]],
+        state_utility=state_utility,
+        action_utility=action_utility,
+        inspection_cost=1.0,
+    )
+    for method in ("evpi", "should_inspect", "meu", "optimal_action"):
+        with pytest.raises(ValueError, match=message):
+            getattr(process, method)([[0.5, 0.5]])
+    with pytest.raises(ValueError, match=message):
+        _ = process.state_action_utility
+
+
+def test_large_but_representable_utilities_still_work():
+    process = DecisionProcess(
+        transition=[[[0.5, 0.5], [0.5, 0.5]], [[1.0, 0.0], [1.0, 0.0]]],
+        state_utility=[1e300, -1e300],
+        action_utility=[0.0, -1e300],
+    )
+    evpi = process.evpi([[0.5, 0.5], [1.0, 0.0]])
+    assert np.isfinite(evpi).all()
+    np.testing.assert_allclose(evpi, [0.0, 0.0])
+
+
+# ---------------------------------------------------------------- cached tables
+def test_parameter_changes_after_a_call_are_honoured():
+    process = synthetic_decision_process()
+    belief = [[0.5, 0.0, 0.0, 0.5]]
+    np.testing.assert_allclose(process.evpi(belief), [14.75])
+    # set_params
+    process.set_params(action_utility=np.array([0.0, -40.0]))
+    expected = DecisionProcess(**process.get_params()).evpi(belief)
+    np.testing.assert_allclose(process.evpi(belief), expected)
+    assert process.evpi(belief)[0] != 14.75
+    # a plain assignment
+    process.inspection_cost = 100.0
+    assert not process.should_inspect(belief)[0]
+    # an array changed in place
+    process.state_utility[3] = -750.0
+    assert process.state_action_utility[3, 0] == -750.0  # failure stays failed
+    # a list changed in place
+    process.set_params(classes=[1, 2, 3, 4])
+    process.evpi(belief)
+    process.classes[0] = 9
+    assert process.classes_.tolist() == [9, 2, 3, 4]
+    # an invalid change is caught at the next call, not hidden by the cache
+    process.set_params(transition=np.ones((2, 4, 4)))
+    with pytest.raises(ValueError, match="sums to 4"):
+        process.evpi(belief)
+
+
+def test_cached_tables_are_private_and_read_only():
+    transition = np.array(_SYNTHETIC)
+    process = synthetic_decision_process().set_params(transition=transition)
+    q = process.state_action_utility
+    q[0, 0] = 1e6  # a copy: the process is unaffected
+    assert process.state_action_utility[0, 0] == 9.5
+    with pytest.raises(ValueError, match="read-only"):
+        process.classes_[0] = 7
+    assert transition.flags.writeable
+    assert process.classes_ is not process.classes
+
+
+def test_pickle_and_clone_drop_the_cache():
+    import pickle
+
+    process = synthetic_decision_process()
+    process.evpi([[1.0, 0, 0, 0]])
+    restored = pickle.loads(pickle.dumps(process))
+    assert "_validated_cache" not in restored.__dict__
+    np.testing.assert_array_equal(
+        restored.state_action_utility, process.state_action_utility
+    )
+    assert "_validated_cache" not in clone(process).__dict__
+
+
+def test_evpi_over_many_blocks_and_errors_name_the_global_row():
+    from skrbal._decision import _EVPI_BLOCK
+
+    process = _random_process(np.random.default_rng(2), n_actions=3, n_states=4)
+    n = 2 * _EVPI_BLOCK + 17
+    proba = np.random.default_rng(3).dirichlet(np.ones(4), size=n)
+    q = process.state_action_utility
+    expected = proba @ q.max(axis=1) - (proba @ q).max(axis=1)
+    np.testing.assert_allclose(process.evpi(proba), expected, atol=1e-10)
+    np.testing.assert_allclose(
+        process.evpi(np.asfortranarray(proba)), expected, atol=1e-10
+    )
+    row = _EVPI_BLOCK + 5
+    bad = proba.copy()
+    bad[row, 0] += 0.1
+    with pytest.raises(ValueError, match=f"proba row {row} sums to"):
+        process.evpi(bad)
+    bad = proba.copy()
+    bad[row] = [1.5, -0.5, 0.0, 0.0]
+    with pytest.raises(ValueError, match=rf"proba\[{row}, 1\] = -0.5 is outside"):
+        process.evpi(bad)
+    bad[row] = np.nan
+    with pytest.raises(ValueError, match=f"non-finite value in row {row}"):
+        process.evpi(bad)

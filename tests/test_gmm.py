@@ -503,3 +503,102 @@ def test_predict_proba_is_a_distribution(X, X_test, seed):
         log_proba = clf.predict_log_proba(points)
         assert np.isfinite(log_proba).all()
         np.testing.assert_allclose(np.exp(log_proba), proba, rtol=1e-9, atol=1e-300)
+
+
+# ---------------------------------------------------------------------- #
+# numbers at the edge of double precision
+# ---------------------------------------------------------------------- #
+def _tail_log_joint(clf, direction, log_t):
+    """``log p(x, y=k)`` of ``x = t u`` as ``t -> inf``, from the fitted posterior.
+
+    The Student-t log density tends to ``log_norm - (df + d) / 2 (2 log t +
+    log(u' P u) - log df)`` with ``P`` the inverse predictive scale; the
+    neglected terms are ``O(1 / t)``.
+    """
+    d = clf.n_features_in_
+    out = []
+    for k in range(len(clf.classes_)):
+        dist = _student_t(clf, k)
+        df = dist.df
+        quad = direction @ np.linalg.solve(dist.shape, direction)
+        log_norm = dist.logpdf(dist.loc) if d else 0.0
+        log_prior = np.log(clf.weight_concentration_[k]) - np.log(
+            clf.weight_concentration_.sum()
+        )
+        out.append(
+            log_prior + log_norm - 0.5 * (df + d) * (2 * log_t + np.log(quad / df))
+        )
+    return np.array(out)
+
+
+@pytest.mark.parametrize("log10_t", [155, 200, 300])
+def test_far_points_get_finite_correct_probabilities(log10_t):
+    rng = np.random.default_rng(0)
+    # Classes of very different sizes: the tails (degrees of freedom) differ.
+    X = np.vstack([rng.normal(-2, 1, (5, 2)), rng.normal(2, 1, (60, 2))])
+    y = np.repeat([0, 1], [5, 60])
+    clf = BayesianGMMClassifier(classes=[0, 1, 2]).fit(X, y)
+    direction = np.array([0.6, -0.8])
+    x = 10.0**log10_t * direction
+    log_proba = clf.predict_log_proba(x[None])[0]
+    proba = clf.predict_proba(x[None])[0]
+    assert np.isfinite(log_proba).all() and np.isfinite(proba).all()
+    expected = _tail_log_joint(clf, direction, log10_t * np.log(10))
+    expected -= np.logaddexp.reduce(expected)
+    np.testing.assert_allclose(log_proba, expected, rtol=1e-9)
+    np.testing.assert_allclose(proba, np.exp(expected), rtol=1e-9, atol=1e-300)
+    assert clf.predict(x[None])[0] == clf.classes_[np.argmax(expected)]
+
+
+def test_one_huge_training_sample_does_not_wipe_out_its_class():
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(-2, 1, (20, 2)), rng.normal(2, 1, (20, 2))])
+    X[0] = [1e4, 0.0]
+    y = np.repeat([0, 1], 20)
+    X_test = rng.normal(0, 3, (30, 2))
+    base = BayesianGMMClassifier().fit(X, y)
+    # The NIW model is equivariant under X -> c X with S0 -> c^2 S0, so the
+    # scaled model (a sample at 1e154, squares near the float limit) must
+    # predict what the unscaled one does.
+    scale = 1e150
+    scaled = BayesianGMMClassifier(covariance_prior=scale**2).fit(X * scale, y)
+    proba = scaled.predict_proba(X_test * scale)
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba, base.predict_proba(X_test), rtol=1e-9)
+
+
+def test_training_data_beyond_double_precision_is_named():
+    X = np.array([[0.0, 0.0], [1e160, 0.0], [1.0, 1.0], [2.0, 1.0]])
+    y = [0, 0, 1, 1]
+    with pytest.raises(ValueError, match=r"overflows double precision.*rescale X"):
+        BayesianGMMClassifier().fit(X, y)
+    clf = BayesianGMMClassifier(classes=[0, 1]).fit(X[2:], y[2:])
+    before = clf.predict_proba(X[2:])
+    with pytest.raises(ValueError, match=r"overflows double precision.*rescale X"):
+        clf.partial_fit(X[:2], y[:2])
+    np.testing.assert_array_equal(clf.predict_proba(X[2:]), before)
+
+
+@pytest.mark.parametrize("n_features", [1, 2, 3, 6])
+def test_squared_mahalanobis_equals_the_per_class_formula(n_features):
+    from skrbal.mixture._niw import _squared_mahalanobis
+
+    rng = np.random.default_rng(n_features)
+    X, y = _blobs(rng, n=200, n_features=n_features, n_classes=4)
+    clf = BayesianGMMClassifier().fit(X, y)
+    X_test = rng.normal(scale=5, size=(500, n_features)) + 1e3  # offset data
+    got = _squared_mahalanobis(X_test, clf.mean_posterior_, clf._t_whiteners)
+    for k, (mean, whitener) in enumerate(zip(clf.mean_posterior_, clf._t_whiteners)):
+        z = (X_test - mean) @ whitener
+        np.testing.assert_allclose(got[k], (z * z).sum(axis=1), rtol=1e-12)
+    # Fortran-ordered and single-sample input take the same path.
+    np.testing.assert_allclose(
+        _squared_mahalanobis(
+            np.asfortranarray(X_test), clf.mean_posterior_, clf._t_whiteners
+        ),
+        got,
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        clf.predict_proba(X_test[:1]), clf.predict_proba(X_test)[:1], rtol=1e-12
+    )

@@ -2,11 +2,15 @@ import functools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils import check_random_state
 
 from skrbal import synthetic_decision_process
 from skrbal.query import (
@@ -17,6 +21,7 @@ from skrbal.query import (
     least_confident_sampling,
     random_sampling,
 )
+from skrbal.query._strategies import _top
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +168,127 @@ def test_inside_modal_active_learner_query(problem, n_instances, binding):
     np.testing.assert_array_equal(rows, pool[expected])
     np.testing.assert_array_equal(metrics, scores)
     assert len(idx) == n_instances
+
+
+# ---------------------------------------------------------------- selection
+def _top_by_full_sort(scores, n_instances, random_state):
+    """The selection as first written: a stable sort of the whole pool."""
+    order = np.arange(scores.shape[0])
+    if random_state is not None:
+        order = check_random_state(random_state).permutation(scores.shape[0])
+    ranked = order[np.argsort(-scores[order], kind="stable")[:n_instances]]
+    return ranked, scores[ranked]
+
+
+@st.composite
+def _scores_with_ties(draw):
+    n = draw(st.integers(1, 300))
+    # Few distinct values, zeros and signed zeros: heavy ties everywhere.
+    values = draw(
+        st.lists(st.sampled_from([0.0, -0.0, 1.0, 2.5, -3.0, 1e-300, 7.0]), min_size=1)
+        | st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=4)
+    )
+    picks = draw(arrays(np.int64, n, elements=st.integers(0, len(values) - 1)))
+    scores = np.asarray(values)[picks]
+    k = draw(st.integers(1, n))
+    seed = draw(st.none() | st.integers(0, 2**32 - 1))
+    return scores, k, seed
+
+
+@settings(max_examples=200, deadline=None)
+@given(_scores_with_ties())
+def test_top_matches_the_full_sort_ties_included(case):
+    scores, k, seed = case
+    ours = _top(scores, k, seed)
+    expected = _top_by_full_sort(scores, k, seed)
+    np.testing.assert_array_equal(ours[0], expected[0])
+    np.testing.assert_array_equal(ours[1], expected[1])
+
+
+@pytest.mark.parametrize("k", [1, 2, 10, 100, 5000])
+def test_top_on_a_large_tied_pool(k):
+    rng = np.random.default_rng(k)
+    scores = rng.integers(0, 50, 20_000) / 7.0  # every value about 400 times
+    for seed in (None, 0, np.random.RandomState(5)):
+        ours = _top(scores, k, seed)
+        if isinstance(seed, np.random.RandomState):
+            seed = np.random.RandomState(5)  # the same stream for the reference
+        np.testing.assert_array_equal(ours[0], _top_by_full_sort(scores, k, seed)[0])
+
+
+def test_seeded_generator_advances_as_before():
+    """The draw consumes the generator exactly as the full sort did."""
+    scores = np.zeros(50)
+    ours, reference = np.random.RandomState(1), np.random.RandomState(1)
+    _top(scores, 3, ours)
+    _top_by_full_sort(scores, 3, reference)
+    assert ours.randint(10**9) == reference.randint(10**9)
+
+
+def test_top_rejects_non_finite_scores():
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        _top(np.array([1.0, np.nan, 2.0]), 1, None)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        _top(np.array([1.0, np.inf]), 1, None)
+    # Finite scores whose sum overflows are fine.
+    np.testing.assert_array_equal(
+        _top(np.array([1e308, 1e308, 1.0]), 2, None)[0], [0, 1]
+    )
+
+
+# ---------------------------------------------------------------- pool blocks
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        functools.partial(evpi_sampling, process=synthetic_decision_process()),
+        entropy_sampling,
+        least_confident_sampling,
+    ],
+)
+@pytest.mark.parametrize("container", [np.asarray, lambda a: a.tolist()])
+def test_pool_scored_in_blocks_gives_the_same_choice(
+    problem, monkeypatch, strategy, container
+):
+    X, y, pool = problem
+    clf = GaussianNB().fit(X, y)
+    whole = strategy(clf, container(pool), n_instances=12)
+    monkeypatch.setattr("skrbal.query._strategies._POOL_BLOCK", 7)
+    calls = []
+    predict = clf.predict_proba
+    monkeypatch.setattr(clf, "predict_proba", lambda X: calls.append(1) or predict(X))
+    blocked = strategy(clf, container(pool), n_instances=12)
+    assert len(calls) == -(-len(pool) // 7)
+    np.testing.assert_array_equal(blocked[0], whole[0])
+    np.testing.assert_array_equal(blocked[1], whole[1])
+
+
+def test_bad_beliefs_in_a_later_block_are_located(problem, monkeypatch):
+    X, y, pool = problem
+
+    class Broken(GaussianNB):
+        def predict_proba(self, X):
+            proba = super().predict_proba(X)
+            proba[X[:, 0] == pool[45, 0]] *= 2.0  # pool row 45 sums to 2
+            return proba
+
+    clf = Broken().fit(X, y)
+    monkeypatch.setattr("skrbal.query._strategies._POOL_BLOCK", 20)
+    with pytest.raises(ValueError, match=r"row 5 sums to 2.*from pool row 40"):
+        evpi_sampling(clf, pool, process=synthetic_decision_process())
+
+
+def test_predict_kwargs_score_the_pool_in_one_call(problem, monkeypatch):
+    X, y, pool = problem
+    clf = GaussianNB().fit(X, y)
+    monkeypatch.setattr("skrbal.query._strategies._POOL_BLOCK", 7)
+    seen = []
+
+    class Recording:
+        classes_ = clf.classes_
+
+        def predict_proba(self, X, **kwargs):
+            seen.append((len(X), kwargs))
+            return clf.predict_proba(X)
+
+    entropy_sampling(Recording(), pool, flag=True)
+    assert seen == [(len(pool), {"flag": True})]

@@ -32,15 +32,15 @@ from sklearn.utils.validation import (
 __all__ = ["BayesianGMMClassifier"]
 
 
+from skrbal._logspace import exp_normalise, log_normalise
 from skrbal.mixture._niw import (
     _CLASS_ATTRIBUTES,
     _class_posterior,
     _labelled_statistics,
-    _log_normalise,
+    _log1p_mahalanobis,
     _merge,
     _NIWPrior,
     _present_statistics,
-    _squared_mahalanobis,
     _Statistics,
 )
 
@@ -228,22 +228,21 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ #
     # posterior predictive
     # ------------------------------------------------------------------ #
-    def _class_log_density(self, X: np.ndarray) -> np.ndarray:
-        """Student-t log densities, shape (n_classes, n_samples)."""
-        maha = _squared_mahalanobis(X, self.mean_posterior_, self._t_whiteners)
-        df = self._t_df[:, None]
-        d = X.shape[1]
-        np.divide(maha, df, out=maha)
-        np.log1p(maha, out=maha)
-        maha *= -0.5 * (df + d)
-        maha += self._t_log_norm[:, None]
-        return maha
+    def _class_log_density(self, X: np.ndarray, offset=None) -> np.ndarray:
+        """Student-t log densities plus ``offset[k]``, shape (n_classes, n_samples)."""
+        density = _log1p_mahalanobis(
+            X, self.mean_posterior_, self._t_whiteners, self._t_df
+        )
+        density *= -0.5 * (self._t_df[:, None] + X.shape[1])
+        if offset is None:
+            offset = self._t_log_norm
+        density += offset[:, None]
+        return density
 
     def _joint_log_likelihood(self, X: np.ndarray) -> np.ndarray:
         """``log p(x, y=k | D)``, shape (n_samples, n_classes)."""
-        joint = self._class_log_density(X)
-        joint += self._log_class_prior[:, None]
-        return joint.T
+        # The normalisers and the class prior in one pass.
+        return self._class_log_density(X, self._t_log_norm + self._log_class_prior).T
 
     def _check_X(self, X) -> np.ndarray:
         check_is_fitted(self)
@@ -327,7 +326,7 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns ordered as ``classes_``.
         """
-        return _log_normalise(self._joint_log_likelihood(self._check_X(X)))
+        return log_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
 
     def predict_proba(self, X) -> np.ndarray:
         """Posterior probability of each class (Bayes' rule on the predictive).
@@ -342,12 +341,7 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Columns ordered as ``classes_``; rows sum to one.
         """
-        joint = self._joint_log_likelihood(self._check_X(X))
-        # exp of the max-shifted joint: the logsumexp shift without the log.
-        proba = joint - joint.max(axis=1, keepdims=True)
-        np.exp(proba, out=proba)
-        proba /= proba.sum(axis=1, keepdims=True)
-        return proba
+        return exp_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
 
 
 class BayesianGMMClassifier(_BaseNIWClassifier):

@@ -7,11 +7,13 @@ densities are evaluated with.
 
 from __future__ import annotations
 
-from math import fsum, lgamma, log, pi
+from math import fsum, isfinite, lgamma, log, pi
 from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg.lapack import dpotrf, dtrtri
+
+from skrbal._logspace import log_normalise
 
 
 class _NIWPrior(NamedTuple):
@@ -54,7 +56,9 @@ def _fill_class_statistics(stats: _Statistics, k: int, X, weight) -> None:
     scatter = (centred.T * weight) @ centred
     stats.count[k] = count
     stats.mean[k] = mean
-    stats.scatter[k] = 0.5 * (scatter + scatter.T)
+    # Halve before adding: a scatter near the float limit must not overflow
+    # on its way to being symmetrised (0.5 * a is exact).
+    stats.scatter[k] = 0.5 * scatter + 0.5 * scatter.T
 
 
 def _weighted_statistics(X: np.ndarray, weights: np.ndarray) -> _Statistics:
@@ -192,11 +196,21 @@ def _cholesky_factor(matrix: np.ndarray, what: str) -> np.ndarray:
     """Lower Cholesky factor of a symmetric positive-definite matrix."""
     factor, info = dpotrf(matrix, lower=1)
     if info:
+        if not np.isfinite(matrix).all():
+            raise _overflow_error(what)
         raise ValueError(
             f"{what} is not positive definite; increase covariance_prior or check "
             "the features for constant or duplicated columns."
         )
     return factor
+
+
+def _overflow_error(what: str) -> ValueError:
+    return ValueError(
+        f"{what} overflows double precision: the spread of a class's training "
+        "samples is too large to represent (squared feature values above about "
+        "1.8e308); rescale X, e.g. with StandardScaler."
+    )
 
 
 def _cholesky(matrices: np.ndarray, what: str) -> np.ndarray:
@@ -256,6 +270,8 @@ def _class_posterior(prior: _NIWPrior, count, mean, scatter) -> tuple:
         - 0.5 * d * log(df * pi)
         - _half_log_det(cholesky)
     )
+    if not isfinite(log_norm):  # an infinite scale with a "valid" factor
+        raise _overflow_error("the posterior predictive scale matrix")
     return (
         count,
         mean_n,
@@ -278,16 +294,77 @@ def _squared_mahalanobis(
 
     Returns an array of shape (n_classes, n_samples): each row is written
     contiguously, which is markedly faster than filling strided columns.
+    The work runs on the transposed data, features as contiguous rows, in two
+    buffers reused by every class: one subtraction, one ``(D, D) @ (D, n)``
+    product and the squares summed over the D rows. No copy of ``X`` is made
+    per class, and with few features this is several times faster than
+    ``(X - m) @ W`` on (n, D) arrays, whose short rows the matrix product
+    handles poorly.
     """
+    data = np.ascontiguousarray(X.T)
     out = np.empty((means.shape[0], X.shape[0]))
+    centred = np.empty_like(data)
+    whitened = np.empty_like(data)
     for k, (mean, whitener) in enumerate(zip(means, whiteners)):
-        z = (X - mean) @ whitener
-        np.einsum("ij,ij->i", z, z, out=out[k])
+        np.subtract(data, mean[:, None], out=centred)
+        np.matmul(whitener.T, centred, out=whitened)
+        np.multiply(whitened, whitened, out=whitened)
+        np.add.reduce(whitened, axis=0, out=out[k])
     return out
 
 
+def _log1p_mahalanobis(
+    X: np.ndarray, means: np.ndarray, whiteners: np.ndarray, df: np.ndarray
+) -> np.ndarray:
+    """``log(1 + maha_k(x) / df_k)`` for all classes and samples, shape (K, n).
+
+    The Student-t kernel. A squared distance beyond the float range (a point
+    around 1e154 or further from a class) is recomputed in log space, so every
+    finite ``X`` gets a finite value.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _squared_mahalanobis(X, means, whiteners)
+        np.divide(out, df[:, None], out=out)
+    np.log1p(out, out=out)
+    # Finite entries are at most about 710 each, so their sum is finite: one
+    # reduction tells whether any entry overflowed.
+    if not np.isfinite(out.sum()):
+        classes, rows = np.nonzero(~np.isfinite(out))
+        for k in np.unique(classes).tolist():
+            at = rows[classes == k]
+            out[k, at] = _log1p_mahalanobis_far(X[at], means[k], whiteners[k], df[k])
+    return out
+
+
+def _log1p_mahalanobis_far(X, mean, whitener, df) -> np.ndarray:
+    """``log(1 + maha / df)`` for one class, with every magnitude in log space.
+
+    Differences are taken on data scaled by its largest magnitude and the
+    whitened vectors scaled by theirs, so nothing overflows; the result is the
+    same function as the direct path, evaluated where its squares cannot be.
+    """
+    scale = np.maximum(np.abs(X).max(axis=1), np.abs(mean).max())[:, None]
+    z = (X / scale - mean / scale) @ whitener
+    size = np.abs(z).max(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        log_maha = (
+            2.0 * np.log(scale[:, 0])
+            + 2.0 * np.log(size[:, 0])
+            + np.log(((z / size) ** 2).sum(axis=1))
+        )
+    value = np.logaddexp(0.0, log_maha - log(df))
+    if not np.isfinite(value).all():
+        raise ValueError(
+            "X holds a sample whose distance to a class cannot be represented in "
+            "double precision; rescale X."
+        )
+    return value
+
+
 def _log_normalise(joint: np.ndarray) -> np.ndarray:
-    """Log posterior ``joint - logsumexp(joint, axis=1)``."""
-    top = joint.max(axis=1, keepdims=True)
-    shifted = joint - top
-    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    """Log posterior ``joint - logsumexp(joint, axis=1)``.
+
+    Kept for ``skrbal.mixture._semi_supervised``; new code calls
+    :func:`skrbal._logspace.log_normalise` directly.
+    """
+    return log_normalise(joint, axis=1)

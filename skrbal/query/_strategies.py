@@ -4,6 +4,10 @@ Every strategy has modAL's signature ``strategy(classifier, X_pool,
 n_instances=1, **kwargs)`` and returns ``(indices, scores)``: the indices into
 ``X_pool`` of the chosen instances, best first, and their scores. modAL 0.4
 unpacks that pair in ``ActiveLearner.query``.
+
+A large pool is scored in blocks of rows (one ``predict_proba`` call per
+block), which assumes, as every scikit-learn classifier does, that a sample's
+prediction does not depend on the other samples in the call.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from numbers import Integral
 import numpy as np
 from scipy.special import entr
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils.validation import _num_samples
 
 from skrbal._decision import DecisionProcess
 
@@ -90,20 +95,84 @@ def _check_pool(X_pool, n_instances) -> int:
     return n_pool
 
 
+# Pool rows per predict_proba call. Over a large pool, the model's temporaries
+# (a few n_samples x n_classes arrays) then stay in cache instead of being
+# allocated and streamed through memory, so scoring the pool block by block
+# costs markedly less than one predict_proba on all of it; predictions are
+# made row by row, so the scores are the same.
+_POOL_BLOCK = 65536
+
+
+def _pool_scores(classifier, X_pool, score, predict_kwargs: dict) -> np.ndarray:
+    """``score(classifier.predict_proba(X_pool))``, in blocks of pool rows.
+
+    Keyword arguments for ``predict_proba`` might be aligned with the rows of
+    the pool, so with any of them the pool is scored in one call.
+    """
+    n_pool = _num_samples(X_pool)
+    if predict_kwargs or n_pool <= _POOL_BLOCK:
+        return score(classifier.predict_proba(X_pool, **predict_kwargs))
+    scores = np.empty(n_pool)
+    for start in range(0, n_pool, _POOL_BLOCK):
+        rows = slice(start, min(start + _POOL_BLOCK, n_pool))
+        try:
+            scores[rows] = score(classifier.predict_proba(_safe_indexing(X_pool, rows)))
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc} (row numbers count from pool row {start}, the first of "
+                f"the block of rows {start} to {rows.stop - 1} being scored)"
+            ) from exc
+    return scores
+
+
 def _top(scores: np.ndarray, n_instances: int, random_state):
     """Indices of the ``n_instances`` highest scores, best first.
 
     Ties are broken towards the lowest index when ``random_state`` is None and
     by a permutation drawn from ``random_state`` otherwise, so a seeded query
-    is reproducible.
+    is reproducible: the result is that of a stable sort of the negated
+    scores in the permuted order, without sorting the whole pool.
     """
-    if not np.all(np.isfinite(scores)):
+    scores = np.asarray(scores, dtype=float)
+    # One reduction; a finite pool whose sum overflows is checked exactly.
+    with np.errstate(over="ignore"):
+        total = scores.sum()
+    if not np.isfinite(total) and not np.isfinite(scores).all():
         raise ValueError("query scores contain NaN or infinite values.")
-    order = np.arange(scores.shape[0])
-    if random_state is not None:
+    if random_state is None:
+        ranked = _top_lowest_index_first(scores, n_instances)
+    else:
         order = check_random_state(random_state).permutation(scores.shape[0])
-    ranked = order[np.argsort(-scores[order], kind="stable")[:n_instances]]
+        ranked = order[_top_lowest_index_first(scores[order], n_instances)]
     return ranked, scores[ranked]
+
+
+# Beyond this share of the pool, one full sort beats selection plus sorting.
+_FULL_SORT_SHARE = 0.25
+
+
+def _top_lowest_index_first(scores: np.ndarray, k: int) -> np.ndarray:
+    """``np.argsort(-scores, kind="stable")[:k]`` without a full sort.
+
+    Selection finds the k-th highest score ``t``; the scores above ``t``
+    (fewer than k) are sorted, and the places left go to the scores equal to
+    ``t`` in index order, which is where a stable sort puts them.
+    """
+    n = scores.shape[0]
+    if k == 1:
+        return np.array([np.argmax(scores)])  # the first of the maxima
+    if k >= _FULL_SORT_SHARE * n:
+        return np.argsort(-scores, kind="stable")[:k]
+    threshold = np.partition(scores, n - k)[n - k]
+    # One pass over the pool; the split into scores above and equal to the
+    # threshold runs on the candidates only.
+    candidates = np.flatnonzero(scores >= threshold)
+    chosen = scores[candidates]
+    is_above = chosen > threshold
+    above = candidates[is_above]
+    above = above[np.argsort(-chosen[is_above], kind="stable")]
+    tied = candidates[~is_above][: k - above.shape[0]]
+    return np.concatenate([above, tied])
 
 
 def evpi_sampling(
@@ -159,8 +228,13 @@ def evpi_sampling(
     array([1])
     """
     _check_pool(X_pool, n_instances)
-    proba = classifier.predict_proba(X_pool, **predict_kwargs)
-    scores = evpi_scores(proba, process, classes=_classes_of(classifier))
+    classes = _classes_of(classifier)
+    scores = _pool_scores(
+        classifier,
+        X_pool,
+        lambda proba: evpi_scores(proba, process, classes=classes),
+        predict_kwargs,
+    )
     return _top(scores, n_instances, random_state)
 
 
@@ -198,8 +272,13 @@ def entropy_sampling(
     array([1])
     """
     _check_pool(X_pool, n_instances)
-    proba = np.asarray(classifier.predict_proba(X_pool, **predict_kwargs))
-    return _top(entr(proba).sum(axis=1), n_instances, random_state)
+    scores = _pool_scores(
+        classifier,
+        X_pool,
+        lambda proba: entr(np.asarray(proba)).sum(axis=1),
+        predict_kwargs,
+    )
+    return _top(scores, n_instances, random_state)
 
 
 def least_confident_sampling(
@@ -236,8 +315,13 @@ def least_confident_sampling(
     array([1])
     """
     _check_pool(X_pool, n_instances)
-    proba = np.asarray(classifier.predict_proba(X_pool, **predict_kwargs))
-    return _top(1.0 - proba.max(axis=1), n_instances, random_state)
+    scores = _pool_scores(
+        classifier,
+        X_pool,
+        lambda proba: 1.0 - np.asarray(proba).max(axis=1),
+        predict_kwargs,
+    )
+    return _top(scores, n_instances, random_state)
 
 
 def random_sampling(
