@@ -37,6 +37,7 @@ REQUIRED_MODULES = (
     "skrbal.mixture",
     "skrbal.rvm",
     "skrbal.query",
+    "skrbal.budget",
     "skrbal.active",
     "skrbal.smoothing",
     "skrbal.metrics",

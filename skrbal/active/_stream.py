@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_array
 
 from skrbal._decision import DecisionProcess
 from skrbal.active._semi import StreamState, clone_for, make_update
+from skrbal.budget import BudgetPolicy
 from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
 
 __all__ = ["RiskBasedLearner"]
@@ -38,10 +39,12 @@ class RiskBasedLearner(BaseEstimator):
         ``None``, the clone is given the process's labels.
     process : DecisionProcess
         The maintenance decision and its inspection cost.
-    query : {'evpi', 'random'} or callable, default='evpi'
+    query : {'evpi', 'random'}, BudgetPolicy or callable, default='evpi'
         ``'evpi'`` inspects when EVPI exceeds the inspection cost;
         ``'random'`` inspects ``n_queries`` stream positions drawn uniformly
-        (the paper's baseline); a callable
+        (the paper's baseline); a :class:`~skrbal.budget.BudgetPolicy`
+        decides from the EVPI under a budget (its ``times`` are the stream
+        step indices, so periods and gaps count steps); a callable
         ``query(evpi, proba, process) -> bool array`` decides for a block of
         consecutive steps from each step's own EVPI and belief (it must not
         look across steps).
@@ -98,11 +101,13 @@ class RiskBasedLearner(BaseEstimator):
         ``proportion_<label>``, with a semi-supervised update the effective
         proportions of labelled plus pseudo-labelled samples
         ``effective_proportion_<label>``, and, with a test set,
-        ``decision_accuracy`` and ``f1_macro`` after the update) and
+        ``decision_accuracy`` and ``f1_macro`` after the update, and with a
+        budget policy its state after the inspection, ``budget_state``) and
         ``totals`` (dict, :func:`skrbal.metrics.campaign_summary` over the
         stream: ``n_decisions``, ``n_inspections``, ``inspection_spend``,
         ``utility``, ``perfect_information_utility``, ``regret``,
-        ``net_utility``, ``decision_accuracy``).
+        ``net_utility``, ``decision_accuracy``); with a budget policy also
+        ``budget_state`` (dict), the policy's final state.
 
     See Also
     --------
@@ -160,9 +165,12 @@ class RiskBasedLearner(BaseEstimator):
             raise TypeError(
                 f"process must be a DecisionProcess, got {type(self.process).__name__}."
             )
-        if not (callable(self.query) or self.query in _QUERIES):
+        if isinstance(self.query, BudgetPolicy):
+            self.query.initial_state()  # names any invalid policy parameter
+        elif not (callable(self.query) or self.query in _QUERIES):
             raise ValueError(
-                f"query must be one of {_QUERIES} or a callable, got {self.query!r}."
+                f"query must be one of {_QUERIES}, a BudgetPolicy or a callable, "
+                f"got {self.query!r}."
             )
         if self.query == "random" and (
             not isinstance(self.n_queries, Integral) or self.n_queries < 0
@@ -335,15 +343,31 @@ class RiskBasedLearner(BaseEstimator):
         inspected = np.zeros(n_steps, dtype=bool)
         perfect = process.perfect_information_action(y)
         queries = [self._query_record(0, -1, state, update, model, X_test, y_test)]
+        policy = self.query if isinstance(self.query, BudgetPolicy) else None
+        if policy is not None:
+            budget_state = policy.initial_state()
+            queries[0]["budget_state"] = budget_state
 
         start, block = 0, self.block_size
         while start < n_steps:
             stop = min(n_steps, start + block)
             proba = self._beliefs(model, X[start:stop])
             block_evpi = process.evpi(proba)
-            hits = np.flatnonzero(
-                self._wanted(block_evpi, proba, start, stop, known, planned)
-            )
+            if policy is not None:
+                # The policy's state absorbs the steps up to its first
+                # inspection, which is where this block ends.
+                hit, budget_state = policy.scan(
+                    block_evpi,
+                    np.arange(start, stop, dtype=float),
+                    ~known[start:stop],
+                    process.inspection_cost,
+                    budget_state,
+                )
+                hits = np.array([hit] if hit >= 0 else [], dtype=np.intp)
+            else:
+                hits = np.flatnonzero(
+                    self._wanted(block_evpi, proba, start, stop, known, planned)
+                )
             decided = hits[0] + 1 if hits.size else stop - start
             end = start + decided
             evpi[start:end] = block_evpi[:decided]
@@ -364,6 +388,8 @@ class RiskBasedLearner(BaseEstimator):
                         len(queries), step, state, update, model, X_test, y_test
                     )
                 )
+                if policy is not None:
+                    queries[-1]["budget_state"] = budget_state
                 block = self.block_size
             else:
                 block = min(2 * block, 64 * self.block_size)
@@ -381,6 +407,8 @@ class RiskBasedLearner(BaseEstimator):
             y, evpi, state.action, perfect, inspected, initial
         )
         self.history_.queries = pd.DataFrame(queries)
+        if policy is not None:
+            self.history_.budget_state = budget_state
         return self
 
     def _history(self, y, evpi, action, perfect, inspected, initial):

@@ -1,0 +1,297 @@
+"""The budget-policy protocol: decide, step by step, which decisions to inspect."""
+
+from __future__ import annotations
+
+import copy
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+__all__ = ["AllOf", "BudgetPolicy"]
+
+
+def check_scan_input(evpi, times, available, cost):
+    """Validate the arrays of one ``scan`` call; return them as numpy arrays."""
+    evpi = np.asarray(evpi, dtype=float)
+    if evpi.ndim != 1:
+        raise ValueError(f"evpi must be a 1-d array, got shape {evpi.shape}.")
+    if not np.all(np.isfinite(evpi)):
+        raise ValueError("evpi must be finite (no NaN or infinity).")
+    times = np.asarray(times, dtype=float)
+    if times.shape != evpi.shape:
+        raise ValueError(
+            f"times must have the shape of evpi {evpi.shape}, got {times.shape}."
+        )
+    if not np.all(np.isfinite(times)):
+        raise ValueError("times must be finite (no NaN or infinity).")
+    if times.size > 1 and np.any(np.diff(times) < 0):
+        raise ValueError("times must be non-decreasing.")
+    available = np.asarray(available)
+    if available.dtype != bool or available.shape != evpi.shape:
+        raise ValueError(
+            f"available must be a boolean array of shape {evpi.shape}, got "
+            f"dtype {available.dtype} and shape {available.shape}."
+        )
+    if (
+        isinstance(cost, bool)
+        or not isinstance(cost, Real)
+        or not np.isfinite(cost)
+        or cost < 0
+    ):
+        raise ValueError(f"cost must be a finite number >= 0, got {cost!r}.")
+    return evpi, times, available, float(cost)
+
+
+class BudgetPolicy(BaseEstimator):
+    """Base class of the inspection budget policies.
+
+    A policy reads the EVPI of consecutive decisions and says which to
+    inspect. It holds only configuration; its running state (spend so far,
+    recent EVPI, ...) is a JSON-serialisable ``dict`` passed in and out of
+    :meth:`scan`, so an agent can store it in a database and resume exactly,
+    and the same policy object can drive many streams.
+
+    Subclasses implement three private methods:
+
+    - ``_initial_state()``: the state before any step;
+    - ``_candidates(evpi, times, cost, state)``: a boolean array, True at the
+      steps the policy would inspect if no step before them (in this call)
+      were inspected;
+    - ``_advance(evpi, times, cost, state, inspected)``: the state after
+      absorbing the given steps, the last one inspected when ``inspected``.
+
+    :meth:`scan` combines them: the first step that is a candidate and
+    available is inspected. Because a policy's state changes only through
+    ``_advance``, scanning a block or its pieces in sequence gives the same
+    result, and policies compose (:class:`AllOf`, ``policy & other``).
+
+    See Also
+    --------
+    CostThreshold : The paper's rule, ``EVPI > cost``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.budget import CostThreshold
+    >>> policy = CostThreshold()
+    >>> state = policy.initial_state()
+    >>> evpi = np.array([1.0, 9.0, 3.0, 8.0])
+    >>> policy.scan(evpi, np.arange(4.0), np.ones(4, bool), 5.0, state)
+    (1, {})
+    """
+
+    _parameter_constraints: ClassVar[dict] = {}
+    # Type of each state entry, {key: (kind, optional)}, kind one of "int",
+    # "count" (int >= 0), "float" (finite) and "floats" (list of finite).
+    _state_schema: ClassVar[dict] = {}
+    # Steps handed to ``_candidates`` at once: bounds the memory of policies
+    # whose candidates cost more than O(1) per step.
+    _chunk_size = 4096
+
+    def initial_state(self) -> dict:
+        """The running state before any step.
+
+        Returns
+        -------
+        state : dict
+            JSON-serialisable (string keys; ints, floats, bools, strings,
+            ``None``, lists and dicts of those).
+        """
+        self._check_params()
+        return self._initial_state()
+
+    def scan(self, evpi, times, available, cost, state) -> tuple[int, dict]:
+        """Find the first step to inspect among consecutive decisions.
+
+        Parameters
+        ----------
+        evpi : array-like of float of shape (n_steps,)
+            EVPI of each decision, in order.
+        times : array-like of float of shape (n_steps,)
+            Non-decreasing time of each decision: the stream step index
+            offline, the observation timestamp online. Periods and gaps of
+            the policies are in the same unit.
+        available : array-like of bool of shape (n_steps,)
+            False where an inspection is impossible (label already known,
+            request already open, ...).
+        cost : float
+            The inspection cost.
+        state : dict
+            From :meth:`initial_state` or a previous ``scan``. Not modified.
+
+        Returns
+        -------
+        step : int
+            Index of the first step to inspect, or ``-1`` if none.
+        state : dict
+            The state after steps ``0..step`` (all steps when ``step`` is
+            ``-1``), including the inspection at ``step``.
+        """
+        self._check_params()
+        evpi, times, available, cost = check_scan_input(evpi, times, available, cost)
+        self._check_state(state)
+        n_steps = evpi.shape[0]
+        start = 0
+        while start < n_steps:
+            stop = min(n_steps, start + self._chunk_size)
+            wanted = self._candidates(evpi[start:stop], times[start:stop], cost, state)
+            hits = np.flatnonzero(wanted & available[start:stop])
+            if hits.size:
+                end = start + int(hits[0]) + 1
+                state = self._advance(
+                    evpi[start:end], times[start:end], cost, state, inspected=True
+                )
+                return end - 1, state
+            state = self._advance(
+                evpi[start:stop], times[start:stop], cost, state, inspected=False
+            )
+            start = stop
+        return -1, copy.deepcopy(state)
+
+    def __and__(self, other):
+        if not isinstance(other, BudgetPolicy):
+            return NotImplemented
+        return AllOf(policies=[*_members(self), *_members(other)])
+
+    # -------------------------------------------------------------- #
+    def _check_params(self) -> None:
+        """Raise an error naming any invalid parameter."""
+        self._validate_params()
+
+    def _check_state(self, state) -> None:
+        if not isinstance(state, dict):
+            raise TypeError(
+                f"state must be a dict from initial_state() or a previous scan, "
+                f"got {type(state).__name__}."
+            )
+        expected = set(self._initial_state())
+        if set(state) != expected:
+            raise ValueError(
+                f"state of {type(self).__name__} must have the keys "
+                f"{sorted(expected)}, got {sorted(state)}: pass initial_state() "
+                "or the state returned by a previous scan."
+            )
+        for key, (kind, optional) in self._state_schema.items():
+            if not _is_entry(state[key], kind, optional):
+                what = {
+                    "int": "an integer",
+                    "count": "an integer >= 0",
+                    "float": "a finite number",
+                    "floats": "a list of finite numbers",
+                }[kind]
+                raise ValueError(
+                    f"state[{key!r}] of {type(self).__name__} must be {what}"
+                    f"{' or None' if optional else ''}, got {state[key]!r}."
+                )
+
+    def _initial_state(self) -> dict:
+        raise NotImplementedError
+
+    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
+        raise NotImplementedError
+
+    def _advance(self, evpi, times, cost, state, inspected) -> dict:
+        raise NotImplementedError
+
+
+def _is_number(value) -> bool:
+    return (
+        isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value)
+    )
+
+
+def _is_entry(value, kind, optional) -> bool:
+    if value is None:
+        return optional
+    if kind in ("int", "count"):
+        is_int = isinstance(value, Integral) and not isinstance(value, bool)
+        return is_int and (kind == "int" or value >= 0)
+    if kind == "float":
+        return _is_number(value)
+    return isinstance(value, list) and all(_is_number(v) for v in value)
+
+
+def _members(policy):
+    return list(policy.policies) if isinstance(policy, AllOf) else [policy]
+
+
+class AllOf(BudgetPolicy):
+    """Inspect only where every policy agrees.
+
+    Each member sees every step; a step is inspected when all members would
+    inspect it, and then every member counts the inspection (its spend, its
+    gap, ...). ``a & b`` builds ``AllOf(policies=[a, b])``, flattening nested
+    compositions.
+
+    Parameters
+    ----------
+    policies : list of BudgetPolicy
+        The members, at least one.
+
+    See Also
+    --------
+    BudgetPolicy : The protocol each member follows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.budget import AllOf, CostThreshold
+    >>> policy = AllOf(policies=[CostThreshold(), CostThreshold()])
+    >>> evpi = np.array([1.0, 9.0])
+    >>> policy.scan(evpi, np.arange(2.0), np.ones(2, bool), 5.0,
+    ...             policy.initial_state())
+    (1, {'policies': [{}, {}]})
+    """
+
+    def __init__(self, *, policies):
+        self.policies = policies
+
+    @property
+    def _chunk_size(self):
+        return min(policy._chunk_size for policy in self.policies)
+
+    _parameter_constraints: ClassVar[dict] = {"policies": [list, tuple]}
+
+    def _check_params(self) -> None:
+        if not isinstance(self.policies, list | tuple) or not self.policies:
+            raise ValueError(
+                f"policies must be a non-empty list of BudgetPolicy, got "
+                f"{self.policies!r}."
+            )
+        for policy in self.policies:
+            if not isinstance(policy, BudgetPolicy):
+                raise TypeError(
+                    f"policies must hold BudgetPolicy instances, got "
+                    f"{type(policy).__name__}."
+                )
+            policy._check_params()
+
+    def _initial_state(self) -> dict:
+        return {"policies": [policy._initial_state() for policy in self.policies]}
+
+    def _check_state(self, state) -> None:
+        super()._check_state(state)
+        members = state["policies"]
+        if not isinstance(members, list) or len(members) != len(self.policies):
+            raise ValueError(
+                f"state['policies'] must be a list of {len(self.policies)} "
+                "member states."
+            )
+        for policy, member in zip(self.policies, members):
+            policy._check_state(member)
+
+    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
+        wanted = np.ones(evpi.shape[0], dtype=bool)
+        for policy, member in zip(self.policies, state["policies"]):
+            wanted &= policy._candidates(evpi, times, cost, member)
+        return wanted
+
+    def _advance(self, evpi, times, cost, state, inspected) -> dict:
+        return {
+            "policies": [
+                policy._advance(evpi, times, cost, member, inspected)
+                for policy, member in zip(self.policies, state["policies"])
+            ]
+        }

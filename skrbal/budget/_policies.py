@@ -1,0 +1,203 @@
+"""Budget policies whose state changes only at inspections."""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import ClassVar
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from skrbal.budget._base import BudgetPolicy
+
+__all__ = ["CostThreshold", "MinimumGap", "SpendCap"]
+
+
+def _check_time_continues(times, state) -> None:
+    last = state["last_time"]
+    if last is not None and times.size and times[0] < last:
+        raise ValueError(
+            f"times must continue from the previous scan: got {times[0]!r} after "
+            f"{last!r}."
+        )
+
+
+def _last_time(times, state):
+    return float(times[-1]) if times.size else state["last_time"]
+
+
+class CostThreshold(BudgetPolicy):
+    """The paper's rule: inspect when the EVPI exceeds the inspection cost.
+
+    Stateless and unlimited: every available step with ``evpi > cost`` is
+    inspected. Compose it with a budget (``CostThreshold() & SpendCap(...)``)
+    to keep the rule and bound the spend.
+
+    See Also
+    --------
+    skrbal.DecisionProcess.should_inspect : The same rule on beliefs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.budget import CostThreshold
+    >>> policy = CostThreshold()
+    >>> evpi = np.array([2.0, 7.0, 7.5])
+    >>> available = np.array([True, False, True])
+    >>> policy.scan(evpi, np.arange(3.0), available, 7.0, policy.initial_state())
+    (2, {})
+    """
+
+    def __init__(self):
+        pass
+
+    def _initial_state(self) -> dict:
+        return {}
+
+    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
+        return evpi > cost
+
+    def _advance(self, evpi, times, cost, state, inspected) -> dict:
+        return {}
+
+
+class SpendCap(BudgetPolicy):
+    """At most ``limit`` of inspection spend in each period of time.
+
+    Time is cut into periods ``[origin + j * period, origin + (j + 1) *
+    period)``; a step may be inspected while the spend of its period plus the
+    cost stays within ``limit`` (no tolerance: ``spend + cost <= limit``).
+    Alone it inspects the first available steps of each period until the
+    money runs out; compose it with a rule that says which steps are worth it,
+    e.g. ``CostThreshold() & SpendCap(limit=..., period=...)``.
+
+    Parameters
+    ----------
+    limit : float
+        Money available per period, >= 0.
+    period : float
+        Length of a period, > 0, in the unit of ``times`` (stream steps
+        offline, seconds of the timestamps online).
+    origin : float, default=0.0
+        Start of the period numbered 0.
+
+    See Also
+    --------
+    QuantileThreshold : Spends a rate on the highest-EVPI steps.
+
+    Notes
+    -----
+    The state (``period``: index of the period of the last inspection,
+    ``spent``: its spend, ``last_time``) changes only at inspections, apart
+    from the time check, so a block is decided without a loop over its steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.budget import CostThreshold, SpendCap
+    >>> policy = CostThreshold() & SpendCap(limit=10.0, period=5.0)
+    >>> evpi = np.array([9.0, 9.0, 9.0, 1.0, 9.0, 9.0])
+    >>> state, found, start = policy.initial_state(), [], 0
+    >>> while True:
+    ...     k, state = policy.scan(evpi[start:], np.arange(start, 6.0),
+    ...                            np.ones(6 - start, bool), 4.0, state)
+    ...     if k < 0:
+    ...         break
+    ...     found.append(start + k)
+    ...     start += k + 1
+    >>> found
+    [0, 1, 5]
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "limit": [Interval(Real, 0, None, closed="left")],
+        "period": [Interval(Real, 0, None, closed="neither")],
+        "origin": [Interval(Real, None, None, closed="neither")],
+    }
+
+    _state_schema: ClassVar[dict] = {
+        "period": ("int", True),
+        "spent": ("float", False),
+        "last_time": ("float", True),
+    }
+
+    def __init__(self, *, limit, period, origin=0.0):
+        self.limit = limit
+        self.period = period
+        self.origin = origin
+
+    def _initial_state(self) -> dict:
+        return {"period": None, "spent": 0.0, "last_time": None}
+
+    def _period_of(self, times) -> np.ndarray:
+        return np.floor((times - self.origin) / self.period)
+
+    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
+        _check_time_continues(times, state)
+        if state["period"] is None:
+            return np.full(times.shape[0], cost <= self.limit)
+        spent = np.where(self._period_of(times) == state["period"], state["spent"], 0.0)
+        return spent + cost <= self.limit
+
+    def _advance(self, evpi, times, cost, state, inspected) -> dict:
+        new = dict(state, last_time=_last_time(times, state))
+        if inspected:
+            period = int(self._period_of(times[-1:])[0])
+            spent = state["spent"] if period == state["period"] else 0.0
+            new.update(period=period, spent=spent + cost)
+        return new
+
+
+class MinimumGap(BudgetPolicy):
+    """At least ``gap`` of time between two inspections.
+
+    A step may be inspected when it comes ``gap`` or more after the previous
+    inspection (``t - t_last >= gap``). Compose it with a rule, e.g.
+    ``CostThreshold() & MinimumGap(gap=...)``.
+
+    Parameters
+    ----------
+    gap : float
+        Minimum time between inspections, >= 0, in the unit of ``times``.
+
+    See Also
+    --------
+    SpendCap : A money limit per period.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.budget import MinimumGap
+    >>> policy = MinimumGap(gap=3.0)
+    >>> state = {"last_inspection": 1.0, "last_time": 1.0}
+    >>> policy.scan(np.zeros(4), np.arange(2.0, 6.0), np.ones(4, bool), 0.0, state)
+    (2, {'last_inspection': 4.0, 'last_time': 4.0})
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "gap": [Interval(Real, 0, None, closed="left")],
+    }
+
+    _state_schema: ClassVar[dict] = {
+        "last_inspection": ("float", True),
+        "last_time": ("float", True),
+    }
+
+    def __init__(self, *, gap):
+        self.gap = gap
+
+    def _initial_state(self) -> dict:
+        return {"last_inspection": None, "last_time": None}
+
+    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
+        _check_time_continues(times, state)
+        last = state["last_inspection"]
+        if last is None:
+            return np.ones(times.shape[0], dtype=bool)
+        return times - last >= self.gap
+
+    def _advance(self, evpi, times, cost, state, inspected) -> dict:
+        new = dict(state, last_time=_last_time(times, state))
+        if inspected:
+            new["last_inspection"] = float(times[-1])
+        return new

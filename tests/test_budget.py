@@ -1,0 +1,437 @@
+"""Budget policies: the scan contract, each policy's rule, composition."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+
+from skrbal.budget import (
+    AllOf,
+    BudgetPolicy,
+    CostThreshold,
+    MinimumGap,
+    QuantileThreshold,
+    SpendCap,
+)
+
+
+def run(policy, evpi, times, available, cost, state):
+    """Scan to the end, restarting after each inspection, as a learner does.
+
+    Returns the inspected indices and the final state.
+    """
+    inspected, start = [], 0
+    while True:
+        k, state = policy.scan(
+            evpi[start:], times[start:], available[start:], cost, state
+        )
+        if k < 0:
+            return inspected, state
+        inspected.append(start + k)
+        start += k + 1
+
+
+def run_pieces(policy, evpi, times, available, cost, cuts):
+    """``run`` on the pieces between ``cuts``, each from the previous state."""
+    state = policy.initial_state()
+    inspected = []
+    bounds = [0, *sorted(cuts), evpi.shape[0]]
+    for lo, hi in itertools.pairwise(bounds):
+        found, state = run(
+            policy, evpi[lo:hi], times[lo:hi], available[lo:hi], cost, state
+        )
+        inspected.extend(lo + k for k in found)
+    return inspected, state
+
+
+@st.composite
+def streams(draw, max_size=60):
+    n = draw(st.integers(0, max_size))
+    evpi = draw(st.lists(st.floats(0.0, 20.0, allow_nan=False), min_size=n, max_size=n))
+    gaps = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n, max_size=n))
+    available = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    cuts = draw(st.lists(st.integers(0, n), max_size=5))
+    cost = draw(st.sampled_from([0.0, 2.0, 5.0, 7.5]))
+    return (
+        np.asarray(evpi, dtype=float),
+        np.cumsum(gaps),
+        np.asarray(available, dtype=bool),
+        cost,
+        cuts,
+    )
+
+
+POLICIES = [
+    CostThreshold(),
+    SpendCap(limit=10.0, period=4.0),
+    SpendCap(limit=7.5, period=2.5, origin=-1.0),
+    MinimumGap(gap=2.0),
+    QuantileThreshold(rate=0.2, window=7, tolerance=3),
+    QuantileThreshold(rate=0.5, window=1, tolerance=0.5),
+    CostThreshold() & SpendCap(limit=10.0, period=5.0),
+    CostThreshold() & MinimumGap(gap=1.5) & QuantileThreshold(rate=0.3, window=5),
+    AllOf(
+        policies=[
+            QuantileThreshold(rate=0.4, window=4, tolerance=2),
+            SpendCap(limit=5.0, period=3.0),
+            MinimumGap(gap=0.5),
+        ]
+    ),
+]
+
+
+def ids(policy):
+    return repr(policy).replace("\n", "").replace(" ", "")
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=ids)
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_scan_on_pieces_equals_scan_on_block(policy, stream):
+    evpi, times, available, cost, cuts = stream
+    whole = run(policy, evpi, times, available, cost, policy.initial_state())
+    assert run_pieces(policy, evpi, times, available, cost, cuts) == whole
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=ids)
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_state_is_json_and_resumes_exactly(policy, stream):
+    evpi, times, available, cost, cuts = stream
+    cut = min(cuts, default=0)
+    _, state = run(
+        policy, evpi[:cut], times[:cut], available[:cut], cost, policy.initial_state()
+    )
+    stored = json.loads(json.dumps(state))
+    assert stored == state
+    assert run(policy, evpi[cut:], times[cut:], available[cut:], cost, stored) == (
+        run(policy, evpi[cut:], times[cut:], available[cut:], cost, state)
+    )
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=ids)
+def test_scan_does_not_mutate_state(policy):
+    evpi = np.array([1.0, 9.0, 9.0])
+    state = policy.initial_state()
+    before = json.dumps(state)
+    policy.scan(evpi, np.arange(3.0), np.ones(3, bool), 5.0, state)
+    assert json.dumps(state) == before
+
+
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_cost_threshold_is_evpi_above_cost(stream):
+    evpi, times, available, cost, _ = stream
+    policy = CostThreshold()
+    inspected, _ = run(policy, evpi, times, available, cost, policy.initial_state())
+    assert inspected == np.flatnonzero((evpi > cost) & available).tolist()
+
+
+def test_cost_threshold_is_strict():
+    policy = CostThreshold()
+    state = policy.initial_state()
+    assert policy.scan([5.0], [0.0], np.array([True]), 5.0, state)[0] == -1
+    assert policy.scan([5.0 + 1e-12], [0.0], np.array([True]), 5.0, state)[0] == 0
+
+
+def test_empty_block_returns_no_step_and_the_same_state():
+    policy = CostThreshold()
+    assert policy.scan([], [], np.zeros(0, bool), 1.0, {}) == (-1, {})
+
+
+def test_and_builds_a_flat_composition():
+    a, b, c = CostThreshold(), CostThreshold(), CostThreshold()
+    composed = (a & b) & c
+    assert isinstance(composed, AllOf)
+    assert composed.policies == [a, b, c]
+    assert isinstance(clone(composed), AllOf)
+    assert len(clone(composed).policies) == 3
+
+
+def test_policies_are_estimators_for_clone_and_repr():
+    policy = AllOf(policies=[CostThreshold()])
+    assert isinstance(policy, BudgetPolicy)
+    assert "CostThreshold" in repr(policy)
+    assert clone(policy).get_params()["policies"][0] is not policy.policies[0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"evpi": [[1.0]]}, "evpi must be a 1-d array"),
+        ({"evpi": [np.nan]}, "evpi must be finite"),
+        ({"times": [0.0, 1.0]}, "times must have the shape"),
+        ({"times": [np.inf]}, "times must be finite"),
+        ({"available": [1]}, "available must be a boolean array"),
+        ({"cost": -1.0}, "cost must be a finite number"),
+        ({"cost": np.nan}, "cost must be a finite number"),
+        ({"state": {"x": 1}}, "must have the keys"),
+    ],
+)
+def test_bad_scan_input_is_named(kwargs, match):
+    args = {
+        "evpi": [1.0],
+        "times": [0.0],
+        "available": np.array([True]),
+        "cost": 0.5,
+        "state": {},
+    }
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        CostThreshold().scan(**args)
+
+
+def test_decreasing_times_are_rejected():
+    with pytest.raises(ValueError, match="times must be non-decreasing"):
+        CostThreshold().scan([1.0, 2.0], [1.0, 0.0], np.ones(2, bool), 0.5, {})
+
+
+def test_state_must_be_a_dict():
+    with pytest.raises(TypeError, match="state must be a dict"):
+        CostThreshold().scan([1.0], [0.0], np.array([True]), 0.5, None)
+
+
+def test_all_of_rejects_bad_members():
+    with pytest.raises(ValueError, match="non-empty list"):
+        AllOf(policies=[]).initial_state()
+    with pytest.raises(TypeError, match="BudgetPolicy instances"):
+        AllOf(policies=[CostThreshold(), "evpi"]).initial_state()
+    with pytest.raises(ValueError, match="member states"):
+        AllOf(policies=[CostThreshold()]).scan(
+            [1.0], [0.0], np.array([True]), 0.5, {"policies": []}
+        )
+
+
+# ------------------------------------------------------------------ SpendCap
+CAPPED = [p for p in POLICIES if "SpendCap" in repr(p)]
+
+
+def spend_caps(policy):
+    members = policy.policies if isinstance(policy, AllOf) else [policy]
+    return [m for m in members if isinstance(m, SpendCap)]
+
+
+@pytest.mark.parametrize("policy", CAPPED, ids=ids)
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_spend_cap_is_never_exceeded(policy, stream):
+    evpi, times, available, cost, cuts = stream
+    inspected, _ = run_pieces(policy, evpi, times, available, cost, cuts)
+    for cap in spend_caps(policy):
+        periods = np.floor((times[inspected] - cap.origin) / cap.period)
+        _, counts = np.unique(periods, return_counts=True)
+        assert np.all(counts * cost <= cap.limit)
+
+
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_spend_cap_alone_spends_on_the_first_available_steps(stream):
+    evpi, times, available, cost, _ = stream
+    cap = SpendCap(limit=10.0, period=4.0)
+    inspected, _ = run(cap, evpi, times, available, cost, cap.initial_state())
+    allowed = np.inf if cost == 0 else np.floor(10.0 / cost)
+    expected, spent = [], {}
+    for i in np.flatnonzero(available):
+        period = np.floor(times[i] / 4.0)
+        if spent.get(period, 0) < allowed:
+            expected.append(int(i))
+            spent[period] = spent.get(period, 0) + 1
+    assert inspected == expected
+
+
+def test_spend_cap_counts_money_not_inspections():
+    cap = SpendCap(limit=10.0, period=100.0)
+    evpi, times, available = np.ones(10), np.arange(10.0), np.ones(10, bool)
+    assert len(run(cap, evpi, times, available, 3.0, cap.initial_state())[0]) == 3
+    assert len(run(cap, evpi, times, available, 5.0, cap.initial_state())[0]) == 2
+    assert run(cap, evpi, times, available, 11.0, cap.initial_state())[0] == []
+
+
+def test_spend_cap_resets_each_period():
+    cap = SpendCap(limit=5.0, period=3.0, origin=1.0)
+    evpi, times, available = np.ones(8), np.arange(8.0), np.ones(8, bool)
+    inspected, state = run(cap, evpi, times, available, 5.0, cap.initial_state())
+    # periods: [-2, 1) -> step 0, [1, 4) -> step 1, [4, 7) -> step 4, [7, 10) -> 7
+    assert inspected == [0, 1, 4, 7]
+    assert state == {"period": 2, "spent": 5.0, "last_time": 7.0}
+
+
+# ---------------------------------------------------------------- MinimumGap
+GAPPED = [p for p in POLICIES if "MinimumGap" in repr(p)]
+
+
+def gaps(policy):
+    members = policy.policies if isinstance(policy, AllOf) else [policy]
+    return [m.gap for m in members if isinstance(m, MinimumGap)]
+
+
+@pytest.mark.parametrize("policy", GAPPED, ids=ids)
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_gap_is_respected(policy, stream):
+    evpi, times, available, cost, cuts = stream
+    inspected, _ = run_pieces(policy, evpi, times, available, cost, cuts)
+    assert np.all(np.diff(times[inspected]) >= max(gaps(policy)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_gap_alone_inspects_as_soon_as_allowed(stream):
+    evpi, times, available, cost, _ = stream
+    policy = MinimumGap(gap=2.0)
+    inspected, _ = run(policy, evpi, times, available, cost, policy.initial_state())
+    expected, last = [], -np.inf
+    for i in np.flatnonzero(available):
+        if times[i] - last >= 2.0:
+            expected.append(int(i))
+            last = times[i]
+    assert inspected == expected
+
+
+@pytest.mark.parametrize(
+    "policy", [SpendCap(limit=1.0, period=1.0), MinimumGap(gap=1.0)], ids=ids
+)
+def test_time_based_policies_reject_time_going_back(policy):
+    _, state = policy.scan([1.0], [5.0], np.array([False]), 0.5, policy.initial_state())
+    with pytest.raises(ValueError, match="times must continue"):
+        policy.scan([1.0], [4.0], np.array([True]), 0.5, state)
+
+
+# --------------------------------------------------------- QuantileThreshold
+@settings(max_examples=30, deadline=None)
+@given(
+    stream=streams(max_size=120),
+    rate=st.sampled_from([0.05, 0.2, 0.5, 1.0]),
+    tolerance=st.sampled_from([0.5, 3.0, 20.0]),
+)
+def test_quantile_threshold_stays_within_its_rate(stream, rate, tolerance):
+    evpi, times, available, cost, cuts = stream
+    policy = QuantileThreshold(rate=rate, window=10, tolerance=tolerance)
+    inspected, state = run_pieces(policy, evpi, times, available, cost, cuts)
+    assert state["n_seen"] == evpi.shape[0]
+    assert state["n_inspected"] == len(inspected)
+    assert len(inspected) < rate * (evpi.shape[0] + tolerance) + 1
+
+
+def test_quantile_threshold_keeps_the_rate_and_picks_high_evpi():
+    rng = np.random.default_rng(3)
+    evpi = rng.exponential(size=5000)
+    times, available = np.arange(5000.0), np.ones(5000, bool)
+    policy = QuantileThreshold(rate=0.1, window=200, tolerance=50)
+    inspected, _ = run(policy, evpi, times, available, 1.0, policy.initial_state())
+    assert 500 - 50 <= len(inspected) <= 500 + 6
+    assert np.median(evpi[inspected]) > np.quantile(evpi, 0.85)
+
+
+def test_quantile_threshold_ranks_against_the_window_only():
+    # A step is inspected when fewer than q * (m + 1) of the previous window
+    # values lie above it. Rate 1/2, no debt at step 0: the first step (m = 0)
+    # needs 0 < 0.5.
+    policy = QuantileThreshold(rate=0.5, window=2, tolerance=1e9)
+    state = policy.initial_state()
+    k, state = policy.scan([3.0], [0.0], np.array([True]), 0.0, state)
+    assert k == 0
+    # window [3.0]; 2.0 has one value above it: 1 < 0.5 * 2 is False.
+    k, state = policy.scan([2.0], [1.0], np.array([True]), 0.0, state)
+    assert k == -1
+    # window [3.0, 2.0]; 2.5 has one above: 1 < 0.5 * 3 is True.
+    k, state = policy.scan([2.5], [2.0], np.array([True]), 0.0, state)
+    assert k == 0
+    assert state == {"recent": [2.0, 2.5], "n_seen": 3, "n_inspected": 2}
+
+
+def test_quantile_threshold_repays_debt_from_unavailable_steps():
+    policy = QuantileThreshold(rate=0.25, window=4, tolerance=4)
+    evpi = np.ones(12)
+    available = np.r_[np.zeros(8, bool), np.ones(4, bool)]
+    inspected, _ = run(
+        policy, evpi, np.arange(12.0), available, 0.0, policy.initial_state()
+    )
+    # 8 unavailable steps owe 2 inspections: the share reaches 1 and every
+    # step is taken until the debt is repaid, then the rank decides.
+    assert inspected[:2] == [8, 9]
+
+
+@pytest.mark.parametrize(
+    ("policy", "match"),
+    [
+        (SpendCap(limit=-1.0, period=1.0), "'limit' parameter"),
+        (SpendCap(limit=1.0, period=0.0), "'period' parameter"),
+        (SpendCap(limit=np.inf, period=1.0), "'limit' parameter"),
+        (MinimumGap(gap=-1.0), "'gap' parameter"),
+        (MinimumGap(gap=np.nan), "'gap' parameter"),
+        (SpendCap(limit=1.0, period=1.0, origin=np.inf), "'origin' parameter"),
+        (QuantileThreshold(rate=0.1, tolerance=np.inf), "'tolerance' parameter"),
+        (QuantileThreshold(rate=0.0), "'rate' parameter"),
+        (QuantileThreshold(rate=1.5), "'rate' parameter"),
+        (QuantileThreshold(rate=0.1, window=0), "'window' parameter"),
+        (QuantileThreshold(rate=0.1, tolerance=0), "'tolerance' parameter"),
+        (CostThreshold() & MinimumGap(gap=-1.0), "'gap' parameter"),
+    ],
+    ids=ids,
+)
+def test_bad_parameters_are_named(policy, match):
+    with pytest.raises(ValueError, match=match):
+        policy.initial_state()
+
+
+@pytest.mark.parametrize(
+    ("policy", "state", "match"),
+    [
+        (
+            QuantileThreshold(rate=0.1, window=2),
+            {"recent": [1.0, 2.0, 3.0], "n_seen": 3, "n_inspected": 0},
+            "at most window=2",
+        ),
+        (
+            QuantileThreshold(rate=0.1, window=5),
+            {"recent": [1.0, 2.0], "n_seen": 1, "n_inspected": 0},
+            "no more than n_seen",
+        ),
+        (
+            QuantileThreshold(rate=0.1),
+            {"recent": [], "n_seen": 1, "n_inspected": 2},
+            "cannot exceed",
+        ),
+        (
+            QuantileThreshold(rate=0.1),
+            {"recent": [float("nan")], "n_seen": 1, "n_inspected": 0},
+            r"state\['recent'\] of QuantileThreshold must be a list of finite",
+        ),
+        (
+            QuantileThreshold(rate=0.1),
+            {"recent": [], "n_seen": -1, "n_inspected": 0},
+            r"state\['n_seen'\] of QuantileThreshold must be an integer >= 0",
+        ),
+        (
+            SpendCap(limit=1.0, period=1.0),
+            {"period": 1.5, "spent": 0.0, "last_time": None},
+            r"state\['period'\] of SpendCap must be an integer or None",
+        ),
+        (
+            SpendCap(limit=1.0, period=1.0),
+            {"period": None, "spent": "0", "last_time": None},
+            r"state\['spent'\] of SpendCap must be a finite number, got '0'",
+        ),
+        (
+            MinimumGap(gap=1.0),
+            {"last_inspection": True, "last_time": None},
+            r"state\['last_inspection'\] of MinimumGap must be a finite number",
+        ),
+        (
+            CostThreshold() & MinimumGap(gap=1.0),
+            {"policies": [{}, {"last_inspection": None, "last_time": np.inf}]},
+            r"state\['last_time'\] of MinimumGap",
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_corrupt_state_is_named(policy, state, match):
+    with pytest.raises(ValueError, match=match):
+        policy.scan([1.0], [0.0], np.array([True]), 0.0, state)
