@@ -16,7 +16,7 @@ OLDEST_EXTRAS = test plot parallel
 # The documentation tools (the docs extra) are installed on top of $(STAMP).
 DOCS_STAMP = $(VENV)/.skrbal-docs-installed
 
-.PHONY: demo test test-modal test-oldest test-postgres lint format bench docs clean
+.PHONY: demo test test-modal test-oldest test-postgres lint format bench docs docs-inventories clean
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -78,6 +78,12 @@ test-oldest:
 
 docs: $(STAMP) $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+# Regenerate the intersphinx inventories (docs/_intersphinx/*.inv) from the
+# installed packages; the build itself reads the committed files offline.
+docs-inventories: $(STAMP) $(DOCS_STAMP)
+	$(BIN)/python -m pip install --quiet "sphobjinv>=2.4"
+	$(BIN)/python docs/_intersphinx/make_inventories.py
 
 $(DOCS_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[docs]"

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -9,7 +11,9 @@ from sklearn.preprocessing import StandardScaler
 from skrbal import synthetic_decision_process
 from skrbal.active import ActiveLearner, RiskBasedLearner
 from skrbal.active._semi import clone_for as _with_process_classes
-from skrbal.query import EVPISampling, random_sampling
+from skrbal.exceptions import MissingStatesWarning
+from skrbal.mixture import BayesianGMMClassifier
+from skrbal.query import EVPISampling, evpi_sampling, random_sampling
 
 # Three labelled steps per state: GaussianNB is overconfident on one per class.
 INIT = [3, 4, 5, 90, 91, 92, 170, 171, 172, 250, 251, 252]
@@ -251,7 +255,9 @@ def test_pipeline_without_classes_param_missing_states():
     process = synthetic_decision_process()
     learner = RiskBasedLearner(
         estimator=make_pipeline(StandardScaler(), GaussianNB()), process=process
-    ).fit(X, y, initial=[0, 1, 90, 91])
+    )
+    with pytest.warns(MissingStatesWarning):
+        learner.fit(X, y, initial=[0, 1, 90, 91])
     # Absent states get zero belief, so the run proceeds on the known ones.
     assert learner.estimator_.classes_.tolist() == [1, 2]
     assert learner.history_.totals["n_decisions"] == len(y)
@@ -288,3 +294,178 @@ def test_stream_learner_unknown_label():
     )
     with pytest.raises(ValueError, match="unknown label 9"):
         learner.fit(X, y, initial=[0])
+
+
+# ------------------------------------------- labels handed over or warned about
+# Initial labelled set with states 1 and 2 only (the stream has all four).
+PARTIAL = [0, 1, 90, 91]
+
+
+def _caught(record, category=MissingStatesWarning):
+    return [w for w in record if issubclass(w.category, category)]
+
+
+def test_clone_for_gives_nested_classes():
+    process = synthetic_decision_process()
+    model = _with_process_classes(
+        make_pipeline(StandardScaler(), BayesianGMMClassifier()), process
+    )
+    np.testing.assert_array_equal(model[-1].classes, [1, 2, 3, 4])
+    # A classes parameter the user set is left alone.
+    mine = _with_process_classes(
+        BayesianGMMClassifier(classes=[1, 2, 3, 4, 5]), process
+    )
+    assert mine.classes == [1, 2, 3, 4, 5]
+
+
+def test_stream_pipeline_is_told_every_state():
+    """The user guide's Pipeline must not stop inspecting for a missing state."""
+    X, y = _stream(10)
+    learner = RiskBasedLearner(
+        estimator=make_pipeline(StandardScaler(), BayesianGMMClassifier()),
+        process=synthetic_decision_process(),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingStatesWarning)
+        learner.fit(X, y, initial=PARTIAL)
+    assert learner.estimator_.classes_.tolist() == [1, 2, 3, 4]
+    assert learner.history_.totals["n_inspections"] > 0
+    assert learner.history_.warnings == []
+    assert (learner.history_.queries["n_missing_states"] == 0).all()
+
+
+def test_stream_warns_once_and_records_missing_states():
+    X, y = _stream(10)
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(), process=synthetic_decision_process()
+    )
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        learner.fit(X, y, initial=PARTIAL)
+    caught = _caught(record)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "[3, 4]" in message and "impossible" in message
+    assert learner.history_.warnings == [message]
+    assert learner.history_.totals["n_warnings"] == 1
+    missing = learner.history_.queries["n_missing_states"]
+    assert missing.iloc[0] == 2
+    assert missing.iloc[-1] == 4 - len(learner.estimator_.classes_)
+
+
+def test_evpi_sampling_warns_about_missing_states():
+    X, y = _stream(10)
+    clf = GaussianNB().fit(X[PARTIAL], y[PARTIAL])
+    with pytest.warns(MissingStatesWarning, match=r"\[3, 4\]"):
+        EVPISampling(process=synthetic_decision_process())(clf, X)
+    full = GaussianNB().fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingStatesWarning)
+        evpi_sampling(full, X, process=synthetic_decision_process())
+
+
+def test_active_learner_gives_pipeline_the_process_states():
+    X, y = _stream(10)
+    learner = ActiveLearner(
+        estimator=make_pipeline(StandardScaler(), BayesianGMMClassifier()),
+        query_strategy=EVPISampling(process=synthetic_decision_process()),
+        X_training=X[PARTIAL],
+        y_training=y[PARTIAL],
+    )
+    assert learner.classes_.tolist() == [1, 2, 3, 4]
+    assert learner.warnings_ == []
+    learner.teach(X[[170]], y[[170]])
+    assert learner.classes_.tolist() == [1, 2, 3, 4]
+
+
+def test_active_learner_warns_about_missing_states():
+    X, y = _stream(10)
+    with pytest.warns(MissingStatesWarning, match=r"\[3, 4\]"):
+        learner = ActiveLearner(
+            estimator=GaussianNB(),
+            query_strategy=EVPISampling(process=synthetic_decision_process()),
+            X_training=X[PARTIAL],
+            y_training=y[PARTIAL],
+        )
+    assert len(learner.warnings_) == 1
+
+
+# ---------------------------------------------------------- atomic teach
+
+
+def _pool_learner():
+    X, y = _stream(13)
+    learner = ActiveLearner(
+        estimator=GaussianNB(),
+        query_strategy=EVPISampling(process=synthetic_decision_process()),
+        X_training=X[INIT],
+        y_training=y[INIT],
+    )
+    return learner, X, y
+
+
+@pytest.mark.parametrize(
+    "make_bad, message",
+    [
+        (lambda X, y: (np.array([[np.nan, 0.0]]), y[[5]]), "NaN"),
+        (lambda X, y: (X[[5]], np.array([9])), "unknown label 9"),
+        (lambda X, y: (np.ones((1, 3)), y[[5]]), "X has 3 features per sample"),
+        (lambda X, y: (X[[5]], np.array(["1"])), "y holds string labels"),
+        (
+            lambda X, y: (X[[5, 6]], np.array([1, "2"], dtype=object)),
+            "y mixes label types",
+        ),
+        (lambda X, y: (X[[5, 6]], [1, "2"]), "y mixes label types"),
+    ],
+)
+def test_teach_is_atomic(make_bad, message):
+    learner, X, y = _pool_learner()
+    X_before, y_before = learner.X_training.copy(), learner.y_training.copy()
+    X_bad, y_bad = make_bad(X, y)
+    with pytest.raises(ValueError, match=message):
+        learner.teach(X_bad, y_bad)
+    np.testing.assert_array_equal(learner.X_training, X_before)
+    np.testing.assert_array_equal(learner.y_training, y_before)
+    assert learner.y_training.dtype == y_before.dtype
+    # the learner still works
+    learner.teach(X[[5]], y[[5]])
+    assert len(learner.y_training) == len(y_before) + 1
+
+
+def test_set_params_validates_like_init():
+    learner, X, y = _pool_learner()
+    with pytest.raises(ValueError, match="update must be one of"):
+        learner.set_params(update="sometimes")
+    assert learner.update == "auto"
+    with pytest.raises(TypeError, match="query_strategy must be callable"):
+        learner.set_params(query_strategy=3)
+    with pytest.raises(ValueError, match="X_training has 2 samples but y_training"):
+        learner.set_params(X_training=X[:2], y_training=y[:3])
+    assert len(learner.y_training) == len(INIT)
+    learner.set_params(X_training=X, y_training=y)
+    assert learner.estimator.class_count_.sum() == len(y)
+
+
+# ---------------------------------------------- messages naming the argument
+
+
+def test_float_actions_are_named():
+    X, y = _stream(11)
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(), process=synthetic_decision_process()
+    )
+    with pytest.raises(ValueError, match="actions must be integer action indices"):
+        learner.fit(X, y, initial=INIT, actions=np.zeros(len(y)))
+    with pytest.raises(ValueError, match="actions must index the process's 2"):
+        learner.fit(X, y, initial=INIT, actions=np.full(len(y), 5))
+
+
+def test_mixed_type_labels_are_named():
+    X, y = _stream(11)
+    mixed = y.astype(object)
+    mixed[7] = "2"
+    learner = RiskBasedLearner(
+        estimator=GaussianNB(), process=synthetic_decision_process()
+    )
+    with pytest.raises(ValueError, match="y mixes label types"):
+        learner.fit(X, mixed, initial=INIT)

@@ -5,7 +5,14 @@
 - The ``pycon`` sessions of the user guide run and print what they show, so
   every number quoted there is recomputed by the library.
 - Numbers the user guide derives in prose are checked against the library.
-- The gallery examples are runnable scripts with ``# %%`` cells.
+- The gallery examples are runnable scripts with ``# %%`` cells, and the
+  gallery opens with the quick start.
+- The reference shows every public method (inherited ones included), links
+  to other projects through inventories kept in the repository, renders its
+  formulas with a MathJax kept in the repository, and draws the influence
+  diagram as a figure. The build itself (``make docs``) checks the generated
+  pages: conf.py fails it when a public method has no entry or a page loads
+  a remote script.
 """
 
 from __future__ import annotations
@@ -13,9 +20,13 @@ from __future__ import annotations
 import ast
 import doctest
 import importlib
+import importlib.util
+import inspect
 import pkgutil
 import re
+import runpy
 import textwrap
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +39,7 @@ DOCS = ROOT / "docs"
 API = DOCS / "api.rst"
 USER_GUIDE = DOCS / "user_guide"
 EXAMPLES = DOCS / "examples"
+TEMPLATES = DOCS / "_templates"
 
 # Public modules with an ``__all__`` that are not library API.
 NOT_IN_API = {"skrbal.cli": "the command line, documented in the user guide"}
@@ -240,3 +252,184 @@ def test_gallery_scripts_are_cells_with_a_title(script):
     assert set(overline) == set(underline) == {"="}, f"{script.name}: title first"
     assert len(overline) == len(underline) >= len(title), f"{script.name}: title"
     assert "# %%" in text, f"{script.name} has no # %% cells"
+
+
+def test_the_gallery_opens_with_the_quick_start(conf):
+    key_path = conf.sphinx_gallery_conf["within_subsection_order"]
+    module, _, name = key_path.rpartition(".")
+    key = getattr(importlib.import_module(module), name)(str(EXAMPLES))
+    scripts = sorted((p.name for p in EXAMPLES.glob("plot_*.py")), key=key)
+    assert scripts[0] == "plot_quick_start.py", scripts
+
+
+# ---------------------------------------------------------------------- #
+# the reference: every method, cross-references, formulas, figures
+# ---------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def conf():
+    """docs/conf.py as a module (it needs no Sphinx to load)."""
+    spec = importlib.util.spec_from_file_location("skrbal_docs_conf", DOCS / "conf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def public_classes() -> dict[str, type]:
+    classes = {}
+    for module_name in public_modules():
+        module = importlib.import_module(module_name)
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if inspect.isclass(obj):
+                classes[f"{module_name}.{name}"] = obj
+    return classes
+
+
+def test_every_autosummary_template_exists():
+    # autosummary looks a ``:template:`` up under templates_path as written
+    # and silently falls back to a bare page when it is not there: that hid
+    # every method but fit and partial_fit of the estimators.
+    templates = set(re.findall(r":template:\s+(\S+)", API.read_text()))
+    assert templates
+    for template in templates:
+        assert (TEMPLATES / template).is_file(), f"{template} not in {TEMPLATES}"
+
+
+def test_every_package_section_registers_its_module():
+    # The section titles link to their module (:mod:`skrbal.mixture`); an
+    # ``automodule`` with ``:no-index:`` registers none and the link breaks.
+    sections = re.findall(
+        r"^\.\. automodule:: .*\n((?:   :.*\n)*)", API.read_text(), re.M
+    )
+    assert sections
+    assert not [options for options in sections if ":no-index:" in options]
+
+
+def test_the_class_template_shows_inherited_methods():
+    options = (TEMPLATES / "class.rst").read_text()
+    assert re.search(r"^\s+:members:\s*$", options, re.M)
+    assert re.search(r"^\s+:inherited-members:\s*$", options, re.M)
+    assert ":no-inherited-members:" not in options
+
+
+def test_every_public_method_is_shown(conf):
+    # The methods a user calls, inherited ones included, are documented;
+    # scikit-learn's metadata-routing setters and Python's own members of
+    # built-in bases are not.
+    methods = conf.public_methods(skrbal.BayesianGMMClassifier)
+    for name in ("fit", "predict", "predict_proba", "score", "get_params"):
+        assert name in methods
+    hidden = ("set_fit_request", "set_score_request", "_joint_log_likelihood")
+    assert not set(hidden) & set(methods)
+    assert conf.public_methods(skrbal.plotting.StateStyle) == []
+    exception = skrbal.smoothing.ImpossibleEvidenceError
+    assert "with_traceback" not in conf.public_methods(exception)
+    assert "__call__" in conf.public_methods(skrbal.query.EVPISampling)
+    for name, cls in public_classes().items():
+        for method in conf.public_methods(cls):
+            assert conf.is_documented_member(method, getattr(cls, method)), name
+
+
+def test_the_build_check_names_a_missing_method(conf):
+    cls = skrbal.BayesianGMMClassifier
+    name = "skrbal.mixture.BayesianGMMClassifier"
+    documented = {f"{name}.{m}" for m in conf.public_methods(cls)}
+    assert conf.undocumented_methods({name: cls}, documented) == []
+    documented.discard(f"{name}.predict_proba")
+    assert conf.undocumented_methods({name: cls}, documented) == [
+        f"{name}.predict_proba"
+    ]
+
+
+def read_inventory(path: Path) -> dict[str, tuple[str, str]]:
+    """``name -> (domain:role, uri)`` of a Sphinx ``objects.inv``."""
+    raw = path.read_bytes()
+    header = raw.split(b"\n", 4)
+    assert header[0] == b"# Sphinx inventory version 2", path.name
+    entries = {}
+    for line in zlib.decompress(header[4]).decode().splitlines():
+        match = re.match(r"(.+?)\s+(\S+:\S+)\s+(-?\d+)\s+(\S*)\s+(.*)", line)
+        name, role, _, uri, _ = match.groups()
+        entries[name] = (role, uri.replace("$", name) if uri.endswith("$") else uri)
+    return entries
+
+
+def test_intersphinx_works_offline(conf):
+    assert conf.nitpicky is True
+    expected = {
+        "python": ("pathlib.Path", "py:class"),
+        "numpy": ("numpy.ndarray", "py:class"),
+        "scipy": ("scipy.special.logsumexp", "py:function"),
+        "sklearn": ("sklearn.pipeline.Pipeline", "py:class"),
+        "pandas": ("pandas.DataFrame", "py:class"),
+        "matplotlib": ("matplotlib.axes.Axes", "py:class"),
+    }
+    assert set(conf.intersphinx_mapping) == set(expected)
+    for project, (url, inventory) in conf.intersphinx_mapping.items():
+        assert url.startswith("https://")
+        assert not str(inventory).startswith(("http:", "https:")), project
+        path = DOCS / inventory
+        assert path.stat().st_size < 50_000, f"{path.name} should stay small"
+        name, role = expected[project]
+        assert read_inventory(path)[name][0] == role, project
+        assert read_inventory(path)[name][1].endswith(f"#{name}"), project
+
+
+def test_inventory_addresses_follow_each_project(conf):
+    # Spot checks of the address shapes of the real documentation.
+    cases = {
+        "numpy": ("numpy.meshgrid", "reference/generated/numpy.meshgrid.html"),
+        "sklearn": (
+            "sklearn.pipeline.Pipeline.fit",
+            "modules/generated/sklearn.pipeline.Pipeline.html",
+        ),
+        "pandas": (
+            "pandas.DataFrame.to_csv",
+            "reference/api/pandas.DataFrame.to_csv.html",
+        ),
+        "python": ("functools.partial", "library/functools.html"),
+        "scipy": (
+            "scipy.special.logsumexp",
+            "reference/generated/scipy.special.logsumexp.html",
+        ),
+        "matplotlib": (
+            "matplotlib.axes.Axes.plot",
+            "api/_as_gen/matplotlib.axes.Axes.plot.html",
+        ),
+    }
+    for project, (name, page) in cases.items():
+        _, uri = read_inventory(DOCS / conf.intersphinx_mapping[project][1])[name]
+        assert uri == f"{page}#{name}", (project, uri)
+
+
+def test_formulas_render_offline(conf):
+    assert "sphinx.ext.mathjax" in conf.extensions
+    assert not conf.mathjax_path.startswith(("http:", "https:", "//"))
+    bundled = [DOCS / static / conf.mathjax_path for static in conf.html_static_path]
+    assert any(path.is_file() for path in bundled), bundled
+
+
+def test_the_remote_script_check(conf):
+    cdn = '<script defer="defer" src="https://cdn.jsdelivr.net/npm/mathjax@4/x.js">'
+    css = '<link rel="stylesheet" href="//fonts.example.org/a.css" />'
+    local = '<script src="../_static/mathjax/tex-svg-full.js?v=1"></script>'
+    link = '<a href="https://numpy.org/doc/stable/">numpy</a>'
+    assert conf.remote_resources(cdn + local + link) == [cdn[:-2]]
+    assert len(conf.remote_resources(css)) == 1
+    assert conf.remote_resources(local + link) == []
+
+
+def test_the_influence_diagram_is_a_figure(monkeypatch):
+    page = (USER_GUIDE / "decision_process.rst").read_text()
+    directive = re.search(r"^\.\. plot:: (\S+)$", page, re.M)
+    assert directive, "the influence diagram is drawn by a plot directive"
+    assert "[ d_t ]" not in page, "the ASCII diagram is gone"
+    plt = pytest.importorskip("matplotlib.pyplot")
+    monkeypatch.setattr(plt, "show", lambda: None)
+    namespace = runpy.run_path(str(DOCS / directive.group(1)))
+    try:
+        texts = {t.get_text() for t in namespace["ax"].texts}
+        for label in (r"$y_t$", r"$\mathbf{x}_t$", r"$d_t$", r"$y_{t+1}$", r"$U(d_t)$"):
+            assert label in texts
+    finally:
+        plt.close(namespace["fig"])

@@ -238,3 +238,39 @@ def test_weight_concentration_below_one_is_rejected():
         SemiSupervisedGMMClassifier(weight_concentration_prior=0.5).fit(
             [[0.0], [1.0]], [0, 1]
         )
+
+
+def test_no_class_of_classes_gets_zero_weight():
+    """alpha = 1 and a class with no data: its weight stays positive."""
+    rng = np.random.default_rng(0)
+    X, y, _, _ = _two_clusters(rng)
+    labelled = y != -1
+    # Labelled samples only: class 2 has no count at all (the Dirichlet mode
+    # would give it weight exactly 0).
+    clf = SemiSupervisedGMMClassifier(classes=[0, 1, 2]).fit(X[labelled], y[labelled])
+    assert np.all(clf.weights_ > 0)
+    # A warm start from there is not locked out of class 2 for good.
+    clf.set_params(warm_start=True).fit(X, y)
+    assert np.all(clf.weights_ > 0)
+    assert clf.class_count_[2] > 0
+    assert np.isfinite(clf.predict_log_proba(X)).all()
+
+
+def test_label_distributions_come_from_the_final_parameters_e_step():
+    X, y = _overlapping_problem(1)
+    with pytest.warns(ConvergenceWarning):
+        clf = SemiSupervisedGMMClassifier(max_iter=2).fit(X, y)
+    # class_count_ are the effective counts the final parameters came from
+    np.testing.assert_allclose(clf.label_distributions_.sum(axis=0), clf.class_count_)
+    np.testing.assert_array_equal(
+        clf.transduction_,
+        clf.classes_[np.argmax(clf.label_distributions_, axis=1)],
+    )
+
+
+def test_string_dtype_labels_are_refused():
+    X, y = _overlapping_problem(2)
+    names = np.array(["a", "b", "c"])
+    strings = np.where(y == -1, "-1", names[np.clip(y, 0, None)])
+    with pytest.raises(ValueError, match="string array holding '-1'"):
+        SemiSupervisedGMMClassifier().fit(X, strings)

@@ -653,3 +653,336 @@ def test_smooth_segment_bad_input(estimator, kwargs, match):
             [0, 0, 0, 0][: 3 + ("end_label" in kwargs)],
             **kwargs,
         )
+
+
+# ---------------------------------------------------------------------- #
+# log densities at the edge of the float range (issue 10, item 5)
+# ---------------------------------------------------------------------- #
+@settings(max_examples=300, deadline=None)
+@given(segment=segments(), seed=st.integers(0, 2**32 - 1))
+def test_log_densities_near_the_float_limit_give_exact_marginals(segment, seed):
+    fine, transition, actions, start, end = segment
+    rng = np.random.default_rng(seed)
+    # Half the finite log densities become -units * 1e307, units in 1..17.
+    units = rng.choice([1, 10, 15, 17], size=fine.shape)
+    units[(rng.random(fine.shape) < 0.5) | ~np.isfinite(fine)] = 0
+    log_emission = np.where(units > 0, -1e307 * units, fine)
+    fine = np.where(units > 0, 0.0, fine)
+    # Exact reference: a path's log joint is -1e307 * (its units) + (its fine
+    # part); only the paths with the fewest units have a non-zero share.
+    hidden, log_joint = brute_force(fine, transition, actions, start, end)
+    path_units = units[np.arange(units.shape[0]), hidden].sum(axis=1)
+    possible = log_joint > -np.inf
+    if not possible.any():
+        with pytest.raises(ImpossibleEvidenceError):
+            forward_backward(log_emission, transition, actions, start=start, end=end)
+        with pytest.raises(ImpossibleEvidenceError):
+            viterbi(log_emission, transition, actions, start=start, end=end)
+        return
+    fewest = path_units[possible].min()
+    log_joint = np.where(possible & (path_units == fewest), log_joint, -np.inf)
+    expected, log_fine = brute_force_marginals(hidden, log_joint, fine.shape[1])
+    scores, best = brute_force_best_path(hidden, log_joint)
+    with np.errstate(over="ignore"):
+        offset = -1e307 * float(fewest)
+
+    try:
+        result = forward_backward(
+            log_emission, transition, actions, start=start, end=end
+        )
+        path, log_probability = viterbi(
+            log_emission, transition, actions, start=start, end=end
+        )
+    except ValueError as exc:
+        # Paths that differ by O(1) nats after sums of order 1e308 cannot be
+        # told apart in double precision: refusing is right, guessing is not.
+        assert "beyond double precision" in str(exc)
+        assert not isinstance(exc, ImpossibleEvidenceError)
+        return
+
+    np.testing.assert_allclose(result.marginals, expected, rtol=0, atol=1e-10)
+    assert result.log_likelihood == pytest.approx(
+        offset + log_fine, rel=1e-12, abs=1e-10
+    )
+    assert scores[tuple(path)] == pytest.approx(best, rel=1e-12, abs=1e-10)
+    assert log_probability == pytest.approx(offset + best, rel=1e-12, abs=1e-10)
+
+
+def test_paths_tied_at_1e308_nats_are_refused_not_guessed():
+    # Both paths carry one -1.7e308 emission; the O(1) densities that decide
+    # between them (95:5) are lost in the rounding of -1.7e308.
+    log_emission = np.array([[-1.7e308, -0.1], [-0.17, -1.56], [0.15, -1.7e308]])
+    stay = [[[1.0, 0.0], [0.0, 1.0]]]
+    with pytest.raises(ValueError, match="beyond double precision at hidden step"):
+        forward_backward(log_emission, stay)
+    with pytest.raises(ValueError, match="beyond double precision at hidden step"):
+        viterbi(log_emission, stay)
+    # When one path carries no such emission, it is the answer, exactly.
+    log_emission[2] = [0.15, -1.2]
+    result = forward_backward(log_emission, stay)
+    np.testing.assert_array_equal(result.marginals, [[0.0, 1.0]] * 3)
+    assert result.log_likelihood == pytest.approx(np.log(0.5) - 0.1 - 1.56 - 1.2)
+    np.testing.assert_array_equal(viterbi(log_emission, stay)[0], [1, 1, 1])
+
+
+def test_log_likelihood_below_the_float_range_is_minus_infinity():
+    # Two steps of -1e308 nats each: the marginals are those of equal
+    # emissions, the log-likelihood (-2e308) is below the float range.
+    transition = [[0.9, 0.1], [0.2, 0.8]]
+    result = forward_backward(np.full((2, 2), -1e308), transition, start=0)
+    expected = forward_backward(np.zeros((2, 2)), transition, start=0)
+    np.testing.assert_allclose(result.marginals, expected.marginals, atol=1e-15)
+    assert result.log_likelihood == -np.inf
+
+
+# ---------------------------------------------------------------------- #
+# the vectorised recursion against the step-by-step one it replaced
+# ---------------------------------------------------------------------- #
+# The log-space implementation of skrbal 0.x before the blocked, scaled
+# recursion (issue 14), kept verbatim as the reference: one small numpy
+# operation per step and state, exact to rounding for moderate densities.
+_OLD_FLOOR = -1e300
+
+
+def _old_matvec_columns(log_vector, log_matrix):
+    terms = log_vector[:, np.newaxis] + log_matrix
+    peak = terms.max(axis=0)
+    np.maximum(peak, _OLD_FLOOR, out=peak)
+    return np.log(np.exp(terms - peak).sum(axis=0)) + peak
+
+
+def _old_matvec_rows(log_matrix, log_vector):
+    terms = log_matrix + log_vector
+    peak = terms.max(axis=1)
+    np.maximum(peak, _OLD_FLOOR, out=peak)
+    return np.log(np.exp(terms - peak[:, np.newaxis]).sum(axis=1)) + peak
+
+
+def _old_log_sum(log_vector):
+    peak = max(float(log_vector.max()), _OLD_FLOOR)
+    return float(np.log(np.exp(log_vector - peak).sum()) + peak)
+
+
+def _old_inputs(log_emission, transition, actions, start, end):
+    log_emission = np.asarray(log_emission, dtype=float)
+    n_steps, n_states = log_emission.shape
+    transition = np.asarray(transition, dtype=float).reshape(-1, n_states, n_states)
+    if actions is None:
+        actions = np.zeros(n_steps + (end is not None), dtype=int)
+    log_transition = np.log(transition)
+    log_start = _log_vector(
+        start, n_states, default=np.full(n_states, -np.log(n_states))
+    )
+    if start is not None and np.ndim(start) == 1:
+        log_start = np.log(np.asarray(start) / np.sum(start))
+    log_end = None if end is None else _log_vector(end, n_states, default=None)
+    end_message = (
+        np.zeros(n_states)
+        if log_end is None
+        else _old_matvec_rows(log_transition[actions[-1]], log_end)
+    )
+    return log_emission, log_transition, list(actions), log_start, end_message
+
+
+def old_forward_backward(log_emission, transition, actions, start, end):
+    """Marginals and log-likelihood as the step-by-step recursion gave them."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_emission, log_transition, actions, log_start, end_message = _old_inputs(
+            log_emission, transition, actions, start, end
+        )
+        n_steps, n_states = log_emission.shape
+        log_alpha = np.empty((n_steps, n_states))
+        log_shift, message = 0.0, log_start
+        for t in range(n_steps):
+            message = (
+                _old_matvec_columns(message, log_transition[actions[t]])
+                + log_emission[t]
+            )
+            peak = message.max()
+            message -= peak
+            log_shift += peak
+            log_alpha[t] = message
+        log_evidence = _old_log_sum(log_alpha[-1] + end_message)
+        log_beta = np.empty((n_steps, n_states))
+        message = end_message - end_message.max()
+        log_beta[-1] = message
+        for t in range(n_steps - 1, 0, -1):
+            message = _old_matvec_rows(
+                log_transition[actions[t]], log_emission[t] + message
+            )
+            message -= message.max()
+            log_beta[t - 1] = message
+        log_posterior = log_alpha + log_beta
+        log_posterior -= log_posterior.max(axis=1, keepdims=True)
+        marginals = np.exp(log_posterior)
+        marginals /= marginals.sum(axis=1, keepdims=True)
+    return marginals, float(log_shift + log_evidence)
+
+
+def old_viterbi(log_emission, transition, actions, start, end):
+    """Path and log probability as the step-by-step recursion gave them."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_emission, log_transition, actions, log_start, end_message = _old_inputs(
+            log_emission, transition, actions, start, end
+        )
+        n_steps, n_states = log_emission.shape
+        backpointer = np.empty((n_steps, n_states), dtype=np.intp)
+        states = np.arange(n_states)
+        score = _old_matvec_columns(log_start, log_transition[actions[0]])
+        score += log_emission[0]
+        log_shift = 0.0
+        for t in range(1, n_steps + 1):
+            peak = score.max()
+            score -= peak
+            log_shift += peak
+            if t == n_steps:
+                break
+            terms = score[:, np.newaxis] + log_transition[actions[t]]
+            backpointer[t] = terms.argmax(axis=0)
+            score = terms[backpointer[t], states] + log_emission[t]
+        final = score + end_message
+    last = int(final.argmax())
+    path = np.empty(n_steps, dtype=np.intp)
+    path[-1] = last
+    for t in range(n_steps - 1, 0, -1):
+        path[t - 1] = backpointer[t, path[t]]
+    return path, float(log_shift + final[last])
+
+
+def path_log_probability(log_emission, transition, actions, start, end, path):
+    """``log p(y_1..y_T = path, x, end | start, actions)``, anchors summed."""
+    with np.errstate(divide="ignore"):
+        log_emission, log_transition, actions, log_start, end_message = _old_inputs(
+            log_emission, transition, actions, start, end
+        )
+    steps = np.arange(len(path))
+    moves = log_transition[
+        np.asarray(actions[1 : len(path)], dtype=int), path[:-1], path[1:]
+    ]
+    return (
+        logsumexp(log_start + log_transition[actions[0]][:, path[0]])
+        + log_emission[steps, path].sum()
+        + moves.sum()
+        + end_message[path[-1]]
+    )
+
+
+@st.composite
+def long_segments(draw):
+    """Segments long enough for many blocks, with actions and anchors."""
+    n_states = draw(st.integers(1, 5))
+    n_actions = draw(st.integers(1, 3))
+    n_steps = draw(st.sampled_from([1, 2, 17, 50, 333, 1000, 4099]))
+    scale = draw(st.sampled_from([0.3, 3.0, 30.0]))
+    sparse = draw(st.booleans())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    transition = rng.dirichlet(np.ones(n_states), size=(n_actions, n_states))
+    if sparse:  # structural zeros, as in monotone degradation
+        keep = rng.random(transition.shape) < 0.6
+        keep[:, np.arange(n_states), np.arange(n_states)] = True
+        transition = transition * keep
+        transition /= transition.sum(axis=2, keepdims=True)
+    log_emission = scale * rng.normal(size=(n_steps, n_states)) - 1e3
+    start = draw(
+        st.sampled_from(
+            [None, int(rng.integers(n_states)), rng.dirichlet(np.ones(n_states))]
+        )
+    )
+    end = draw(
+        st.sampled_from(
+            [None, int(rng.integers(n_states)), rng.uniform(0.1, 2, n_states)]
+        )
+    )
+    has_end = end is not None
+    actions = rng.integers(0, n_actions, n_steps + has_end)
+    return log_emission, transition, actions, start, end
+
+
+def _assert_same_as_old(segment):
+    log_emission, transition, actions, start, end = segment
+    try:
+        old_marginals, old_log_likelihood = old_forward_backward(*segment)
+    except (IndexError, ValueError):
+        old_marginals = None
+    if old_marginals is None or not np.isfinite(old_marginals).all():
+        with pytest.raises(ImpossibleEvidenceError):
+            forward_backward(log_emission, transition, actions, start=start, end=end)
+        return
+
+    result = forward_backward(log_emission, transition, actions, start=start, end=end)
+    path, log_probability = viterbi(
+        log_emission, transition, actions, start=start, end=end
+    )
+
+    np.testing.assert_allclose(result.marginals, old_marginals, rtol=0, atol=1e-10)
+    assert result.log_likelihood == pytest.approx(old_log_likelihood, rel=1e-12)
+    ordered = np.sort(old_marginals, axis=1)
+    clear = ordered[:, -1] - (ordered[:, -2] if ordered.shape[1] > 1 else 0) > 1e-9
+    np.testing.assert_array_equal(
+        result.pseudo_labels[clear], old_marginals.argmax(axis=1)[clear]
+    )
+    _, old_log_probability = old_viterbi(*segment)
+    assert log_probability == pytest.approx(old_log_probability, rel=1e-12)
+    # Ties between paths may be broken otherwise; the path must be optimal.
+    assert path_log_probability(*segment, path) == pytest.approx(
+        old_log_probability, rel=1e-12
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(long_segments())
+def test_same_results_as_the_step_by_step_recursion(segment):
+    _assert_same_as_old(segment)
+
+
+@pytest.mark.parametrize("end", [None, 0, 3])
+def test_same_results_as_the_step_by_step_recursion_on_the_synthetic_process(end):
+    # 20,000 steps generated from the process itself: long stretches without
+    # repair, states that degrade for good, repairs that reset them.
+    rng = np.random.default_rng(11)
+    n_steps = 20_000
+    states = np.empty(n_steps + 1, dtype=int)
+    actions = (rng.random(n_steps + 1) < 0.01).astype(int)
+    states[0] = 0
+    for t in range(n_steps):
+        states[t + 1] = rng.choice(4, p=SYNTHETIC_TRANSITION[actions[t], states[t]])
+    log_emission = -0.5 * (rng.normal(states[1:, None], 1.0) - np.arange(4)) ** 2
+    if end is not None:
+        actions[-1] = REPAIR if end == 0 else actions[-1]
+    else:
+        actions = actions[:-1]
+    _assert_same_as_old((log_emission, SYNTHETIC_TRANSITION, actions, 0, end))
+
+
+def test_the_blocked_scaled_recursion_serves_ordinary_segments():
+    # The exact log-space recursion is a fallback for extreme densities only.
+    from skrbal.smoothing import _scaled
+
+    rng = np.random.default_rng(3)
+    log_emission = 10.0 * rng.normal(size=(5_000, 4))
+    actions = rng.integers(0, 2, 5_001)
+    peak = log_emission.max(axis=1)
+    marginals, _ = _scaled.forward_backward(
+        log_emission, peak, SYNTHETIC_TRANSITION, actions, np.eye(4)[0], np.eye(4)[2]
+    )
+    expected, _ = old_forward_backward(
+        log_emission, SYNTHETIC_TRANSITION, actions, 0, 2
+    )
+    np.testing.assert_allclose(marginals, expected, rtol=0, atol=1e-10)
+
+
+def test_a_state_flushed_by_the_scaled_recursion_that_decides_the_posterior():
+    # State 1 of step 2 falls below 1e-290 of the forward mass, but step 3
+    # (e^-124 for state 0) and step 4 (e^-665) make the paths through it the
+    # only likely ones: the scaled recursion must notice and defer to log
+    # space rather than report state 0 with certainty.
+    log_emission = np.array([[279.13, -414.54], [-1288.24, -1164.31], [45.86, 711.0]])
+    transition = np.array([[[0.1, 0.9], [0.44, 0.56]], [[1.0, 0.0], [0.74, 0.26]]])
+    actions = np.array([0, 1, 1])
+    expected, log_likelihood = brute_force_marginals(
+        *brute_force(log_emission, transition, actions, None, None), 2
+    )
+    result = forward_backward(log_emission, transition, actions)
+    np.testing.assert_allclose(result.marginals, expected, rtol=0, atol=1e-12)
+    assert result.log_likelihood == pytest.approx(log_likelihood, rel=1e-12)
+    assert expected[1, 1] > 0.999

@@ -104,19 +104,39 @@ print("cross-validated negative regret:", scores.round(3))
 # %%
 # Where the final model would inspect
 # -----------------------------------
-# The EVPI of every test observation under the final model: high only in a
-# narrow band between significant and critical damage, where the optimal
-# action changes.
+# The EVPI of every test observation under the final model, each health
+# state named above its cluster. The EVPI is highest on the cluster of
+# significant damage: doing nothing is still its best action, but the least
+# safely so, since a repair pays off once critical damage is likely enough.
+# It exceeds the inspection cost (circled) only at a few points far out of
+# their cluster, where the model's belief spreads over all four states,
+# critical damage included.
 import matplotlib.pyplot as plt
+import numpy as np
 
 evpi = process.evpi(proba, classes=final.classes_)
+worth_it = evpi > process.inspection_cost
+print(f"{worth_it.sum()} of {evpi.size} test observations worth an inspection")
+print("their beliefs:", proba[worth_it].round(2), sep="\n")
+
 labelled = learner.labelled_indices_
 fig, ax = plt.subplots(figsize=(7, 4))
 points = ax.scatter(*split.X_test.T, c=evpi, s=4, cmap="magma_r")
+ax.scatter(
+    *split.X_test[worth_it].T,
+    s=120,
+    facecolors="none",
+    edgecolors="black",
+    label=f"EVPI > inspection cost ({process.inspection_cost:g})",
+)
 ax.scatter(*split.X_stream[labelled].T, marker="x", c="tab:blue", label="labelled")
+names = ["undamaged", "minor", "significant", "critical"]
+for state, name in zip(final.classes_, names):
+    centre = np.median(split.X_test[split.y_test == state, 0])
+    ax.text(centre, 1.02, name, ha="center", transform=ax.get_xaxis_transform())
 fig.colorbar(points, label="EVPI")
 ax.set_xlabel("feature 1")
 ax.set_ylabel("feature 2")
-ax.legend()
+ax.legend(loc="lower right")
 fig.tight_layout()
 plt.show()

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import _safe_indexing
 
-from skrbal.active._semi import can_partial_fit
+from skrbal._decision import DecisionProcess
+from skrbal.active._semi import (
+    can_partial_fit,
+    check_labels,
+    check_state_coverage,
+    give_classes,
+)
+from skrbal.exceptions import MissingStatesWarning, missing_states_message
 from skrbal.query import least_confident_sampling
 
 __all__ = ["ActiveLearner"]
@@ -30,6 +38,31 @@ def _stack(a, b):
     return np.concatenate([np.asarray(a), np.asarray(b)], axis=0)
 
 
+def _n_rows(X) -> int:
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _n_features(X):
+    """Columns of a 2-d sample array (None when ``X`` has no such shape)."""
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        try:
+            shape = np.shape(X)
+        except ValueError:  # ragged
+            return None
+    return shape[1] if len(shape) == 2 else None
+
+
+def _kind_of_labels(y: np.ndarray) -> str:
+    if y.dtype.kind in "biuf":
+        return "numeric"
+    if y.dtype.kind in "US" or (
+        y.dtype == object and all(isinstance(v, str) for v in y.tolist())
+    ):
+        return "string"
+    return str(y.dtype)
+
+
 class ActiveLearner(BaseEstimator):
     """Pool-based active learner with the interface of modAL's ``ActiveLearner``.
 
@@ -46,7 +79,11 @@ class ActiveLearner(BaseEstimator):
     ----------
     estimator : classifier
         Fitted in place, as modAL does, so ``learner.estimator`` is the current
-        model.
+        model. When the query strategy carries a decision process (as
+        :class:`~skrbal.query.EVPISampling` does), every ``classes``
+        parameter of the estimator left at ``None``, nested ones included (a
+        Pipeline's final step), is set to the process's states before it is
+        fitted.
     query_strategy : callable, default=least_confident_sampling
         ``strategy(learner, X_pool, n_instances=1, **kwargs)`` returning
         ``(indices, scores)`` (or bare indices).
@@ -72,6 +109,19 @@ class ActiveLearner(BaseEstimator):
         How many updates were incremental (``partial_fit``).
     n_refits_ : int
         How many updates refitted on all labelled samples.
+    warnings_ : list of str
+        Warnings raised by fits and updates, such as a
+        :class:`~skrbal.exceptions.MissingStatesWarning` when the strategy's
+        process has states the model has no class for (raised once per fit).
+
+    Notes
+    -----
+    :meth:`teach` is atomic: the new samples are checked (one label type, the
+    labelled set's number of features, labels the strategy's process knows)
+    and the model updated before they join ``X_training``/``y_training``;
+    when anything fails, the labelled set is left as it was.
+    :meth:`set_params` checks the parameters as the constructor does and,
+    when it is given a new labelled set, fits the estimator to it.
 
     See Also
     --------
@@ -86,17 +136,19 @@ class ActiveLearner(BaseEstimator):
     >>> from skrbal.query import EVPISampling
     >>> from sklearn.naive_bayes import GaussianNB
     >>> rng = np.random.default_rng(0)
-    >>> X_pool = np.concatenate([rng.normal(0, 1, (50, 1)), rng.normal(5, 1, (50, 1))])
-    >>> y_pool = np.repeat([1, 4], 50)
+    >>> y_pool = np.repeat([1, 2, 3, 4], 25)
+    >>> X_pool = rng.normal(np.array([-5.0, -0.7, 5.8, 19.0])[y_pool - 1], 2.0)
+    >>> X_pool = X_pool[:, None]
+    >>> first = [0, 1, 25, 26, 50, 51, 75, 76]
     >>> learner = ActiveLearner(
     ...     estimator=GaussianNB(),
     ...     query_strategy=EVPISampling(process=synthetic_decision_process()),
-    ...     X_training=X_pool[[0, 99]], y_training=y_pool[[0, 99]],
+    ...     X_training=X_pool[first], y_training=y_pool[first],
     ... )
     >>> idx, x = learner.query(X_pool, n_instances=2)
     >>> learner.teach(x, y_pool[idx])
     >>> len(learner.y_training), learner.n_partial_fits_
-    (4, 1)
+    (10, 1)
     """
 
     def __init__(
@@ -109,22 +161,88 @@ class ActiveLearner(BaseEstimator):
         update: str = "auto",
         **fit_kwargs,
     ):
-        if not callable(query_strategy):
-            raise TypeError("query_strategy must be callable.")
-        if update not in _UPDATES:
-            raise ValueError(f"update must be one of {_UPDATES}, got {update!r}.")
-        if (X_training is None) != (y_training is None):
-            raise ValueError("X_training and y_training must be given together.")
+        y_training = self._check_params(query_strategy, update, X_training, y_training)
         self.estimator = estimator
         self.query_strategy = query_strategy
         self.X_training = X_training
-        self.y_training = None if y_training is None else np.asarray(y_training)
+        self.y_training = y_training
         self.update = update
         self.fit_kwargs = fit_kwargs
         self.n_partial_fits_ = 0
         self.n_refits_ = 0
+        self.warnings_ = []
         if X_training is not None:
             self._fit_to_known()
+
+    @staticmethod
+    def _check_params(query_strategy, update, X_training, y_training):
+        """Check the constructor's parameters; return ``y_training`` as an array."""
+        if not callable(query_strategy):
+            raise TypeError(
+                f"query_strategy must be callable, got {type(query_strategy).__name__}."
+            )
+        if not isinstance(update, str) or update not in _UPDATES:
+            raise ValueError(f"update must be one of {_UPDATES}, got {update!r}.")
+        if (X_training is None) != (y_training is None):
+            raise ValueError("X_training and y_training must be given together.")
+        if y_training is None:
+            return None
+        y_training = check_labels(y_training, "y_training")
+        if y_training.ndim != 1:
+            raise ValueError(f"y_training must be 1-d, got shape {y_training.shape}.")
+        if _n_rows(X_training) != y_training.shape[0]:
+            raise ValueError(
+                f"X_training has {_n_rows(X_training)} samples but y_training has "
+                f"{y_training.shape[0]} labels."
+            )
+        return y_training
+
+    def set_params(self, **params):
+        """Set the learner's parameters, checked as the constructor checks them.
+
+        A new ``X_training``/``y_training`` (or estimator) is fitted at once, as
+        the constructor fits it, so ``estimator`` always matches the labelled
+        set. Nothing is changed when a check fails.
+
+        Parameters
+        ----------
+        **params : dict
+            Learner parameters, ``estimator__<name>`` for the estimator's, or
+            keyword arguments of the estimator's ``fit``.
+
+        Returns
+        -------
+        self : ActiveLearner
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal.active import ActiveLearner
+        >>> learner = ActiveLearner(estimator=GaussianNB())
+        >>> learner.set_params(update="refit").update
+        'refit'
+        """
+        own = {"estimator", "query_strategy", "X_training", "y_training", "update"}
+        current = self.get_params(deep=False)
+        merged = {**current, **{k: v for k, v in params.items() if k in own}}
+        y_training = self._check_params(
+            merged["query_strategy"],
+            merged["update"],
+            merged["X_training"],
+            merged["y_training"],
+        )
+        fit_kwargs = {k: v for k, v in params.items() if k not in own and "__" not in k}
+        nested = {k: v for k, v in params.items() if "__" in k}
+        if nested:
+            super().set_params(**nested)
+        for key in own & params.keys():
+            setattr(self, key, params[key])
+        self.y_training = y_training
+        self.fit_kwargs.update(fit_kwargs)
+        refit = {"X_training", "y_training", "estimator"} & params.keys()
+        if refit and self.X_training is not None:
+            self._fit_to_known()
+        return self
 
     def get_params(self, deep=True):
         """Parameters of the learner, as for any scikit-learn object.
@@ -150,17 +268,72 @@ class ActiveLearner(BaseEstimator):
         return params
 
     # -------------------------------------------------------------- #
+    def _process(self):
+        """The decision process of the query strategy, if it has one."""
+        process = getattr(self.query_strategy, "process", None)
+        return process if isinstance(process, DecisionProcess) else None
+
     def _check_labels(self, X, y):
-        y = np.asarray(y)
-        n_x = X.shape[0] if hasattr(X, "shape") else len(X)
+        y = check_labels(y, "y")
+        n_x = _n_rows(X)
         if y.ndim != 1:
             raise ValueError(f"y must be 1-d, got shape {y.shape}.")
         if n_x != y.shape[0]:
             raise ValueError(f"X has {n_x} samples but y has {y.shape[0]} labels.")
         return y
 
+    def _check_states(self, y):
+        """Reject a label that is none of the strategy's process's states."""
+        process = self._process()
+        if process is not None:
+            process.perfect_information_action(y)  # names any unknown label
+
+    def _check_new(self, X, y):
+        """Check new samples against the labelled set before anything changes."""
+        y = self._check_labels(X, y)
+        n_new = _n_features(X)
+        n_known = _n_features(self.X_training) if self.X_training is not None else None
+        if n_known is None:
+            n_known = getattr(self.estimator, "n_features_in_", None)
+        if n_new is not None and n_known is not None and n_new != n_known:
+            raise ValueError(
+                f"X has {n_new} features per sample, but the labelled set "
+                f"(X_training) and the model have {n_known}."
+            )
+        if self.y_training is not None and y.size and self.y_training.size:
+            new, old = _kind_of_labels(y), _kind_of_labels(self.y_training)
+            if new != old:
+                raise ValueError(
+                    f"y holds {new} labels but y_training holds {old} labels "
+                    f"({self.y_training[:3].tolist()}...): a label must keep its "
+                    "type."
+                )
+        self._check_states(y)
+        return y
+
+    def _fitted(self, fit, *args, **kwargs):
+        """Run one fit of the estimator, giving it the process's labels first."""
+        process = self._process()
+        if process is not None:
+            give_classes(self.estimator, process.classes_)
+        result = fit(*args, **kwargs)
+        if process is not None:
+            missing = check_state_coverage(self.estimator, process)
+            if missing.size:
+                message = missing_states_message(
+                    f"The model ({type(self.estimator).__name__})",
+                    missing,
+                    process.classes_,
+                )
+                warnings.warn(message, MissingStatesWarning, stacklevel=3)
+                self.warnings_.append(message)
+        return result
+
     def _fit_to_known(self):
-        self.estimator.fit(self.X_training, self.y_training, **self.fit_kwargs)
+        self._check_states(self.y_training)
+        self._fitted(
+            self.estimator.fit, self.X_training, self.y_training, **self.fit_kwargs
+        )
         self.n_refits_ += 1
         return self
 
@@ -181,8 +354,9 @@ class ActiveLearner(BaseEstimator):
         self : ActiveLearner
         """
         y = self._check_labels(X, y)
+        self._check_states(y)
+        self._fitted(self.estimator.fit, X, y, **fit_kwargs)
         self.X_training, self.y_training = X, y
-        self.estimator.fit(X, y, **fit_kwargs)
         self.n_refits_ += 1
         return self
 
@@ -200,19 +374,31 @@ class ActiveLearner(BaseEstimator):
             previous fit (the labelled set still grows).
         **fit_kwargs : dict
             Passed to ``fit`` or ``partial_fit``.
+
+        Raises
+        ------
+        ValueError
+            When ``X`` or ``y`` cannot join the labelled set (mixed label
+            types, another label type than ``y_training``, another number of
+            features, a label the strategy's process does not know) or the
+            estimator rejects them; ``X_training`` and ``y_training`` are then
+            unchanged.
         """
-        y = self._check_labels(X, y)
+        y = self._check_new(X, y)
         incremental = not only_new and can_partial_fit(self.estimator, y, self.update)
-        self.X_training = _stack(self.X_training, X)
-        self.y_training = y if self.y_training is None else _stack(self.y_training, y)
+        X_all = _stack(self.X_training, X)
+        y_all = y if self.y_training is None else _stack(self.y_training, y)
         if only_new:
-            self.estimator.fit(X, y, **fit_kwargs)
-            self.n_refits_ += 1
+            self._fitted(self.estimator.fit, X, y, **fit_kwargs)
         elif incremental:
-            self.estimator.partial_fit(X, y, **fit_kwargs)
+            self._fitted(self.estimator.partial_fit, X, y, **fit_kwargs)
+        else:
+            self._fitted(self.estimator.fit, X_all, y_all, **fit_kwargs)
+        # Only an update that went through joins the labelled set.
+        self.X_training, self.y_training = X_all, y_all
+        if incremental:
             self.n_partial_fits_ += 1
         else:
-            self.estimator.fit(self.X_training, self.y_training, **fit_kwargs)
             self.n_refits_ += 1
 
     def query(self, X_pool, *query_args, return_metrics: bool = False, **query_kwargs):

@@ -4,6 +4,16 @@ Three policies share one interface: learn the inspected label alone
 (supervised), refit by EM over everything observed so far, or smooth the
 latent health states since the previous known label and learn their
 pseudo-labels too (Hughes et al., section 4.1).
+
+The interface: ``make_update(...)`` returns an update object with
+``prepare(model)``, ``initial_fit(model, state)``, ``learn(model, state,
+step)`` and ``effective_labels(model, state)``, all over a
+:class:`StreamState`; :func:`clone_for` gives a fresh estimator the process's
+labels (through a Pipeline and nested estimators too) and
+:func:`check_state_coverage` says which states a fitted model lacks.
+``make_update`` takes a keyword ``em_start`` (``'labelled'``, the default, or
+``'previous'``): EM restarts from the labelled data at every refit unless
+told to warm-start.
 """
 
 from __future__ import annotations
@@ -14,7 +24,10 @@ import numpy as np
 from sklearn.base import clone
 
 from skrbal._decision import DecisionProcess
+from skrbal.exceptions import missing_states
 from skrbal.smoothing import ImpossibleEvidenceError, smooth_segment
+
+_EM_STARTS = ("labelled", "previous")
 
 
 def can_partial_fit(model, y_new, mode: str) -> bool:
@@ -33,7 +46,11 @@ def can_partial_fit(model, y_new, mode: str) -> bool:
             f"update='partial_fit' but {type(model).__name__} has no partial_fit."
         )
     known = getattr(model, "classes_", None)
-    return has_partial and known is not None and bool(np.isin(y_new, known).all())
+    if not has_partial or known is None:
+        return False
+    # Sets, not np.isin: y_new is an inspection or two, and isin's set-up
+    # costs more than the rest of the update's bookkeeping.
+    return set(np.asarray(y_new).tolist()) <= set(np.asarray(known).tolist())
 
 
 @dataclass
@@ -63,16 +80,27 @@ class SupervisedUpdate:
         idx = np.asarray(state.labelled)
         return model.fit(state.X[idx], state.y[idx])
 
-    def _add(self, model, state: StreamState, X_new, y_new, X_all, y_all):
-        """Teach ``X_new, y_new``; refit on ``X_all, y_all`` when needed."""
+    def _add(self, model, state: StreamState, X_new, y_new, training_set):
+        """Teach ``X_new, y_new``; refit on ``training_set()`` when needed.
+
+        ``training_set`` returns ``(X_all, y_all)``; it is called only for a
+        refit, so a ``partial_fit`` never gathers the whole labelled set.
+        """
         if can_partial_fit(model, y_new, self.mode):
             return model.partial_fit(X_new, y_new)
-        return model.fit(X_all, y_all)
+        return model.fit(*training_set())
+
+    def _labelled_set(self, state: StreamState):
+        idx = np.asarray(state.labelled)
+        return state.X[idx], state.y[idx]
 
     def learn(self, model, state: StreamState, step: int):
-        idx = np.asarray(state.labelled)
         return self._add(
-            model, state, state.X[[step]], state.y[[step]], state.X[idx], state.y[idx]
+            model,
+            state,
+            state.X[[step]],
+            state.y[[step]],
+            lambda: self._labelled_set(state),
         )
 
     def effective_labels(self, model, state: StreamState):
@@ -83,29 +111,84 @@ class SupervisedUpdate:
 class EMUpdate(SupervisedUpdate):
     """Refit by EM over all labelled and unlabelled observations so far.
 
-    A :class:`~skrbal.mixture.BayesianGMMClassifier` is turned into the
+    A :class:`~skrbal.mixture.BayesianGMMClassifier` (alone or as the final
+    step of a Pipeline) is turned into the
     :class:`~skrbal.mixture.SemiSupervisedGMMClassifier` with the same priors;
     any other estimator must accept ``-1`` for unlabelled samples in ``fit``.
-    EM warm-starts from the previous solution when the estimator supports it.
+    With numeric labels the unlabelled samples are marked with the integer
+    ``-1``; with any other labels (strings) ``y`` becomes an object array
+    holding ``-1`` there, as :mod:`sklearn.semi_supervised` expects, so ``-1``
+    can never be confused with a state.
+
+    ``em_start='labelled'`` (the paper's behaviour) restarts EM from the
+    supervised model of the labelled samples at every refit;
+    ``'previous'`` warm-starts from the previous MAP solution, which is faster
+    but can lock a class out for good: a state with no labelled sample yet
+    may have had (nearly) zero weight in the previous solution, and EM started
+    there never gives it responsibility back.
     """
 
-    def prepare(self, model):
-        from skrbal.mixture import BayesianGMMClassifier, SemiSupervisedGMMClassifier
+    def __init__(self, process: DecisionProcess, mode: str, em_start="labelled"):
+        super().__init__(process, mode)
+        if em_start not in _EM_STARTS:
+            raise ValueError(f"em_start must be one of {_EM_STARTS}, got {em_start!r}.")
+        if _numeric(process.classes_) and np.any(process.classes_ == -1):
+            raise ValueError(
+                "semi_supervised='em' marks unlabelled samples with -1, which is "
+                f"one of the process's states {process.classes_.tolist()}; "
+                "relabel the states."
+            )
+        self.em_start = em_start
 
-        if isinstance(model, SemiSupervisedGMMClassifier):
-            return model.set_params(warm_start=True)
-        if isinstance(model, BayesianGMMClassifier):
-            return SemiSupervisedGMMClassifier(**model.get_params(), warm_start=True)
-        return model
+    def prepare(self, model):
+        return _semi_supervised_version(model, self.em_start == "previous")
 
     def learn(self, model, state: StreamState, step: int):
         seen = np.arange(state.X.shape[0]) <= step
         idx = np.flatnonzero(seen | state.known)
-        labels = np.where(state.known[idx], state.y[idx], -1)
-        return model.fit(state.X[idx], labels)
+        return model.fit(state.X[idx], _with_unlabelled(state.y[idx], state.known[idx]))
 
     def effective_labels(self, model, state: StreamState):
-        return getattr(model, "transduction_", None)
+        return getattr(_final_step(model), "transduction_", None)
+
+
+def _numeric(labels) -> bool:
+    return np.asarray(labels).dtype.kind in "biuf"
+
+
+def _with_unlabelled(y: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """``y`` with ``-1`` where the label is not known, in a dtype that holds both.
+
+    ``np.where(known, y, -1)`` would turn string labels into the string
+    ``'-1'``; an object array keeps every label and the integer marker.
+    """
+    if _numeric(y):
+        return np.where(known, y, -1)
+    labels = y.astype(object)
+    labels[~known] = -1
+    return labels
+
+
+def _final_step(model):
+    """The estimator at the end of a Pipeline (the model itself otherwise)."""
+    steps = getattr(model, "steps", None)
+    return _final_step(steps[-1][1]) if steps else model
+
+
+def _semi_supervised_version(model, warm_start: bool):
+    """``model`` with its Bayesian GMM (possibly a Pipeline's last step) made
+    semi-supervised, with the same priors and the requested EM start."""
+    from skrbal.mixture import BayesianGMMClassifier, SemiSupervisedGMMClassifier
+
+    steps = getattr(model, "steps", None)
+    if steps:
+        name, last = steps[-1]
+        return model.set_params(**{name: _semi_supervised_version(last, warm_start)})
+    if isinstance(model, SemiSupervisedGMMClassifier):
+        return model.set_params(warm_start=warm_start)
+    if isinstance(model, BayesianGMMClassifier):
+        return SemiSupervisedGMMClassifier(**model.get_params(), warm_start=warm_start)
+    return model
 
 
 class SmoothingUpdate(SupervisedUpdate):
@@ -180,8 +263,12 @@ class SmoothingUpdate(SupervisedUpdate):
         new_labels.append(state.y[[step]])
         X_new = state.X[np.concatenate(new_steps)]
         y_new = np.concatenate(new_labels)
-        steps_all, labels_all = self._training_set(state)
-        return self._add(model, state, X_new, y_new, state.X[steps_all], labels_all)
+
+        def training_set():
+            steps_all, labels_all = self._training_set(state)
+            return state.X[steps_all], labels_all
+
+        return self._add(model, state, X_new, y_new, training_set)
 
     def _learn_late(self, model, state: StreamState, step: int):
         """A label older than the last anchor (a delayed inspection result).
@@ -210,12 +297,12 @@ class SmoothingUpdate(SupervisedUpdate):
         return self._training_set(state)[1]
 
 
-def make_update(semi_supervised, process, mode, initial_state):
+def make_update(semi_supervised, process, mode, initial_state, *, em_start="labelled"):
     """The update policy for a learner's ``semi_supervised`` parameter."""
     if semi_supervised is None:
         return SupervisedUpdate(process, mode)
     if semi_supervised == "em":
-        return EMUpdate(process, mode)
+        return EMUpdate(process, mode, em_start)
     if semi_supervised == "smoothing":
         if initial_state is None:
             initial_state = process.classes_[0]
@@ -226,14 +313,65 @@ def make_update(semi_supervised, process, mode, initial_state):
 
 
 def clone_for(estimator, process):
-    """Clone ``estimator``; give it every state's label if it takes ``classes``.
+    """Clone ``estimator``; give it every state's label where it takes ``classes``.
 
-    A model told all labels up front returns a column for each state even when
-    the initial labelled set lacks some of them, and can be updated with
-    ``partial_fit`` when a new state is first inspected.
+    Every ``classes`` parameter left at ``None``, at the top level or nested
+    (the final step of a Pipeline, the base estimator of a wrapper: any key
+    of ``get_params(deep=True)`` that is ``classes`` or ends in
+    ``__classes``), is set to the process's states. A model told all labels
+    up front returns a column for each state even when the initial labelled
+    set lacks some of them, and can be updated with ``partial_fit`` when a
+    new state is first inspected.
     """
     model = clone(estimator)
-    params = model.get_params(deep=False)
-    if "classes" in params and params["classes"] is None:
-        model.set_params(classes=process.classes_)
+    return give_classes(model, process.classes_)
+
+
+def give_classes(model, classes):
+    """Set every ``classes`` parameter of ``model`` left at ``None`` to ``classes``.
+
+    Returns ``model`` (changed in place).
+    """
+    params = model.get_params(deep=True) if hasattr(model, "get_params") else {}
+    wanted = {
+        key: classes
+        for key, value in params.items()
+        if (key == "classes" or key.endswith("__classes")) and value is None
+    }
+    if wanted:
+        model.set_params(**wanted)
     return model
+
+
+def check_state_coverage(model, process) -> np.ndarray:
+    """The process's states for which the fitted ``model`` has no class."""
+    return missing_states(getattr(model, "classes_", None), process.classes_)
+
+
+def check_labels(y, name: str = "y") -> np.ndarray:
+    """``y`` as a 1-d array whose labels are all of one kind.
+
+    Rejects a mix of numbers and strings, which numpy would otherwise turn
+    into strings (``[1, 'a']`` becomes ``['1', 'a']``) or keep as objects that
+    cannot be sorted or compared.
+    """
+    raw = y if hasattr(y, "dtype") else np.asarray(y, dtype=object)
+    raw = np.asarray(raw)
+    if raw.dtype == object:
+        kinds = {_label_kind(label) for label in raw.ravel().tolist()}
+        if len(kinds) > 1:
+            raise ValueError(
+                f"{name} mixes label types {sorted(kinds)}: use one type for "
+                "every label (all numbers or all strings)."
+            )
+    return np.asarray(y)
+
+
+def _label_kind(label) -> str:
+    if isinstance(label, (str, np.str_, bytes)):
+        return "string"
+    if isinstance(label, (bool, np.bool_)):
+        return "bool"
+    if isinstance(label, (int, float, np.number)):
+        return "number"
+    return type(label).__name__

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -12,8 +13,20 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_array
 
 from skrbal._decision import DecisionProcess
-from skrbal.active._semi import StreamState, clone_for, make_update
+from skrbal._labels import label_positions
+from skrbal.active._semi import (
+    _EM_STARTS,
+    StreamState,
+    check_labels,
+    clone_for,
+    make_update,
+)
 from skrbal.budget import BudgetPolicy
+from skrbal.exceptions import (
+    MissingStatesWarning,
+    missing_states,
+    missing_states_message,
+)
 from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
 
 __all__ = ["RiskBasedLearner"]
@@ -35,8 +48,11 @@ class RiskBasedLearner(BaseEstimator):
     ----------
     estimator : classifier
         Any scikit-learn classifier with ``predict_proba`` (Pipelines
-        included). It is cloned; if it has a ``classes`` parameter left at
-        ``None``, the clone is given the process's labels.
+        included). It is cloned; every ``classes`` parameter left at
+        ``None``, its own or a nested one (a Pipeline's final step), is given
+        the process's labels. A model that cannot be told the labels and
+        lacks some state after a fit gets a
+        :class:`~skrbal.exceptions.MissingStatesWarning`.
     process : DecisionProcess
         The maintenance decision and its inspection cost.
     query : {'evpi', 'random'}, BudgetPolicy or callable, default='evpi'
@@ -66,6 +82,15 @@ class RiskBasedLearner(BaseEstimator):
         known labels, transitions chosen by the actions in between) and learn
         their most probable states as pseudo-labels; needs an estimator with
         ``class_log_density``.
+    em_start : {'labelled', 'previous'}, default='labelled'
+        With ``semi_supervised='em'``, where each refit's EM starts:
+        ``'labelled'`` from the supervised model of the labelled samples, as
+        in the paper; ``'previous'`` from the previous MAP solution (warm
+        start: fewer EM iterations, but a state absent from the labelled set
+        can be locked out for good, since a class with (almost) no weight in
+        the previous solution gets no responsibility back; on the synthetic
+        case a few percent of runs then never learn a state and inspect
+        hundreds of times).
     initial_state : label, default=None
         With ``semi_supervised='smoothing'``, the state assumed one step before
         the stream starts (the paper: undamaged). Defaults to the process's
@@ -97,7 +122,9 @@ class RiskBasedLearner(BaseEstimator):
         ``known`` (label known before the step), ``action``,
         ``perfect_action``, ``utility``), ``queries`` (DataFrame, one row for
         the initial model and one per inspection: ``query``, ``step``,
-        ``label``, ``n_labelled``, the class proportions of the labelled set
+        ``label``, ``n_labelled``, ``n_missing_states`` (process states
+        the updated model has no class for), the class proportions of the
+        labelled set
         ``proportion_<label>``, with a semi-supervised update the effective
         proportions of labelled plus pseudo-labelled samples
         ``effective_proportion_<label>``, and, with a test set,
@@ -106,8 +133,11 @@ class RiskBasedLearner(BaseEstimator):
         ``totals`` (dict, :func:`skrbal.metrics.campaign_summary` over the
         stream: ``n_decisions``, ``n_inspections``, ``inspection_spend``,
         ``utility``, ``perfect_information_utility``, ``regret``,
-        ``net_utility``, ``decision_accuracy``); with a budget policy also
-        ``budget_state`` (dict), the policy's final state.
+        ``net_utility``, ``decision_accuracy``, and ``n_warnings``),
+        ``warnings`` (list of str: the warnings raised during the fit, such
+        as :class:`~skrbal.exceptions.MissingStatesWarning`, one entry each)
+        and, with a budget policy, ``budget_state`` (dict, the policy's final
+        state).
 
     See Also
     --------
@@ -145,6 +175,7 @@ class RiskBasedLearner(BaseEstimator):
         n_queries: int | None = None,
         update: str = "auto",
         semi_supervised: str | None = None,
+        em_start: str = "labelled",
         initial_state=None,
         block_size: int = 256,
         random_state=None,
@@ -155,6 +186,7 @@ class RiskBasedLearner(BaseEstimator):
         self.n_queries = n_queries
         self.update = update
         self.semi_supervised = semi_supervised
+        self.em_start = em_start
         self.initial_state = initial_state
         self.block_size = block_size
         self.random_state = random_state
@@ -181,6 +213,10 @@ class RiskBasedLearner(BaseEstimator):
             )
         if self.update not in _UPDATES:
             raise ValueError(f"update must be one of {_UPDATES}, got {self.update!r}.")
+        if self.em_start not in _EM_STARTS:
+            raise ValueError(
+                f"em_start must be one of {_EM_STARTS}, got {self.em_start!r}."
+            )
         if not isinstance(self.block_size, Integral) or self.block_size < 1:
             raise ValueError(
                 f"block_size must be a positive integer, got {self.block_size!r}."
@@ -188,7 +224,7 @@ class RiskBasedLearner(BaseEstimator):
 
     def _check_stream(self, X, y, initial, X_test, y_test):
         X = check_array(X, dtype=None if hasattr(X, "iloc") else "numeric")
-        y = np.asarray(y)
+        y = check_labels(y, "y")
         if y.shape != (X.shape[0],):
             raise ValueError(
                 f"y must hold one label per stream step: X has {X.shape[0]} rows, "
@@ -213,7 +249,7 @@ class RiskBasedLearner(BaseEstimator):
             raise ValueError("X_test and y_test must be given together.")
         if X_test is not None:
             X_test = check_array(X_test)
-            y_test = np.asarray(y_test)
+            y_test = check_labels(y_test, "y_test")
             if y_test.shape != (X_test.shape[0],):
                 raise ValueError("y_test must hold one label per row of X_test.")
         return X, y, initial, X_test, y_test
@@ -246,16 +282,32 @@ class RiskBasedLearner(BaseEstimator):
         f1 = f1_score(y_test, predicted, average="macro", zero_division=0)
         return {"decision_accuracy": accuracy, "f1_macro": f1}
 
-    def _query_record(self, number, step, state, update, model, X_test, y_test):
-        classes = self.process.classes_
-        y_labelled = state.y[state.labelled]
+    def _check_coverage(self, model, step, warned):
+        """Number of process states ``model`` lacks; warn the first time in a fit."""
+        missing = missing_states(getattr(model, "classes_", None), self._classes)
+        if missing.size and not warned:
+            where = "initial model" if step < 0 else f"model after step {step}"
+            message = missing_states_message(
+                f"The {where} ({type(model).__name__})", missing, self.process.classes_
+            )
+            warnings.warn(message, MissingStatesWarning, stacklevel=3)
+            warned.append(message)
+        return int(missing.size)
+
+    def _query_record(
+        self, number, step, state, update, model, X_test, y_test, n_missing, counts
+    ):
+        """One row of ``history_.queries``; ``counts`` are the labelled set's."""
+        classes = self._classes
+        n_labelled = int(counts.sum())
         record = {
             "query": number,
             "step": step,
             "label": state.y[step] if step >= 0 else None,
-            "n_labelled": int(y_labelled.shape[0]),
+            "n_labelled": n_labelled,
+            "n_missing_states": n_missing,
         }
-        proportions = class_proportions(y_labelled, classes)
+        proportions = counts / n_labelled
         record.update({f"proportion_{c}": p for c, p in zip(classes, proportions)})
         effective = update.effective_labels(model, state)
         if effective is not None:
@@ -302,6 +354,8 @@ class RiskBasedLearner(BaseEstimator):
             X, y, initial, X_test, y_test
         )
         process = self.process
+        # The process's states, validated once for the whole walk.
+        self._classes = classes = process.classes_
         n_steps = X.shape[0]
         known = np.zeros(n_steps, dtype=bool)
         known[initial] = True
@@ -317,14 +371,7 @@ class RiskBasedLearner(BaseEstimator):
             planned[rng.choice(candidates, size=self.n_queries, replace=False)] = True
 
         if actions is not None:
-            actions = np.asarray(actions)
-            if actions.shape != (n_steps,) or not np.issubdtype(
-                actions.dtype, np.integer
-            ):
-                raise ValueError(
-                    f"actions must be {n_steps} integer action indices, one per "
-                    f"stream step, got shape {actions.shape}."
-                )
+            actions = self._check_actions(actions, n_steps)
         state = StreamState(
             X=X,
             y=y,
@@ -334,15 +381,35 @@ class RiskBasedLearner(BaseEstimator):
             exogenous_actions=actions,
         )
         update = make_update(
-            self.semi_supervised, process, self.update, self.initial_state
+            self.semi_supervised,
+            process,
+            self.update,
+            self.initial_state,
+            em_start=self.em_start,
         )
         model = update.prepare(clone_for(self.estimator, process))
         model = update.initial_fit(model, state)
+        warned = []
+        # Running count of the labelled set's states, for the query records.
+        label_index = label_positions(y, classes, owner="the process's classes")
+        counts = np.bincount(label_index[initial], minlength=len(classes))
 
         evpi = np.empty(n_steps)
         inspected = np.zeros(n_steps, dtype=bool)
         perfect = process.perfect_information_action(y)
-        queries = [self._query_record(0, -1, state, update, model, X_test, y_test)]
+        queries = [
+            self._query_record(
+                0,
+                -1,
+                state,
+                update,
+                model,
+                X_test,
+                y_test,
+                self._check_coverage(model, -1, warned),
+                counts,
+            )
+        ]
         policy = self.query if isinstance(self.query, BudgetPolicy) else None
         if policy is not None:
             budget_state = policy.initial_state()
@@ -382,10 +449,19 @@ class RiskBasedLearner(BaseEstimator):
             if hits.size:
                 step = end - 1
                 state.labelled.append(step)
+                counts[label_index[step]] += 1
                 model = update.learn(model, state, step)
                 queries.append(
                     self._query_record(
-                        len(queries), step, state, update, model, X_test, y_test
+                        len(queries),
+                        step,
+                        state,
+                        update,
+                        model,
+                        X_test,
+                        y_test,
+                        self._check_coverage(model, step, warned),
+                        counts,
                     )
                 )
                 if policy is not None:
@@ -407,9 +483,34 @@ class RiskBasedLearner(BaseEstimator):
             y, evpi, state.action, perfect, inspected, initial
         )
         self.history_.queries = pd.DataFrame(queries)
+        self.history_.warnings = warned
+        self.history_.totals["n_warnings"] = len(warned)
         if policy is not None:
             self.history_.budget_state = budget_state
         return self
+
+    def _check_actions(self, actions, n_steps):
+        """The record's actions as integer indices into the process's actions."""
+        actions = np.asarray(actions)
+        if actions.shape != (n_steps,):
+            raise ValueError(
+                f"actions must hold one action index per stream step ({n_steps}), "
+                f"got shape {actions.shape}."
+            )
+        if not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(
+                "actions must be integer action indices, got dtype "
+                f"{actions.dtype}; convert them, e.g. actions.astype(int), after "
+                "checking they hold whole numbers."
+            )
+        n_actions = self.process.n_actions
+        if actions.size and (actions.min() < 0 or actions.max() >= n_actions):
+            raise ValueError(
+                f"actions must index the process's {n_actions} actions (0 to "
+                f"{n_actions - 1}), got values from {actions.min()} to "
+                f"{actions.max()}."
+            )
+        return actions
 
     def _history(self, y, evpi, action, perfect, inspected, initial):
         known_before = np.zeros(y.shape[0], dtype=bool)

@@ -47,6 +47,10 @@ from skrbal.mixture._niw import (
 __all__ = ["SemiSupervisedGMMClassifier"]
 
 UNLABELLED = -1
+# Smallest effective count behind a class weight, in samples: with alpha = 1
+# the Dirichlet mode gives a class without any responsibility weight exactly
+# 0, and EM could then never give it responsibility back.
+_MIN_WEIGHT_COUNT = 1e-6
 
 
 class _MAPParameters:
@@ -61,12 +65,12 @@ class _MAPParameters:
         self.half_log_det = _half_log_det(chol)
         self.whiteners = _whiteners(chol)
         # Mode of Dir(alpha + N): (alpha + N_k - 1) / (K alpha + N - K); it
-        # exists because alpha >= 1, and is zero for an empty class when
-        # alpha == 1.
-        excess = prior.concentration - 1.0 + stats.count
+        # exists because alpha >= 1. With alpha == 1 it is zero for a class
+        # without responsibility, which would lock that class out of EM for
+        # good; a floor of a millionth of a sample keeps every class alive.
+        excess = np.maximum(prior.concentration - 1.0 + stats.count, _MIN_WEIGHT_COUNT)
         self.weights = excess / excess.sum()
-        with np.errstate(divide="ignore"):
-            self.log_weights = np.log(self.weights)
+        self.log_weights = np.log(self.weights)
         self.n_classes = n_classes
 
     def joint_log_likelihood(self, X: np.ndarray) -> np.ndarray:
@@ -171,7 +175,9 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
     covariances_ : ndarray of shape (n_classes, n_features, n_features)
         MAP class covariances ``S_n / (v_n + D + 2)``.
     weights_ : ndarray of shape (n_classes,)
-        MAP class weights ``(alpha + N_k - 1) / (K alpha + N - K)``.
+        MAP class weights ``(alpha + N_k - 1) / (K alpha + N - K)``, each
+        effective count ``alpha + N_k - 1`` floored at ``1e-6`` so that no
+        class of ``classes`` ever has weight zero.
     mean_posterior_ : ndarray of shape (n_classes, n_features)
         Posterior location ``m_n`` of the weighted NIW posterior.
     mean_precision_posterior_ : ndarray of shape (n_classes,)
@@ -186,8 +192,10 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         Label of every training sample: the given label, or the most
         responsible class for an unlabelled one.
     label_distributions_ : ndarray of shape (n_samples, n_classes)
-        Class weights of every training sample in the final M-step: one-hot
-        for labelled samples, responsibilities for unlabelled ones.
+        Class weights of every training sample in the final M-step (the
+        E-step the final parameters were estimated from, also when
+        ``max_iter`` stops EM): one-hot for labelled samples,
+        responsibilities for unlabelled ones.
     n_iter_ : int
         Number of EM iterations (M-steps) run.
     converged_ : bool
@@ -227,8 +235,17 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
 
     Unlabelled samples are marked with the integer ``-1``. With string
     labels, pass ``y`` as an object array holding ``-1`` for the unlabelled
-    samples. If no sample is labelled the classes are exchangeable: EM keeps
-    them identical, and every prediction is uniform over ``classes``.
+    samples, as in :mod:`sklearn.semi_supervised`; a string array holding
+    ``'-1'`` is refused rather than taken for a class.
+
+    With ``weight_concentration_prior=1`` the Dirichlet mode of a class with
+    no responsibility is zero, and EM could never bring such a class back;
+    every effective count behind a weight is therefore floored at ``1e-6``
+    samples, so a class of ``classes`` keeps a tiny weight until the data
+    give it responsibility.
+
+    If no sample is labelled the classes are exchangeable: EM keeps them
+    identical, and every prediction is uniform over ``classes``.
 
     References
     ----------
@@ -309,6 +326,14 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             if self.warm_start and hasattr(self, "_statistics")
             else None
         )
+        y_array = np.asarray(y)
+        if y_array.dtype.kind in "US" and np.any(y_array == y_array.dtype.type("-1")):
+            raise ValueError(
+                "y is a string array holding '-1': a string array cannot hold "
+                "the unlabelled marker, the integer -1. Pass an object array, "
+                "e.g. y.astype(object), with the integer -1 for the unlabelled "
+                "samples."
+            )
         X, y = validate_data(self, X, y, dtype=np.float64)
         unlabelled = np.asarray(y == UNLABELLED, dtype=bool)
         classes, y_idx = self._semi_supervised_classes(y[~unlabelled])
@@ -370,6 +395,8 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         trace = []
         converged = False
         for n_iter in range(1, self.max_iter + 1):
+            # The E-step the parameters of this iteration come from.
+            used = resp
             stats = _merge_statistics(labelled_stats, _weighted_statistics(X_u, resp))
             theta = _MAPParameters(stats, prior)
             joint_l = theta.joint_log_likelihood(X_l)
@@ -402,4 +429,4 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         self.converged_ = converged
         self.lower_bound_ = trace[-1]
         self.lower_bound_trace_ = trace
-        return stats, theta, resp
+        return stats, theta, used

@@ -12,6 +12,7 @@ prediction does not depend on the other samples in the call.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -21,6 +22,11 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import _num_samples
 
 from skrbal._decision import DecisionProcess
+from skrbal.exceptions import (
+    MissingStatesWarning,
+    missing_states,
+    missing_states_message,
+)
 
 __all__ = [
     "EVPISampling",
@@ -54,7 +60,7 @@ def evpi_scores(proba, process: DecisionProcess, classes=None) -> np.ndarray:
 
     See Also
     --------
-    DecisionProcess.evpi : The same quantity, as a method.
+    skrbal.DecisionProcess.evpi : The same quantity, as a method.
 
     Examples
     --------
@@ -210,6 +216,13 @@ def evpi_sampling(
     scores : ndarray of shape (n_instances,)
         Their EVPI.
 
+    Warns
+    -----
+    MissingStatesWarning
+        When the classifier has no class for some of the process's states:
+        its beliefs give them probability 0, so EVPI treats them as
+        impossible.
+
     See Also
     --------
     EVPISampling : The same strategy as an object bound to a process.
@@ -220,15 +233,27 @@ def evpi_sampling(
     >>> from sklearn.naive_bayes import GaussianNB
     >>> from skrbal import synthetic_decision_process
     >>> from skrbal.query import evpi_sampling
-    >>> X = np.array([[0.0], [0.2], [4.0], [4.2]])
-    >>> clf = GaussianNB().fit(X, [1, 1, 4, 4])
-    >>> idx, evpi = evpi_sampling(clf, np.array([[0.1], [2.05], [4.1]]),
+    >>> X = np.array([[-5.0], [-4.8], [-0.7], [-0.5], [5.8], [6.0], [19.0], [19.2]])
+    >>> clf = GaussianNB().fit(X, [1, 1, 2, 2, 3, 3, 4, 4])
+    >>> idx, evpi = evpi_sampling(clf, np.array([[-4.9], [12.5], [19.1]]),
     ...                           process=synthetic_decision_process())
     >>> idx
     array([1])
     """
     _check_pool(X_pool, n_instances)
     classes = _classes_of(classifier)
+    if isinstance(process, DecisionProcess):
+        missing = missing_states(classes, process.classes_)
+        if missing.size:
+            warnings.warn(
+                missing_states_message(
+                    f"The classifier ({type(classifier).__name__})",
+                    missing,
+                    process.classes_,
+                ),
+                MissingStatesWarning,
+                stacklevel=2,
+            )
     scores = _pool_scores(
         classifier,
         X_pool,
@@ -394,8 +419,9 @@ class EVPISampling(BaseEstimator):
     >>> from skrbal import synthetic_decision_process
     >>> from skrbal.query import EVPISampling
     >>> strategy = EVPISampling(process=synthetic_decision_process())
-    >>> clf = GaussianNB().fit([[0.0], [0.2], [4.0], [4.2]], [1, 1, 4, 4])
-    >>> idx, evpi = strategy(clf, np.array([[0.1], [2.05], [4.1]]), n_instances=2)
+    >>> X = np.array([[-5.0], [-4.8], [-0.7], [-0.5], [5.8], [6.0], [19.0], [19.2]])
+    >>> clf = GaussianNB().fit(X, [1, 1, 2, 2, 3, 3, 4, 4])
+    >>> idx, evpi = strategy(clf, np.array([[-4.9], [12.5], [19.1]]), n_instances=2)
     >>> idx
     array([1, 0])
     """
