@@ -1,8 +1,9 @@
 """The ``skrbal`` command: risk-based active-learning studies with figures.
 
 ``skrbal run`` compares EVPI against random querying quickly (``make demo``);
-``skrbal reproduce synthetic|z24`` reproduces a case study of the paper with
-every method, writing results, all figures and a Markdown summary.
+``skrbal reproduce synthetic|z24|custom`` reproduces a case study of the paper
+(or runs its protocol on your own campaign and process) with every method,
+writing results, all figures and a Markdown summary.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from skrbal._cli_data import add_data_options, case_from_args
 
 __all__ = ["main", "summary_table"]
 
@@ -385,17 +388,9 @@ def _reproduce_figures(study, case, out: Path, example: int) -> list[Path]:
 
 
 def _reproduce(args) -> int:
-    from skrbal.experiments import (
-        available_methods,
-        get_case_study,
-        run_study,
-        study_report,
-    )
+    from skrbal.experiments import available_methods, run_study, study_report
     from skrbal.experiments._folder import atomic_write_text, folder_lock
 
-    if args.data is not None and args.case != "z24":
-        print("skrbal: --data is only for the z24 case study", file=sys.stderr)
-        return 2
     if not 0 <= args.example_repetition < args.repeats:
         print(
             f"skrbal: --example-repetition must lie in [0, {args.repeats})",
@@ -404,7 +399,7 @@ def _reproduce(args) -> int:
         return 2
     if not args.no_figures:
         _require_matplotlib("reproduce")
-    case = get_case_study(args.case, data=args.data)
+    case = case_from_args(args)
     methods = args.methods or available_methods()
     out = Path(args.out or f"skrbal-reproduce-{args.case}")
     # The folder stays locked until the summary and figures are written too.
@@ -574,23 +569,39 @@ def _add_reproduce(commands, methods: list[str]) -> None:
         description="Repeat every method on fresh random splits of the synthetic "
         "or Z24 case study as in the paper (half the record as test set, the "
         "other half streamed in temporal order, 0.2 % (synthetic) or 0.3 % "
-        "(Z24) labelled at the start), then write tidy results, every figure "
+        "(Z24) labelled at the start), or of your own campaign with your own "
+        "decision process (custom), then write tidy results, every figure "
         "and a Markdown summary (summary.md) to the output folder. Finished "
         "repetitions are saved one by one; --resume continues an interrupted "
         "study.",
         epilog=_OWN_ESTIMATOR,
     )
     reproduce.add_argument(
-        "case", choices=["synthetic", "z24"], help="the case study to reproduce"
+        "case",
+        choices=["synthetic", "z24", "custom"],
+        help="the case study to reproduce; custom: your campaign (--data) and "
+        "your decision process (--process)",
     )
     reproduce.add_argument(
         "--data",
         metavar="PATH",
-        help="z24 only: your copy of the Z24 natural frequencies (.mat or .csv, "
-        "3932 x 4), read with skrbal.datasets.load_z24; without it the Z24-like "
-        "generator stands in. Features are standardised with the whole record's "
-        "mean and standard deviation.",
+        help="your record. z24: your copy of the Z24 natural frequencies (.mat, "
+        "the frequencies a variable or a struct field such as databasez24.data, "
+        "or .csv, 3932 x 4), read with skrbal.datasets.load_z24; without it the "
+        "Z24-like generator stands in. synthetic: your recording of a "
+        "four-state test rig, custom: your campaign, both a CSV or Parquet "
+        "table read with skrbal.datasets.load_campaign (feature columns, a "
+        "'label' column, optional 'action' and 'time' columns). Features of a "
+        "file are standardised with the whole record's mean and standard "
+        "deviation.",
     )
+    reproduce.add_argument(
+        "--process",
+        metavar="PATH",
+        help="custom only: your decision process, a JSON file as "
+        "skrbal.DecisionProcess.to_json writes; the labels must be its classes",
+    )
+    add_data_options(reproduce)
     reproduce.add_argument(
         "--repeats",
         type=int,

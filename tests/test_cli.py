@@ -183,6 +183,134 @@ def test_reproduce_z24_from_a_file(tmp_path, capsys):
     assert "data_source" in capsys.readouterr().err
 
 
+def test_reproduce_z24_reads_a_struct_style_mat(tmp_path, capsys):
+    import json
+
+    import scipy.io
+
+    from skrbal.datasets import make_z24_like
+
+    X, _, _ = make_z24_like(random_state=7)
+    data = tmp_path / "z24.mat"
+    # As circulated copies hold it: a struct with the frequencies and a note.
+    info = "Z24 bridge, first four natural frequencies (Hz)"
+    scipy.io.savemat(data, {"databasez24": {"data": X, "info": info}})
+    out = tmp_path / "out"
+    argv = ["reproduce", "z24", "--data", str(data), "--repeats", "2"]
+    argv += ["--damage-onset", "3462", "--methods", "gmm-evpi", "gmm-random"]
+    argv += ["--n-jobs", "1", "--no-progress", "--no-figures", "--out", str(out)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    protocol = (
+        "Labelling: frequencies from databasez24.data; damage from observation "
+        "3462 (counted from 0) of 3932; classes 3 and 4 are the first 235 and "
+        "the last 235 damaged observations; class 2 (cold) the pre-damage "
+        "observations with first natural frequency above 4.1 Hz"
+    )
+    assert protocol in (out / "summary.md").read_text() and protocol in printed
+    config = json.loads((out / "config.json").read_text())
+    assert config["labelling"].startswith("frequencies from databasez24.data")
+    # Another protocol is another study: resuming with it is refused.
+    argv[argv.index("3462")] = "3476"
+    assert main([*argv, "--resume"]) == 2
+    assert "labelling" in capsys.readouterr().err
+
+
+@pytest.fixture
+def campaign_files(tmp_path):
+    import json
+
+    import pandas as pd
+
+    from skrbal import synthetic_decision_process
+    from skrbal.datasets import make_degradation_stream
+
+    X, y, actions = make_degradation_stream(2, 300, random_state=3)
+    data = tmp_path / "rig.csv"
+    pd.DataFrame(
+        {
+            "time": np.arange(len(y)),
+            "strain": X[:, 0],
+            "frequency": X[:, 1],
+            "state": y,
+            "action": actions,
+        }
+    ).to_csv(data, index=False)
+    process = tmp_path / "process.json"
+    description = {
+        "format_version": 1,
+        "transition": np.asarray(synthetic_decision_process().transition).tolist(),
+        "state_utility": [10.0, 10.0, 5.0, -75.0],
+        "action_utility": [0.0, -20.0],
+        "inspection_cost": 5.0,
+        "classes": [1, 2, 3, 4],
+    }
+    process.write_text(json.dumps(description))
+    return data, process
+
+
+def test_reproduce_custom_campaign_and_process(campaign_files, tmp_path, capsys):
+    import json
+
+    data, process = campaign_files
+    out = tmp_path / "out"
+    argv = ["reproduce", "custom", "--data", str(data), "--process", str(process)]
+    argv += ["--label-column", "state", "--repeats", "2", "--methods", "gmm-evpi"]
+    argv += ["gmm-random", "--n-jobs", "1", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# custom: 2 repetitions")
+    assert (
+        "Labelling: features ['strain', 'frequency'], labels from column 'state', "
+        "actions from column 'action', time from column 'time'."
+    ) in summary
+    config = json.loads((out / "config.json").read_text())
+    assert f"; process {process} sha256 " in config["data_source"]
+    assert config["case"] == "custom" and config["standardise"] is True
+    assert (out / "evpi_surfaces.png").exists()  # two features: surfaces drawn
+    capsys.readouterr()
+    # The rig recording through the synthetic case: its process, 0.2 %.
+    rig = tmp_path / "rig"
+    argv = ["reproduce", "synthetic", "--data", str(data), "--label-column", "state"]
+    argv += ["--repeats", "1", "--methods", "gmm-evpi", "--n-jobs", "1"]
+    assert main([*argv, "--no-progress", "--no-figures", "--out", str(rig)]) == 0
+    config = json.loads((rig / "config.json").read_text())
+    assert config["case"] == "synthetic" and config["initial_size"] == 0.002
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["synthetic", "--damage-onset", "3462"], "--damage-onset: options of the z24"),
+        (["z24", "--label-column", "y"], "--label-column: options of a campaign"),
+        (["z24", "--process", "p.json"], "--process is for 'reproduce custom'"),
+        (["custom"], "reproduce custom needs --data"),
+        (["synthetic", "--initial-size", "5"], "pass it with --data"),
+        (
+            ["z24", "--cold-rule", "temperature", "--cold-threshold", "4.2"],
+            "cannot go with --cold-rule temperature",
+        ),
+    ],
+)
+def test_reproduce_misplaced_data_options(extra, message, tmp_path, capsys):
+    argv = ["reproduce", *extra, "--out", str(tmp_path / "out"), "--no-figures"]
+    assert main(argv) == 2
+    assert message in one_line_error(capsys)
+    assert not (tmp_path / "out").exists()
+
+
+def test_reproduce_custom_names_the_bad_file(campaign_files, tmp_path, capsys):
+    data, process = campaign_files
+    argv = ["reproduce", "custom", "--data", str(data), "--process", str(process)]
+    assert main([*argv, "--no-figures"]) == 2  # no 'label' column: it is 'state'
+    assert f"{data} has no label column 'label'" in one_line_error(capsys)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    argv[argv.index(str(process))] = str(bad)
+    assert main([*argv, "--label-column", "state", "--no-figures"]) == 2
+    assert "bad.json" in one_line_error(capsys)
+
+
 def test_reproduce_options_reach_the_study(monkeypatch):
     import skrbal.experiments
     from skrbal.experiments import available_methods
@@ -206,8 +334,9 @@ def test_reproduce_options_reach_the_study(monkeypatch):
 
 
 def test_reproduce_rejects_bad_options(tmp_path, capsys):
+    # synthetic --data reads a rig recording (issue 13): a missing one fails.
     assert main(["reproduce", "synthetic", "--data", str(tmp_path / "x.csv")]) == 2
-    assert "--data is only for the z24" in capsys.readouterr().err
+    assert "campaign file not found" in capsys.readouterr().err
     assert main(["reproduce", "z24", "--data", str(tmp_path / "missing.csv")]) == 2
     assert "not found" in capsys.readouterr().err
     assert main(["reproduce", "synthetic", "--repeats", "0"]) == 2

@@ -386,7 +386,7 @@ def test_load_errors(small_z24, tmp_path):
     mat = tmp_path / "z24.mat"
     scipy.io.savemat(mat, {"freqs": small_z24})
     with pytest.raises(ValueError, match=r"no variable 'data'.*\['freqs'\]"):
-        load_z24(mat, damage_onset=40)
+        load_z24(mat, damage_onset=40, key="data")
     scipy.io.savemat(mat, {"data": small_z24.T})
     with pytest.raises(ValueError, match="looks transposed"):
         load_z24(mat, damage_onset=40)
@@ -478,3 +478,142 @@ def test_load_constant_column_names_file_and_column(small_z24, tmp_path):
     empty.write_text("")
     with pytest.raises(ValueError, match=r"empty\.csv.*empty"):
         load_z24(empty, damage_onset=40)
+
+
+# ---------------------------------------------------------------------- #
+# load_z24: files as they circulate (structs, temperatures)
+# ---------------------------------------------------------------------- #
+def test_load_mat_struct_found_by_search_and_by_key(small_z24, tmp_path):
+    path = tmp_path / "z24.mat"
+    # savemat writes a dict as a MATLAB struct, as circulated copies hold it.
+    info = "Z24 natural frequencies, modes 1-4"
+    scipy.io.savemat(path, {"databasez24": {"data": small_z24, "info": info}})
+    for key in (None, "databasez24.data"):
+        X, y, _ = load_z24(path, damage_onset=40, key=key)
+        np.testing.assert_allclose(X, small_z24)
+        np.testing.assert_array_equal(y, _expected_small_labels())
+    with pytest.raises(ValueError, match=r"no variable 'databasez24\.freq'") as info:
+        load_z24(path, damage_onset=40, key="databasez24.freq")
+    message = str(info.value)
+    assert "databasez24: struct with fields ['data', 'info']" in message
+    assert "databasez24.data: float64 array of shape (60, 4)" in message
+
+
+def test_load_mat_struct_array_element_by_key(small_z24, tmp_path):
+    path = tmp_path / "runs.mat"
+    runs = [{"data": small_z24}, {"data": small_z24[:, ::-1]}]
+    scipy.io.savemat(path, {"runs": np.array(runs, dtype=object)})
+    with pytest.raises(ValueError, match=r"several numeric arrays.*runs\[1\]\.data"):
+        load_z24(path, damage_onset=40)
+    X, _, _ = load_z24(path, damage_onset=40, key="runs[1].data")
+    np.testing.assert_allclose(X, small_z24[:, ::-1])
+
+
+def test_load_mat_says_what_it_found_when_nothing_fits(small_z24, tmp_path):
+    path = tmp_path / "z24.mat"
+    scipy.io.savemat(
+        path, {"databasez24": {"freq": small_z24[:, :3], "info": "modes 1-3"}}
+    )
+    with pytest.raises(ValueError, match="no numeric array of shape") as info:
+        load_z24(path, damage_onset=40)
+    message = str(info.value)
+    assert str(path) in message
+    assert "databasez24: struct with fields ['freq', 'info']" in message
+    assert "databasez24.freq: float64 array of shape (60, 3)" in message
+    assert "databasez24.info: text 'modes 1-3'" in message
+    scipy.io.savemat(path, {"databasez24": {"data": small_z24.T}})
+    with pytest.raises(
+        ValueError,
+        match=r"databasez24.data has shape \(4, 60\).*"
+        "transposed",
+    ):
+        load_z24(path, damage_onset=40)
+
+
+def _temperatures():
+    temperature = np.full(60, 8.0)
+    temperature[20:26] = -3.0  # frost without any frequency rise
+    temperature[50:] = -1.0  # damaged: never cold
+    return temperature
+
+
+def test_load_temperature_rule_from_struct_field(small_z24, tmp_path):
+    path = tmp_path / "z24.mat"
+    temperature = _temperatures()
+    scipy.io.savemat(
+        path, {"databasez24": {"data": small_z24, "temperature": temperature}}
+    )
+    _, y, _ = load_z24(path, damage_onset=40)  # 'auto' finds the temperatures
+    assert np.flatnonzero(y == 2).tolist() == list(range(20, 26))
+    _, y_t, _ = load_z24(path, damage_onset=40, cold_rule="temperature")
+    np.testing.assert_array_equal(y_t, y)
+    _, y_f, _ = load_z24(path, damage_onset=40, cold_rule="frequency")
+    np.testing.assert_array_equal(y_f, _expected_small_labels())
+
+    scipy.io.savemat(path, {"data": small_z24, "tdeck": temperature})
+    _, y_k, _ = load_z24(path, damage_onset=40, temperature_key="tdeck")
+    np.testing.assert_array_equal(y_k, y)
+    with pytest.raises(ValueError, match="needs the temperatures"):
+        load_z24(path, damage_onset=40, cold_rule="temperature")
+    _, y_auto, _ = load_z24(path, damage_onset=40)  # no named temperatures
+    np.testing.assert_array_equal(y_auto, _expected_small_labels())
+
+
+def test_load_temperature_column_of_a_csv(small_z24, tmp_path):
+    path = tmp_path / "z24.csv"
+    table = np.column_stack([small_z24[:, :2], _temperatures(), small_z24[:, 2:]])
+    np.savetxt(
+        path, table, delimiter=",", header="f1,f2,Temperature,f3,f4", comments=""
+    )
+    X, y, _ = load_z24(path, damage_onset=40)
+    np.testing.assert_allclose(X, small_z24)
+    assert np.flatnonzero(y == 2).tolist() == list(range(20, 26))
+    _, y_f, _ = load_z24(path, damage_onset=40, cold_rule="frequency")
+    np.testing.assert_array_equal(y_f, _expected_small_labels())
+
+
+def test_load_temperature_errors(small_z24, tmp_path):
+    path = tmp_path / "z24.mat"
+    kelvin = _temperatures() + 273.15
+    scipy.io.savemat(path, {"data": small_z24, "temperature": kelvin})
+    with pytest.raises(ValueError, match=r"\(temperature\) are all above 150.*kelvin"):
+        load_z24(path, damage_onset=40)
+    gap = _temperatures()
+    gap[33] = np.nan
+    scipy.io.savemat(path, {"data": small_z24, "temperature": gap})
+    with pytest.raises(ValueError, match="non-finite value at row 33"):
+        load_z24(path, damage_onset=40)
+    _, y, _ = load_z24(path, damage_onset=40, cold_rule="frequency")  # not used
+    np.testing.assert_array_equal(y, _expected_small_labels())
+    csv = tmp_path / "z24.csv"
+    np.savetxt(csv, small_z24, delimiter=",", header="f1,f2,f3,f4", comments="")
+    with pytest.raises(ValueError, match=r"no column 'tdeck'.*\['f1', 'f2'"):
+        load_z24(csv, damage_onset=40, temperature_key="tdeck")
+
+
+def test_circulated_damage_onset_shifts_the_damage_classes(tmp_path):
+    from skrbal.datasets._z24 import Z24_DAMAGE_ONSET, Z24_DAMAGE_ONSET_CIRCULATED
+
+    X, _, _ = make_z24_like(random_state=0)
+    path = tmp_path / "z24.mat"
+    scipy.io.savemat(path, {"databasez24": {"data": X}})
+    _, paper, _ = load_z24(path, cold_rule="frequency")
+    _, circulated, _ = load_z24(
+        path, damage_onset=Z24_DAMAGE_ONSET_CIRCULATED, cold_rule="frequency"
+    )
+    assert np.flatnonzero(paper >= 3)[0] == Z24_DAMAGE_ONSET == 3476
+    assert np.flatnonzero(circulated >= 3)[0] == 3462
+    assert (circulated == 3).sum() == (3932 - 3462) // 2
+
+
+def test_load_mat_inventory_of_a_crowded_file_is_bounded(tmp_path):
+    path = tmp_path / "many.mat"
+    fields = {f"channel{i:02d}": np.arange(3.0) + i for i in range(60)}
+    scipy.io.savemat(path, {"database": fields})
+    with pytest.raises(ValueError, match="no numeric array") as info:
+        load_z24(path)
+    message = str(info.value)
+    assert "database.channel38: float64 array of shape (3,)" in message
+    assert "database: struct with 60 fields ['channel00'," in message
+    assert "database.channel39:" not in message
+    assert "; and 21 more entries." in message

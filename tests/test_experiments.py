@@ -251,8 +251,11 @@ def test_z24_case_from_a_file(z24_file, tmp_path):
 def test_z24_case_rejects_bad_data(tmp_path):
     with pytest.raises(FileNotFoundError, match="not found"):
         get_case_study("z24", data=tmp_path / "missing.csv")
-    with pytest.raises(ValueError, match="only for the 'z24'"):
+    # The synthetic case reads a rig recording now (issue 13): a missing one.
+    with pytest.raises(FileNotFoundError, match="campaign file not found"):
         get_case_study("synthetic", data=tmp_path / "missing.csv")
+    with pytest.raises(ValueError, match="options of the 'z24' case study"):
+        get_case_study("synthetic", damage_onset=3462)
     with pytest.raises(ValueError, match="tuple"):
         get_case_study("z24", data=3)
     with pytest.raises(ValueError, match="shape"):

@@ -76,19 +76,25 @@ def _drive(agent, X, y, n0, actions=None):
     return np.array(evpi), np.array(inspected), np.array(decided)
 
 
-@pytest.mark.parametrize("semi_supervised", [None, "em", "smoothing"])
-def test_agent_decides_as_the_stream_learner(case, semi_supervised):
+@pytest.mark.parametrize(
+    "semi_supervised, em_start",
+    [
+        (None, "labelled"),
+        ("em", "labelled"),
+        ("em", "previous"),
+        ("smoothing", "labelled"),
+    ],
+)
+def test_agent_decides_as_the_stream_learner(case, semi_supervised, em_start):
     X, y, n0, process, _ = case
-    learner = RiskBasedLearner(
+    params = dict(
         estimator=BayesianGMMClassifier(),
         process=process,
         semi_supervised=semi_supervised,
-    ).fit(X, y, initial=np.arange(n0))
-    with RiskBasedAgent(
-        estimator=BayesianGMMClassifier(),
-        process=process,
-        semi_supervised=semi_supervised,
-    ).fit(X[:n0], y[:n0]) as agent:
+        em_start=em_start,
+    )
+    learner = RiskBasedLearner(**params).fit(X, y, initial=np.arange(n0))
+    with RiskBasedAgent(**params).fit(X[:n0], y[:n0]) as agent:
         evpi, inspected, decided = _drive(agent, X, y, n0)
         history = agent.history()
     steps = learner.history_.steps.iloc[n0:]
@@ -293,6 +299,7 @@ def test_bad_parameters_raise():
     for params, match in [
         ({"semi_supervised": "self-training"}, "semi_supervised must be"),
         ({"update": "sometimes"}, "update must be"),
+        ({"em_start": "random"}, "em_start must be"),
         ({"max_open_requests": 0}, "max_open_requests"),
         ({"name": ""}, "name must be"),
         ({"budget": "half"}, "budget must be a budget policy"),

@@ -14,12 +14,13 @@ import time
 import traceback
 
 import numpy as np
-import pandas as pd
 import pytest
+from sqlalchemy import select
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.datasets import make_degradation_stream
 from skrbal.online import AgentStore, RiskBasedAgent
+from skrbal.online import _schema as schema
 
 N_KILLS = 50
 
@@ -66,30 +67,41 @@ def _child(url, X, y, write_fd):
     os._exit(0)  # no cleanup of the parent's inherited state
 
 
-def _check_reported(url, lines, y):
+def _stored_decisions(url):
+    """Steps and requests of the store, read without parsing features."""
     store = AgentStore(url)
     try:
-        history = store.history("crash").set_index("step")
+        with store.engine.connect() as conn:
+            obs = schema.observations
+            steps = conn.execute(
+                select(obs.c.step, obs.c.evpi, obs.c.action, obs.c.request_id).order_by(
+                    obs.c.step
+                )
+            ).all()
         requests = store.requests("crash").set_index("request_id")
     finally:
         store.close()
-    assert history.index.tolist() == list(range(len(history)))  # no duplicate
+    return steps, requests
+
+
+def _check_reported(url, lines, y):
+    steps, requests = _stored_decisions(url)
+    assert [row.step for row in steps] == list(range(len(steps)))  # no duplicate
     assert requests["step"].is_unique
     for line in lines:
         kind, *fields = line.split()
         if kind == "O":
             step, evpi, request_id, action = fields
-            row = history.loc[int(step)]
-            assert row["evpi"] == float.fromhex(evpi)
-            assert row["recommended_action"] == int(action)
-            stored_id = 0 if pd.isna(row["request_id"]) else row["request_id"]
-            assert stored_id == int(request_id)
+            row = steps[int(step)]
+            assert row.evpi == float.fromhex(evpi)
+            assert row.action == int(action)
+            assert (row.request_id or 0) == int(request_id)
         elif kind == "R":
             request_id, step, action = (int(v) for v in fields)
             row = requests.loc[request_id]
             assert row["step"] == step and row["status"] == "done"
             assert row["label"] == y[step] and row["action"] == action
-    return len(history)
+    return len(steps)
 
 
 def _kill_run(url, X, y, seed):

@@ -243,6 +243,11 @@ def test_loading_never_imports_foreign_code(store_url, stream):
     with store.engine.connect() as conn:
         row = conn.execute(select(schema.agents)).one()
     assert json.loads(row.estimator)["__estimator__"].endswith("_MyGMM")
+    assert json.loads(row.process) == PROCESS.to_dict()
+    configuration = store.configuration("bridge")
+    assert configuration["process"] == PROCESS.to_dict()
+    assert configuration["settings"]["semi_supervised"] is None
+    assert configuration["budget"]["params"] == {"n": 2}
     assert json.loads(row.budget_state) == state
     for kwargs, match in [
         ({}, "not part of scikit-learn or skrbal"),
@@ -320,3 +325,23 @@ def test_required_postgres_fails_rather_than_skips(monkeypatch):
     monkeypatch.setenv("SKRBAL_REQUIRE_POSTGRES", "0")
     with pytest.raises(pytest.skip.Exception):
         next(_postgres_schema_url())
+
+
+def test_sqlite_durability_is_a_choice(tmp_path):
+    from sqlalchemy import text
+
+    for synchronous, code in [("full", 2), ("normal", 1)]:
+        store = AgentStore(tmp_path / f"{synchronous}.db", synchronous=synchronous)
+        with store.engine.connect() as conn:
+            assert conn.execute(text("PRAGMA synchronous")).scalar() == code
+            assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        store.close()
+    with pytest.raises(ValueError, match="synchronous must be one of"):
+        AgentStore(tmp_path / "a.db", synchronous="off")
+
+
+def test_a_file_that_is_not_a_database_is_named(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("not a database\n" * 100)
+    with pytest.raises(StoreError, match=r"cannot open the store .*notes\.db"):
+        AgentStore(path)

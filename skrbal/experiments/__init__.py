@@ -1,6 +1,6 @@
 """Repeated risk-based active-learning studies: case studies, methods, runner."""
 
-from skrbal.experiments._cases import CaseStudy, get_case_study
+from skrbal.experiments._cases import CaseStudy, campaign_case, get_case_study
 from skrbal.experiments._folder import StudyFileWarning, load_study
 from skrbal.experiments._methods import Method, available_methods, get_method
 from skrbal.experiments._report import study_report, summarise_study
@@ -15,6 +15,7 @@ __all__ = [
     "Method",
     "StudyFileWarning",
     "available_methods",
+    "campaign_case",
     "get_case_study",
     "get_method",
     "load_study",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from os import PathLike
@@ -18,13 +19,22 @@ from skrbal._decision import (
     z24_decision_process,
 )
 from skrbal.datasets import (
-    load_z24,
+    load_campaign,
     make_degradation_stream,
     make_z24_like,
     stream_test_split,
 )
+from skrbal.datasets._campaign import as_process
+from skrbal.datasets._z24 import (
+    Z24_DAMAGE_ONSET,
+    Z24_N_SAMPLES,
+    label_z24,
+    read_z24,
+    resolve_cold_rule,
+    z24_protocol,
+)
 
-__all__ = ["CaseStudy", "get_case_study"]
+__all__ = ["CaseStudy", "campaign_case", "get_case_study"]
 
 
 @dataclass(frozen=True)
@@ -56,10 +66,15 @@ class CaseStudy:
         Where the record comes from (a generator and its seed, or a file and
         its SHA-256). It is part of a study's configuration, so a study cannot
         be resumed on different data.
+    labelling : str, default=''
+        How the labels of the record are defined (for Z24: the damage onset
+        and the cold rule). Part of a study's configuration and printed in
+        its report.
 
     See Also
     --------
     get_case_study : The built-in case studies, and Z24 from a file.
+    campaign_case : A case study on a campaign of your own.
 
     Examples
     --------
@@ -78,6 +93,7 @@ class CaseStudy:
     standardise: bool = False
     description: str = field(default="", compare=False)
     source: str = ""
+    labelling: str = ""
 
     def process(self) -> DecisionProcess:
         """The decision process of the study.
@@ -152,8 +168,26 @@ def _synthetic_data(random_state):
     return make_degradation_stream(random_state=random_state)
 
 
-def _z24_like_data(random_state):
-    return make_z24_like(random_state=random_state)
+_GENERATOR_TEMPERATURE = "the generator's latent deck temperature"
+
+
+def _z24_like_data(random_state, *, damage_onset=Z24_DAMAGE_ONSET, cold_rule="auto"):
+    X, _, actions, temperature = make_z24_like(
+        random_state=random_state, damage_onset=damage_onset, return_temperature=True
+    )
+    y, _ = label_z24(
+        X,
+        damage_onset,
+        cold_rule,
+        (temperature, _GENERATOR_TEMPERATURE),
+        "make_z24_like",
+    )
+    return X, y, actions
+
+
+def _z24_like_protocol(damage_onset, cold_rule) -> str:
+    _, rule = resolve_cold_rule(cold_rule, _GENERATOR_TEMPERATURE, "make_z24_like")
+    return z24_protocol(damage_onset, Z24_N_SAMPLES, rule)
 
 
 def _fixed_record(random_state, *, X, y, actions):
@@ -169,6 +203,8 @@ _CASES = {
         initial_size=0.002,
         description="synthetic four-state degradation stream, 6 repair cycles",
         source="make_degradation_stream(random_state=0)",
+        labelling="the generator's true state of every observation and its "
+        "repair actions",
     ),
     "z24": CaseStudy(
         name="z24",
@@ -178,6 +214,7 @@ _CASES = {
         standardise=True,
         description="Z24-like natural frequencies (4 modes), damage at the end",
         source="make_z24_like(random_state=0)",
+        labelling=_z24_like_protocol(Z24_DAMAGE_ONSET, "auto"),
     ),
 }
 
@@ -200,21 +237,42 @@ def _checked_record(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, y, actions
 
 
-def _z24_from(data) -> CaseStudy:
+def _or(value, default):
+    return default if value is None else value
+
+
+def _z24_from(data, protocol: dict) -> CaseStudy:
     """The Z24 case study on a given record (file or arrays)."""
     if isinstance(data, str | PathLike):
         path = Path(data)
-        X, y, actions = load_z24(path)
+        record = read_z24(
+            path,
+            damage_onset=protocol["damage_onset"] or Z24_DAMAGE_ONSET,
+            cold_rule="auto"
+            if protocol["cold_rule"] is None
+            else protocol["cold_rule"],
+            key=protocol["key"],
+            temperature_key=protocol["temperature_key"],
+        )
+        X, y, actions = record.X, record.y, record.actions
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         source = f"load_z24({str(path)!r}), sha256 {digest}"
         description = f"Z24 natural frequencies (4 modes) from {path.name}"
+        labelling = record.protocol
     else:
+        given = sorted(k for k, v in protocol.items() if v is not None)
+        if given:
+            raise ValueError(
+                f"{given} label a Z24 file; data given as (X, y, actions) are "
+                "labelled already."
+            )
         X, y, actions = _checked_record(data)
         digest = hashlib.sha256(
             np.ascontiguousarray(X).tobytes() + np.ascontiguousarray(y).tobytes()
         ).hexdigest()
         source = f"arrays of shape {X.shape}, sha256 {digest}"
         description = f"Z24 record given as arrays, {X.shape[0]} observations"
+        labelling = "labels given with the arrays"
     _standardised(X, source)  # a record that cannot be used fails here, not in a run
     # The record travels with the case (a few hundred kB), so workers of a
     # remote Dask cluster need no access to the user's file.
@@ -223,66 +281,285 @@ def _z24_from(data) -> CaseStudy:
         make_data=partial(_fixed_record, X=X, y=y, actions=actions),
         description=description,
         source=source,
+        labelling=labelling,
     )
 
 
-def get_case_study(name: str, *, data=None) -> CaseStudy:
-    """Look up a built-in case study by name, optionally on the user's Z24 data.
+def _z24_like(damage_onset, cold_rule) -> CaseStudy:
+    """The Z24 case on the generator, labelled by the given protocol."""
+    damage_onset = _or(damage_onset, Z24_DAMAGE_ONSET)
+    cold_rule = _or(cold_rule, "auto")
+    labelling = _z24_like_protocol(damage_onset, cold_rule)
+    _z24_like_data(0, damage_onset=damage_onset, cold_rule=cold_rule)  # fail here
+    source = "make_z24_like(random_state=0)"
+    if damage_onset != Z24_DAMAGE_ONSET:
+        source = f"make_z24_like(random_state=0, damage_onset={damage_onset})"
+    return replace(
+        _CASES["z24"],
+        make_data=partial(
+            _z24_like_data, damage_onset=damage_onset, cold_rule=cold_rule
+        ),
+        source=source,
+        labelling=labelling,
+    )
+
+
+def _process_digest(process: DecisionProcess) -> str:
+    """SHA-256 of the process's values (exact: repr of floats round-trips)."""
+    values = [
+        np.asarray(process.transition, dtype=float).tolist(),
+        np.asarray(process.state_utility, dtype=float).tolist(),
+        np.asarray(process.action_utility, dtype=float).tolist(),
+        float(process.inspection_cost),
+        process.classes_.tolist(),
+        None if process.state_names is None else list(process.state_names),
+        None if process.action_names is None else list(process.action_names),
+    ]
+    return hashlib.sha256(repr(values).encode()).hexdigest()
+
+
+def campaign_case(
+    data,
+    process,
+    *,
+    name: str = "custom",
+    initial_size: float | int = 0.003,
+    test_size: float | int = 0.5,
+    standardise: bool = True,
+    label_column: str = "label",
+    feature_columns: Sequence[str] | None = None,
+    action_column: str | None = None,
+    time_column: str | None = None,
+) -> CaseStudy:
+    """A case study on a monitoring campaign of your own and its decision process.
 
     Parameters
     ----------
-    name : {'synthetic', 'z24'}
-        The case study.
-    data : path-like or tuple (X, y, actions), default=None
-        Only for ``'z24'``: the real record. A path is read with
-        :func:`skrbal.datasets.load_z24` (a ``.mat`` or ``.csv`` file of the
-        first four natural frequencies, labelled with its default damage onset
-        and cold rule); a tuple is a record already loaded, e.g. by
-        ``load_z24(path, damage_onset=3462)``. ``None`` uses the Z24-like
-        generator :func:`skrbal.datasets.make_z24_like`. Either way the
-        features are standardised with the whole record's mean and standard
-        deviation, which need no labels.
+    data : str, path-like or DataFrame
+        The campaign, read with :func:`skrbal.datasets.load_campaign`: a CSV
+        or Parquet file (or a DataFrame) with one row per observation in
+        temporal order, numeric feature columns, a label column and
+        optionally an action and a time column.
+    process : DecisionProcess, dict, str or path-like
+        The decision process: an object, a dict as
+        :meth:`~skrbal.DecisionProcess.to_dict` writes, or a JSON file as
+        :meth:`~skrbal.DecisionProcess.to_json` writes. The labels must be
+        its classes, the actions its action indices or names.
+    name : str, default='custom'
+        Name of the case in results and reports.
+    initial_size : float or int, default=0.003
+        Share (or number) of the stream labelled at the start.
+    test_size : float or int, default=0.5
+        Share (or number) of the record held out as the test set.
+    standardise : bool, default=True
+        Standardise every feature with the whole record's mean and standard
+        deviation (no labels needed). The scale of your features is unknown
+        to the default priors and kernel widths, so this is on by default.
+    label_column : str, default='label'
+        Column of the labels.
+    feature_columns : sequence of str, default=None
+        Feature columns; ``None`` takes every column that is not the label,
+        action or time column.
+    action_column : str, default=None
+        Column of the actions; ``None`` uses ``'action'`` if present, else
+        every action is 0 ("do nothing").
+    time_column : str, default=None
+        Column of the times, checked to increase; ``None`` uses ``'time'`` if
+        present.
 
     Returns
     -------
     case : CaseStudy
+        Its ``source`` holds the SHA-256 of the data and of the process, so a
+        study cannot be resumed on another campaign or process; its
+        ``labelling`` names the columns used.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the data or process file does not exist.
+    ValueError
+        As :func:`skrbal.datasets.load_campaign`, or if the process is
+        invalid or the record cannot be split with these sizes.
+
+    See Also
+    --------
+    get_case_study : The built-in case studies.
+    skrbal.datasets.load_campaign : The campaign layout.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.datasets import make_degradation_stream
+    >>> from skrbal.experiments import campaign_case
+    >>> X, y, actions = make_degradation_stream(random_state=3)
+    >>> table = pd.DataFrame({"f1": X[:, 0], "f2": X[:, 1], "label": y,
+    ...                       "action": actions})
+    >>> case = campaign_case(table, synthetic_decision_process(), name="rig")
+    >>> case.split(random_state=0).X_stream.shape
+    (6000, 2)
+    >>> case.labelling
+    "features ['f1', 'f2'], labels from column 'label', actions from column 'action'"
+    """
+    origin = f"{process} " if isinstance(process, str | PathLike) else ""
+    process = as_process(process)
+    campaign = load_campaign(
+        data,
+        process,
+        label_column=label_column,
+        feature_columns=feature_columns,
+        action_column=action_column,
+        time_column=time_column,
+    )
+    X, y, actions = campaign.X, campaign.y, campaign.actions
+    source = f"{campaign.source}; process {origin}sha256 {_process_digest(process)}"
+    case = CaseStudy(
+        name=name,
+        make_process=partial(copy.deepcopy, process),
+        make_data=partial(_fixed_record, X=X, y=y, actions=actions),
+        initial_size=initial_size,
+        test_size=test_size,
+        standardise=standardise,
+        description=(
+            f"campaign of {X.shape[0]} observations and {X.shape[1]} features, "
+            f"a process of {process.n_states} states and {process.n_actions} "
+            "actions"
+        ),
+        source=source,
+        labelling=campaign.description,
+    )
+    case.split(random_state=0)  # sizes and a constant feature fail here
+    return case
+
+
+def get_case_study(
+    name: str,
+    *,
+    data=None,
+    process=None,
+    damage_onset: int | None = None,
+    cold_rule=None,
+    key: str | None = None,
+    temperature_key: str | None = None,
+) -> CaseStudy:
+    """Look up a case study by name, optionally on the user's own data.
+
+    Parameters
+    ----------
+    name : {'synthetic', 'z24', 'custom'}
+        The case study. ``'custom'`` is a campaign of your own with your own
+        process (see :func:`campaign_case`).
+    data : path-like, DataFrame or tuple (X, y, actions), default=None
+        The record.
+
+        - ``'z24'``: the real record. A path is read with
+          :func:`skrbal.datasets.load_z24` (a ``.mat`` file, the frequencies
+          as a variable or a struct field, or a ``.csv`` file) and labelled
+          by the protocol below; a tuple is a record already labelled.
+          ``None`` uses the Z24-like generator
+          :func:`skrbal.datasets.make_z24_like`, labelled by the protocol
+          below too. Either way the features are standardised with the whole
+          record's mean and standard deviation, which need no labels.
+        - ``'synthetic'``: your recording of a four-state test rig, a
+          campaign file as :func:`skrbal.datasets.load_campaign` reads
+          (labels 1 to 4, actions 0 "do nothing" and 1 "repair"), with the
+          synthetic case's process and initial share; standardised. ``None``
+          generates the paper's stream.
+        - ``'custom'``: the campaign file (required).
+    process : DecisionProcess, dict or path-like, default=None
+        Only for ``'custom'`` (required there): the process, e.g. a JSON
+        file written by :meth:`~skrbal.DecisionProcess.to_json`.
+    damage_onset : int, default=None
+        Only for ``'z24'``: index (from 0) of the first damaged observation.
+        ``None`` is 3476, the paper's number; commonly circulated copies of
+        the data give 3462.
+    cold_rule : {'auto', 'frequency', 'temperature'}, float or callable, \
+            default=None
+        Only for ``'z24'``: the rule for the cold class, as in
+        :func:`skrbal.datasets.load_z24`. ``None`` is ``'auto'``: temperature
+        below 0 degC where the record has temperatures (the generator always
+        has), else first natural frequency above 4.1 Hz.
+    key, temperature_key : str, default=None
+        Only for ``'z24'`` from a file: where the frequencies and the
+        temperatures sit in it, as in :func:`skrbal.datasets.load_z24`.
+
+    Returns
+    -------
+    case : CaseStudy
+        Its ``labelling`` states the protocol applied.
 
     Raises
     ------
     ValueError
-        If the name is unknown, ``data`` is given for the synthetic case, or
-        the data cannot be read as a Z24 record.
+        If the name is unknown, an option is given for a case it does not
+        apply to, or the data cannot be read and labelled.
     FileNotFoundError
-        If ``data`` is a path that does not exist.
+        If ``data`` (or ``process``) is a path that does not exist.
+
+    See Also
+    --------
+    campaign_case : A campaign of your own, with every option.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> import numpy as np
+    >>> import scipy.io
     >>> from skrbal.datasets import make_z24_like
     >>> from skrbal.experiments import get_case_study
     >>> get_case_study("z24").initial_size
     0.003
     >>> X, _, _ = make_z24_like(random_state=1)
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = pathlib.Path(folder) / "z24.csv"
-    ...     np.savetxt(path, X, delimiter=",")
-    ...     case = get_case_study("z24", data=path)
+    ...     path = pathlib.Path(folder) / "z24.mat"
+    ...     scipy.io.savemat(path, {"databasez24": {"data": X}})
+    ...     case = get_case_study("z24", data=path, damage_onset=3462)
     >>> case.split(random_state=0).X_stream.shape
     (1966, 4)
-    >>> case.source.startswith("load_z24(")
-    True
+    >>> print(case.labelling.split("; ")[1])
+    damage from observation 3462 (counted from 0) of 3932
     """
-    try:
-        case = _CASES[name]
-    except (KeyError, TypeError):
+    if name not in (*_CASES, "custom"):
         raise ValueError(
-            f"unknown case study {name!r}; choose from {sorted(_CASES)}."
-        ) from None
-    if data is None:
-        return case
-    if name != "z24":
-        raise ValueError(
-            f"data= is only for the 'z24' case study; {name!r} is generated."
+            f"unknown case study {name!r}; choose from {sorted([*_CASES, 'custom'])}."
         )
-    return _z24_from(data)
+    protocol = {
+        "damage_onset": damage_onset,
+        "cold_rule": cold_rule,
+        "key": key,
+        "temperature_key": temperature_key,
+    }
+    if name != "z24":
+        given = sorted(k for k, v in protocol.items() if v is not None)
+        if given:
+            raise ValueError(
+                f"{given} are options of the 'z24' case study, not of {name!r}."
+            )
+    if process is not None and name != "custom":
+        raise ValueError(
+            f"process= is only for the 'custom' case study; {name!r} has its own."
+        )
+    if name == "custom":
+        if data is None or process is None:
+            raise ValueError(
+                "the 'custom' case study needs data= (a campaign file) and "
+                "process= (a process file)."
+            )
+        return campaign_case(data, process)
+    if name == "synthetic":
+        if data is None:
+            return _CASES["synthetic"]
+        return campaign_case(
+            data,
+            synthetic_decision_process(),
+            name="synthetic",
+            initial_size=_CASES["synthetic"].initial_size,
+        )
+    if data is None:
+        if key is not None or temperature_key is not None:
+            raise ValueError("key= and temperature_key= locate data in a Z24 file.")
+        if damage_onset is None and cold_rule is None:
+            return _CASES["z24"]
+        return _z24_like(damage_onset, cold_rule)
+    return _z24_from(data, protocol)

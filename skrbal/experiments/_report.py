@@ -220,6 +220,14 @@ def study_report(
         "record); the rest is the stream, in temporal order, with "
         f"{config['initial_size']:.1%} of it labelled at the start.",
         "",
+        f"Labelling: {config.get('labelling') or 'not recorded'}."
+        + (
+            " Features standardised with the whole record's mean and standard "
+            "deviation."
+            if config.get("standardise")
+            else ""
+        ),
+        "",
         "Methods:",
         "",
     ]

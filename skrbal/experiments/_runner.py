@@ -244,6 +244,7 @@ def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
         "case": case.name,
         "case_description": case.description,
         "data_source": case.source,
+        "labelling": case.labelling,
         "initial_size": case.initial_size,
         "test_size": case.test_size,
         "standardise": case.standardise,

@@ -5,6 +5,22 @@ feed: one observation (or a batch) at a time, inspection results that come
 back later or never, a budget policy, and an :class:`AgentStore` (SQLite file
 or PostgreSQL) that records everything as it happens so the agent resumes
 after a restart with identical decisions.
+
+The life of an agent::
+
+    agent = RiskBasedAgent(estimator=..., process=..., store="fleet.db",
+                           name="bridge-7").fit(X_commissioning, y_commissioning)
+    decisions = agent.observe(X_new, timestamps=...)   # one row per observation
+    action = agent.record_inspection(request_id, label)  # days later
+    agent.cancel_request(other_id, reason="no access")
+    agent.record_action(step, action_taken)            # for smoothing
+    agent.status(); agent.history()
+    agent.close()
+    agent = RiskBasedAgent.from_store("fleet.db", "bridge-7")  # after a restart
+
+Reading a store needs no agent and takes no lock: :meth:`AgentStore.status`,
+:meth:`~AgentStore.history`, :meth:`~AgentStore.requests`,
+:meth:`~AgentStore.events` and :meth:`~AgentStore.configuration`.
 """
 
 try:

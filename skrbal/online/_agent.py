@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_array
 from skrbal import __version__
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
-from skrbal.active._semi import clone_for, make_update
+from skrbal.active._semi import _EM_STARTS, clone_for, make_update
 from skrbal.online._buffers import DenseSteps, SparseSteps
 from skrbal.online._config import (
     decode_config,
@@ -42,6 +42,21 @@ class RequestError(ValueError):
 
     Raised for an unknown request, a cancelled one, a repeated result or a
     label outside the process; the agent and its store are left unchanged.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import RequestError, RiskBasedAgent
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> try:
+    ...     agent.record_inspection(1, 2)
+    ... except RequestError as exc:
+    ...     print(str(exc)[:36])
+    request_id 1 is not a request of age
+    >>> agent.close()
     """
 
 
@@ -96,6 +111,9 @@ class RiskBasedAgent(BaseEstimator):
         between (see :meth:`record_action`).
     update : {'auto', 'partial_fit', 'refit'}, default='auto'
         How the model learns a result, as in
+        :class:`~skrbal.active.RiskBasedLearner`.
+    em_start : {'labelled', 'previous'}, default='labelled'
+        With ``semi_supervised='em'``, where each refit's EM starts, as in
         :class:`~skrbal.active.RiskBasedLearner`.
     initial_state : label, default=None
         With ``semi_supervised='smoothing'``, the state assumed before the
@@ -198,6 +216,7 @@ class RiskBasedAgent(BaseEstimator):
         budget=None,
         semi_supervised: str | None = None,
         update: str = "auto",
+        em_start: str = "labelled",
         initial_state=None,
         max_open_requests: int | None = None,
         store=None,
@@ -208,6 +227,7 @@ class RiskBasedAgent(BaseEstimator):
         self.budget = budget
         self.semi_supervised = semi_supervised
         self.update = update
+        self.em_start = em_start
         self.initial_state = initial_state
         self.max_open_requests = max_open_requests
         self.store = store
@@ -229,6 +249,10 @@ class RiskBasedAgent(BaseEstimator):
             )
         if self.update not in _UPDATES:
             raise ValueError(f"update must be one of {_UPDATES}, got {self.update!r}.")
+        if self.em_start not in _EM_STARTS:
+            raise ValueError(
+                f"em_start must be one of {_EM_STARTS}, got {self.em_start!r}."
+            )
         cap = self.max_open_requests
         if cap is not None and (
             not isinstance(cap, Integral) or isinstance(cap, bool) or cap < 1
@@ -259,6 +283,7 @@ class RiskBasedAgent(BaseEstimator):
         return {
             "semi_supervised": self.semi_supervised,
             "update": self.update,
+            "em_start": self.em_start,
             "initial_state": encode_config(self.initial_state),
             "max_open_requests": self.max_open_requests,
         }
@@ -270,7 +295,11 @@ class RiskBasedAgent(BaseEstimator):
 
     def _new_model(self, buffers):
         self._update = make_update(
-            self.semi_supervised, self.process, self.update, self.initial_state
+            self.semi_supervised,
+            self.process,
+            self.update,
+            self.initial_state,
+            em_start=self.em_start,
         )
         model = self._update.prepare(clone_for(self.estimator, self.process))
         return self._update.initial_fit(model, buffers.stream_state())
@@ -454,6 +483,7 @@ class RiskBasedAgent(BaseEstimator):
                 budget=budget,
                 semi_supervised=settings["semi_supervised"],
                 update=settings["update"],
+                em_start=settings["em_start"],
                 initial_state=decode_config(settings["initial_state"]),
                 max_open_requests=settings["max_open_requests"],
                 store=store if not owned else store.display_url,

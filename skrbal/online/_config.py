@@ -25,7 +25,23 @@ _REBUILDABLE_PACKAGES = ("sklearn", "skrbal")
 
 
 class ConfigurationError(ValueError):
-    """A stored configuration does not match, or cannot be rebuilt."""
+    """A stored configuration does not match, or cannot be rebuilt.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentStore, ConfigurationError, RiskBasedAgent
+    >>> store = AgentStore(":memory:")
+    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                process=synthetic_decision_process()).fit(
+    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+    >>> try:
+    ...     RiskBasedAgent.from_store(store, estimator=GaussianNB(var_smoothing=1.0))
+    ... except ConfigurationError as exc:
+    ...     print(str(exc)[:60])
+    estimator differs from the one stored with the agent: params
+    """
 
 
 def encode_config(value: Any) -> Any:
@@ -164,15 +180,15 @@ def config_difference(stored: Any, given: Any, path: str = "") -> str:
 
 
 def process_to_json(process) -> str:
-    """JSON text of a decision process, floats exact."""
-    return dumps(encode_config(process))
+    """JSON text of a decision process (:meth:`DecisionProcess.to_dict`)."""
+    return dumps(process.to_dict())
 
 
 def process_from_json(text: str):
-    """The decision process stored by :func:`process_to_json`."""
+    """The decision process stored by :func:`process_to_json`, validated."""
     from skrbal._decision import DecisionProcess
 
-    process = decode_config(json.loads(text))
-    if not isinstance(process, DecisionProcess):
-        raise ConfigurationError("the stored process is not a DecisionProcess.")
-    return process
+    try:
+        return DecisionProcess.from_dict(json.loads(text))
+    except ValueError as exc:
+        raise ConfigurationError(f"the stored process is invalid: {exc}") from exc

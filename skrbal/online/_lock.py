@@ -36,14 +36,32 @@ _sidecars: dict = {}
 
 
 class AgentLockedError(RuntimeError):
-    """The agent is open for writing elsewhere (another process or object)."""
+    """The agent is open for writing elsewhere (another process or object).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentLockedError, AgentStore, RiskBasedAgent
+    >>> store = AgentStore(":memory:")
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> try:
+    ...     RiskBasedAgent.from_store(store, "agent")
+    ... except AgentLockedError:
+    ...     print("locked")
+    locked
+    >>> agent.close()
+    >>> RiskBasedAgent.from_store(store, "agent").close()
+    """
 
 
 class AgentLock:
     """Exclusive write access to one agent of a store; ``release`` ends it."""
 
     def __init__(self, store, agent_id: int, name: str, timeout: float = 0.0):
-        self.key = (store.identity, agent_id)
+        self.key = (store._identity, agent_id)
         self.agent_id = agent_id
         self._store = store
         self._connection = None

@@ -20,7 +20,12 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import (
+    DatabaseError,
+    IntegrityError,
+    OperationalError,
+    ProgrammingError,
+)
 from sqlalchemy.pool import StaticPool
 
 from skrbal.online import _schema as schema
@@ -30,17 +35,34 @@ __all__ = ["AgentStore", "StoreError"]
 
 
 class StoreError(RuntimeError):
-    """The store cannot be used: wrong version, missing agent, lost update."""
+    """The store cannot be used: wrong version, missing agent, lost update.
+
+    Examples
+    --------
+    >>> from skrbal.online import AgentStore, StoreError
+    >>> store = AgentStore(":memory:")
+    >>> try:
+    ...     store.status("bridge")
+    ... except StoreError as exc:
+    ...     print(exc)
+    store sqlite:// has no agent named 'bridge'; it holds [].
+    >>> store.close()
+    """
 
 
-def _sqlite_pragmas(dbapi_connection, _record):
-    cursor = dbapi_connection.cursor()
-    # WAL lets readers (status, export) work while an agent writes; FULL
-    # syncs every commit, so a returned decision survives a power cut too.
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
+_SYNCHRONOUS = ("full", "normal")
+
+
+def _sqlite_pragmas(synchronous: str):
+    def on_connect(dbapi_connection, _record):
+        cursor = dbapi_connection.cursor()
+        # WAL lets readers (status, export) work while an agent writes.
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    return on_connect
 
 
 def label_to_json(label) -> str:
@@ -59,6 +81,13 @@ class AgentStore:
         a SQLAlchemy URL: ``sqlite:///path.db`` or
         ``postgresql+psycopg://user@host:port/database`` (``postgresql://``
         is read as ``postgresql+psycopg://``).
+    synchronous : {'full', 'normal'}, default='full'
+        SQLite only: ``'full'`` syncs every commit to disk, so a decision
+        returned to the caller survives a power cut; ``'normal'`` (in WAL
+        mode) survives a crash or kill of the process but may lose the last
+        commits of a power cut or operating-system crash, and saves the
+        disk sync (a few milliseconds) per call. PostgreSQL commits as its
+        server is configured.
 
     Attributes
     ----------
@@ -66,6 +95,8 @@ class AgentStore:
         The connection pool.
     path : str or None
         The absolute path of a SQLite file, ``None`` otherwise.
+    display_url : str
+        The URL, password hidden (for messages).
 
     See Also
     --------
@@ -89,7 +120,11 @@ class AgentStore:
     >>> store.close()
     """
 
-    def __init__(self, url):
+    def __init__(self, url, *, synchronous: str = "full"):
+        if synchronous not in _SYNCHRONOUS:
+            raise ValueError(
+                f"synchronous must be one of {_SYNCHRONOUS}, got {synchronous!r}."
+            )
         url = os.fspath(url)
         if url == ":memory:":
             url = "sqlite://"
@@ -106,7 +141,7 @@ class AgentStore:
                     poolclass=StaticPool,
                     connect_args={"check_same_thread": False},
                 )
-                self.identity = ("memory", id(self))
+                self._identity = ("memory", id(self))
             else:
                 self.path = os.path.abspath(parsed.database)
                 if not os.path.isdir(os.path.dirname(self.path)):
@@ -115,20 +150,26 @@ class AgentStore:
                         "not exist."
                     )
                 self.engine = create_engine(parsed, connect_args={"timeout": 60})
-                self.identity = ("sqlite", os.path.realpath(self.path))
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+                self._identity = ("sqlite", os.path.realpath(self.path))
+            event.listen(self.engine, "connect", _sqlite_pragmas(synchronous))
         elif backend == "postgresql":
             if parsed.drivername == "postgresql":
                 parsed = parsed.set(drivername="postgresql+psycopg")
             self.engine = create_engine(parsed, pool_pre_ping=True)
-            self.identity = ("postgresql", parsed.render_as_string(hide_password=True))
+            self._identity = ("postgresql", parsed.render_as_string(hide_password=True))
         else:
             raise ValueError(
                 f"url: the store supports SQLite and PostgreSQL, got the "
                 f"{backend!r} database of {url!r}."
             )
         self.display_url = parsed.render_as_string(hide_password=True)
-        self._prepare_schema()
+        try:
+            self._prepare_schema()
+        except DatabaseError as exc:
+            self.engine.dispose()
+            raise StoreError(
+                f"cannot open the store {self.display_url}: {exc.orig}"
+            ) from exc
 
     # ------------------------------------------------------------------ #
     # schema
@@ -323,6 +364,38 @@ class AgentStore:
         frame["action"] = frame["action"].astype("Int64")
         return frame
 
+    def configuration(self, name: str) -> dict:
+        """How an agent was set up, as stored (JSON values).
+
+        Parameters
+        ----------
+        name : str
+            The agent.
+
+        Returns
+        -------
+        configuration : dict
+            ``process`` (:meth:`DecisionProcess.to_dict`), ``estimator`` and
+            ``budget`` (their JSON descriptions: class and parameters),
+            ``settings`` (``semi_supervised``, ``update``, ``em_start``,
+            ``initial_state``, ``max_open_requests``), ``n_features``,
+            ``feature_names``, ``created_at`` and ``skrbal_version``.
+        """
+        with self.engine.connect() as conn:
+            agent = self._agent_row(conn, name)
+        return {
+            "process": json.loads(agent.process),
+            "estimator": json.loads(agent.estimator),
+            "budget": json.loads(agent.budget),
+            "settings": json.loads(agent.settings),
+            "n_features": agent.n_features,
+            "feature_names": (
+                json.loads(agent.feature_names) if agent.feature_names else None
+            ),
+            "created_at": agent.created_at,
+            "skrbal_version": agent.skrbal_version,
+        }
+
     def events(self, name: str) -> pd.DataFrame:
         """The agent's log: every call that changed it, in order.
 
@@ -454,11 +527,11 @@ class AgentStore:
     # writing (by a RiskBasedAgent holding the agent's lock)
     # ------------------------------------------------------------------ #
     @contextmanager
-    def _transaction(self, agent_id: int, seq: int, n_events: int = 1):
-        """One transaction moving the agent from event ``seq`` on.
+    def _transaction(self, agent_id: int, seq: int, **values):
+        """One transaction moving the agent from event ``seq`` to ``seq + 1``.
 
         The agent's ``last_seq`` must still be ``seq`` (a lost update is
-        refused) and becomes ``seq + n_events``.
+        refused); ``values`` update the agent's row in the same statement.
         """
         with self.engine.begin() as conn:
             moved = conn.execute(
@@ -467,7 +540,7 @@ class AgentStore:
                     (schema.agents.c.agent_id == agent_id)
                     & (schema.agents.c.last_seq == seq)
                 )
-                .values(last_seq=seq + n_events)
+                .values(last_seq=seq + 1, **values)
             )
             if moved.rowcount != 1:
                 raise StoreError(
@@ -569,17 +642,12 @@ class AgentStore:
 
     def _write_observe(self, agent_id, seq, rows, request_rows, agent_values, payload):
         """Commit new observations, their requests and the agent's counters."""
-        with self._transaction(agent_id, seq) as conn:
+        with self._transaction(agent_id, seq, **agent_values) as conn:
             conn.execute(insert(schema.observations), rows)
             if request_rows:
                 conn.execute(insert(schema.requests), request_rows)
             self._insert_event(
                 conn, agent_id, seq + 1, "observe", rows[0]["step"], None, payload
-            )
-            conn.execute(
-                update(schema.agents)
-                .where(schema.agents.c.agent_id == agent_id)
-                .values(**agent_values)
             )
 
     def _write_result(

@@ -1,0 +1,360 @@
+"""A user's own monitoring campaign: a table of features, labels and actions."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.util
+import io
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import Bunch
+
+from skrbal._decision import DecisionProcess
+from skrbal.datasets._files import csv_text
+
+__all__ = ["as_process", "load_campaign"]
+
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def as_process(process) -> DecisionProcess:
+    """A validated copy of a process given as an object, a dict or a JSON file."""
+    if isinstance(process, DecisionProcess):
+        process = copy.deepcopy(process)
+    elif isinstance(process, Mapping):
+        process = DecisionProcess.from_dict(process)
+    elif isinstance(process, str | os.PathLike):
+        if not Path(process).is_file():
+            raise FileNotFoundError(f"process file not found: {process}.")
+        process = DecisionProcess.from_json(process)
+    else:
+        raise ValueError(
+            "process must be a DecisionProcess, a dict as DecisionProcess.to_dict "
+            "writes, or the path of a JSON file as DecisionProcess.to_json writes, "
+            f"got {type(process).__name__}."
+        )
+    process._validated()
+    return process
+
+
+def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
+    """The table, its name in messages, its source and the line of row 0."""
+    if isinstance(data, pd.DataFrame):
+        digest = hashlib.sha256(
+            pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes()
+        ).hexdigest()
+        source = f"DataFrame of shape {data.shape}, sha256 {digest}"
+        return data.reset_index(drop=True), "the campaign DataFrame", source, 0
+    if not isinstance(data, str | os.PathLike):
+        raise ValueError(
+            "data must be the path of a CSV or Parquet file or a DataFrame, got "
+            f"{type(data).__name__}."
+        )
+    path = Path(data)
+    if not path.is_file():
+        raise FileNotFoundError(f"campaign file not found: {path}.")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        text = csv_text(path, "load_campaign")
+        if not text.strip():
+            raise ValueError(f"{path} is empty: it holds no campaign.")
+        try:
+            table = pd.read_csv(io.StringIO(text), skipinitialspace=True)
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise ValueError(f"{path} is not a readable CSV file: {exc}") from None
+        first_line = 2  # line 1 is the header
+    elif suffix in _PARQUET_SUFFIXES:
+        if importlib.util.find_spec("pyarrow") is None:
+            raise ImportError(
+                f"reading {path} (Parquet) needs pyarrow, which is not installed: "
+                "pip install 'skrbal[parquet]' (or pyarrow), or save the campaign "
+                "as CSV."
+            )
+        try:
+            table = pd.read_parquet(path, engine="pyarrow")
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path} is not a readable Parquet file: {exc}") from None
+        table = table.reset_index(drop=True)
+        first_line = 0
+    else:
+        raise ValueError(
+            f"cannot read {path}: expected a .csv, .parquet or .pq file, got "
+            f"{suffix!r}."
+        )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return table, str(path), f"{path}, sha256 {digest}", first_line
+
+
+def _shown(value):
+    """A cell as the user wrote it: ``5``, not ``np.int64(5)``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class _Table:
+    """Column checks of one campaign table; messages name file, column and row."""
+
+    def __init__(self, frame: pd.DataFrame, name: str, first_line: int):
+        self.frame, self.name, self.first_line = frame, name, first_line
+
+    def row(self, index: int) -> str:
+        where = f"row {index} (counted from 0"
+        if self.first_line:
+            where += f"; line {index + self.first_line} of the file"
+        return where + ")"
+
+    def column(self, column, role: str, *, required: bool) -> pd.Series | None:
+        if column in self.frame.columns:
+            return self.frame[column]
+        if not required:
+            return None
+        raise ValueError(
+            f"{self.name} has no {role} column {column!r}; its columns are "
+            f"{list(map(str, self.frame.columns))}. Pass {role}_column= (or "
+            f"--{role}-column) with its name."
+        )
+
+    def no_missing(self, values: pd.Series, role: str) -> None:
+        missing = np.flatnonzero(values.isna().to_numpy())
+        if missing.size:
+            raise ValueError(
+                f"{self.name}: {role} column {values.name!r} has a missing value "
+                f"(NaN or empty) at {self.row(int(missing[0]))}."
+            )
+
+    def numeric(self, values: pd.Series, role: str) -> np.ndarray:
+        self.no_missing(values, role)
+        numbers = pd.to_numeric(values, errors="coerce")
+        bad = np.flatnonzero(numbers.isna().to_numpy())
+        if bad.size:
+            raise ValueError(
+                f"{self.name}: {role} column {values.name!r} is not numeric: "
+                f"{self.row(int(bad[0]))} holds {_shown(values.iloc[bad[0]])!r}."
+            )
+        numbers = numbers.to_numpy(dtype=float)
+        infinite = np.flatnonzero(~np.isfinite(numbers))
+        if infinite.size:
+            raise ValueError(
+                f"{self.name}: {role} column {values.name!r} has a non-finite "
+                f"value ({numbers[infinite[0]]}) at {self.row(int(infinite[0]))}."
+            )
+        return numbers
+
+
+def _labels(table: _Table, values: pd.Series, process) -> np.ndarray:
+    table.no_missing(values, "label")
+    if process is None:
+        return values.to_numpy()
+    classes = process.classes_
+    positions = pd.Index(classes).get_indexer(values.to_numpy())
+    outside = np.flatnonzero(positions < 0)
+    if outside.size:
+        found = sorted({str(_shown(v)) for v in values.iloc[outside]})
+        raise ValueError(
+            f"{table.name}: label column {values.name!r} holds {found[:10]}, not "
+            f"states of the process (its classes are {classes.tolist()}); the "
+            f"first is at {table.row(int(outside[0]))}."
+        )
+    return classes[positions]
+
+
+def _actions(table: _Table, values: pd.Series, process) -> np.ndarray:
+    table.no_missing(values, "action")
+    names = None if process is None else process.action_names
+    if names is not None and not pd.api.types.is_numeric_dtype(values):
+        positions = pd.Index(list(names)).get_indexer(values.astype(str).to_numpy())
+    else:
+        numbers = table.numeric(values, "action")
+        positions = np.where(numbers == np.round(numbers), numbers, -1).astype(int)
+        if process is not None:
+            positions[positions >= process.n_actions] = -1
+    outside = np.flatnonzero(positions < 0)
+    if outside.size:
+        allowed = (
+            "integers >= 0"
+            if process is None
+            else f"0 to {process.n_actions - 1}"
+            + (f" or the names {list(names)}" if names is not None else "")
+        )
+        first = int(outside[0])
+        raise ValueError(
+            f"{table.name}: action column {values.name!r} holds "
+            f"{_shown(values.iloc[first])!r} at {table.row(first)}, not an action "
+            f"of the process (allowed: {allowed})."
+        )
+    return positions.astype(np.int64)
+
+
+def _time(table: _Table, values: pd.Series) -> np.ndarray:
+    table.no_missing(values, "time")
+    if pd.api.types.is_numeric_dtype(values):
+        time = table.numeric(values, "time")
+    else:
+        try:
+            time = pd.to_datetime(values).to_numpy()
+        except (ValueError, TypeError) as exc:
+            raise ValueError(
+                f"{table.name}: time column {values.name!r} holds neither numbers "
+                f"nor dates: {exc}"
+            ) from None
+    backwards = np.flatnonzero(time[1:] < time[:-1])
+    if backwards.size:
+        row = int(backwards[0]) + 1
+        raise ValueError(
+            f"{table.name}: time column {values.name!r} is not in increasing "
+            f"order: {table.row(row)} ({values.iloc[row]}) comes after "
+            f"{values.iloc[row - 1]}. The rows must be the observations in "
+            "temporal order; sort the file by time."
+        )
+    return time
+
+
+def load_campaign(
+    data,
+    process=None,
+    *,
+    label_column: str = "label",
+    feature_columns: Sequence[str] | None = None,
+    action_column: str | None = None,
+    time_column: str | None = None,
+) -> Bunch:
+    """Read a monitoring campaign of your own: features, labels, actions.
+
+    The campaign is a table with one row per observation, in temporal order:
+    numeric feature columns, a label column (the health state an inspection
+    would reveal), and optionally an action column (the maintenance action
+    taken after the observation) and a time column.
+
+    Parameters
+    ----------
+    data : str, path-like or DataFrame
+        A ``.csv`` file (UTF-8, a header line naming the columns), a
+        ``.parquet`` / ``.pq`` file (needs pyarrow: ``pip install
+        'skrbal[parquet]'``) or a DataFrame.
+    process : DecisionProcess, dict, str or path-like, default=None
+        The decision process the labels and actions belong to: an object, a
+        dict as :meth:`~skrbal.DecisionProcess.to_dict` writes, or a JSON file
+        as :meth:`~skrbal.DecisionProcess.to_json` writes. Labels must be its
+        classes and actions its action indices (or names). ``None`` checks
+        neither.
+    label_column : str, default='label'
+        The column of the labels.
+    feature_columns : sequence of str, default=None
+        The feature columns, in this order. ``None`` takes every column that
+        is not the label, action or time column.
+    action_column : str, default=None
+        The column of the actions: integers ``0 .. n_actions - 1``, or the
+        process's action names. ``None`` uses a column named ``'action'`` if
+        there is one; without it every action is 0 (by convention "do
+        nothing").
+    time_column : str, default=None
+        The column of the observation times (numbers or dates), which must be
+        in increasing order. ``None`` uses a column named ``'time'`` if there
+        is one. The times are checked and returned, not used as features.
+
+    Returns
+    -------
+    campaign : Bunch
+        ``X`` (ndarray of shape ``(n_samples, n_features)``), ``y`` (labels,
+        as the process's classes), ``actions`` (int ndarray), ``time``
+        (ndarray or ``None``), ``feature_names`` (list of str), ``process``
+        (the validated process, or ``None``), ``source`` (the file and its
+        SHA-256, or the DataFrame's shape and hash) and ``description`` (the
+        columns used, in words).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file (or the process file) does not exist.
+    ImportError
+        If a Parquet file is given and pyarrow is not installed.
+    ValueError
+        Naming the file, the column and the row: a missing label (or given
+        feature, action or time) column, a label that is not a state of the
+        process, a non-numeric or missing (NaN) feature value, a time column
+        out of order, an action that is not one of the process's.
+
+    See Also
+    --------
+    skrbal.experiments.campaign_case : A case study on such a campaign.
+    skrbal.DecisionProcess.from_json : The process file.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.datasets import load_campaign
+    >>> table = pd.DataFrame({"time": [0.0, 1.0, 2.0], "strain": [1.2, 1.4, 3.1],
+    ...                       "label": [1, 1, 3], "action": [0, 0, 1]})
+    >>> campaign = load_campaign(table, synthetic_decision_process())
+    >>> campaign.X.tolist(), campaign.y.tolist(), campaign.actions.tolist()
+    ([[1.2], [1.4], [3.1]], [1, 1, 3], [0, 0, 1])
+    >>> campaign.feature_names
+    ['strain']
+    """
+    process = None if process is None else as_process(process)
+    frame, name, source, first_line = _read_table(data)
+    table = _Table(frame, name, first_line)
+    labels = table.column(label_column, "label", required=True)
+    actions = table.column(
+        action_column or "action", "action", required=action_column is not None
+    )
+    times = table.column(
+        time_column or "time", "time", required=time_column is not None
+    )
+    roles = {label_column} | {c.name for c in (actions, times) if c is not None}
+    if feature_columns is None:
+        feature_columns = [c for c in frame.columns if c not in roles]
+    else:
+        if isinstance(feature_columns, str):
+            raise ValueError(
+                f"feature_columns must be a list of column names, got the string "
+                f"{feature_columns!r}; pass [{feature_columns!r}] for one column."
+            )
+        feature_columns = list(feature_columns)
+        for column in feature_columns:
+            if column in roles:
+                raise ValueError(
+                    f"{name}: column {column!r} is the label, action or time "
+                    "column; it cannot also be a feature."
+                )
+            table.column(column, "feature", required=True)
+    if not feature_columns:
+        raise ValueError(
+            f"{name} has no feature column: its columns are "
+            f"{list(map(str, frame.columns))}."
+        )
+    if frame.shape[0] == 0:
+        raise ValueError(f"{name} holds no observations (no rows).")
+    X = np.column_stack([table.numeric(frame[c], "feature") for c in feature_columns])
+    y = _labels(table, labels, process)
+    action_values = (
+        np.zeros(frame.shape[0], dtype=np.int64)
+        if actions is None
+        else _actions(table, actions, process)
+    )
+    time = None if times is None else _time(table, times)
+    description = (
+        f"features {list(map(str, feature_columns))}, labels from column "
+        f"{label_column!r}, "
+        + (
+            "no action column (every action 0)"
+            if actions is None
+            else f"actions from column {actions.name!r}"
+        )
+        + ("" if times is None else f", time from column {times.name!r}")
+    )
+    return Bunch(
+        X=X,
+        y=y,
+        actions=action_values,
+        time=time,
+        feature_names=list(map(str, feature_columns)),
+        process=process,
+        source=source,
+        description=description,
+    )

@@ -1,0 +1,265 @@
+"""A user's own campaign: load_campaign, campaign_case and the Z24 protocol."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.io
+from sklearn.naive_bayes import GaussianNB
+
+from skrbal import synthetic_decision_process
+from skrbal.datasets import load_campaign, make_degradation_stream, make_z24_like
+from skrbal.experiments import (
+    Method,
+    campaign_case,
+    get_case_study,
+    run_study,
+    study_report,
+)
+
+
+@pytest.fixture(scope="module")
+def rig():
+    """A four-state test rig recorded as a campaign: 2 cycles, 600 rows."""
+    X, y, actions = make_degradation_stream(2, 300, random_state=3)
+    return pd.DataFrame(
+        {
+            "time": np.arange(len(y)) * 60.0,
+            "strain": X[:, 0],
+            "frequency": X[:, 1],
+            "label": y,
+            "action": actions,
+        }
+    )
+
+
+@pytest.fixture
+def rig_csv(rig, tmp_path):
+    path = tmp_path / "rig.csv"
+    rig.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def process_json(tmp_path):
+    """A user's process file, written as the online agent's JSON format."""
+    path = tmp_path / "process.json"
+    description = {
+        "format_version": 1,
+        "transition": synthetic_decision_process().transition,
+        "state_utility": [10.0, 10.0, 5.0, -75.0],
+        "action_utility": [0.0, -20.0],
+        "inspection_cost": 7.0,
+        "classes": [1, 2, 3, 4],
+        "action_names": ["do nothing", "repair"],
+    }
+    description["transition"] = np.asarray(description["transition"]).tolist()
+    path.write_text(json.dumps(description))
+    return path
+
+
+# ---------------------------------------------------------------------- #
+# load_campaign
+# ---------------------------------------------------------------------- #
+def test_load_campaign_reads_every_column(rig, rig_csv):
+    campaign = load_campaign(rig_csv, synthetic_decision_process())
+    np.testing.assert_allclose(campaign.X, rig[["strain", "frequency"]].to_numpy())
+    np.testing.assert_array_equal(campaign.y, rig["label"])
+    np.testing.assert_array_equal(campaign.actions, rig["action"])
+    np.testing.assert_array_equal(campaign.time, rig["time"])
+    assert campaign.feature_names == ["strain", "frequency"]
+    assert campaign.source.startswith(f"{rig_csv}, sha256 ")
+    assert "actions from column 'action', time from column 'time'" in (
+        campaign.description
+    )
+    # Chosen columns, no action or time column: every action is 0.
+    bare = load_campaign(
+        rig.drop(columns=["action", "time"]), feature_columns=["frequency"]
+    )
+    assert bare.feature_names == ["frequency"] and bare.time is None
+    assert not bare.actions.any() and "every action 0" in bare.description
+
+
+def test_load_campaign_parquet(rig, tmp_path):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "rig.parquet"
+    rig.to_parquet(path)
+    campaign = load_campaign(path, synthetic_decision_process())
+    np.testing.assert_allclose(campaign.X, rig[["strain", "frequency"]].to_numpy())
+    np.testing.assert_array_equal(campaign.y, rig["label"])
+
+
+def test_load_campaign_parquet_without_pyarrow_says_how(tmp_path, monkeypatch):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "pyarrow" else find_spec(name, *args),
+    )
+    path = tmp_path / "rig.parquet"
+    path.write_bytes(b"PAR1")
+    with pytest.raises(
+        ImportError, match=r"rig\.parquet.*pip install 'skrbal\[parquet\]'"
+    ):
+        load_campaign(path)
+
+
+def test_load_campaign_action_names(rig):
+    process = synthetic_decision_process().set_params(
+        action_names=["do nothing", "repair"]
+    )
+    named = rig.assign(action=np.where(rig["action"] == 1, "repair", "do nothing"))
+    campaign = load_campaign(named, process)
+    np.testing.assert_array_equal(campaign.actions, rig["action"])
+
+
+def _edited(rig, **changes):
+    table = rig.copy()
+    for column, (row, value) in changes.items():
+        table[column] = table[column].astype(object)
+        table.loc[row, column] = value
+    return table
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda t: t.drop(columns="label"), r"no label column 'label'; its columns"),
+        (
+            lambda t: _edited(t, label=(5, 7)),
+            r"label column 'label' holds \['7'\], not states of the process "
+            r"\(its classes are \[1, 2, 3, 4\]\); the first is at row 5 "
+            r"\(counted from 0; line 7 of the file\)",
+        ),
+        (lambda t: _edited(t, label=(4, None)), "label column 'label' has a missing"),
+        (
+            lambda t: t.assign(note="ok"),
+            r"feature column 'note' is not numeric: row 0 .*holds 'ok'",
+        ),
+        (
+            lambda t: _edited(t, frequency=(3, np.nan)),
+            r"feature column 'frequency' has a missing value \(NaN or empty\) at "
+            "row 3",
+        ),
+        (
+            lambda t: _edited(t, time=(10, -1.0)),
+            r"time column 'time' is not in increasing order: row 10 .*\(-1\.0\)",
+        ),
+        (
+            lambda t: _edited(t, action=(2, 5)),
+            r"action column 'action' holds 5 at row 2 .*not an action of the "
+            r"process \(allowed: 0 to 1 or the names \['do nothing', 'repair'\]\)",
+        ),
+        (
+            lambda t: _edited(t, action=(2, 0.5)),
+            r"action column 'action' holds 0\.5 at row 2",
+        ),
+    ],
+)
+def test_load_campaign_errors_name_file_column_and_row(rig, tmp_path, edit, match):
+    path = tmp_path / "rig.csv"
+    edit(rig).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=match) as info:
+        load_campaign(path, synthetic_decision_process())
+    assert str(info.value).startswith(str(path))
+
+
+def test_load_campaign_argument_errors(rig, rig_csv, tmp_path):
+    process = synthetic_decision_process()
+    with pytest.raises(FileNotFoundError, match="campaign file not found"):
+        load_campaign(tmp_path / "missing.csv")
+    text = tmp_path / "rig.txt"
+    text.write_text("strain,label\n1.0,1\n")
+    with pytest.raises(ValueError, match=r"expected a \.csv, \.parquet or \.pq"):
+        load_campaign(text)
+    with pytest.raises(ValueError, match="no action column 'act'"):
+        load_campaign(rig_csv, process, action_column="act")
+    with pytest.raises(ValueError, match="no feature column 'load'"):
+        load_campaign(rig_csv, process, feature_columns=["strain", "load"])
+    with pytest.raises(ValueError, match=r"a list of column names.*\['strain'\]"):
+        load_campaign(rig_csv, process, feature_columns="strain")
+    with pytest.raises(ValueError, match="'label' is the label, action or time"):
+        load_campaign(rig_csv, process, feature_columns=["label"])
+    with pytest.raises(ValueError, match="process must be a DecisionProcess"):
+        load_campaign(rig_csv, 3)
+    with pytest.raises(FileNotFoundError, match="process file not found"):
+        load_campaign(rig_csv, tmp_path / "missing.json")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("strain,label\n")
+    with pytest.raises(ValueError, match="holds no observations"):
+        load_campaign(empty)
+
+
+# ---------------------------------------------------------------------- #
+# campaign_case and get_case_study
+# ---------------------------------------------------------------------- #
+def test_campaign_case_from_files_runs_a_study(rig_csv, process_json, tmp_path):
+    case = campaign_case(rig_csv, process_json, initial_size=3)
+    assert case.name == "custom" and case.standardise
+    assert case.process().action_names == ("do nothing", "repair")
+    assert f"; process {process_json} sha256 " in case.source
+    X, _, _ = case.record()
+    np.testing.assert_allclose(X.mean(axis=0), 0.0, atol=1e-12)
+    study = run_study(case, [Method("nb", GaussianNB)], n_repeats=2, progress=False)
+    assert study.config["labelling"] == case.labelling
+    assert study.config["data_source"] == case.source
+    report = study_report(study)
+    assert "Labelling: features ['strain', 'frequency'], labels from column" in report
+    assert "Features standardised" in report
+    # Another process is another study: its digest is in the source.
+    other = json.loads(process_json.read_text()) | {"inspection_cost": 8.0}
+    assert campaign_case(rig_csv, other, initial_size=3).source != case.source
+
+
+def test_get_case_study_custom_and_rig(rig, rig_csv, process_json, tmp_path):
+    custom = get_case_study("custom", data=rig_csv, process=process_json)
+    assert custom.name == "custom" and custom.initial_size == 0.003
+    rig_case = get_case_study("synthetic", data=rig_csv)
+    assert rig_case.name == "synthetic" and rig_case.initial_size == 0.002
+    assert rig_case.process().inspection_cost == 7.0
+    with pytest.raises(ValueError, match=r"needs data= .* and process="):
+        get_case_study("custom", data=rig_csv)
+    with pytest.raises(ValueError, match="process= is only for the 'custom'"):
+        get_case_study("synthetic", data=rig_csv, process=process_json)
+    five_states = tmp_path / "five.csv"
+    _edited(rig, label=(9, 5)).to_csv(five_states, index=False)
+    with pytest.raises(ValueError, match=r"five\.csv: label column 'label' holds"):
+        get_case_study("synthetic", data=five_states)
+
+
+def test_z24_protocol_switches_on_the_generator():
+    default = get_case_study("z24")
+    y_default = default.record()[1]
+    _, y_like, _ = make_z24_like(random_state=0)
+    np.testing.assert_array_equal(y_default, y_like)  # the temperature rule
+    assert "temperature (the generator's latent deck temperature) below 0" in (
+        default.labelling
+    )
+    onset = get_case_study("z24", damage_onset=3462)
+    assert np.flatnonzero(onset.record()[1] >= 3)[0] == 3462
+    assert "damage_onset=3462" in onset.source
+    frequency = get_case_study("z24", cold_rule="frequency")
+    y_frequency = frequency.record()[1]
+    assert "first natural frequency above 4.1 Hz" in frequency.labelling
+    assert 0 < (y_frequency != y_default).sum() < 0.05 * y_default.size
+    with pytest.raises(ValueError, match="labelled already"):
+        get_case_study("z24", data=make_z24_like(random_state=0), damage_onset=3462)
+    with pytest.raises(ValueError, match="options of the 'z24' case study"):
+        get_case_study("synthetic", cold_rule="frequency")
+
+
+def test_z24_case_from_struct_file_with_temperatures(tmp_path):
+    X, y, _, temperature = make_z24_like(random_state=2, return_temperature=True)
+    path = tmp_path / "z24.mat"
+    scipy.io.savemat(
+        path, {"databasez24": {"data": X, "info": "Z24", "temperature": temperature}}
+    )
+    case = get_case_study("z24", data=path)
+    np.testing.assert_array_equal(case.record(0)[1], y)  # same rule as the generator
+    assert case.labelling.startswith("frequencies from databasez24.data; damage")
+    assert "temperature (databasez24.temperature) below 0 degC" in case.labelling
+    by_frequency = get_case_study("z24", data=path, cold_rule="frequency")
+    assert by_frequency.labelling != case.labelling
