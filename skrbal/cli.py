@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import skrbal
 from skrbal._cli_data import add_data_options, case_from_args
 
 __all__ = ["main", "summary_table"]
@@ -59,25 +60,6 @@ def summary_table(totals: pd.DataFrame) -> pd.DataFrame:
             "inspection_spend": grouped["inspection_spend"].mean(),
         }
     )
-
-
-def _format_table(table: pd.DataFrame) -> str:
-    """A Markdown table (no extra dependency)."""
-    header = ["method", *table.columns]
-    rows = [
-        [str(index)]
-        + [
-            f"{value:.0f}" if column == "runs" else f"{value:.3f}"
-            for column, value in row.items()
-        ]
-        for index, row in table.iterrows()
-    ]
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-    ]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def _figures(study, out: Path) -> list[Path]:
@@ -150,6 +132,7 @@ def _remove_outputs(out: Path) -> None:
 def _run(args) -> int:
     from skrbal.experiments import run_study
     from skrbal.experiments._folder import atomic_write_text, folder_lock
+    from skrbal.experiments._report import markdown_table
 
     if not args.no_figures:
         _require_matplotlib("run")
@@ -171,7 +154,9 @@ def _run(args) -> int:
             progress=not args.no_progress,
         )
         elapsed = time.perf_counter() - start
-        table = _format_table(summary_table(study.totals))
+        table = markdown_table(
+            summary_table(study.totals), formats={"runs": "{:.0f}", None: "{:.3f}"}
+        )
         atomic_write_text(
             out / "summary.md",
             f"# {args.case}: {args.repeats} repetitions, seed {args.seed}\n\n{table}\n",
@@ -457,6 +442,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="skrbal",
         description="Risk-based active learning: inspect only when the expected "
         "value of perfect information exceeds the inspection cost.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {skrbal.__version__}"
     )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(

@@ -58,3 +58,12 @@ def test_python_dash_m_runs_the_command():
     )
     assert result.returncode == 0, result.stderr
     assert "usage: skrbal" in result.stdout
+
+
+def test_version_option_prints_the_package_version(capsys):
+    from skrbal.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"skrbal {skrbal.__version__}"

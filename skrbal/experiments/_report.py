@@ -131,7 +131,25 @@ def summarise_study(study, at: Sequence[int] = (0, 5, 10, 20, 50)) -> Bunch:
     )
 
 
-def _markdown(table: pd.DataFrame, index_name: str = "method") -> str:
+def _cell(value, column, formats) -> str:
+    if isinstance(value, str):
+        return value
+    if formats is not None:
+        return formats.get(column, formats.get(None, "{}")).format(value)
+    if float(value).is_integer() and abs(value) < 1e6:
+        return f"{int(value)}"
+    return f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}"
+
+
+def markdown_table(
+    table: pd.DataFrame, index_name: str = "method", formats: dict | None = None
+) -> str:
+    """The one Markdown table writer of the command line and the reports.
+
+    ``formats`` maps a column name (``None``: every other column) to a
+    ``str.format`` pattern; by default integers print as integers and other
+    numbers with three decimals or three significant digits from 100 on.
+    """
     header = [index_name, *map(str, table.columns)]
     lines = [
         "| " + " | ".join(header) + " |",
@@ -139,13 +157,7 @@ def _markdown(table: pd.DataFrame, index_name: str = "method") -> str:
     ]
     for index, row in table.iterrows():
         cells = [str(index)]
-        for value in row:
-            if isinstance(value, str):
-                cells.append(value)
-            elif float(value).is_integer() and abs(value) < 1e6:
-                cells.append(f"{int(value)}")
-            else:
-                cells.append(f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}")
+        cells += [_cell(value, column, formats) for column, value in row.items()]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -246,7 +258,7 @@ def study_report(
         "",
         "## Inspections per run",
         "",
-        _markdown(summary.inspections),
+        markdown_table(summary.inspections),
         "",
     ]
     for metric, (_, title) in _METRICS.items():
@@ -259,7 +271,7 @@ def study_report(
             "inspections); a run that stopped earlier counts with its final "
             "model. `final`: after the run's last inspection.",
             "",
-            _markdown(_score_table(summary.scores, metric)),
+            markdown_table(_score_table(summary.scores, metric)),
             "",
         ]
     if not summary.timing.empty:
@@ -268,7 +280,7 @@ def study_report(
         lines += [
             "## Time per repetition",
             "",
-            _markdown(summary.timing),
+            markdown_table(summary.timing),
             "",
             f"All methods together take {per_repetition:.2f} s per repetition "
             f"on average here, so {full_repeats} repetitions on {full_workers} "
