@@ -281,7 +281,7 @@ def _guarded(handler):
     """Run ``handler``; turn store errors into the exceptions ``main`` prints."""
 
     def run(args) -> int:
-        from sqlalchemy.exc import ArgumentError, DBAPIError
+        from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 
         from skrbal.online import AgentLockedError, StoreError
 
@@ -290,6 +290,9 @@ def _guarded(handler):
         except AgentLockedError as exc:
             raise OSError(str(exc)) from exc
         except StoreError as exc:
+            if isinstance(exc.__cause__, OperationalError):
+                # An unreachable server or unopenable file: the system fails.
+                raise OSError(str(exc)) from exc
             raise ValueError(str(exc)) from exc
         except ArgumentError as exc:
             raise ValueError(f"--store {args.store!r}: {exc}") from exc
@@ -829,7 +832,7 @@ def _export(args) -> int:
         except ImportError:
             raise ImportError(
                 "export to Parquet needs pyarrow, which is not installed: pip "
-                "install pyarrow, or export to CSV (--format csv)"
+                "install 'skrbal[parquet]', or export to CSV (--format csv)"
             ) from None
     store = _open_store(args)
     try:
