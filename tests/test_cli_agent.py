@@ -563,3 +563,22 @@ def test_without_sqlalchemy_the_agent_command_says_what_to_install(capsys, monke
     # The other commands still work.
     with pytest.raises(SystemExit):
         main(["run", "--help"])
+
+
+def test_init_options_set_the_budget_and_the_method(tmp_path, capsys):
+    from skrbal.budget import MinimumGap, QuantileThreshold
+
+    store = tmp_path / "agents.db"
+    code, out, err = run(
+        ["agent", "init", "--store", store, "--agent", "z", "--case", "z24",
+         "--method", "gmm-em", "--rate", 0.05, "--min-gap", "2w",
+         "--max-open-requests", 3],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "QuantileThreshold(rate=0.05)" in out
+    with RiskBasedAgent.from_store(str(store), "z") as agent:
+        expected = QuantileThreshold(rate=0.05) & MinimumGap(gap=14 * 86400.0)
+        assert repr(agent.budget) == repr(expected)
+        assert agent.semi_supervised == "em" and agent.max_open_requests == 3
+        assert agent.n_features_in_ == 4
