@@ -104,7 +104,7 @@ class AgentStore:
 
     Notes
     -----
-    Opening a store creates the tables of :mod:`skrbal.online._schema` if the
+    Opening a store creates the tables of ``skrbal.online._schema`` if the
     database has none, upgrades an older schema by its migrations, and refuses
     a newer one. The store only reads and writes data: configurations are JSON,
     never pickles, so opening a store cannot execute code. Reading methods
@@ -375,7 +375,7 @@ class AgentStore:
         Returns
         -------
         configuration : dict
-            ``process`` (:meth:`DecisionProcess.to_dict`), ``estimator`` and
+            ``process`` (:meth:`~skrbal.DecisionProcess.to_dict`), ``estimator`` and
             ``budget`` (their JSON descriptions: class and parameters),
             ``settings`` (``semi_supervised``, ``update``, ``em_start``,
             ``initial_state``, ``max_open_requests``), ``n_features``,
