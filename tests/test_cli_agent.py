@@ -582,3 +582,28 @@ def test_init_options_set_the_budget_and_the_method(tmp_path, capsys):
         assert repr(agent.budget) == repr(expected)
         assert agent.semi_supervised == "em" and agent.max_open_requests == 3
         assert agent.n_features_in_ == 4
+
+
+def test_observe_an_agent_commissioned_without_column_names(tmp_path, capsys):
+    """Columns are then taken in order, all but the timestamp column."""
+    case = get_case_study("synthetic")
+    split = case.split(random_state=3)
+    initial = split.initial_indices
+    store = str(tmp_path / "agents.db")
+    agent = RiskBasedAgent(
+        estimator=BayesianGMMClassifier(), process=case.process(), store=store
+    )
+    agent.fit(split.X_stream[initial], split.y_stream[initial]).close()
+    rows = split.X_stream[100:110]
+    path = tmp_path / "rows.csv"
+    pd.DataFrame(rows, columns=["u", "v"]).assign(t=np.arange(10.0)).to_csv(
+        path, index=False
+    )
+    argv = ["agent", "observe", path, "--store", store, "--timestamp-column", "t"]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    want = reference_agent().observe(rows, timestamps=np.arange(10.0))
+    np.testing.assert_array_equal(read_decisions(out)["evpi"], want["evpi"])
+    path.write_text("u,v,w\n1,2,3\n")
+    code, _, err = run([*argv[:3], "--store", store], capsys)
+    assert code == 2 and "3 feature columns, but the agent has 2" in one_line_error(err)
