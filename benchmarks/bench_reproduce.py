@@ -90,7 +90,7 @@ def _method_groups(methods):
 def _make_warm_mrvm(method):
     from skrbal.rvm import MulticlassRVC
 
-    return MulticlassRVC(method=method, warm_start=True)
+    return MulticlassRVC(method=method, warm_start=True, random_state=0)
 
 
 def warm_started_rvms(names):

@@ -7,14 +7,16 @@ starts a server and sets it) and fail if it is set but unreachable.
 import json
 import multiprocessing
 import os
+from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator
 from sklearn.naive_bayes import GaussianNB
 from sqlalchemy import select, update
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
+from skrbal.budget import BudgetPolicy
 from skrbal.datasets import make_degradation_stream
 from skrbal.online import (
     AgentLockedError,
@@ -192,7 +194,7 @@ def test_numbers_keep_full_precision(store_url):
     X0 = np.array([[1 / 3], [np.pi], [np.e], [-2.0 / 7]])
     with RiskBasedAgent(
         estimator=GaussianNB(), process=PROCESS, store=store_url, name="bridge"
-    ).fit(X0, [1, 2, 3, 4]) as agent:
+    ).fit(X0, [1, 2, 3, 4], timestamps=[1.6e9 + 1 / 7] * 4) as agent:
         X = np.array([[0.1 + 0.2], [1e-310], [np.nextafter(1.0, 2.0)]])
         decisions = agent.observe(X, timestamps=[1.7e9 + 1 / 3, 1.7e9 + 0.5, 2e9])
         history = agent.history()
@@ -203,23 +205,25 @@ def test_numbers_keep_full_precision(store_url):
     np.testing.assert_array_equal(history["timestamp"][4:], decisions["timestamp"])
 
 
-class _Counting(BaseEstimator):
+class _Counting(BudgetPolicy):
     """A stateful budget outside skrbal: at most ``n`` inspections."""
+
+    _parameter_constraints: ClassVar[dict] = {"n": [Integral]}
 
     def __init__(self, n=1):
         self.n = n
 
-    def initial_state(self):
+    def _initial_state(self):
         return {"spent": 0, "seen": 0}
 
-    def scan(self, evpi, times, available, cost, state):
-        state = dict(state)
-        for i, (e, ok) in enumerate(zip(evpi, available)):
-            state["seen"] += 1
-            if ok and e > cost and state["spent"] < self.n:
-                state["spent"] += 1
-                return i, state
-        return -1, state
+    def _candidates(self, evpi, times, cost, state):
+        return (evpi > cost) & (state["spent"] < self.n)
+
+    def _advance(self, evpi, times, cost, state, inspected):
+        return {
+            "spent": state["spent"] + int(inspected),
+            "seen": state["seen"] + evpi.shape[0],
+        }
 
 
 class _MyGMM(BayesianGMMClassifier):
@@ -237,7 +241,7 @@ def test_loading_never_imports_foreign_code(store_url, stream):
     ).fit(X0, y0) as agent:
         agent.observe(X[150:230])
         state = agent.budget_state_
-        assert state == {"spent": 2, "seen": 80}
+        assert state == {"spent": 2, "seen": 84}  # 4 commissioning steps too
     # stored as JSON, never pickled
     store = AgentStore(store_url)
     with store.engine.connect() as conn:
@@ -285,7 +289,7 @@ def test_history_columns_have_plain_types(store_url, stream):
         agent.observe(X[:3])
         history = agent.history()
     assert history["step"].dtype == np.int64
-    assert history["evpi"].dtype == np.float64 and history["evpi"][:4].isna().all()
+    assert history["evpi"].dtype == np.float64 and history["evpi"].notna().all()
     assert history["timestamp"].dtype == np.float64
     assert history["request_id"].dtype == "Int64"
     assert history["label"].tolist()[:4] == y0.tolist()

@@ -17,6 +17,7 @@ from skrbal import __version__
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
 from skrbal.active._semi import _EM_STARTS, clone_for, make_update
+from skrbal.budget import BudgetPolicy, CostThreshold
 from skrbal.online._buffers import DenseSteps, SparseSteps
 from skrbal.online._config import (
     decode_config,
@@ -60,23 +61,6 @@ class RequestError(ValueError):
     """
 
 
-def _default_budget():
-    try:
-        from skrbal.budget import CostThreshold
-    except ImportError:  # until skrbal.budget lands: the same rule, contract API
-        return _PaperRule()
-    return CostThreshold()
-
-
-class _PaperRule(BaseEstimator):
-    def initial_state(self):
-        return {}
-
-    def scan(self, evpi, times, available, cost, state):
-        hits = np.flatnonzero((np.asarray(evpi) > cost) & np.asarray(available))
-        return (int(hits[0]) if hits.size else -1), {}
-
-
 class RiskBasedAgent(BaseEstimator):
     """Risk-based active learning on a live stream, with a durable store.
 
@@ -102,7 +86,8 @@ class RiskBasedAgent(BaseEstimator):
         Which inspections to request, from :mod:`skrbal.budget`. ``None`` is
         :class:`~skrbal.budget.CostThreshold`: inspect when EVPI exceeds the
         inspection cost (the paper). Its periods and gaps are counted in
-        steps, or in seconds when :meth:`observe` is given timestamps.
+        steps, or in seconds when the commissioning samples (and then every
+        observation) have timestamps.
     semi_supervised : {None, 'em', 'smoothing'}, default=None
         The remedies of :class:`~skrbal.active.RiskBasedLearner`, with the
         same update rules: ``'em'`` refits by EM over every observation so far
@@ -178,8 +163,7 @@ class RiskBasedAgent(BaseEstimator):
     Memory: without ``semi_supervised`` the agent keeps only the features of
     its labelled steps and of the steps awaiting a result, so it grows with
     the inspections, not with the stream; EM and smoothing read every
-    observation, and keep them all. The budget policy sees the observations
-    only: commissioning samples are not decisions.
+    observation, and keep them all.
 
     Examples
     --------
@@ -265,12 +249,13 @@ class RiskBasedAgent(BaseEstimator):
                 f"name must be a non-empty string of at most 200 characters, got "
                 f"{self.name!r}."
             )
-        budget = _default_budget() if self.budget is None else self.budget
-        if not (hasattr(budget, "initial_state") and hasattr(budget, "scan")):
+        budget = CostThreshold() if self.budget is None else self.budget
+        if not isinstance(budget, BudgetPolicy):
             raise TypeError(
-                "budget must be a budget policy with initial_state() and scan(), "
-                f"such as skrbal.budget.CostThreshold(); got {budget!r}."
+                "budget must be a skrbal.budget.BudgetPolicy, such as "
+                f"CostThreshold() or CostThreshold() & SpendCap(...); got {budget!r}."
             )
+        budget.initial_state()  # names any invalid policy parameter
         random_state = getattr(self.estimator, "random_state", None)
         if isinstance(random_state, np.random.RandomState):
             raise ValueError(
@@ -307,10 +292,14 @@ class RiskBasedAgent(BaseEstimator):
     def _check_labels(self, y, name: str) -> np.ndarray:
         """Labels as the process's own values; a clear error for others."""
         classes = self.process.classes_
-        try:
-            positions = label_positions(
-                np.asarray(y), classes, owner="the process's states"
+        y = np.asarray(y)
+        if (y.dtype.kind in "biuf") != (classes.dtype.kind in "biuf"):
+            raise ValueError(
+                f"{name}: {y.ravel()[:3].tolist()!r} are not labels of the "
+                f"process's states {classes.tolist()}."
             )
+        try:
+            positions = label_positions(y, classes, owner="the process's states")
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name}: {exc}") from None
         return classes[positions]
@@ -333,12 +322,21 @@ class RiskBasedAgent(BaseEstimator):
         y : array-like of shape (n_samples,)
             Their labels, states of the process.
         timestamps : array-like of shape (n_samples,), default=None
-            Their times (seconds or datetimes), kept in the store.
+            Their times (seconds or datetimes). Given here, every later
+            observation needs timestamps too.
 
         Returns
         -------
         self : RiskBasedAgent
             Open for writing; call :meth:`close` (or use ``with``) when done.
+
+        Notes
+        -----
+        The budget policy sees the commissioning steps as steps that cannot
+        be inspected (their labels are known), with the EVPI of the initial
+        model, as :class:`~skrbal.active.RiskBasedLearner` shows it its
+        initial labelled steps: a policy that counts every step (a rate of
+        inspections) counts them too.
         """
         budget = self._check_params()
         feature_names = getattr(X, "columns", None)
@@ -357,6 +355,17 @@ class RiskBasedAgent(BaseEstimator):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = self._new_model(buffers)
+        proba = self.process.align_proba(model.predict_proba(X), classes=model.classes_)
+        evpi = self.process.evpi(proba)
+        clock = "step" if timestamps is None else "timestamp"  # for good
+        times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
+        _, budget_state = budget.scan(
+            evpi,
+            times,
+            np.zeros(X.shape[0], dtype=bool),
+            float(self.process.inspection_cost),
+            budget.initial_state(),
+        )
 
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
@@ -372,16 +381,16 @@ class RiskBasedAgent(BaseEstimator):
             "settings": dumps(self._settings()),
             "n_features": X.shape[1],
             "feature_names": None if names is None else json.dumps(names),
-            "clock": None,
+            "clock": clock,
             "n_steps": X.shape[0],
             "n_requests": 0,
             "last_seq": 1,
-            "budget_state": json.dumps(budget.initial_state()),
+            "budget_state": json.dumps(budget_state),
         }
         try:
             agent_id = store._create_agent(
                 agent_row,
-                self._commission_rows(X, y, perfect, timestamps),
+                self._commission_rows(X, y, perfect, timestamps, times, evpi),
                 _warning_texts(caught),
             )
             self._start(store, owned, agent_id, budget, buffers, model)
@@ -390,25 +399,26 @@ class RiskBasedAgent(BaseEstimator):
                 store.close()
             raise
         _reissue(caught)
-        self.budget_state_ = budget.initial_state()
+        self.budget_state_ = budget_state
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
-        self._clock, self._last_time, self.last_evpi_ = None, None, None
+        self._clock = clock
+        self._last_time, self.last_evpi_ = float(times[-1]), None
         self._seq, self._n_requests = 1, 0
         self._requests = {}
         return self
 
     @staticmethod
-    def _commission_rows(X, y, action, timestamps):
+    def _commission_rows(X, y, action, timestamps, times, evpi):
         return [
             {
                 "step": i,
                 "seq": 1,
                 "kind": "commissioning",
                 "timestamp": None if timestamps is None else float(timestamps[i]),
-                "time": None,
+                "time": float(times[i]),
                 "features": json.dumps(X[i].tolist()),
                 "belief": None,
-                "evpi": None,
+                "evpi": float(evpi[i]),
                 "action": int(action[i]),
                 "label": label_to_json(y[i]),
                 "taken_action": None,
@@ -518,8 +528,7 @@ class RiskBasedAgent(BaseEstimator):
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
         self._clock = row.clock
         self._seq, self._n_requests = row.last_seq, row.n_requests
-        self._last_time = None if last is None else last.time
-        self.last_evpi_ = None if last is None else last.evpi
+        self._last_time, self.last_evpi_ = last
         self._requests = {
             r.request_id: [r.step, r.status] for r in store._requests_of(row.agent_id)
         }
@@ -589,15 +598,16 @@ class RiskBasedAgent(BaseEstimator):
         else:
             clock = "timestamp"
             stamps = times = as_seconds(timestamps, "timestamps", n)
-        if self._clock is not None and clock != self._clock:
-            given = "without" if timestamps is None else "with"
+        if clock != self._clock:
             raise ValueError(
-                f"timestamps: this agent's observations came "
-                f"{'with' if self._clock == 'timestamp' else 'without'} timestamps "
-                f"so far, and the budget counts time in those units; got a call "
-                f"{given} them."
+                f"timestamps: the agent was commissioned "
+                f"{'with' if self._clock == 'timestamp' else 'without'} timestamps, "
+                "so its budget counts time in "
+                f"{'seconds' if self._clock == 'timestamp' else 'steps'}; every "
+                f"observation must come {'with' if timestamps is None else 'without'}"
+                " them."
             )
-        if n and self._last_time is not None and times[0] < self._last_time:
+        if n and times[0] < self._last_time:
             raise ValueError(
                 f"timestamps must not go back in time: {times[0]!r} comes after "
                 f"{self._last_time!r}."
@@ -649,8 +659,9 @@ class RiskBasedAgent(BaseEstimator):
         X : array-like of shape (n_observations, n_features)
             The new observations, in temporal order.
         timestamps : array-like of shape (n_observations,), default=None
-            Their times, seconds or datetimes, non-decreasing. Either always
-            or never given: without them the budget counts time in steps.
+            Their times, seconds or datetimes, non-decreasing. Needed if and
+            only if the commissioning samples had timestamps: without them
+            the budget counts time in steps.
 
         Returns
         -------

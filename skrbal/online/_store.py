@@ -453,8 +453,8 @@ class AgentStore:
             ``evpi``, ``timestamp``), ``labelled`` (dict label -> number of
             known labels, commissioning included), ``last_evpi`` (of the last
             observation, ``None`` before any), ``budget_state`` and
-            ``clock`` (``'step'`` or ``'timestamp'``, ``None`` before any
-            observation).
+            ``clock`` (``'step'`` or ``'timestamp'``: the budget's time, set
+            at commissioning).
         """
         obs, req = schema.observations, schema.requests
         with self.engine.connect() as conn:
@@ -607,14 +607,16 @@ class AgentStore:
         return rows, events
 
     def _last_observation(self, conn, agent_id: int):
-        """The last observation (not commissioning) of an agent, or None."""
+        """The time of the last step and the EVPI of the last observation."""
         obs = schema.observations
-        return conn.execute(
-            select(obs.c.time, obs.c.evpi)
-            .where((obs.c.agent_id == agent_id) & (obs.c.kind == "observation"))
-            .order_by(obs.c.step.desc())
-            .limit(1)
+        last = select(obs.c.time, obs.c.evpi, obs.c.kind).where(
+            obs.c.agent_id == agent_id
+        )
+        time_ = conn.execute(last.order_by(obs.c.step.desc()).limit(1)).first()
+        evpi = conn.execute(
+            last.where(obs.c.kind == "observation").order_by(obs.c.step.desc()).limit(1)
         ).first()
+        return time_.time, None if evpi is None else evpi.evpi
 
     def _requests_of(self, agent_id: int):
         with self.engine.connect() as conn:

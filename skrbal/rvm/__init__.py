@@ -1,5 +1,5 @@
 """Multiclass relevance vector machines with multinomial-probit likelihood."""
 
-from skrbal.rvm._mrvm import MulticlassRVC
+from skrbal.rvm._mrvm import MulticlassRVC, NonDiscriminatingFitWarning
 
-__all__ = ["MulticlassRVC"]
+__all__ = ["MulticlassRVC", "NonDiscriminatingFitWarning"]
