@@ -50,7 +50,7 @@ def _replay(case, method_name, repetition, n_test):
     seed = repetition_seed(0, repetition)
     split = case.split(random_state=seed)
     process = case.process()
-    estimator = clone_for(get_method(method_name).estimator(case.name), process)
+    estimator = clone_for(get_method(method_name).estimator(case), process)
     learner = RiskBasedLearner(estimator=estimator, process=process)
     learner.fit(split.X_stream, split.y_stream, initial=split.initial_indices)
     order = learner.labelled_indices_

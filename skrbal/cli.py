@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 import skrbal
-from skrbal._cli_data import add_data_options, case_from_args
+from skrbal._cli_data import add_data_options, add_method_options, case_from_args
 
 __all__ = ["main", "summary_table"]
 
@@ -603,6 +603,7 @@ def _add_reproduce(commands, methods: list[str]) -> None:
         metavar="METHOD",
         help="methods to compare (default: all built-ins: " + ", ".join(methods) + ")",
     )
+    add_method_options(reproduce)
     reproduce.add_argument(
         "--seed", type=int, default=0, help="seed of the study (default: 0)"
     )

@@ -278,6 +278,70 @@ def test_reproduce_custom_campaign_and_process(campaign_files, tmp_path, capsys)
     assert config["case"] == "synthetic" and config["initial_size"] == 0.002
 
 
+def test_reproduce_declares_the_mrvm_width_on_the_case(
+    campaign_files, tmp_path, capsys
+):
+    import json
+
+    # A rig recording through the synthetic case has the default width 1/D,
+    # not the generated stream's 0.05; --mrvm-gamma declares another, which
+    # is recorded, printed and part of the study.
+    data, _ = campaign_files
+    out = tmp_path / "out"
+    argv = ["reproduce", "synthetic", "--data", str(data), "--label-column", "state"]
+    argv += ["--repeats", "1", "--methods", "mrvm2-evpi", "--initial-size", "20"]
+    argv += ["--n-jobs", "1", "--no-progress", "--no-figures", "--out", str(out)]
+    assert main([*argv, "--mrvm-gamma", "0.3"]) == 0
+    config = json.loads((out / "config.json").read_text())["methods"]["mrvm2-evpi"]
+    assert config["case_params"] == {"gamma": "0.3"}
+    assert config["estimator"] == "MulticlassRVC(gamma=0.3, random_state=0)"
+    summary = (out / "summary.md").read_text()
+    assert (
+        "- `mrvm2-evpi`: `MulticlassRVC(gamma=0.3, random_state=0)` (set by the "
+        "case study: gamma=0.3); inspect when EVPI exceeds the inspection cost"
+    ) in summary
+    capsys.readouterr()
+    # Resuming with the default width is another study: refused.
+    assert main([*argv, "--resume"]) == 2
+    assert "differs in ['methods']" in one_line_error(capsys)
+    assert main([*argv, "--resume", "--mrvm-gamma", "1/D"]) == 2
+    assert "differs in ['methods']" in one_line_error(capsys)
+
+
+def test_mrvm_gamma_options(campaign_files, tmp_path, capsys):
+    from skrbal._cli_data import case_from_args
+    from skrbal.cli import _parser
+
+    def case(*extra):
+        args = _parser().parse_args(["reproduce", *extra])
+        return case_from_args(args)
+
+    assert case("synthetic").method_params["mrvm1-evpi"] == {"gamma": 0.05}
+    assert case("z24").method_params == {}
+    rig = ["--data", str(campaign_files[0]), "--label-column", "state"]
+    assert case("synthetic", *rig).method_params == {}  # a recording: 1/D
+    # 1/D takes the synthetic case back to the paper's width.
+    assert case("synthetic", "--mrvm-gamma", "1/D").method_params == {}
+    only_two = case("synthetic", "--mrvm-gamma", "0.2", "--methods", "mrvm2-evpi")
+    assert only_two.method_params == {
+        "mrvm1-evpi": {"gamma": 0.05},
+        "mrvm2-evpi": {"gamma": 0.2},
+    }
+    assert case("z24", "--mrvm-gamma", "0.2").method_params == {
+        "mrvm1-evpi": {"gamma": 0.2},
+        "mrvm2-evpi": {"gamma": 0.2},
+    }
+    out = str(tmp_path / "out")
+    argv = ["reproduce", "synthetic", "--mrvm-gamma", "0.1", "--out", out]
+    assert main([*argv, "--methods", "gmm-evpi", "--no-figures"]) == 2
+    assert "--methods runs neither" in one_line_error(capsys)
+    for bad in ("0", "-1", "inf", "wide"):
+        with pytest.raises(SystemExit):
+            main(["reproduce", "synthetic", "--mrvm-gamma", bad, "--out", out])
+        assert "expected 1/D or a positive number" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

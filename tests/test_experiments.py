@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -14,18 +15,22 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils import Bunch
 
 import skrbal
-from skrbal.datasets import load_z24, make_z24_like
+from skrbal import synthetic_decision_process
+from skrbal.datasets import load_z24, make_degradation_stream, make_z24_like
 from skrbal.experiments import (
     Method,
     available_methods,
+    campaign_case,
     get_case_study,
     get_method,
     load_study,
     replay_repetition,
     run_repetition,
     run_study,
+    study_report,
 )
 
 NB = Method("nb-evpi", GaussianNB)
@@ -372,8 +377,114 @@ def test_killed_study_resumes_to_the_uninterrupted_result(tmp_path):
     assert_same_study(load_study(out), uninterrupted)
 
 
-def test_case_params_set_the_kernel_width_per_case():
-    method = get_method("mrvm2-evpi")
-    assert method.estimator("synthetic").gamma == 0.05
-    assert method.estimator("z24").gamma is None
+# ---------------------------------------------------------------------- #
+# parameters a case study declares for its methods
+# ---------------------------------------------------------------------- #
+def _rig_table():
+    X, y, actions = make_degradation_stream(2, 300, random_state=3)
+    return pd.DataFrame({"f1": X[:, 0], "f2": X[:, 1], "label": y, "action": actions})
+
+
+@pytest.mark.parametrize("name", ["mrvm1-evpi", "mrvm2-evpi"])
+def test_built_in_cases_keep_their_kernel_widths(name):
+    # The results of the built-in studies are pinned: the synthetic case's
+    # mRVMs at the width 0.05 it declares, Z24's at the paper's 1/D.
+    synthetic, z24 = get_case_study("synthetic"), get_case_study("z24")
+    assert synthetic.method_params[name] == {"gamma": 0.05}
+    assert name not in z24.method_params
+    method = get_method(name)
+    assert method.estimator(synthetic).gamma == 0.05
+    assert method.estimator(z24).gamma is None
     assert method.estimator().gamma is None
+    assert method.estimator(synthetic).random_state == 0
+
+
+def test_a_renamed_or_own_case_does_not_get_the_synthetic_width(tmp_path):
+    mrvm = get_method("mrvm2-evpi")
+    # The width travels with the case, not with its name: renamed, the
+    # synthetic case keeps it, declared and visible.
+    renamed = replace(get_case_study("synthetic"), name="rig")
+    assert mrvm.estimator(renamed).gamma == 0.05
+    # A campaign of one's own, even named "synthetic", has the default 1/D.
+    own = campaign_case(_rig_table(), synthetic_decision_process(), name="synthetic")
+    assert own.method_params == {} and mrvm.estimator(own).gamma is None
+    path = tmp_path / "rig.csv"
+    _rig_table().to_csv(path, index=False)
+    recording = get_case_study("synthetic", data=path)
+    assert recording.name == "synthetic" and mrvm.estimator(recording).gamma is None
+    # ... unless it declares one.
+    declared = campaign_case(
+        _rig_table(),
+        synthetic_decision_process(),
+        method_params={"mrvm2-evpi": {"gamma": 0.3}},
+    )
+    assert mrvm.estimator(declared).gamma == 0.3
+    assert get_method("mrvm1-evpi").estimator(declared).gamma is None
+    # A case's name no longer selects anything: passing one is an error.
+    with pytest.raises(TypeError, match="CaseStudy"):
+        mrvm.estimator("synthetic")
+
+
+def test_bad_method_params():
+    synthetic = get_case_study("synthetic")
+    with pytest.raises(ValueError, match="method_params of case study 'synthetic'"):
+        replace(synthetic, method_params={"mrvm2-evpi": 0.05})
+    with pytest.raises(ValueError, match="method_params of case study 'synthetic'"):
+        replace(synthetic, method_params=[("mrvm2-evpi", {"gamma": 0.05})])
+    with pytest.raises(ValueError, match="method_params of case study 'synthetic'"):
+        replace(synthetic, method_params={"mrvm2-evpi": {1: 0.05}})
+    # A parameter the method's estimator lacks is refused before anything runs.
+    case = replace(synthetic, method_params={"nb-evpi": {"gamma": 0.05}})
+    with pytest.raises(ValueError, match="'synthetic' sets gamma on method 'nb-evpi'"):
+        run_study(case, [NB], n_repeats=1, progress=False)
+    # The declaration is copied: changing the dict given changes no case.
+    params = {"nb-evpi": {"var_smoothing": 1e-3}}
+    case = replace(synthetic, method_params=params)
+    params["nb-evpi"]["var_smoothing"] = 1.0
+    assert NB.estimator(case).var_smoothing == 1e-3
+
+
+def test_case_params_are_recorded_reported_and_checked_on_resume(tmp_path):
+    smooth = replace(
+        get_case_study("synthetic"),
+        method_params={"nb-evpi": {"var_smoothing": 1e-3}, "other": {"x": 1}},
+    )
+    study = run_study(smooth, [NB], n_repeats=1, out=tmp_path, progress=False)
+    config = json.loads((tmp_path / "config.json").read_text())
+    nb = config["methods"]["nb-evpi"]
+    assert nb["case_params"] == {"var_smoothing": "0.001"}
+    assert nb["estimator"] == "GaussianNB(var_smoothing=0.001)"
+    assert "other" not in config["methods"]  # declared for a method not run
+    report = study_report(study)
+    assert (
+        "- `nb-evpi`: `GaussianNB(var_smoothing=0.001)` (set by the case study: "
+        "var_smoothing=0.001); inspect when EVPI exceeds the inspection cost"
+    ) in report
+    # The same study without the declaration is another study.
+    plain = get_case_study("synthetic")
+    with pytest.raises(ValueError, match=r"differs in \['methods'\]"):
+        run_study(plain, [NB], n_repeats=1, out=tmp_path, resume=True, progress=False)
+    plain_report = study_report(run_study(plain, [NB], n_repeats=1, progress=False))
+    assert "- `nb-evpi`: `GaussianNB()`; inspect" in plain_report
+    assert (
+        "Estimator parameters set by the case study: none. Every estimator runs "
+        "as shown, its other parameters at their defaults."
+    ) in plain_report
+    # A study saved before the parameters were recorded claims nothing.
+    old = {**study.config, "methods": {"nb-evpi": {**nb, "case_params": None}}}
+    del old["methods"]["nb-evpi"]["case_params"]
+    old_report = study_report(Bunch(**{**study, "config": old}))
+    assert "set by the case study: not recorded" in old_report
+
+
+def test_synthetic_config_records_the_width():
+    from skrbal.experiments._runner import _config
+
+    methods = [get_method(name) for name in ("gmm-evpi", "mrvm2-evpi")]
+    config = _config(get_case_study("synthetic"), methods, 1, 0)["methods"]
+    assert config["mrvm2-evpi"]["case_params"] == {"gamma": "0.05"}
+    assert "gamma=0.05" in config["mrvm2-evpi"]["estimator"]
+    assert config["gmm-evpi"]["case_params"] == {}
+    z24 = _config(get_case_study("z24"), methods, 1, 0)["methods"]
+    assert z24["mrvm2-evpi"]["case_params"] == {}
+    assert "gamma" not in z24["mrvm2-evpi"]["estimator"]

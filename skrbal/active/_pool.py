@@ -15,8 +15,10 @@ from skrbal.active._semi import (
     check_labels,
     check_state_coverage,
     give_classes,
+    soft_rows,
 )
 from skrbal.exceptions import MissingStatesWarning, missing_states_message
+from skrbal.inspection import report_posterior
 from skrbal.query import least_confident_sampling
 
 __all__ = ["ActiveLearner"]
@@ -113,6 +115,14 @@ class ActiveLearner(BaseEstimator):
         Warnings raised by fits and updates, such as a
         :class:`~skrbal.exceptions.MissingStatesWarning` when the strategy's
         process has states the model has no class for (raised once per fit).
+    X_reported_ : array-like or None
+        Samples learnt from imperfect reports (:meth:`teach_report`) whose
+        posterior was not one-hot; they are not in ``X_training``.
+    posterior_reported_ : ndarray of shape (n_reported, n_states) or None
+        Their posteriors over the strategy's process's states.
+    reports_ : list of dict
+        One entry per report taught: ``method``, ``report`` and
+        ``posterior_<state>``.
 
     Notes
     -----
@@ -171,6 +181,9 @@ class ActiveLearner(BaseEstimator):
         self.n_partial_fits_ = 0
         self.n_refits_ = 0
         self.warnings_ = []
+        self.X_reported_ = None
+        self.posterior_reported_ = None
+        self.reports_ = []
         if X_training is not None:
             self._fit_to_known()
 
@@ -331,11 +344,24 @@ class ActiveLearner(BaseEstimator):
 
     def _fit_to_known(self):
         self._check_states(self.y_training)
-        self._fitted(
-            self.estimator.fit, self.X_training, self.y_training, **self.fit_kwargs
-        )
+        self._refit(self.X_training, self.y_training, **self.fit_kwargs)
         self.n_refits_ += 1
         return self
+
+    def _refit(self, X, y, **fit_kwargs):
+        """Fit on the labelled ``X, y`` plus the reported samples, if any."""
+        if self.X_reported_ is None:
+            return self._fitted(self.estimator.fit, X, y, **fit_kwargs)
+        X_soft, y_soft, weight, keyword = soft_rows(
+            self.estimator,
+            self.X_reported_,
+            self.posterior_reported_,
+            self._process().classes_,
+        )
+        X_all, y_all = _stack(X, X_soft), _stack(y, y_soft.astype(y.dtype))
+        if weight is not None:
+            fit_kwargs = {**fit_kwargs, keyword: np.r_[np.ones(_n_rows(X)), weight]}
+        return self._fitted(self.estimator.fit, X_all, y_all, **fit_kwargs)
 
     def fit(self, X, y, **fit_kwargs):
         """Forget all taught samples and fit the estimator to ``X, y``.
@@ -357,6 +383,8 @@ class ActiveLearner(BaseEstimator):
         self._check_states(y)
         self._fitted(self.estimator.fit, X, y, **fit_kwargs)
         self.X_training, self.y_training = X, y
+        self.X_reported_ = self.posterior_reported_ = None
+        self.reports_ = []
         self.n_refits_ += 1
         return self
 
@@ -393,13 +421,123 @@ class ActiveLearner(BaseEstimator):
         elif incremental:
             self._fitted(self.estimator.partial_fit, X, y, **fit_kwargs)
         else:
-            self._fitted(self.estimator.fit, X_all, y_all, **fit_kwargs)
+            self._refit(X_all, y_all, **fit_kwargs)
         # Only an update that went through joins the labelled set.
         self.X_training, self.y_training = X_all, y_all
         if incremental:
             self.n_partial_fits_ += 1
         else:
             self.n_refits_ += 1
+
+    def teach_report(self, X, reports, method, **fit_kwargs) -> np.ndarray:
+        """Learn from imperfect inspections: their reports, not their labels.
+
+        The posterior over the states given the current model's belief and
+        each report (:func:`~skrbal.inspection.report_posterior`) is learnt
+        as soft evidence. When every posterior is one-hot (a perfect method)
+        this is exactly :meth:`teach` with those states. Otherwise, an
+        estimator whose ``partial_fit`` takes ``sample_weight`` is updated
+        with one copy per state weighted by its posterior
+        (:func:`~skrbal.inspection.weighted_copies`; for
+        :class:`~skrbal.mixture.BayesianGMMClassifier`, the conjugate update
+        with fractional responsibilities); else the model is refitted on the
+        labelled set and every report so far, as weighted copies when its
+        ``fit`` (a Pipeline's final step) takes ``sample_weight`` and as the
+        most probable state when not.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new, n_features)
+            The inspected samples.
+        reports : array-like of shape (n_new,)
+            Their reports, labels from ``method.outcomes_`` (e.g. drawn by
+            :func:`~skrbal.inspection.simulate_reports`).
+        method : InspectionMethod
+            The method that made the reports.
+        **fit_kwargs : dict
+            Passed to ``fit`` or ``partial_fit``.
+
+        Returns
+        -------
+        posterior : ndarray of shape (n_new, n_states)
+            The posteriors learnt, in the order of the process's states.
+
+        Raises
+        ------
+        ValueError
+            Without a query strategy carrying a decision process, or when
+            the report is impossible under the belief
+            (:class:`~skrbal.inspection.ImpossibleReportError`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal import synthetic_decision_process
+        >>> from skrbal.active import ActiveLearner
+        >>> from skrbal.inspection import InspectionMethod, simulate_reports
+        >>> from skrbal.query import EVPISampling
+        >>> process = synthetic_decision_process()
+        >>> drone = InspectionMethod(
+        ...     name="drone", cost=1.4,
+        ...     confusion=[[0.95, 0.05], [0.7, 0.3], [0.2, 0.8], [0.1, 0.9]],
+        ...     outcomes=["no damage found", "damage found"])
+        >>> learner = ActiveLearner(
+        ...     estimator=GaussianNB(),
+        ...     query_strategy=EVPISampling(process=process, inspections=[drone]),
+        ...     X_training=[[-5.0], [-4.0], [-1.0], [0.0], [5.0], [6.0], [18], [19]],
+        ...     y_training=[1, 1, 2, 2, 3, 3, 4, 4])
+        >>> reports = simulate_reports([2], process, drone, random_state=0)
+        >>> learner.teach_report([[-2.5]], reports, drone).round(3)
+        array([[0.576, 0.424, 0.   , 0.   ]])
+        >>> learner.reports_[0]["report"], learner.n_partial_fits_
+        ('no damage found', 1)
+        """
+        process = self._process()
+        if process is None:
+            raise ValueError(
+                "teach_report needs a query strategy with a decision process "
+                "(such as EVPISampling): the posterior is over its states."
+            )
+        belief = self.estimator.predict_proba(X)
+        posterior = report_posterior(
+            belief, reports, process, method, classes=self.classes_
+        )
+        classes = process.classes_
+        if np.all(posterior.max(axis=1) == 1.0):
+            self.teach(X, classes[np.argmax(posterior, axis=1)], **fit_kwargs)
+        else:
+            self._learn_soft(X, posterior, **fit_kwargs)
+        for report, row in zip(np.asarray(reports).tolist(), posterior):
+            entry = {"method": method.name, "report": report}
+            entry.update({f"posterior_{c}": p for c, p in zip(classes, row)})
+            self.reports_.append(entry)
+        return posterior
+
+    def _learn_soft(self, X, posterior, **fit_kwargs):
+        """Teach reported samples whose posterior is not one-hot."""
+        classes = self._process().classes_
+        X_new, y_new, weight, keyword = soft_rows(
+            self.estimator, X, posterior, classes, "partial_fit"
+        )
+        before = (self.X_reported_, self.posterior_reported_)
+        self.X_reported_ = _stack(self.X_reported_, X)
+        self.posterior_reported_ = _stack(self.posterior_reported_, posterior)
+        try:
+            if (weight is None or keyword is not None) and can_partial_fit(
+                self.estimator, y_new, self.update
+            ):
+                extra = {} if weight is None else {keyword: weight}
+                self._fitted(
+                    self.estimator.partial_fit, X_new, y_new, **fit_kwargs, **extra
+                )
+                self.n_partial_fits_ += 1
+            else:
+                self._refit(self.X_training, self.y_training, **fit_kwargs)
+                self.n_refits_ += 1
+        except Exception:
+            self.X_reported_, self.posterior_reported_ = before
+            raise
 
     def query(self, X_pool, *query_args, return_metrics: bool = False, **query_kwargs):
         """Choose the pool instances to label next.

@@ -18,13 +18,16 @@ told to warm-start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from inspect import signature
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils.validation import has_fit_parameter
 
 from skrbal._decision import DecisionProcess
 from skrbal.exceptions import missing_states
+from skrbal.inspection import weighted_copies
 from skrbal.smoothing import ImpossibleEvidenceError, smooth_segment
 
 _EM_STARTS = ("labelled", "previous")
@@ -63,6 +66,58 @@ class StreamState:
     labelled: list  # stream indices of known labels, in the order learned
     action: np.ndarray  # action taken at each decided step
     exogenous_actions: np.ndarray | None  # the record's actions, if given
+    # Steps known only through an imperfect report: step -> posterior over
+    # the process's states (in their order), in the order reported.
+    soft: dict = field(default_factory=dict)
+
+
+def _weight_keyword(model, method: str = "fit"):
+    """The keyword that passes ``sample_weight`` to ``model``'s ``method``.
+
+    ``'sample_weight'`` when the method takes it, ``'<step>__sample_weight'``
+    for a Pipeline whose final step's ``fit`` takes it (a Pipeline routes
+    ``step__param`` to that step), ``None`` when the model takes no weights.
+    """
+    steps = getattr(model, "steps", None)
+    if steps:
+        if method != "fit":
+            return None
+        name, last = steps[-1]
+        inner = _weight_keyword(last, "fit")
+        return None if inner is None else f"{name}__{inner}"
+    if not hasattr(model, method):
+        return None
+    if method == "fit":
+        takes = has_fit_parameter(model, "sample_weight")
+    else:
+        takes = "sample_weight" in signature(getattr(model, method)).parameters
+    return "sample_weight" if takes else None
+
+
+def soft_rows(model, X, posterior, classes, method: str = "fit"):
+    """Training rows for samples known only through a posterior over states.
+
+    The rule for learning from an imperfect report (soft evidence):
+
+    - a row whose posterior is one-hot is its state's label, unweighted, so
+      a perfect report gives exactly the update of a label;
+    - otherwise, when ``model.<method>`` takes ``sample_weight`` (a
+      Pipeline's ``fit`` through its final step), one copy per state of
+      positive posterior, weighted by it (:func:`skrbal.inspection.
+      weighted_copies`): for the Bayesian and semi-supervised GMMs this is
+      the conjugate update with fractional responsibilities;
+    - otherwise the most probable state (ties: the first in ``classes``).
+
+    Returns ``(X_rows, y_rows, weight)``, ``weight`` None when every row is
+    an unweighted label, and the keyword passing ``weight`` to ``method``.
+    """
+    posterior = np.asarray(posterior, dtype=np.float64)
+    classes = np.asarray(classes)
+    one_hot = posterior.max(axis=1) == 1.0
+    keyword = _weight_keyword(model, method)
+    if one_hot.all() or keyword is None:
+        return X, classes[np.argmax(posterior, axis=1)], None, keyword
+    return (*weighted_copies(X, posterior, classes), keyword)
 
 
 class SupervisedUpdate:
@@ -83,12 +138,13 @@ class SupervisedUpdate:
     def _add(self, model, state: StreamState, X_new, y_new, training_set):
         """Teach ``X_new, y_new``; refit on ``training_set()`` when needed.
 
-        ``training_set`` returns ``(X_all, y_all)``; it is called only for a
-        refit, so a ``partial_fit`` never gathers the whole labelled set.
+        ``training_set`` returns ``(X_all, y_all, weight, keyword)`` (see
+        :func:`_fit_weighted`); it is called only for a refit, so a
+        ``partial_fit`` never gathers the whole labelled set.
         """
         if can_partial_fit(model, y_new, self.mode):
             return model.partial_fit(X_new, y_new)
-        return model.fit(*training_set())
+        return _fit_weighted(model, *training_set())
 
     def _labelled_set(self, state: StreamState):
         idx = np.asarray(state.labelled)
@@ -100,8 +156,33 @@ class SupervisedUpdate:
             state,
             state.X[[step]],
             state.y[[step]],
-            lambda: self._labelled_set(state),
+            lambda: self._soft_training_set(model, state),
         )
+
+    def learn_report(self, model, state: StreamState, step: int, posterior):
+        """Learn the report of ``step``, known as a posterior over the states.
+
+        ``posterior`` (shape ``(n_states,)``, the process's order) is kept in
+        ``state.soft``; see :func:`soft_rows` for how it is taught. An
+        incremental update needs ``partial_fit`` to take ``sample_weight``
+        when the posterior is not one-hot; otherwise the model is refitted.
+        """
+        state.soft[step] = posterior
+        classes = self.process.classes_
+        X_new, y_new, weight, keyword = soft_rows(
+            model, state.X[[step]], posterior[None, :], classes, "partial_fit"
+        )
+        if (weight is None or keyword is not None) and can_partial_fit(
+            model, y_new, self.mode
+        ):
+            extra = {} if weight is None else {keyword: weight}
+            return model.partial_fit(X_new, y_new, **extra)
+        return _fit_weighted(model, *self._soft_training_set(model, state))
+
+    def _soft_training_set(self, model, state: StreamState):
+        """Labelled rows plus the reported steps' rows: ``(X, y, w, keyword)``."""
+        X_known, y_known = self._labelled_set(state)
+        return _with_soft_rows(model, state, X_known, y_known, self.process)
 
     def effective_labels(self, model, state: StreamState):
         """Labels the model is trained on, pseudo-labels included."""
@@ -144,12 +225,49 @@ class EMUpdate(SupervisedUpdate):
         return _semi_supervised_version(model, self.em_start == "previous")
 
     def learn(self, model, state: StreamState, step: int):
-        seen = np.arange(state.X.shape[0]) <= step
-        idx = np.flatnonzero(seen | state.known)
-        return model.fit(state.X[idx], _with_unlabelled(state.y[idx], state.known[idx]))
+        mask = (np.arange(state.X.shape[0]) <= step) | state.known
+        if state.soft:
+            # Reported steps enter with their posterior, not as unlabelled.
+            mask[list(state.soft)] = False
+        idx = np.flatnonzero(mask)
+        X, y = state.X[idx], _with_unlabelled(state.y[idx], state.known[idx])
+        if not state.soft:
+            return model.fit(X, y)
+        return _fit_weighted(model, *_with_soft_rows(model, state, X, y, self.process))
+
+    def learn_report(self, model, state: StreamState, step: int, posterior):
+        """Refit by EM with the report of ``step`` as fixed responsibilities."""
+        state.soft[step] = posterior
+        return self.learn(model, state, step)
 
     def effective_labels(self, model, state: StreamState):
         return getattr(_final_step(model), "transduction_", None)
+
+
+def _with_soft_rows(model, state: StreamState, X, y, process):
+    """``X, y`` followed by the rows of the reported steps (:func:`soft_rows`).
+
+    Returns ``(X, y, weight, keyword)``, ``weight`` None when every row is an
+    unweighted label (then ``X, y`` are what a label-only learner would fit).
+    """
+    if not state.soft:
+        return X, y, None, None
+    steps = np.fromiter(state.soft, dtype=np.intp, count=len(state.soft))
+    posterior = np.stack(list(state.soft.values()))
+    X_soft, y_soft, weight, keyword = soft_rows(
+        model, state.X[steps], posterior, process.classes_, "fit"
+    )
+    labels = np.concatenate([y, y_soft.astype(y.dtype, copy=False)])
+    if weight is not None:
+        weight = np.concatenate([np.ones(y.shape[0]), weight])
+    return np.concatenate([X, X_soft]), labels, weight, keyword
+
+
+def _fit_weighted(model, X, y, weight, keyword):
+    """``model.fit(X, y)``, with ``weight`` through ``keyword`` when given."""
+    if weight is None:
+        return model.fit(X, y)
+    return model.fit(X, y, **{keyword: weight})
 
 
 def _numeric(labels) -> bool:
@@ -266,7 +384,7 @@ class SmoothingUpdate(SupervisedUpdate):
 
         def training_set():
             steps_all, labels_all = self._training_set(state)
-            return state.X[steps_all], labels_all
+            return state.X[steps_all], labels_all, None, None
 
         return self._add(model, state, X_new, y_new, training_set)
 
@@ -283,6 +401,13 @@ class SmoothingUpdate(SupervisedUpdate):
             return model.partial_fit(state.X[[step]], y_new)
         steps_all, labels_all = self._training_set(state)
         return model.fit(state.X[steps_all], labels_all)
+
+    def learn_report(self, model, state: StreamState, step: int, posterior):
+        raise ValueError(
+            "semi_supervised='smoothing' anchors the smoothed segments at known "
+            "labels and cannot use an imperfect report (a posterior that is not "
+            "one-hot); use perfect inspections, or semi_supervised='em' or None."
+        )
 
     def _training_set(self, state):
         labelled = np.asarray(state.labelled)

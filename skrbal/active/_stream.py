@@ -27,6 +27,13 @@ from skrbal.exceptions import (
     missing_states,
     missing_states_message,
 )
+from skrbal.inspection import (
+    ImpossibleReportError,
+    choose_inspection,
+    report_posterior,
+    simulate_reports,
+)
+from skrbal.inspection._value import _confusions
 from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
 
 __all__ = ["RiskBasedLearner"]
@@ -64,8 +71,20 @@ class RiskBasedLearner(BaseEstimator):
         ``query(evpi, proba, process) -> bool array`` decides for a block of
         consecutive steps from each step's own EVPI and belief (it must not
         look across steps).
-    n_queries : int, default=None
-        Number of inspections for ``query='random'``.
+    n_queries : int or dict, default=None
+        Number of inspections for ``query='random'``; with several
+        ``inspections``, a dict ``{method name: number}`` (the same spend as
+        another run: :meth:`random_baseline`).
+    inspections : list of InspectionMethod, default=None
+        The inspection methods to choose from (:mod:`skrbal.inspection`).
+        ``None`` is one perfect inspection at ``process.inspection_cost``,
+        the paper's setting, learnt exactly as before. With a list, the EVPI
+        rule becomes :func:`~skrbal.inspection.choose_inspection` (the method
+        of largest EVSI less cost, when positive); the simulated oracle
+        draws each report from the method's confusion model with the
+        generator of ``random_state``; the agent acts on the posterior
+        (:func:`~skrbal.inspection.report_posterior`), and the model learns
+        it as soft evidence (see Notes).
     update : {'auto', 'partial_fit', 'refit'}, default='auto'
         How the model learns an inspected label: ``'partial_fit'`` on the new
         sample, ``'refit'`` on all labelled samples; ``'auto'`` uses
@@ -100,7 +119,8 @@ class RiskBasedLearner(BaseEstimator):
         (up to 64 times) after each block without one. Only speed depends on
         it.
     random_state : int, RandomState instance or None, default=None
-        Draws the positions of ``query='random'``.
+        Draws the positions of ``query='random'`` and, with ``inspections``,
+        the reports (one draw per inspection).
 
     Attributes
     ----------
@@ -137,7 +157,11 @@ class RiskBasedLearner(BaseEstimator):
         ``warnings`` (list of str: the warnings raised during the fit, such
         as :class:`~skrbal.exceptions.MissingStatesWarning`, one entry each)
         and, with a budget policy, ``budget_state`` (dict, the policy's final
-        state).
+        state). With ``inspections``: ``steps`` has ``method`` (name of the
+        method used, ``None`` where none was), ``queries`` has ``method``,
+        ``report`` and the posterior ``posterior_<label>`` (``label`` stays
+        the true state, which the learner does not see) and ``totals`` has
+        ``n_inspections_by_method`` and ``spend_by_method``.
 
     See Also
     --------
@@ -146,6 +170,23 @@ class RiskBasedLearner(BaseEstimator):
 
     Notes
     -----
+    Learning from a report (``inspections``): a report whose posterior is
+    one-hot on the true state (a perfect method) is a label, learnt exactly as
+    without ``inspections``. Any other posterior is soft evidence: an
+    estimator whose ``partial_fit`` (or, for a refit, ``fit``; a Pipeline's
+    final step) takes ``sample_weight`` is given one copy of the sample per
+    state, weighted by its posterior
+    (:func:`~skrbal.inspection.weighted_copies`), which for
+    :class:`~skrbal.mixture.BayesianGMMClassifier` and
+    :class:`~skrbal.mixture.SemiSupervisedGMMClassifier` is the conjugate
+    update with fractional responsibilities; any other estimator learns the
+    most probable state. ``semi_supervised='em'`` keeps the posterior as the
+    fixed responsibilities of the reported sample; ``'smoothing'`` needs
+    known labels as anchors and rejects imperfect reports. A report the
+    model's belief gives probability zero (a perfect method finding a state
+    the model has no class for) is trusted alone: the posterior is the
+    method's likelihood of the report, normalised.
+
     The model is called once per inspection (plus once per block without
     one), on all the steps up to the next inspection at once; the result is
     the same as deciding step by step.
@@ -172,7 +213,8 @@ class RiskBasedLearner(BaseEstimator):
         estimator,
         process: DecisionProcess,
         query="evpi",
-        n_queries: int | None = None,
+        n_queries: int | dict | None = None,
+        inspections=None,
         update: str = "auto",
         semi_supervised: str | None = None,
         em_start: str = "labelled",
@@ -184,6 +226,7 @@ class RiskBasedLearner(BaseEstimator):
         self.process = process
         self.query = query
         self.n_queries = n_queries
+        self.inspections = inspections
         self.update = update
         self.semi_supervised = semi_supervised
         self.em_start = em_start
@@ -204,7 +247,9 @@ class RiskBasedLearner(BaseEstimator):
                 f"query must be one of {_QUERIES}, a BudgetPolicy or a callable, "
                 f"got {self.query!r}."
             )
-        if self.query == "random" and (
+        if self.inspections is not None:
+            self._check_inspections()
+        elif self.query == "random" and (
             not isinstance(self.n_queries, Integral) or self.n_queries < 0
         ):
             raise ValueError(
@@ -221,6 +266,67 @@ class RiskBasedLearner(BaseEstimator):
             raise ValueError(
                 f"block_size must be a positive integer, got {self.block_size!r}."
             )
+
+    def _check_inspections(self):
+        """Check ``inspections`` with ``query`` and ``n_queries``."""
+        _confusions(self.inspections, self.process)
+        if isinstance(self.query, BudgetPolicy):
+            raise ValueError(
+                "a BudgetPolicy budgets the perfect inspection at the process's "
+                "cost; with inspections use query='evpi' or 'random'."
+            )
+        if callable(self.query):
+            raise ValueError(
+                "a callable query decides whether to inspect but not with which "
+                "method: use query='evpi' or 'random' with inspections."
+            )
+        if self.query != "random":
+            return
+        names = [method.name for method in self.inspections]
+        counts = self.n_queries
+        if isinstance(counts, Integral) and len(names) == 1:
+            counts = {names[0]: counts}
+        if not isinstance(counts, dict) or set(counts) - set(names):
+            raise ValueError(
+                "query='random' with inspections needs n_queries as a dict "
+                f"{{method name: number of inspections}} over {names} (an int "
+                f"only for a single method), got {self.n_queries!r}."
+            )
+        for name, count in counts.items():
+            if not isinstance(count, Integral) or count < 0:
+                raise ValueError(
+                    f"n_queries[{name!r}] must be a non-negative integer, got "
+                    f"{count!r}."
+                )
+
+    def _random_plan(self, known, rng):
+        """Positions of ``query='random'`` and the method index at each (-1: none)."""
+        candidates = np.flatnonzero(~known)
+        if self.inspections is None:
+            counts = [self.n_queries]
+        else:
+            names = [method.name for method in self.inspections]
+            given = (
+                self.n_queries
+                if isinstance(self.n_queries, dict)
+                else {names[0]: self.n_queries}
+            )
+            counts = [int(given.get(name, 0)) for name in names]
+        total = sum(counts)
+        if total > candidates.size:
+            raise ValueError(
+                f"n_queries={self.n_queries} exceeds the {candidates.size} "
+                "stream steps without a known label."
+            )
+        planned = np.full(known.shape[0], -1, dtype=np.intp)
+        positions = rng.choice(candidates, size=total, replace=False)
+        if self.inspections is None:
+            planned[positions] = 0
+        else:
+            planned[positions] = rng.permutation(
+                np.repeat(np.arange(len(counts)), counts)
+            )
+        return planned
 
     def _check_stream(self, X, y, initial, X_test, y_test):
         X = check_array(X, dtype=None if hasattr(X, "iloc") else "numeric")
@@ -260,10 +366,17 @@ class RiskBasedLearner(BaseEstimator):
         return self.process.align_proba(proba, classes=model.classes_)
 
     def _wanted(self, evpi, proba, start, stop, known, planned):
+        """Method index to inspect with at each step of a block (-1: none)."""
+        if self.inspections is not None:
+            if self.query == "random":
+                choice = planned[start:stop]
+            else:
+                choice = choose_inspection(proba, self.process, self.inspections)[0]
+            return np.where(known[start:stop], -1, choice)
         if self.query == "evpi":
             want = evpi > self.process.inspection_cost
         elif self.query == "random":
-            want = planned[start:stop]
+            want = planned[start:stop] >= 0
         else:
             want = np.asarray(self.query(evpi, proba, self.process), dtype=bool)
             if want.shape != evpi.shape:
@@ -271,7 +384,7 @@ class RiskBasedLearner(BaseEstimator):
                     f"the query callable returned shape {want.shape}, expected "
                     f"{evpi.shape}."
                 )
-        return want & ~known[start:stop]
+        return np.where(want & ~known[start:stop], 0, -1)
 
     def _evaluate(self, model, X_test, y_test):
         proba = model.predict_proba(X_test)
@@ -295,15 +408,30 @@ class RiskBasedLearner(BaseEstimator):
         return int(missing.size)
 
     def _query_record(
-        self, number, step, state, update, model, X_test, y_test, n_missing, counts
+        self,
+        number,
+        step,
+        state,
+        update,
+        model,
+        X_test,
+        y_test,
+        n_missing,
+        counts,
+        report=None,
     ):
-        """One row of ``history_.queries``; ``counts`` are the labelled set's."""
+        """One row of ``history_.queries``; ``counts`` are the labelled set's.
+
+        ``report``: the method, report and posterior columns of an inspection
+        with ``inspections``. ``counts`` are fractional then (posteriors).
+        """
         classes = self._classes
-        n_labelled = int(counts.sum())
+        n_labelled = round(float(counts.sum()))
         record = {
             "query": number,
             "step": step,
             "label": state.y[step] if step >= 0 else None,
+            **(report or {}),
             "n_labelled": n_labelled,
             "n_missing_states": n_missing,
         }
@@ -359,16 +487,12 @@ class RiskBasedLearner(BaseEstimator):
         n_steps = X.shape[0]
         known = np.zeros(n_steps, dtype=bool)
         known[initial] = True
-        planned = np.zeros(n_steps, dtype=bool)
+        planned = np.full(n_steps, -1, dtype=np.intp)
+        rng = check_random_state(self.random_state)
         if self.query == "random":
-            candidates = np.flatnonzero(~known)
-            if self.n_queries > candidates.size:
-                raise ValueError(
-                    f"n_queries={self.n_queries} exceeds the {candidates.size} "
-                    "stream steps without a known label."
-                )
-            rng = check_random_state(self.random_state)
-            planned[rng.choice(candidates, size=self.n_queries, replace=False)] = True
+            planned = self._random_plan(known, rng)
+        if self.inspections is not None and self.semi_supervised == "smoothing":
+            self._check_smoothing_anchors()
 
         if actions is not None:
             actions = self._check_actions(actions, n_steps)
@@ -393,6 +517,9 @@ class RiskBasedLearner(BaseEstimator):
         # Running count of the labelled set's states, for the query records.
         label_index = label_positions(y, classes, owner="the process's classes")
         counts = np.bincount(label_index[initial], minlength=len(classes))
+        if self.inspections is not None:
+            counts = counts.astype(np.float64)
+        method_used = np.full(n_steps, -1, dtype=np.intp)
 
         evpi = np.empty(n_steps)
         inspected = np.zeros(n_steps, dtype=bool)
@@ -430,16 +557,28 @@ class RiskBasedLearner(BaseEstimator):
                     process.inspection_cost,
                     budget_state,
                 )
-                hits = np.array([hit] if hit >= 0 else [], dtype=np.intp)
+                wanted = np.full(stop - start, -1, dtype=np.intp)
+                if hit >= 0:
+                    wanted[hit] = 0
             else:
-                hits = np.flatnonzero(
-                    self._wanted(block_evpi, proba, start, stop, known, planned)
-                )
+                wanted = self._wanted(block_evpi, proba, start, stop, known, planned)
+            hits = np.flatnonzero(wanted >= 0)
             decided = hits[0] + 1 if hits.size else stop - start
             end = start + decided
             evpi[start:end] = block_evpi[:decided]
+            report, posterior = None, None
             if hits.size:
-                inspected[end - 1] = known[end - 1] = True
+                step = end - 1
+                inspected[step] = True
+                method_used[step] = wanted[hits[0]]
+                if self.inspections is None:
+                    known[step] = True
+                else:
+                    report, posterior = self._inspect(
+                        proba[hits[0]], y[step], method_used[step], rng
+                    )
+                    # A one-hot posterior on the true state is a label.
+                    known[step] = posterior[label_index[step]] == 1.0
             # The agent acts on the true state wherever it knows it.
             state.action[start:end] = np.where(
                 known[start:end],
@@ -447,10 +586,14 @@ class RiskBasedLearner(BaseEstimator):
                 process.optimal_action(proba[:decided]),
             )
             if hits.size:
-                step = end - 1
-                state.labelled.append(step)
-                counts[label_index[step]] += 1
-                model = update.learn(model, state, step)
+                if known[step]:
+                    state.labelled.append(step)
+                    counts[label_index[step]] += 1
+                    model = update.learn(model, state, step)
+                else:
+                    state.action[step] = process.optimal_action(posterior[None])[0]
+                    counts += posterior
+                    model = update.learn_report(model, state, step, posterior)
                 queries.append(
                     self._query_record(
                         len(queries),
@@ -462,6 +605,7 @@ class RiskBasedLearner(BaseEstimator):
                         y_test,
                         self._check_coverage(model, step, warned),
                         counts,
+                        report,
                     )
                 )
                 if policy is not None:
@@ -480,7 +624,7 @@ class RiskBasedLearner(BaseEstimator):
         )
         self.pseudo_labels_ = np.array(list(pseudo.values()), dtype=y.dtype)
         self.history_ = self._history(
-            y, evpi, state.action, perfect, inspected, initial
+            y, evpi, state.action, perfect, inspected, initial, method_used
         )
         self.history_.queries = pd.DataFrame(queries)
         self.history_.warnings = warned
@@ -512,7 +656,33 @@ class RiskBasedLearner(BaseEstimator):
             )
         return actions
 
-    def _history(self, y, evpi, action, perfect, inspected, initial):
+    def _inspect(self, belief, true_state, k, rng):
+        """Draw the report of method ``k``; its history columns and posterior."""
+        process, method = self.process, self.inspections[k]
+        report = simulate_reports([true_state], process, method, rng)
+        try:
+            posterior = report_posterior(belief[None], report, process, method)[0]
+        except ImpossibleReportError:
+            uniform = np.full((1, process.n_states), 1.0 / process.n_states)
+            likelihood = report_posterior(uniform, report, process, method)
+            posterior = likelihood[0]
+        columns = {"method": method.name, "report": report[0]}
+        columns.update({f"posterior_{c}": p for c, p in zip(self._classes, posterior)})
+        return columns, posterior
+
+    def _check_smoothing_anchors(self):
+        """Smoothing anchors need labels: every method must be perfect."""
+        for method in self.inspections:
+            confusion = method._confusion_for(self.process)
+            if not np.all((confusion == 0) | (confusion == 1)):
+                raise ValueError(
+                    "semi_supervised='smoothing' anchors its segments at known "
+                    f"labels; inspection method {method.name!r} is imperfect "
+                    "(its confusion is not 0/1), so its reports are not labels. "
+                    "Use semi_supervised='em' or None."
+                )
+
+    def _history(self, y, evpi, action, perfect, inspected, initial, method_used):
         known_before = np.zeros(y.shape[0], dtype=bool)
         known_before[initial] = True
         steps = pd.DataFrame(
@@ -525,15 +695,27 @@ class RiskBasedLearner(BaseEstimator):
                 "utility": self.process.realised_utility(y, action),
             }
         )
-        totals = dict(campaign_summary(y, action, self.process, inspected=inspected))
-        return Bunch(steps=steps, queries=None, totals=totals)
+        if self.inspections is None:
+            summary = campaign_summary(y, action, self.process, inspected=inspected)
+        else:
+            names = np.array([m.name for m in self.inspections] + [None], dtype=object)
+            steps["method"] = names[method_used]
+            summary = campaign_summary(
+                y,
+                action,
+                self.process,
+                inspected=method_used,
+                methods=self.inspections,
+            )
+        return Bunch(steps=steps, queries=None, totals=dict(summary))
 
     # -------------------------------------------------------------- #
     def random_baseline(self, random_state=None) -> RiskBasedLearner:
         """An unfitted learner that inspects as often as this run, at random.
 
         The paper's baseline: the same number of inspections as a fitted EVPI
-        run, at uniformly random stream positions.
+        run, at uniformly random stream positions. With ``inspections``, the
+        same number with each method (the same spend), in random order.
 
         Parameters
         ----------
@@ -544,7 +726,10 @@ class RiskBasedLearner(BaseEstimator):
         -------
         learner : RiskBasedLearner
         """
-        n_inspections = self.history_.totals["n_inspections"]
+        if self.inspections is None:
+            n_inspections = self.history_.totals["n_inspections"]
+        else:
+            n_inspections = dict(self.history_.totals["n_inspections_by_method"])
         return clone(self).set_params(
             query="random", n_queries=n_inspections, random_state=random_state
         )

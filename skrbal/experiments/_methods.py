@@ -35,10 +35,11 @@ class Method:
     learner_params : dict, default={}
         Further parameters of :class:`~skrbal.active.RiskBasedLearner`
         (e.g. ``semi_supervised``).
-    case_params : dict, default={}
-        Estimator parameters for particular case studies, ``{case name:
-        {param: value}}``, set on the fresh estimator of a run on that case
-        (e.g. a kernel width suited to the case's feature scale).
+
+    See Also
+    --------
+    CaseStudy : Its ``method_params`` set estimator parameters that depend on
+        the case (e.g. a kernel width suited to the record's feature scale).
 
     Examples
     --------
@@ -64,7 +65,6 @@ class Method:
     query: str = "evpi"
     matched_to: str | None = None
     learner_params: dict = field(default_factory=dict)
-    case_params: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.query not in ("evpi", "random"):
@@ -78,20 +78,51 @@ class Method:
                 "EVPI method whose number of inspections it matches."
             )
 
-    def estimator(self, case: str | None = None):
+    def estimator(self, case=None):
         """A fresh, unfitted estimator.
 
         Parameters
         ----------
-        case : str, default=None
-            Name of the case study it will run on; applies ``case_params``.
+        case : CaseStudy, default=None
+            The case study it will run on: the parameters the case declares
+            for this method (its ``method_params[self.name]``) are set.
 
         Returns
         -------
         estimator : classifier
+
+        Raises
+        ------
+        TypeError
+            If ``case`` is not a case study (a case's name selects nothing).
+        ValueError
+            If the case sets a parameter the estimator does not have.
+
+        Examples
+        --------
+        >>> from skrbal.experiments import get_case_study, get_method
+        >>> mrvm = get_method("mrvm2-evpi")
+        >>> mrvm.estimator(get_case_study("synthetic")).gamma
+        0.05
+        >>> mrvm.estimator(get_case_study("z24")).gamma is None
+        True
         """
         estimator = clone(self.make_estimator())
-        return estimator.set_params(**self.case_params.get(case, {}))
+        if case is None:
+            return estimator
+        if not hasattr(case, "method_params"):
+            raise TypeError(
+                f"method {self.name!r}: case must be a CaseStudy, whose "
+                f"method_params declare this method's parameters; got {case!r}."
+            )
+        params = case.method_params.get(self.name, {})
+        try:
+            return estimator.set_params(**params)
+        except ValueError as exc:
+            raise ValueError(
+                f"case study {case.name!r} sets {', '.join(params)} on method "
+                f"{self.name!r}, but its estimator {estimator!r} refuses: {exc}"
+            ) from exc
 
 
 def _gmm():
@@ -121,22 +152,10 @@ _METHODS = {
     "gmm-smoothing": Method(
         "gmm-smoothing", _gmm, learner_params={"semi_supervised": "smoothing"}
     ),
-    # The authors' default width gamma = 1/D suits standardised features (Z24)
-    # but not the raw synthetic ones, whose first feature spans ~30 units:
-    # beliefs fall back towards uniform a few units from any relevance vector.
-    # mRVM2's random start (issue 14) made its argmax right from few labels
-    # (test accuracy 0.99 from 30 labels) but not its confidence: with 30
-    # labels EVPI exceeds the inspection cost on 33 % of the test set at
-    # gamma = 1/D against 0.1 % at 0.05, and the learner inspects several
-    # times more (see benchmarks/results/rvm_stream_studies.md).
-    # Standardising the synthetic features does not help (the second feature
-    # is noise). Hence the width for that case.
-    "mrvm1-evpi": Method(
-        "mrvm1-evpi", _mrvm("mrvm1"), case_params={"synthetic": {"gamma": 0.05}}
-    ),
-    "mrvm2-evpi": Method(
-        "mrvm2-evpi", _mrvm("mrvm2"), case_params={"synthetic": {"gamma": 0.05}}
-    ),
+    # Their kernel width is the paper's 1/D unless the case study declares
+    # another (the synthetic case does: see its method_params).
+    "mrvm1-evpi": Method("mrvm1-evpi", _mrvm("mrvm1")),
+    "mrvm2-evpi": Method("mrvm2-evpi", _mrvm("mrvm2")),
 }
 
 

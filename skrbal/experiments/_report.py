@@ -176,6 +176,43 @@ def _score_table(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
     return table.loc[methods, order]
 
 
+def _method_line(method: dict) -> str:
+    """One method of a study's configuration: estimator, case's parameters, query."""
+    line = f"`{method['estimator']}`"
+    # Studies saved before the case declared its parameters lack the key.
+    case_params = method.get("case_params") or {}
+    if case_params:
+        params = ", ".join(f"{k}={v}" for k, v in case_params.items())
+        line += f" (set by the case study: {params})"
+    query = (
+        f"random, as many inspections as {method['matched_to']}"
+        if method["query"] == "random"
+        else "inspect when EVPI exceeds the inspection cost"
+    )
+    line += f"; {query}"
+    learner = ", ".join(f"{k}={v}" for k, v in method["learner_params"].items())
+    return line + (f"; {learner}" if learner else "")
+
+
+def _case_params_note(methods: dict) -> list[str]:
+    """A line on the estimator parameters of a study whose case sets none."""
+    if any(method.get("case_params") for method in methods.values()):
+        return []  # each method's line says what the case set
+    if not all("case_params" in method for method in methods.values()):
+        return [
+            "",
+            "Estimator parameters set by the case study: not recorded (the study "
+            "was saved by an older skrbal); each estimator is shown as it ran.",
+        ]
+    note = (
+        "Estimator parameters set by the case study: none. Every estimator runs "
+        "as shown, its other parameters at their defaults"
+    )
+    if any("MulticlassRVC(" in method["estimator"] for method in methods.values()):
+        note += " (MulticlassRVC's default kernel width is the paper's gamma = 1/D)"
+    return ["", note + "."]
+
+
 def study_report(
     study,
     *,
@@ -244,16 +281,8 @@ def study_report(
         "",
     ]
     for name, method in config["methods"].items():
-        query = (
-            f"random, as many inspections as {method['matched_to']}"
-            if method["query"] == "random"
-            else "inspect when EVPI exceeds the inspection cost"
-        )
-        params = ", ".join(f"{k}={v}" for k, v in method["learner_params"].items())
-        lines.append(
-            f"- `{name}`: `{method['estimator']}`; {query}"
-            + (f"; {params}" if params else "")
-        )
+        lines.append(f"- `{name}`: {_method_line(method)}")
+    lines += _case_params_note(config["methods"])
     lines += [
         "",
         "## Inspections per run",

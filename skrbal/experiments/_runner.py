@@ -61,9 +61,7 @@ def _learner(method: Method, case, rng_seed: int, counts: dict[str, int]):
             # Modulo: a RandomState seed must stay below 2**32.
             random_state=(rng_seed + 1) % 2**32,
         )
-    return RiskBasedLearner(
-        estimator=method.estimator(case.name), process=process, **params
-    )
+    return RiskBasedLearner(estimator=method.estimator(case), process=process, **params)
 
 
 def _fit_learner(learner: RiskBasedLearner, split: Bunch, *, test: bool = True):
@@ -250,7 +248,12 @@ def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
         "standardise": case.standardise,
         "methods": {
             m.name: {
-                "estimator": repr(m.estimator(case.name)),
+                # Built as every run builds it: the case's parameters included,
+                # and refused here, before anything runs, if they do not apply.
+                "estimator": repr(m.estimator(case)),
+                "case_params": {
+                    k: repr(v) for k, v in case.method_params.get(m.name, {}).items()
+                },
                 "query": m.query,
                 "matched_to": m.matched_to,
                 "learner_params": {k: repr(v) for k, v in m.learner_params.items()},

@@ -4,10 +4,13 @@ An :class:`InspectionMethod` has a cost and a confusion model ``P(z | y)`` of
 its reports. :func:`evsi` values each method's report for a decision
 process (pre-posterior analysis), :func:`choose_inspection` picks the method
 worth the most net of its cost, and :func:`report_posterior` updates a belief
-with a report.
+with a report. :func:`simulate_reports` draws reports from a method's
+confusion model (the simulated oracle) and :func:`weighted_copies` turns a
+posterior into training rows for an estimator with ``sample_weight``.
 """
 
 from skrbal.inspection._method import InspectionMethod, perfect_inspection
+from skrbal.inspection._reports import simulate_reports, weighted_copies
 from skrbal.inspection._value import (
     ImpossibleReportError,
     choose_inspection,
@@ -22,4 +25,6 @@ __all__ = [
     "evsi",
     "perfect_inspection",
     "report_posterior",
+    "simulate_reports",
+    "weighted_copies",
 ]

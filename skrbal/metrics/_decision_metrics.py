@@ -9,11 +9,14 @@ two, and total up a monitoring campaign.
 
 from __future__ import annotations
 
+from math import fsum
+
 import numpy as np
 from sklearn.utils import Bunch
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
+from skrbal.inspection._value import _confusions
 
 __all__ = [
     "campaign_summary",
@@ -231,7 +234,7 @@ def class_proportions(y, classes) -> np.ndarray:
 
 
 def campaign_summary(
-    y_true, actions, process: DecisionProcess, *, inspected=None
+    y_true, actions, process: DecisionProcess, *, inspected=None, methods=None
 ) -> Bunch:
     """Totals of a monitoring campaign: inspections, spend, utility and regret.
 
@@ -250,9 +253,16 @@ def campaign_summary(
         that only acts on beliefs).
     process : DecisionProcess
         The decision process; its ``inspection_cost`` prices the inspections.
-    inspected : array-like of bool of shape (n_decisions,), default=None
-        Whether an inspection was made before each decision. ``None`` means
-        no inspection was made.
+    inspected : array-like of shape (n_decisions,), default=None
+        Whether an inspection was made before each decision: a boolean mask,
+        or, with ``methods``, the index into ``methods`` of the method used
+        and ``-1`` where none was (the ``choice`` of
+        :func:`skrbal.inspection.choose_inspection`). ``None`` means no
+        inspection was made.
+    methods : sequence of InspectionMethod, default=None
+        The inspection methods ``inspected`` indexes, each priced at its own
+        cost. ``None`` means one perfect inspection at
+        ``process.inspection_cost``.
 
     Returns
     -------
@@ -261,7 +271,8 @@ def campaign_summary(
 
         - ``n_decisions`` (int): number of decisions.
         - ``n_inspections`` (int): number of inspections.
-        - ``inspection_spend`` (float): ``n_inspections * inspection_cost``.
+        - ``inspection_spend`` (float): ``n_inspections * inspection_cost``,
+          or with ``methods`` the sum of the costs of the methods used.
         - ``utility`` (float): ``sum_t Q(y_t, actions[t])``, the expected
           utility realised by the actions taken, given the true states.
         - ``perfect_information_utility`` (float): ``sum_t max_d Q(y_t, d)``.
@@ -271,6 +282,9 @@ def campaign_summary(
           campaign earned once inspections are paid for.
         - ``decision_accuracy`` (float): share of actions equal to the
           perfect-information action.
+        - only with ``methods``: ``n_inspections_by_method`` and
+          ``spend_by_method`` (dicts keyed by method name, every method
+          listed).
 
     See Also
     --------
@@ -288,6 +302,20 @@ def campaign_summary(
     (1, 7.0, 0.0)
     >>> round(summary.net_utility, 2)
     -13.35
+
+    With two inspection methods, ``inspected`` says which one was used:
+
+    >>> from skrbal.inspection import InspectionMethod, perfect_inspection
+    >>> process = synthetic_decision_process()
+    >>> drone = InspectionMethod(
+    ...     name="drone", cost=1.4,
+    ...     confusion=[[0.95, 0.05], [0.7, 0.3], [0.2, 0.8], [0.1, 0.9]])
+    >>> summary = campaign_summary(
+    ...     [1, 2, 4], [0, 0, 1], process, inspected=[1, -1, 0],
+    ...     methods=[perfect_inspection(process), drone],
+    ... )
+    >>> summary.inspection_spend, summary.spend_by_method
+    (8.4, {'perfect': 7.0, 'drone': 1.4})
     """
     if not isinstance(process, DecisionProcess):
         raise ValueError(
@@ -299,6 +327,8 @@ def campaign_summary(
         raise ValueError(
             f"actions has shape {actions.shape} but y_true has shape {y_true.shape}."
         )
+    if methods is not None:
+        return _summary_by_method(y_true, actions, process, inspected, methods)
     if inspected is None:
         inspected = np.zeros(y_true.shape, dtype=bool)
     else:
@@ -313,11 +343,16 @@ def campaign_summary(
                 "inspected must be a boolean mask (one flag per decision), got "
                 f"dtype {inspected.dtype}."
             )
+    n_inspections = int(inspected.sum())
+    spend = n_inspections * float(process.inspection_cost)
+    return _summary(y_true, actions, process, n_inspections, spend)
+
+
+def _summary(y_true, actions, process, n_inspections, spend) -> Bunch:
+    """The campaign totals, given the number of inspections and their spend."""
     utility = process.realised_utility(y_true, actions)
     perfect_action = process.perfect_information_action(y_true)
     perfect = process.realised_utility(y_true, perfect_action)
-    n_inspections = int(inspected.sum())
-    spend = n_inspections * float(process.inspection_cost)
     total = float(utility.sum())
     total_perfect = float(perfect.sum())
     return Bunch(
@@ -332,3 +367,35 @@ def campaign_summary(
         net_utility=total - spend,
         decision_accuracy=float(np.mean(actions == perfect_action)),
     )
+
+
+def _summary_by_method(y_true, actions, process, inspected, methods) -> Bunch:
+    """:func:`campaign_summary` with the spend split by inspection method."""
+    _confusions(methods, process)  # validates the list and every method
+    n_methods = len(methods)
+    if inspected is None:
+        inspected = np.full(y_true.shape, -1)
+    inspected = np.asarray(inspected)
+    if inspected.shape != y_true.shape:
+        raise ValueError(
+            f"inspected has shape {inspected.shape} but y_true has shape "
+            f"{y_true.shape}."
+        )
+    if inspected.dtype.kind not in "iu":
+        raise ValueError(
+            "with methods, inspected must hold the index of the method used at "
+            f"each decision (-1 for none), got dtype {inspected.dtype}."
+        )
+    if inspected.size and (inspected.min() < -1 or inspected.max() >= n_methods):
+        raise ValueError(
+            f"inspected must index the {n_methods} methods (0 to {n_methods - 1}) "
+            f"or be -1, got values from {inspected.min()} to {inspected.max()}."
+        )
+    counts = np.bincount(inspected[inspected >= 0], minlength=n_methods)
+    costs = [method._validated()[2] for method in methods]
+    spends = [int(n) * cost for n, cost in zip(counts, costs)]
+    summary = _summary(y_true, actions, process, int(counts.sum()), fsum(spends))
+    names = [method.name for method in methods]
+    summary.n_inspections_by_method = dict(zip(names, counts.tolist()))
+    summary.spend_by_method = dict(zip(names, spends))
+    return summary

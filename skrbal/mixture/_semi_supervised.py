@@ -28,6 +28,7 @@ from skrbal.mixture._gmm import (
     _as_classes,
     _BaseNIWClassifier,
     _label_indices,
+    _sample_weight,
 )
 from skrbal.mixture._niw import (
     _cholesky,
@@ -306,7 +307,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y) -> SemiSupervisedGMMClassifier:
+    def fit(self, X, y, sample_weight=None) -> SemiSupervisedGMMClassifier:
         """Fit the mixture to labelled and unlabelled samples by MAP-EM.
 
         Parameters
@@ -315,6 +316,13 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             Training samples, labelled and unlabelled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for the unlabelled samples.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, counted as fractional observations in the
+            statistics and the EM objective. Soft evidence, such as the
+            posterior after an imperfect inspection, is passed as one labelled
+            copy of the sample per state weighted by its posterior
+            probability (:func:`skrbal.inspection.weighted_copies`): those
+            copies are responsibilities fixed at the posterior.
 
         Returns
         -------
@@ -335,17 +343,18 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
                 "samples."
             )
         X, y = validate_data(self, X, y, dtype=np.float64)
+        weight = _sample_weight(sample_weight, X)
         unlabelled = np.asarray(y == UNLABELLED, dtype=bool)
         classes, y_idx = self._semi_supervised_classes(y[~unlabelled])
         prior = self._validate_prior(X.shape[1])
         self.classes_ = classes
         X_l, X_u = X[~unlabelled], X[unlabelled]
         labelled_stats = _labelled_statistics(
-            X_l, y_idx, np.ones(len(X_l)), len(classes)
+            X_l, y_idx, weight[~unlabelled], len(classes)
         )
         resp = self._initial_responsibilities(X_u, labelled_stats, prior, previous)
         stats, theta, resp = self._expectation_maximisation(
-            X_l, y_idx, X_u, labelled_stats, resp, prior
+            X_l, y_idx, X_u, labelled_stats, resp, prior, weight, unlabelled
         )
         self._set_posterior(stats, prior)
         self.weights_ = theta.weights
@@ -389,23 +398,33 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             joint = self._class_log_density(X_u) + self._log_class_prior[:, None]
         return np.exp(_log_normalise(joint.T))
 
-    def _expectation_maximisation(self, X_l, y_idx, X_u, labelled_stats, resp, prior):
-        """Alternate M- and E-steps; return the final statistics and MAP theta."""
-        n_samples = len(X_l) + len(X_u)
+    def _expectation_maximisation(
+        self, X_l, y_idx, X_u, labelled_stats, resp, prior, weight, unlabelled
+    ):
+        """Alternate M- and E-steps; return the final statistics and MAP theta.
+
+        ``weight`` (one per sample, ``unlabelled`` marking the rows of
+        ``X_u``) scales each sample's contribution; unit weights are exact
+        no-ops, so an unweighted fit is the same to the bit.
+        """
+        weight_l, weight_u = weight[~unlabelled], weight[unlabelled]
+        n_samples = weight.sum()
         trace = []
         converged = False
         for n_iter in range(1, self.max_iter + 1):
             # The E-step the parameters of this iteration come from.
             used = resp
-            stats = _merge_statistics(labelled_stats, _weighted_statistics(X_u, resp))
+            stats = _merge_statistics(
+                labelled_stats, _weighted_statistics(X_u, resp * weight_u[:, None])
+            )
             theta = _MAPParameters(stats, prior)
             joint_l = theta.joint_log_likelihood(X_l)
             joint_u = theta.joint_log_likelihood(X_u).T
             top = joint_u.max(axis=1, keepdims=True)
             log_evidence_u = top[:, 0] + np.log(np.exp(joint_u - top).sum(axis=1))
             objective = (
-                joint_l[y_idx, np.arange(len(X_l))].sum()
-                + log_evidence_u.sum()
+                (weight_l * joint_l[y_idx, np.arange(len(X_l))]).sum()
+                + (weight_u * log_evidence_u).sum()
                 + theta.log_prior(prior)
             ) / n_samples
             trace.append(objective)

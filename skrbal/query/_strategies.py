@@ -27,6 +27,7 @@ from skrbal.exceptions import (
     missing_states,
     missing_states_message,
 )
+from skrbal.inspection import choose_inspection
 
 __all__ = [
     "EVPISampling",
@@ -187,6 +188,7 @@ def evpi_sampling(
     n_instances: int = 1,
     *,
     process: DecisionProcess,
+    inspections=None,
     random_state=None,
     **predict_kwargs,
 ):
@@ -203,18 +205,25 @@ def evpi_sampling(
         How many to choose.
     process : DecisionProcess
         The decision the labels inform.
+    inspections : list of InspectionMethod, default=None
+        Imperfect inspections to choose from. ``None`` scores each instance by
+        its EVPI (a perfect inspection). With a list, the score is the
+        largest net value ``EVSI - cost`` over the methods
+        (:func:`~skrbal.inspection.choose_inspection`); an instance whose
+        score is not positive is not worth inspecting, and
+        :meth:`EVPISampling.choose` says with which method to inspect.
     random_state : int, RandomState instance or None, default=None
-        Breaks ties between equal EVPI at random; ``None`` prefers the lowest
-        index.
+        Breaks ties between equal scores at random; ``None`` prefers the
+        lowest index.
     **predict_kwargs : dict
         Passed to ``classifier.predict_proba``.
 
     Returns
     -------
     indices : ndarray of shape (n_instances,)
-        Indices into ``X_pool``, highest EVPI first.
+        Indices into ``X_pool``, highest score first.
     scores : ndarray of shape (n_instances,)
-        Their EVPI.
+        Their EVPI, or with ``inspections`` their best net value.
 
     Warns
     -----
@@ -254,12 +263,18 @@ def evpi_sampling(
                 MissingStatesWarning,
                 stacklevel=2,
             )
-    scores = _pool_scores(
-        classifier,
-        X_pool,
-        lambda proba: evpi_scores(proba, process, classes=classes),
-        predict_kwargs,
-    )
+    if inspections is None:
+
+        def score(proba):
+            return evpi_scores(proba, process, classes=classes)
+
+    else:
+
+        def score(proba):
+            net = choose_inspection(proba, process, inspections, classes=classes)[1]
+            return net.max(axis=1)
+
+    scores = _pool_scores(classifier, X_pool, score, predict_kwargs)
     return _top(scores, n_instances, random_state)
 
 
@@ -403,8 +418,13 @@ class EVPISampling(BaseEstimator):
     ----------
     process : DecisionProcess
         The decision the labels inform.
+    inspections : list of InspectionMethod, default=None
+        Imperfect inspections to choose from (see :func:`evpi_sampling`):
+        ``None`` ranks by EVPI, a list by the best net value ``EVSI - cost``;
+        :meth:`choose` then gives the method for each chosen instance, and
+        :meth:`skrbal.active.ActiveLearner.teach_report` learns its report.
     random_state : int, RandomState instance or None, default=None
-        Breaks ties between equal EVPI; ``None`` prefers the lowest index.
+        Breaks ties between equal scores; ``None`` prefers the lowest index.
         An int gives the same choice at every call with the same scores.
 
     See Also
@@ -426,8 +446,11 @@ class EVPISampling(BaseEstimator):
     array([1, 0])
     """
 
-    def __init__(self, *, process: DecisionProcess, random_state=None):
+    def __init__(
+        self, *, process: DecisionProcess, inspections=None, random_state=None
+    ):
         self.process = process
+        self.inspections = inspections
         self.random_state = random_state
 
     def __call__(self, classifier, X_pool, n_instances: int = 1, **kwargs):
@@ -437,6 +460,57 @@ class EVPISampling(BaseEstimator):
             X_pool,
             n_instances,
             process=self.process,
+            inspections=self.inspections,
             random_state=self.random_state,
             **kwargs,
+        )
+
+    def choose(self, classifier, X):
+        """The inspection method for each instance, by the largest net value.
+
+        Parameters
+        ----------
+        classifier : fitted classifier, Pipeline or modAL learner
+            Must have ``predict_proba`` and ``classes_``.
+        X : array-like of shape (n_samples, n_features)
+            The instances, e.g. those the strategy chose.
+
+        Returns
+        -------
+        choice : ndarray of int of shape (n_samples,)
+            Index into ``inspections`` (``[perfect_inspection(process)]``
+            when ``inspections`` is None), ``-1`` where no method is worth
+            its cost.
+        net_value : ndarray of shape (n_samples, n_methods)
+            ``EVSI - cost`` of each method.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal import synthetic_decision_process
+        >>> from skrbal.inspection import InspectionMethod, perfect_inspection
+        >>> from skrbal.query import EVPISampling
+        >>> process = synthetic_decision_process()
+        >>> drone = InspectionMethod(
+        ...     name="drone", cost=1.4,
+        ...     confusion=[[0.95, 0.05], [0.7, 0.3], [0.2, 0.8], [0.1, 0.9]])
+        >>> strategy = EVPISampling(
+        ...     process=process, inspections=[perfect_inspection(process), drone])
+        >>> clf = GaussianNB().fit([[-5.0], [-4.0], [18.0], [19.0]], [1, 1, 4, 4])
+        >>> choice, net = strategy.choose(clf, [[-4.5], [7.0]])
+        >>> choice
+        array([-1,  1])
+        >>> net.round(2)
+        array([[-7.  , -1.4 ],
+               [ 7.75,  9.9 ]])
+        """
+        from skrbal.inspection import perfect_inspection
+
+        methods = self.inspections
+        if methods is None:
+            methods = [perfect_inspection(self.process)]
+        proba = classifier.predict_proba(X)
+        return choose_inspection(
+            proba, self.process, methods, classes=_classes_of(classifier)
         )
