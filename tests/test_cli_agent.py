@@ -593,7 +593,10 @@ def test_observe_an_agent_commissioned_without_column_names(tmp_path, capsys):
     agent = RiskBasedAgent(
         estimator=BayesianGMMClassifier(), process=case.process(), store=store
     )
-    agent.fit(split.X_stream[initial], split.y_stream[initial]).close()
+    # Commissioned with timestamps: the agent's clock is in seconds.
+    stamps = np.arange(initial.size) - 100.0
+    agent.fit(split.X_stream[initial], split.y_stream[initial], timestamps=stamps)
+    agent.close()
     rows = split.X_stream[100:110]
     path = tmp_path / "rows.csv"
     pd.DataFrame(rows, columns=["u", "v"]).assign(t=np.arange(10.0)).to_csv(
@@ -602,7 +605,7 @@ def test_observe_an_agent_commissioned_without_column_names(tmp_path, capsys):
     argv = ["agent", "observe", path, "--store", store, "--timestamp-column", "t"]
     code, out, err = run(argv, capsys)
     assert code == 0, err
-    want = reference_agent().observe(rows, timestamps=np.arange(10.0))
+    want = reference_agent().observe(rows)
     np.testing.assert_array_equal(read_decisions(out)["evpi"], want["evpi"])
     path.write_text("u,v,w\n1,2,3\n")
     code, _, err = run([*argv[:3], "--store", store], capsys)

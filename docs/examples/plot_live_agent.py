@@ -70,7 +70,10 @@ def run(budget, store, name):
         store=store,
         name=name,
     )
-    agent.fit(split.X_stream[initial], split.y_stream[initial])
+    # Commissioning inspections in the days before the monitoring starts:
+    # with timestamps, the budget counts time in seconds.
+    commissioned = (np.arange(initial.size) - initial.size) * day
+    agent.fit(split.X_stream[initial], split.y_stream[initial], timestamps=commissioned)
     pending = []  # (when the report comes, request id, position in the stream)
     first = agent.n_steps_
     for start, stop in zip(day_starts, day_stops):

@@ -463,7 +463,7 @@ def _init(args) -> int:
         raise ValueError("--max-open-requests must be >= 1")
     budget = _budget_policy(args)
     method = get_method(args.method)
-    times = None
+    times, case = None, None
     if args.case:
         case = get_case_study(args.case)
         process = case.process()
@@ -478,7 +478,7 @@ def _init(args) -> int:
     store = _open_store(args, create=True)
     try:
         agent = RiskBasedAgent(
-            estimator=method.estimator(args.case),
+            estimator=method.estimator(case),
             process=process,
             budget=budget,
             semi_supervised=method.learner_params.get("semi_supervised"),
