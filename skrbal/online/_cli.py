@@ -172,7 +172,9 @@ def _add_init(verbs, common) -> None:
     init.add_argument(
         "--timestamp-column",
         metavar="COLUMN",
-        help="with --data: a column of times (seconds or ISO 8601), not a feature",
+        help="with --data: a column of times (seconds or ISO 8601), not a "
+        "feature; the agent's clock (and budget periods) are then in seconds, "
+        "else in steps (always with --case)",
     )
     init.add_argument(
         "--seed",
@@ -251,8 +253,8 @@ def _add_observe(verbs, common) -> None:
     observe.add_argument(
         "--timestamp-column",
         metavar="COLUMN",
-        help="a column of times (seconds or ISO 8601); always or never given "
-        "for one agent",
+        help="a column of times (seconds or ISO 8601): needed, and only "
+        "allowed, when the agent was commissioned with timestamps",
     )
     observe.add_argument(
         "--format",
