@@ -73,7 +73,7 @@ test-oldest:
 		-c $(OLDEST_VENV)/constraints.txt -e ".[$(shell echo $(OLDEST_EXTRAS) | tr ' ' ',')]"
 	$(OLDEST_VENV)/bin/python -m pip list --format=freeze | grep -i -E \
 		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|matplotlib|dask)=="
-	$(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider -q \
+	$(WITH_POSTGRES) $(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider -q \
 		--ignore=tests/test_packaging.py
 
 docs: $(STAMP) $(DOCS_STAMP)

@@ -496,7 +496,25 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.set_defaults(handler=_run)
     _add_reproduce(commands, available_methods())
+    _add_agent(commands)
     return parser
+
+
+def _add_agent(commands) -> None:
+    """``skrbal agent ...`` (skrbal.online), which needs the db extra."""
+    try:
+        from skrbal.online._cli import add_agent_commands
+    except ImportError as exc:
+        missing = exc
+
+        def unavailable(args):
+            raise missing
+
+        agent = commands.add_parser("agent", help="needs: pip install 'skrbal[db]'")
+        agent.add_argument("rest", nargs=argparse.REMAINDER)
+        agent.set_defaults(handler=unavailable)
+        return
+    add_agent_commands(commands)
 
 
 def _add_folder_options(command) -> None:

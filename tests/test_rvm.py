@@ -104,7 +104,7 @@ def test_probabilities_scores_and_predictions_are_consistent(fitted, blobs, meth
 def test_binary_decision_function_is_the_score_difference(method):
     X, y = make_blobs(80, centers=[[-2, 0], [2, 0]], random_state=0)
     labels = np.array(["healthy", "damaged"])[y]
-    model = MulticlassRVC(method=method).fit(X, labels)
+    model = MulticlassRVC(random_state=0, method=method).fit(X, labels)
     np.testing.assert_array_equal(model.classes_, ["damaged", "healthy"])
     decision = model.decision_function(X)
     assert decision.shape == (len(X),)
@@ -141,7 +141,7 @@ def test_every_kernel_fits_the_blobs(blobs, method, kernel, kernel_params):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model = MulticlassRVC(
-            method=method, kernel=kernel, kernel_params=kernel_params
+            method=method, kernel=kernel, kernel_params=kernel_params, random_state=0
         ).fit(X, y)
     assert model.score(X_test, y_test) >= 0.95
     assert len(model.relevance_indices_) <= 0.15 * len(X)
@@ -155,17 +155,19 @@ def test_kernel_parameters_reach_the_kernel(blobs):
         calls.append(scale)
         return rbf_kernel(A, B, gamma=0.5) * scale
 
-    MulticlassRVC(kernel=kernel, kernel_params={"scale": 2.0}).fit(X, y)
+    MulticlassRVC(random_state=0, kernel=kernel, kernel_params={"scale": 2.0}).fit(X, y)
     assert calls and set(calls) == {2.0}
-    wide = MulticlassRVC(kernel="rbf", gamma=1e-3).fit(X, y)
-    narrow = MulticlassRVC(kernel="rbf", gamma=10.0).fit(X, y)
+    wide = MulticlassRVC(random_state=0, kernel="rbf", gamma=1e-3).fit(X, y)
+    narrow = MulticlassRVC(random_state=0, kernel="rbf", gamma=10.0).fit(X, y)
     assert len(narrow.relevance_indices_) > len(wide.relevance_indices_)
 
 
 def test_default_gamma_is_one_over_n_features(blobs):
     X, y, X_test, _ = blobs
-    default = MulticlassRVC(method="mrvm1").fit(X, y)
-    explicit = MulticlassRVC(method="mrvm1", gamma=1 / X.shape[1]).fit(X, y)
+    default = MulticlassRVC(random_state=0, method="mrvm1").fit(X, y)
+    explicit = MulticlassRVC(random_state=0, method="mrvm1", gamma=1 / X.shape[1]).fit(
+        X, y
+    )
     np.testing.assert_allclose(
         default.predict_proba(X_test), explicit.predict_proba(X_test)
     )
@@ -174,7 +176,7 @@ def test_default_gamma_is_one_over_n_features(blobs):
 def test_grid_search_over_kernel_and_gamma(blobs):
     X, y, X_test, y_test = blobs
     grid = GridSearchCV(
-        MulticlassRVC(method="mrvm1"),
+        MulticlassRVC(random_state=0, method="mrvm1"),
         param_grid=[
             {"kernel": ["rbf", "laplacian"], "gamma": [0.05, 0.5]},
             {"kernel": ["linear"]},
@@ -197,7 +199,7 @@ def test_grid_search_with_the_decision_scorer():
     X, y = make_blobs(120, centers=centers, cluster_std=0.7, random_state=0)
     y = y + 1  # the process's health states are labelled 1..4
     grid = GridSearchCV(
-        make_pipeline(StandardScaler(), MulticlassRVC(method="mrvm2")),
+        make_pipeline(StandardScaler(), MulticlassRVC(random_state=0, method="mrvm2")),
         param_grid={"multiclassrvc__gamma": [0.1, 1.0]},
         scoring=metrics.make_decision_scorer(synthetic_decision_process()),
         cv=StratifiedKFold(3, shuffle=True, random_state=0),
@@ -217,7 +219,7 @@ def test_declared_classes_cover_a_tiny_training_set(method):
         (np.array([[0.0, 0.0], [3.0, 3.0]]), np.array([4, 1])),
         (np.array([[0.0, 0.0], [0.0, 0.0], [3.0, 3.0]]), np.array([4, 4, 1])),
     ]:
-        model = MulticlassRVC(method=method, classes=classes).fit(X, y)
+        model = MulticlassRVC(random_state=0, method=method, classes=classes).fit(X, y)
         np.testing.assert_array_equal(model.classes_, classes)
         proba = model.predict_proba(X_new)
         assert proba.shape == (3, 4)
@@ -229,7 +231,7 @@ def test_declared_classes_cover_a_tiny_training_set(method):
 @pytest.mark.parametrize("method", METHODS)
 def test_unseen_declared_class_gets_low_probability(blobs, method):
     X, y, X_test, y_test = blobs
-    model = MulticlassRVC(method=method, classes=[0, 1, 2, 3]).fit(X, y)
+    model = MulticlassRVC(random_state=0, method=method, classes=[0, 1, 2, 3]).fit(X, y)
     proba = model.predict_proba(X_test)
     assert proba.shape == (len(X_test), 4)
     assert proba[:, 3].mean() < 0.05
@@ -246,7 +248,8 @@ def test_mrvm2_discriminates_from_fewer_labels_than_mrvm1():
 
     X, y = make_blobs(9, centers=CENTERS, cluster_std=0.5, random_state=0)
     models = {
-        method: MulticlassRVC(method=method, classes=[0, 1, 2, 3]) for method in METHODS
+        method: MulticlassRVC(random_state=0, method=method, classes=[0, 1, 2, 3])
+        for method in METHODS
     }
     models["mrvm2"].fit(X, y)
     with pytest.warns(NonDiscriminatingFitWarning, match="mrvm1"):
@@ -262,8 +265,8 @@ def test_mrvm2_discriminates_from_fewer_labels_than_mrvm1():
 def test_single_class_needs_declared_classes():
     X = np.arange(10.0).reshape(5, 2)
     with pytest.raises(ValueError, match="one class"):
-        MulticlassRVC().fit(X, np.zeros(5))
-    model = MulticlassRVC(classes=[0, 1]).fit(X, np.zeros(5))
+        MulticlassRVC(random_state=0).fit(X, np.zeros(5))
+    model = MulticlassRVC(random_state=0, classes=[0, 1]).fit(X, np.zeros(5))
     np.testing.assert_array_equal(model.predict(X), np.zeros(5))
 
 
@@ -279,7 +282,7 @@ def test_single_class_needs_declared_classes():
 def test_bad_declared_classes_are_rejected(classes, y, match):
     X = np.arange(6.0).reshape(3, 2)
     with pytest.raises(ValueError, match=match):
-        MulticlassRVC(classes=classes).fit(X, y)
+        MulticlassRVC(random_state=0, classes=classes).fit(X, y)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -302,8 +305,10 @@ def test_duplicated_samples_and_a_nearly_singular_kernel(blobs, method):
 @pytest.mark.parametrize("method", METHODS)
 def test_warm_start_on_a_grown_training_set_converges_faster(method):
     X, y = make_blobs(300, centers=CENTERS, cluster_std=1.5, random_state=2)
-    cold = MulticlassRVC(method=method).fit(X, y)
-    warm = MulticlassRVC(method=method, warm_start=True).fit(X[:290], y[:290])
+    cold = MulticlassRVC(random_state=0, method=method).fit(X, y)
+    warm = MulticlassRVC(random_state=0, method=method, warm_start=True).fit(
+        X[:290], y[:290]
+    )
     warm.fit(X, y)
     assert warm.converged_ and cold.converged_
     assert warm.n_iter_ < cold.n_iter_
@@ -315,10 +320,10 @@ def test_warm_start_on_a_grown_training_set_converges_faster(method):
 
 def test_warm_start_falls_back_to_a_cold_start_when_classes_change(blobs):
     X, y, X_test, _ = blobs
-    model = MulticlassRVC(method="mrvm1", warm_start=True)
+    model = MulticlassRVC(random_state=0, method="mrvm1", warm_start=True)
     model.fit(X[y < 2], y[y < 2])
     model.fit(X, y)
-    cold = MulticlassRVC(method="mrvm1").fit(X, y)
+    cold = MulticlassRVC(random_state=0, method="mrvm1").fit(X, y)
     np.testing.assert_array_equal(model.classes_, [0, 1, 2])
     np.testing.assert_allclose(model.predict_proba(X_test), cold.predict_proba(X_test))
 
@@ -337,7 +342,7 @@ def test_warm_start_falls_back_to_a_cold_start_when_classes_change(blobs):
 def test_bad_parameters_raise_value_error(blobs, params, match):
     X, y, _, _ = blobs
     with pytest.raises(ValueError, match=match):
-        MulticlassRVC(**params).fit(X, y)
+        MulticlassRVC(random_state=0, **params).fit(X, y)
 
 
 def test_bad_data_raise_value_error(fitted, blobs):
@@ -345,15 +350,17 @@ def test_bad_data_raise_value_error(fitted, blobs):
     bad = X.copy()
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        MulticlassRVC().fit(bad, y)
+        MulticlassRVC(random_state=0).fit(bad, y)
     with pytest.raises(ValueError, match="NaN"):
         fitted["mrvm1"].predict(bad)
     with pytest.raises(ValueError, match="features"):
         fitted["mrvm2"].predict_proba(np.ones((3, 5)))
     with pytest.raises(ValueError, match="Unknown label type"):
-        MulticlassRVC().fit(X, np.linspace(0, 1, len(X)))
+        MulticlassRVC(random_state=0).fit(X, np.linspace(0, 1, len(X)))
     with pytest.raises(ValueError, match="shape"):
-        MulticlassRVC(kernel=lambda A, B: np.ones((len(A), 1))).fit(X, y)
+        MulticlassRVC(random_state=0, kernel=lambda A, B: np.ones((len(A), 1))).fit(
+            X, y
+        )
 
 
 def test_unreachable_prune_threshold_warns(blobs):
@@ -361,14 +368,14 @@ def test_unreachable_prune_threshold_warns(blobs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         with pytest.warns(UserWarning, match="never prune"):
-            MulticlassRVC(prune_threshold=1e6, max_iter=30).fit(X, y)
+            MulticlassRVC(random_state=0, prune_threshold=1e6, max_iter=30).fit(X, y)
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_too_few_iterations_warn_about_convergence(blobs, method):
     X, y, _, _ = blobs
     with pytest.warns(ConvergenceWarning, match="did not converge"):
-        model = MulticlassRVC(method=method, max_iter=2).fit(X, y)
+        model = MulticlassRVC(random_state=0, method=method, max_iter=2).fit(X, y)
     assert not model.converged_ and model.n_iter_ == 2
 
 
@@ -383,12 +390,12 @@ def test_pickle_round_trip(fitted, blobs, method):
 
 def test_verbose_prints_one_line_per_iteration(blobs, capsys):
     X, y, _, _ = blobs
-    model = MulticlassRVC(method="mrvm1", verbose=1).fit(X, y)
+    model = MulticlassRVC(random_state=0, method="mrvm1", verbose=1).fit(X, y)
     lines = capsys.readouterr().out.strip().splitlines()
     # The converging iteration makes no change and prints nothing.
     assert len(lines) == model.n_iter_ - 1
     assert all(line.startswith("[mRVM1]") for line in lines)
-    model = MulticlassRVC(method="mrvm2", verbose=1).fit(X, y)
+    model = MulticlassRVC(random_state=0, method="mrvm2", verbose=1).fit(X, y)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == model.n_iter_
     assert lines[0].endswith("warm-up") and "pruned" in lines[-1]
@@ -553,6 +560,8 @@ def test_a_fit_that_discriminates_does_not_warn(fitted, blobs, method):
     assert fitted[method].discriminates_
     assert fitted[method].fit_warnings_ == []
     _, caught = _fit_recording_warnings(
-        make_pipeline(StandardScaler(), MulticlassRVC(method=method)), X, y
+        make_pipeline(StandardScaler(), MulticlassRVC(random_state=0, method=method)),
+        X,
+        y,
     )
     assert caught == []

@@ -986,3 +986,26 @@ def test_a_state_flushed_by_the_scaled_recursion_that_decides_the_posterior():
     np.testing.assert_allclose(result.marginals, expected, rtol=0, atol=1e-12)
     assert result.log_likelihood == pytest.approx(log_likelihood, rel=1e-12)
     assert expected[1, 1] > 0.999
+
+
+def test_impossible_evidence_is_named_before_overflow_hides_it():
+    # Found by hypothesis: the end anchor (state 0) is unreachable, but the
+    # forward messages overflow first; the answer is "impossible", not a
+    # precision error, and forward_backward must agree with viterbi.
+    inf = np.inf
+    log_emission = np.array(
+        [
+            [-inf, -1.5e308, -1e307],
+            [-0.02790267, -1.56368692, 0.4739866],
+            [0.00990356, -1e308, -inf],
+            [-1e308, -1e308, -1.46313377],
+        ]
+    )
+    transition = np.array(
+        [[[0.0, 0.18705857, 0.81294143], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]]
+    )
+    actions = np.zeros(5, dtype=int)
+    end = np.array([1.86149296, 0.0, 0.0])
+    for smoother in (forward_backward, viterbi):
+        with pytest.raises(ImpossibleEvidenceError, match="end anchor"):
+            smoother(log_emission, transition, actions, start=None, end=end)

@@ -50,8 +50,8 @@ models = {
     "Bayesian GMM": BayesianGMMClassifier(
         mean_prior="data", covariance_prior="data", classes=[1, 2, 3, 4]
     ),
-    "mRVM1": MulticlassRVC(method="mrvm1", classes=[1, 2, 3, 4]),
-    "mRVM2": MulticlassRVC(method="mrvm2", classes=[1, 2, 3, 4]),
+    "mRVM1": MulticlassRVC(random_state=0, method="mrvm1", classes=[1, 2, 3, 4]),
+    "mRVM2": MulticlassRVC(random_state=0, method="mrvm2", classes=[1, 2, 3, 4]),
 }
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), sharey=True)
 displays = []

@@ -62,7 +62,7 @@ scoring = {
     "negative regret": make_decision_scorer(process, metric="regret"),
 }
 search = GridSearchCV(
-    MulticlassRVC(method="mrvm2"),
+    MulticlassRVC(random_state=0, method="mrvm2"),
     param_grid,
     scoring=scoring,
     refit="negative regret",

@@ -18,12 +18,16 @@ from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
 from skrbal.active._semi import _EM_STARTS, clone_for, make_update
 from skrbal.budget import BudgetPolicy, CostThreshold
+from skrbal.inspection import ImpossibleReportError, evsi, report_posterior
+from skrbal.inspection._value import _confusions
 from skrbal.online._buffers import DenseSteps, SparseSteps
 from skrbal.online._config import (
     decode_config,
     dumps,
     encode_config,
     fingerprint,
+    inspections_from_config,
+    inspections_to_config,
     process_from_json,
     process_to_json,
     resolve_config,
@@ -88,6 +92,18 @@ class RiskBasedAgent(BaseEstimator):
         inspection cost (the paper). Its periods and gaps are counted in
         steps, or in seconds when the commissioning samples (and then every
         observation) have timestamps.
+    inspections : list of InspectionMethod, default=None
+        The inspection methods to choose from (:mod:`skrbal.inspection`), as
+        in :class:`~skrbal.active.RiskBasedLearner`. ``None`` is one perfect
+        inspection at ``process.inspection_cost``, and
+        ``[perfect_inspection(process)]`` decides identically. With a list,
+        each observation's method is the one of largest ``EVSI - cost``
+        (:func:`~skrbal.inspection.choose_inspection`) and the budget policy
+        decides whether to inspect with it (see Notes); the result of a
+        method whose reports do not reveal the state is its report
+        (``record_inspection(request_id, report=...)``), learned as soft
+        evidence. Stored with the agent as JSON (name, cost, confusion,
+        outcomes) and checked against the process on resume.
     semi_supervised : {None, 'em', 'smoothing'}, default=None
         The remedies of :class:`~skrbal.active.RiskBasedLearner`, with the
         same update rules: ``'em'`` refits by EM over every observation so far
@@ -144,6 +160,17 @@ class RiskBasedAgent(BaseEstimator):
 
     Notes
     -----
+    With ``inspections``, the budget policy sees, at each observation, the
+    EVSI of the method of largest net value in place of the EVPI, and that
+    method's cost as the inspection cost: :class:`~skrbal.budget.CostThreshold`
+    then inspects exactly where :func:`~skrbal.inspection.choose_inspection`
+    does, a :class:`~skrbal.budget.SpendCap` is charged the cost of the
+    method used, and :class:`~skrbal.budget.QuantileThreshold` ranks the
+    observations by that EVSI. (The policy is scanned over runs of
+    consecutive observations with the same best method, which is the same
+    as one scan since a policy's state changes only through the steps it
+    absorbs.)
+
     A requested inspection means: act after its result (the action returned
     by :meth:`record_inspection`), as the paper's agent does; the recommended
     action returned by :meth:`observe` for that step is the one under the
@@ -198,6 +225,7 @@ class RiskBasedAgent(BaseEstimator):
         estimator,
         process: DecisionProcess,
         budget=None,
+        inspections=None,
         semi_supervised: str | None = None,
         update: str = "auto",
         em_start: str = "labelled",
@@ -209,6 +237,7 @@ class RiskBasedAgent(BaseEstimator):
         self.estimator = estimator
         self.process = process
         self.budget = budget
+        self.inspections = inspections
         self.semi_supervised = semi_supervised
         self.update = update
         self.em_start = em_start
@@ -256,6 +285,8 @@ class RiskBasedAgent(BaseEstimator):
                 f"CostThreshold() or CostThreshold() & SpendCap(...); got {budget!r}."
             )
         budget.initial_state()  # names any invalid policy parameter
+        if self.inspections is not None:
+            self._check_inspections()
         random_state = getattr(self.estimator, "random_state", None)
         if isinstance(random_state, np.random.RandomState):
             raise ValueError(
@@ -264,6 +295,18 @@ class RiskBasedAgent(BaseEstimator):
             )
         return budget
 
+    def _check_inspections(self):
+        confusions = _confusions(self.inspections, self.process)
+        if self.semi_supervised == "smoothing":
+            for method, confusion in zip(self.inspections, confusions):
+                if not _reveals_state(confusion):
+                    raise ValueError(
+                        "semi_supervised='smoothing' anchors its segments at known "
+                        f"labels; inspection method {method.name!r} is imperfect "
+                        "(its reports do not reveal the state), so its reports "
+                        "are not labels. Use semi_supervised='em' or None."
+                    )
+
     def _settings(self) -> dict:
         return {
             "semi_supervised": self.semi_supervised,
@@ -271,6 +314,7 @@ class RiskBasedAgent(BaseEstimator):
             "em_start": self.em_start,
             "initial_state": encode_config(self.initial_state),
             "max_open_requests": self.max_open_requests,
+            "inspections": inspections_to_config(self.inspections),
         }
 
     def _open_store(self):
@@ -438,6 +482,13 @@ class RiskBasedAgent(BaseEstimator):
         self.estimator_ = model
         self.classes_ = self.process.classes_
         self.n_features_in_ = buffers.n_features
+        if self.inspections is None:
+            self._costs = np.array([float(self.process.inspection_cost)])
+            self._reveals = [True]
+        else:
+            self._costs = np.array([m._validated()[2] for m in self.inspections])
+            confusions = _confusions(self.inspections, self.process)
+            self._reveals = [_reveals_state(c) for c in confusions]
 
     @classmethod
     def from_store(
@@ -487,10 +538,14 @@ class RiskBasedAgent(BaseEstimator):
             estimator = resolve_config(row.estimator, estimator, "estimator")
             budget = resolve_config(row.budget, budget, "budget")
             settings = json.loads(row.settings)
+            process = process_from_json(row.process)
             agent = cls(
                 estimator=estimator,
-                process=process_from_json(row.process),
+                process=process,
                 budget=budget,
+                inspections=inspections_from_config(
+                    settings.get("inspections"), process
+                ),
                 semi_supervised=settings["semi_supervised"],
                 update=settings["update"],
                 em_start=settings["em_start"],
@@ -529,8 +584,15 @@ class RiskBasedAgent(BaseEstimator):
         self._clock = row.clock
         self._seq, self._n_requests = row.last_seq, row.n_requests
         self._last_time, self.last_evpi_ = last
+        names = [m.name for m in self.inspections or ()]
         self._requests = {
-            r.request_id: [r.step, r.status] for r in store._requests_of(row.agent_id)
+            r.request_id: [
+                r.step,
+                r.status,
+                -1 if r.method is None else names.index(r.method),
+                None if r.status != "open" else np.array(json.loads(r.belief)),
+            ]
+            for r in store._requests_of(row.agent_id)
         }
 
     def _dense(self) -> bool:
@@ -565,7 +627,12 @@ class RiskBasedAgent(BaseEstimator):
         model = self._new_model(buffers)
         for ev in events:
             payload = json.loads(ev.payload)
-            if ev.kind == "result":
+            if ev.kind == "result" and payload["label"] is None:
+                posterior = np.array(payload["posterior"], dtype=np.float64)
+                model = self._learn_report(
+                    model, self._update, buffers, ev.step, posterior
+                )
+            elif ev.kind == "result":
                 label = np.asarray([payload["label"]]).astype(classes.dtype)
                 model = self._learn(model, self._update, buffers, ev.step, label[0])[0]
             elif ev.kind == "action":
@@ -631,22 +698,53 @@ class RiskBasedAgent(BaseEstimator):
                 )
         return X
 
-    def _requested_steps(self, evpi, times):
-        """Positions to inspect and the budget state after the block."""
+    def _method_values(self, proba, evpi):
+        """Per step: the method of largest net value, its EVSI and its cost.
+
+        Without ``inspections`` the method is the process's perfect
+        inspection and its EVSI the EVPI. The argmax is that of
+        :func:`~skrbal.inspection.choose_inspection` (ties to the lowest
+        index), whether or not the net value is positive: the budget policy
+        decides that.
+        """
+        if self.inspections is None:
+            return np.zeros(evpi.shape[0], dtype=np.intp), evpi
+        values = evsi(proba, self.process, self.inspections)
+        best = np.argmax(values - self._costs, axis=1)
+        return best, np.take_along_axis(values, best[:, None], axis=1)[:, 0]
+
+    def _requested_steps(self, proba, evpi, times):
+        """Positions to inspect, their methods and the budget state after."""
         budget, state = self.budget_, self.budget_state_
-        n_open = sum(1 for _, status in self._requests.values() if status == "open")
+        n_open = sum(1 for r in self._requests.values() if r[1] == "open")
         cap = self.max_open_requests
-        cost = float(self.process.inspection_cost)
-        requested, start = [], 0
+        best, value = self._method_values(proba, evpi)
+        # The policy scans runs of steps whose best method is the same, with
+        # that method's EVSI as the value and its cost as the cost; scanning
+        # pieces in sequence is scanning the whole, so one method (or none
+        # given) is exactly one scan of the block, as without inspections.
+        change = np.flatnonzero(np.diff(best)) + 1
+        run_end = np.append(change, best.shape[0])
+        requested, methods, start = [], [], 0
         while start < evpi.shape[0]:
-            available = np.full(evpi.shape[0] - start, cap is None or n_open < cap)
-            k, state = budget.scan(evpi[start:], times[start:], available, cost, state)
-            if k < 0:
-                break
-            requested.append(start + k)
+            k = int(best[start])
+            stop = int(run_end[np.searchsorted(run_end, start, side="right")])
+            available = np.full(stop - start, cap is None or n_open < cap)
+            hit, state = budget.scan(
+                value[start:stop],
+                times[start:stop],
+                available,
+                float(self._costs[k]),
+                state,
+            )
+            if hit < 0:
+                start = stop
+                continue
+            requested.append(start + hit)
+            methods.append(k)
             n_open += 1
-            start += k + 1
-        return requested, state
+            start += hit + 1
+        return requested, methods, state
 
     def observe(self, X, timestamps=None) -> pd.DataFrame:
         """Decide for new observations, in order; request inspections.
@@ -669,8 +767,9 @@ class RiskBasedAgent(BaseEstimator):
             One row per observation: ``step``, ``timestamp``,
             ``belief_<label>`` per state, ``evpi``, ``inspect`` (an inspection
             is requested: act after its result), ``request_id`` (``<NA>``
-            without a request) and ``action``, the optimal action under the
-            belief.
+            without a request), with ``inspections`` the ``method`` of the
+            request (its name, ``None`` without one), and ``action``, the
+            optimal action under the belief.
         """
         self._check_open()
         X = self._check_X(X)
@@ -687,11 +786,13 @@ class RiskBasedAgent(BaseEstimator):
                 empty,
                 empty.astype(np.intp),
                 empty.astype(np.int64),
+                [],
+                [],
             )
         proba = self.process.align_proba(model.predict_proba(X), classes=model.classes_)
         evpi = self.process.evpi(proba)
         action = self.process.optimal_action(proba)
-        requested, budget_state = self._requested_steps(evpi, times)
+        requested, methods, budget_state = self._requested_steps(proba, evpi, times)
         request_ids = np.zeros(n, dtype=np.int64)
         request_ids[requested] = np.arange(1, len(requested) + 1) + self._n_requests
         if n:
@@ -705,17 +806,25 @@ class RiskBasedAgent(BaseEstimator):
                 action,
                 request_ids,
                 requested,
+                methods,
                 budget_state,
                 clock,
             )
             self._buffers.extend(X, action, keep=requested)
-            for i in requested:
-                self._requests[int(request_ids[i])] = [first + i, "open"]
+            for i, k in zip(requested, methods):
+                self._requests[int(request_ids[i])] = [
+                    first + i,
+                    "open",
+                    k if self.inspections is not None else -1,
+                    proba[i].copy(),
+                ]
             self._n_requests += len(requested)
             self.budget_state_, self._clock = budget_state, clock
             self._last_time, self.last_evpi_ = float(times[-1]), float(evpi[-1])
             self._seq += 1
-        return self._decisions(first, n, stamps, proba, evpi, action, request_ids)
+        return self._decisions(
+            first, n, stamps, proba, evpi, action, request_ids, requested, methods
+        )
 
     def _commit_observe(
         self,
@@ -728,6 +837,7 @@ class RiskBasedAgent(BaseEstimator):
         action,
         request_ids,
         requested,
+        methods,
         budget_state,
         clock,
     ):
@@ -758,8 +868,11 @@ class RiskBasedAgent(BaseEstimator):
                 "status": "open",
                 "evpi": float(evpi[i]),
                 "opened_seq": seq,
+                "method": (
+                    None if self.inspections is None else self.inspections[k].name
+                ),
             }
-            for i in requested
+            for i, k in zip(requested, methods)
         ]
         self.store_._write_observe(
             self.agent_id_,
@@ -775,7 +888,9 @@ class RiskBasedAgent(BaseEstimator):
             {"n": X.shape[0], "budget_state": budget_state},
         )
 
-    def _decisions(self, first, n, stamps, proba, evpi, action, request_ids):
+    def _decisions(
+        self, first, n, stamps, proba, evpi, action, request_ids, requested, methods
+    ):
         columns = {
             "step": np.arange(first, first + n, dtype=np.int64),
             "timestamp": np.full(n, np.nan) if stamps is None else stamps,
@@ -787,6 +902,10 @@ class RiskBasedAgent(BaseEstimator):
         columns["request_id"] = pd.arrays.IntegerArray(
             request_ids, mask=request_ids == 0
         )
+        if self.inspections is not None:
+            names = np.full(n, None, dtype=object)
+            names[requested] = [self.inspections[k].name for k in methods]
+            columns["method"] = names
         columns["action"] = action.astype(np.int64)
         return pd.DataFrame(columns)
 
@@ -802,7 +921,7 @@ class RiskBasedAgent(BaseEstimator):
                 f"{self.name!r}: its requests are numbered 1 to "
                 f"{self._n_requests}; nothing was {verb}."
             )
-        step, status = self._requests[int(request_id)]
+        step, status = self._requests[int(request_id)][:2]
         if status != "open":
             why = "was cancelled" if status == "cancelled" else "already has a result"
             raise RequestError(
@@ -819,63 +938,157 @@ class RiskBasedAgent(BaseEstimator):
         saved = buffers.learn_label(step, label, action)
         return rule.learn(model, buffers.stream_state(), step), saved
 
-    def record_inspection(self, request_id, label, *, timestamp=None) -> int:
+    def _learn_report(self, model, rule, buffers, step, posterior, undo=None):
+        """Teach the posterior of a report at ``step`` as soft evidence.
+
+        Mutates the model, the rule and the buffers; appends to ``undo`` a
+        function that restores the buffers.
+        """
+        action = self.process.optimal_action(posterior[None])[0]
+        saved = buffers.learn_report(step, action)
+        if undo is not None:
+            undo.append(lambda: buffers.unreport(step, saved))
+        return rule.learn_report(model, buffers.stream_state(), step, posterior)
+
+    def _read_result(self, request_id, step, label, report):
+        """The label, or the report's posterior, of a request's result.
+
+        Returns ``(label, method, report, posterior)``: ``label`` is None for
+        a report that leaves the state uncertain; ``method`` and ``report``
+        are None without ``inspections``.
+        """
+        k = self._requests[request_id][2]
+        method = None if k < 0 else self.inspections[k]
+        if (label is None) == (report is None):
+            raise RequestError(
+                f"record_inspection needs either a label or a report for request "
+                f"{request_id}, not {'both' if label is not None else 'neither'}; "
+                "nothing was recorded."
+            )
+        if label is not None:
+            if method is not None and not self._reveals[k]:
+                outcomes = method.outcomes_.tolist()
+                raise RequestError(
+                    f"request {request_id} (step {step}) was made with inspection "
+                    f"method {method.name!r}, whose reports do not reveal the "
+                    f"state: pass its report, record_inspection({request_id}, "
+                    f"report=...) with one of {outcomes}; nothing was recorded."
+                )
+            try:
+                label = self._check_labels([label], "label")[0]
+            except ValueError as exc:
+                raise RequestError(f"{exc}; nothing was recorded.") from None
+            posterior = None
+            if method is not None:
+                posterior = (self.classes_ == label).astype(np.float64)
+            return label, method, None, posterior
+        if method is None:
+            raise RequestError(
+                f"agent {self.name!r} has no inspection methods: its inspections "
+                f"reveal the state, so pass the label, record_inspection("
+                f"{request_id}, label); nothing was recorded."
+            )
+        outcomes = method.outcomes_
+        given = np.asarray([report])
+        try:
+            if given.ndim != 1 or (given.dtype.kind in "biuf") != (
+                outcomes.dtype.kind in "biuf"
+            ):
+                raise ValueError("not an outcome")
+            report = outcomes[label_positions(given, outcomes, owner="outcomes")[0]]
+        except (TypeError, ValueError):
+            raise RequestError(
+                f"report {report!r} is not an outcome of inspection method "
+                f"{method.name!r} (request {request_id}): pass one of "
+                f"{outcomes.tolist()}; nothing was recorded."
+            ) from None
+        posterior = _report_posterior(
+            self._requests[request_id][3], report, self.process, method
+        )
+        certain = np.flatnonzero(posterior == 1.0)
+        label = self.classes_[certain[0]] if certain.size else None
+        return label, method, report, posterior
+
+    def record_inspection(
+        self, request_id, label=None, *, report=None, timestamp=None
+    ) -> int:
         """Learn the result of a requested inspection.
 
         Parameters
         ----------
         request_id : int
             The request, from :meth:`observe`.
-        label : label
-            The health state found, a state of the process.
+        label : label, default=None
+            The health state found, a state of the process: the result of a
+            perfect inspection (the process's, or a method whose reports
+            reveal the state).
+        report : outcome, default=None
+            Instead of ``label``: the report of the request's inspection
+            method, one of its ``outcomes_`` (needed for a method whose
+            reports do not reveal the state). The agent computes the
+            posterior over the states from the belief it stored with the
+            request (:func:`~skrbal.inspection.report_posterior`); a
+            posterior certain of one state is learned as that label, any
+            other as soft evidence, as :class:`~skrbal.active.RiskBasedLearner`
+            does.
         timestamp : float or datetime, default=None
             When the result came, kept in the store.
 
         Returns
         -------
         action : int
-            The optimal action for the now-known state.
+            The optimal action for the now-known state, or under the
+            posterior after the report.
 
         Raises
         ------
         RequestError
-            For an unknown or cancelled request, a repeated result, or a
-            label outside the process; nothing is changed.
+            For an unknown or cancelled request, a repeated result, a label
+            outside the process, a label for a request whose method does not
+            reveal the state, or a report that is not an outcome of the
+            request's method; nothing is changed.
         """
         self._check_open()
         request_id, step = self._open_request(request_id, "recorded")
-        try:
-            label = self._check_labels([label], "label")[0]
-        except ValueError as exc:
-            raise RequestError(f"{exc}; nothing was recorded.") from None
+        label, _, report, posterior = self._read_result(request_id, step, label, report)
         stamp = None if timestamp is None else as_seconds(timestamp, "timestamp", 1)
         buffers = self._buffers
         rule = copy.deepcopy(self._update)
-        saved = None
+        saved, undo = None, []
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                model, saved = self._learn(
-                    copy.deepcopy(self.estimator_), rule, buffers, step, label
-                )
-            best = int(self.process.perfect_information_action([label])[0])
+                model = copy.deepcopy(self.estimator_)
+                if label is None:
+                    model = self._learn_report(
+                        model, rule, buffers, step, posterior, undo
+                    )
+                    best = int(self.process.optimal_action(posterior[None])[0])
+                else:
+                    model, saved = self._learn(model, rule, buffers, step, label)
+                    best = int(self.process.perfect_information_action([label])[0])
             self.store_._write_result(
                 self.agent_id_,
                 self._seq,
                 request_id,
                 step,
-                label_to_json(label),
+                None if label is None else label_to_json(label),
                 best,
                 None if stamp is None else float(stamp[0]),
                 _warning_texts(caught),
+                report=None if report is None else label_to_json(report),
+                posterior=None if posterior is None else posterior.tolist(),
             )
         except BaseException:
             if saved is not None:
                 buffers.restore(step, saved)
+            for restore in undo:
+                restore()
             raise
         _reissue(caught)
         self.estimator_, self._update = model, rule
         self._requests[request_id][1] = "done"
+        self._requests[request_id][3] = None
         self._seq += 1
         return best
 
@@ -901,6 +1114,7 @@ class RiskBasedAgent(BaseEstimator):
         request_id, step = self._open_request(request_id, "cancelled")
         self.store_._write_cancel(self.agent_id_, self._seq, request_id, step, reason)
         self._requests[request_id][1] = "cancelled"
+        self._requests[request_id][3] = None
         self._buffers.release(step)
         self._seq += 1
 
@@ -980,6 +1194,27 @@ class RiskBasedAgent(BaseEstimator):
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _reveals_state(confusion) -> bool:
+    """Whether every report of a confusion model names one state for sure."""
+    return bool(
+        np.all((confusion == 0) | (confusion == 1))
+        and np.all(np.count_nonzero(confusion, axis=0) <= 1)
+    )
+
+
+def _report_posterior(belief, report, process, method) -> np.ndarray:
+    """The posterior after ``report``, as :class:`RiskBasedLearner` computes it.
+
+    A report the belief calls impossible (a state the model has no class
+    for) is trusted alone: the method's likelihood of it, normalised.
+    """
+    try:
+        return report_posterior(belief[None], [report], process, method)[0]
+    except ImpossibleReportError:
+        uniform = np.full((1, process.n_states), 1.0 / process.n_states)
+        return report_posterior(uniform, [report], process, method)[0]
 
 
 def _warning_texts(caught) -> list:

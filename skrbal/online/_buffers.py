@@ -58,6 +58,8 @@ class DenseSteps:
         self._action = GrowableArray(dtype=np.intp)
         self._user_action = GrowableArray(dtype=bool, fill=False)
         self.labelled: list = []
+        # Steps known through an imperfect report: step -> posterior.
+        self.soft: dict = {}
 
     @property
     def n_steps(self) -> int:
@@ -100,6 +102,21 @@ class DenseSteps:
         self._known.view[step] = False
         del self.labelled[n_labelled:]
 
+    def learn_report(self, step: int, action: int):
+        """Set the action of a reported step; return what :meth:`unreport` needs.
+
+        The update rule itself records the posterior in :attr:`soft`.
+        """
+        saved = self._action.view[step]
+        if not self._user_action.view[step]:
+            self._action.view[step] = action
+        return saved
+
+    def unreport(self, step: int, saved) -> None:
+        """Undo :meth:`learn_report` and the rule's entry in :attr:`soft`."""
+        self._action.view[step] = saved
+        self.soft.pop(step, None)
+
     def record_action(self, step: int, action: int) -> None:
         self._action.view[step] = action
         self._user_action.view[step] = True
@@ -116,6 +133,7 @@ class DenseSteps:
             labelled=self.labelled,
             action=self._action.view,
             exogenous_actions=None,
+            soft=self.soft,
         )
 
 
@@ -129,7 +147,7 @@ class _Rows:
 
     def __getitem__(self, steps):
         if isinstance(steps, tuple) and steps[1:] == (Ellipsis,):
-            steps = steps[0]  # sklearn's _safe_indexing asks for X[rows, ...]
+            steps = steps[0]  # sklearn's _safe_indexing reads array[key, ...]
         steps = np.asarray(steps)
         if steps.ndim != 1:
             raise IndexError("only a list of steps can be read from sparse rows")
@@ -148,6 +166,7 @@ class SparseSteps:
         self._X: dict = {}
         self._y: dict = {}
         self.labelled: list = []
+        self.soft: dict = {}
         self.n_steps = 0
 
     def extend(self, X, action, y=None, keep=()) -> None:
@@ -175,6 +194,12 @@ class SparseSteps:
         del self._y[step]
         del self.labelled[saved:]
 
+    def learn_report(self, step: int, action: int):
+        """The supervised rule does not read actions."""
+
+    def unreport(self, step: int, saved) -> None:
+        self.soft.pop(step, None)
+
     def record_action(self, step: int, action: int) -> None:
         """The supervised rule does not read actions."""
 
@@ -191,6 +216,7 @@ class SparseSteps:
             labelled=self.labelled,
             action=None,
             exogenous_actions=None,
+            soft=self.soft,
         )
 
     @property

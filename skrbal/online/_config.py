@@ -192,3 +192,63 @@ def process_from_json(text: str):
         return DecisionProcess.from_dict(json.loads(text))
     except ValueError as exc:
         raise ConfigurationError(f"the stored process is invalid: {exc}") from exc
+
+
+def inspections_to_config(methods) -> list | None:
+    """Inspection methods as plain JSON values: name, cost, confusion, outcomes.
+
+    ``None`` (the process's perfect inspection) stays ``None``. Floats are
+    kept exactly (``json`` writes their ``repr``).
+    """
+    if methods is None:
+        return None
+    config = []
+    for method in methods:
+        confusion, outcomes, cost = method._validated()
+        config.append(
+            {
+                "name": method.name,
+                "cost": cost,
+                "confusion": confusion.tolist(),
+                "outcomes": outcomes.tolist(),
+            }
+        )
+    return config
+
+
+def inspections_from_config(value, process) -> list | None:
+    """The methods stored by :func:`inspections_to_config`, validated.
+
+    Raises
+    ------
+    ConfigurationError
+        When an entry is malformed or a method does not fit ``process``
+        (naming the method and the entry, as :class:`InspectionMethod` does).
+    """
+    if value is None:
+        return None
+    from skrbal.inspection import InspectionMethod
+    from skrbal.inspection._value import _confusions
+
+    try:
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list of methods, got {value!r}")
+        methods = []
+        for entry in value:
+            if not isinstance(entry, dict) or set(entry) != {
+                "name",
+                "cost",
+                "confusion",
+                "outcomes",
+            }:
+                raise ValueError(
+                    "each method must be a dict with exactly the keys name, cost, "
+                    f"confusion and outcomes; got {entry!r}"
+                )
+            methods.append(InspectionMethod(**entry))
+        _confusions(methods, process)
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(
+            f"the stored inspection methods are invalid: {exc}"
+        ) from exc
+    return methods

@@ -30,12 +30,29 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-# Upgrades from version v to v + 1; none yet (version 1 is the first).
-MIGRATIONS: dict = {}
+
+def _add_report_columns(conn) -> None:
+    """Version 1 -> 2: requests record their inspection method and report.
+
+    Columns ``method``, ``report`` and ``posterior`` of ``skrbal_requests``
+    (all NULL for the requests of a version-1 store: perfect inspections,
+    whose result is the ``label``).
+    """
+    for name, kind in (
+        ("method", "VARCHAR(200)"),
+        ("report", "TEXT"),
+        ("posterior", "TEXT"),
+    ):
+        conn.execute(text(f"ALTER TABLE skrbal_requests ADD COLUMN {name} {kind}"))
+
+
+# Upgrades from version v to v + 1.
+MIGRATIONS: dict = {1: _add_report_columns}
 
 metadata = MetaData()
 
@@ -103,6 +120,12 @@ requests = Table(
     Column("action", Integer, nullable=True),  # optimal for the known state
     Column("result_timestamp", Float(53), nullable=True),
     Column("note", Text, nullable=True),
+    # Since version 2: the inspection method's name (NULL: the process's
+    # perfect inspection), the report (JSON outcome) and the posterior over
+    # the states given the request's belief and the report (JSON list).
+    Column("method", String(200), nullable=True),
+    Column("report", Text, nullable=True),
+    Column("posterior", Text, nullable=True),
     # No second request for the same step, enforced by the database too.
     UniqueConstraint("agent_id", "step", name="uq_skrbal_requests_step"),
 )

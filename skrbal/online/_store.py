@@ -7,6 +7,7 @@ import os
 import socket
 import time
 from contextlib import contextmanager
+from math import fsum
 
 import numpy as np
 import pandas as pd
@@ -277,7 +278,10 @@ class AgentStore:
             ``recommended_action`` (under the belief, or the optimal action
             for a commissioning label), ``action`` (the action taken: the one
             the user recorded, else the optimal one for the inspected state,
-            else the recommended one) and ``feature_<j>``.
+            else the recommended one), for an agent with inspection methods
+            ``method``, ``report`` and ``posterior_<label>`` of each request
+            with a result (``label`` stays missing after a report that leaves
+            the state uncertain), and ``feature_<j>``.
         """
         with self.engine.connect() as conn:
             agent = self._agent_row(conn, name)
@@ -293,6 +297,9 @@ class AgentStore:
                     schema.requests.c.step,
                     schema.requests.c.status.label("request_status"),
                     schema.requests.c.action.label("result_action"),
+                    schema.requests.c.method,
+                    schema.requests.c.report,
+                    schema.requests.c.posterior,
                 ).where(schema.requests.c.agent_id == agent.agent_id),
             )
         classes = _process_classes(agent)
@@ -319,6 +326,8 @@ class AgentStore:
         result = frame["result_action"].astype("Int64")
         out["action"] = taken.fillna(result).fillna(out["recommended_action"])
         out["action"] = out["action"].astype(int)
+        if _inspections(agent) is not None:
+            _report_columns(out, frame, classes)
         features = np.array([json.loads(f) for f in frame["features"]], dtype=float)
         names = json.loads(agent.feature_names) if agent.feature_names else None
         for j in range(agent.n_features):
@@ -341,7 +350,9 @@ class AgentStore:
             ``request_id``, ``step``, ``status`` (``open``, ``done``,
             ``cancelled``), ``evpi``, ``label`` and ``action`` (the optimal
             action for the inspected state) once done, ``result_timestamp``
-            and ``note`` (the reason given for a cancellation).
+            and ``note`` (the reason given for a cancellation); for an agent
+            with inspection methods also ``method``, ``report`` and
+            ``posterior_<label>``.
         """
         with self.engine.connect() as conn:
             agent = self._agent_row(conn, name)
@@ -356,13 +367,19 @@ class AgentStore:
                     schema.requests.c.action,
                     schema.requests.c.result_timestamp,
                     schema.requests.c.note,
+                    schema.requests.c.method,
+                    schema.requests.c.report,
+                    schema.requests.c.posterior,
                 )
                 .where(schema.requests.c.agent_id == agent.agent_id)
                 .order_by(schema.requests.c.request_id),
             )
         frame["label"] = _json_column(frame["label"])
         frame["action"] = frame["action"].astype("Int64")
-        return frame
+        if _inspections(agent) is None:
+            return frame.drop(columns=["method", "report", "posterior"])
+        _report_columns(frame, frame, _process_classes(agent))
+        return frame.drop(columns=["posterior"])
 
     def configuration(self, name: str) -> dict:
         """How an agent was set up, as stored (JSON values).
@@ -454,7 +471,11 @@ class AgentStore:
             known labels, commissioning included), ``last_evpi`` (of the last
             observation, ``None`` before any), ``budget_state`` and
             ``clock`` (``'step'`` or ``'timestamp'``: the budget's time, set
-            at commissioning).
+            at commissioning). For an agent with inspection methods,
+            ``spend`` and ``committed_spend`` price each request at its
+            method's cost, and ``n_inspections_by_method`` and
+            ``spend_by_method`` split the results by method, as
+            :func:`~skrbal.metrics.campaign_summary` does with ``methods``.
         """
         obs, req = schema.observations, schema.requests
         with self.engine.connect() as conn:
@@ -467,13 +488,11 @@ class AgentStore:
                     .group_by(obs.c.kind)
                 ).all()
             )
-            statuses = dict(
-                conn.execute(
-                    select(req.c.status, func.count())
-                    .where(req.c.agent_id == aid)
-                    .group_by(req.c.status)
-                ).all()
-            )
+            by_method = conn.execute(
+                select(req.c.method, req.c.status, func.count())
+                .where(req.c.agent_id == aid)
+                .group_by(req.c.method, req.c.status)
+            ).all()
             open_rows = conn.execute(
                 select(req.c.request_id, req.c.step, req.c.evpi, obs.c.timestamp)
                 .join(
@@ -494,9 +513,32 @@ class AgentStore:
                 .limit(1)
             ).scalar()
         cost = float(_process(agent).inspection_cost)
+        statuses = {}
+        for _, status, n in by_method:
+            statuses[status] = statuses.get(status, 0) + n
         n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
         classes = _process_classes(agent).tolist()
         counts = {json.loads(label): n for label, n in labels}
+        methods = _inspections(agent)
+        by_method_status = {}
+        if methods is not None:
+            costs = {m["name"]: float(m["cost"]) for m in methods}
+            done = {name: 0 for name in costs}
+            opened = dict(done)
+            for name, status, n in by_method:
+                if status == "done":
+                    done[name] += n
+                elif status == "open":
+                    opened[name] += n
+            spends = {name: done[name] * costs[name] for name in costs}
+            spend = fsum(spends.values())
+            committed = fsum((done[n] + opened[n]) * costs[n] for n in costs)
+            by_method_status = {
+                "n_inspections_by_method": done,
+                "spend_by_method": spends,
+            }
+        else:
+            spend, committed = cost * n_done, cost * (n_done + n_open)
         return {
             "name": agent.name,
             "n_commissioning": kinds.get("commissioning", 0),
@@ -506,8 +548,8 @@ class AgentStore:
             "n_results": n_done,
             "n_cancelled": statuses.get("cancelled", 0),
             "inspection_cost": cost,
-            "spend": cost * n_done,
-            "committed_spend": cost * (n_done + n_open),
+            "spend": spend,
+            "committed_spend": committed,
             "open_requests": [
                 {
                     "request_id": r.request_id,
@@ -521,6 +563,7 @@ class AgentStore:
             "last_evpi": last_evpi,
             "budget_state": json.loads(agent.budget_state),
             "clock": agent.clock,
+            **by_method_status,
         }
 
     # ------------------------------------------------------------------ #
@@ -619,13 +662,21 @@ class AgentStore:
         return time_.time, None if evpi is None else evpi.evpi
 
     def _requests_of(self, agent_id: int):
+        """Each request's id, step, status, method and belief (JSON)."""
+        req, obs = schema.requests, schema.observations
         with self.engine.connect() as conn:
             return conn.execute(
                 select(
-                    schema.requests.c.request_id,
-                    schema.requests.c.step,
-                    schema.requests.c.status,
-                ).where(schema.requests.c.agent_id == agent_id)
+                    req.c.request_id,
+                    req.c.step,
+                    req.c.status,
+                    req.c.method,
+                    obs.c.belief,
+                )
+                .join(
+                    obs, (obs.c.agent_id == req.c.agent_id) & (obs.c.step == req.c.step)
+                )
+                .where(req.c.agent_id == agent_id)
             ).all()
 
     @staticmethod
@@ -653,9 +704,24 @@ class AgentStore:
             )
 
     def _write_result(
-        self, agent_id, seq, request_id, step, label, action, stamp, warnings
+        self,
+        agent_id,
+        seq,
+        request_id,
+        step,
+        label,
+        action,
+        stamp,
+        warnings,
+        *,
+        report=None,
+        posterior=None,
     ):
-        """Commit an inspection result (``label`` as JSON text)."""
+        """Commit an inspection result (``label``, ``report`` as JSON text).
+
+        ``label`` is None for a report that leaves the state uncertain;
+        ``posterior`` (a list of floats) is given with inspection methods.
+        """
         req, obs = schema.requests, schema.observations
         with self._transaction(agent_id, seq) as conn:
             conn.execute(
@@ -667,21 +733,25 @@ class AgentStore:
                     label=label,
                     action=action,
                     result_timestamp=stamp,
+                    report=report,
+                    posterior=None if posterior is None else json.dumps(posterior),
                 )
             )
-            conn.execute(
-                update(obs)
-                .where((obs.c.agent_id == agent_id) & (obs.c.step == step))
-                .values(label=label)
-            )
+            if label is not None:
+                conn.execute(
+                    update(obs)
+                    .where((obs.c.agent_id == agent_id) & (obs.c.step == step))
+                    .values(label=label)
+                )
+            payload = {
+                "label": None if label is None else json.loads(label),
+                "warnings": warnings,
+            }
+            if posterior is not None:
+                payload["report"] = None if report is None else json.loads(report)
+                payload["posterior"] = posterior
             self._insert_event(
-                conn,
-                agent_id,
-                seq + 1,
-                "result",
-                step,
-                request_id,
-                {"label": json.loads(label), "warnings": warnings},
+                conn, agent_id, seq + 1, "result", step, request_id, payload
             )
 
     def _write_cancel(self, agent_id, seq, request_id, step, reason):
@@ -761,3 +831,20 @@ def _process(agent_row):
 
 def _process_classes(agent_row) -> np.ndarray:
     return _process(agent_row).classes_
+
+
+def _inspections(agent_row) -> list | None:
+    """The agent's inspection methods as stored (plain JSON), or None."""
+    return json.loads(agent_row.settings).get("inspections")
+
+
+def _report_columns(out, frame, classes) -> None:
+    """``method``, ``report`` and ``posterior_<label>`` from request rows."""
+    out["method"] = [None if pd.isna(m) else m for m in frame["method"]]
+    out["report"] = _json_column(frame["report"])
+    posterior = np.full((len(frame), classes.size), np.nan)
+    known = frame["posterior"].notna().to_numpy()
+    if known.any():
+        posterior[known] = [json.loads(p) for p in frame["posterior"][known]]
+    for j, label in enumerate(classes.tolist()):
+        out[f"posterior_{label}"] = posterior[:, j]

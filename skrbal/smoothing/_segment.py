@@ -63,6 +63,11 @@ def _forward_backward_log(log_emission, transition, actions, log_start, log_end)
     log_transition = _log_transition(transition)
     n_states = log_emission.shape[1]
     end_message = _log_space.end_message(log_transition, actions, log_end, n_states)
+    # Impossible evidence is found from the zeros of the model alone, before a
+    # forward message that overflows could pass it off as a precision loss.
+    _log_space._reaching_the_end(
+        log_emission, log_transition, actions, log_start, end_message
+    )
     log_alpha, error_alpha, log_shift, possible = _log_space.forward(
         log_emission, log_transition, actions, log_start
     )

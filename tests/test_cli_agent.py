@@ -1,0 +1,612 @@
+"""``skrbal agent``: sessions over a store, equal to the Python API, and errors."""
+
+import contextlib
+import io
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skrbal import BayesianGMMClassifier, DecisionProcess, z24_decision_process
+from skrbal.budget import CostThreshold, SpendCap
+from skrbal.cli import main
+from skrbal.experiments import get_case_study
+from skrbal.online import AgentStore, RiskBasedAgent
+
+ROOT = Path(__file__).resolve().parents[1]
+# Floats read back bit for bit: pandas 3's default parser; pandas 2 needs asking.
+ROUND_TRIP = (
+    {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+)
+
+
+def run(argv, capsys):
+    """``main(argv)`` in this process: (exit status, stdout, stderr)."""
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(err: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("skrbal: "), err
+    return lines[0]
+
+
+def read_decisions(text_or_path) -> pd.DataFrame:
+    source = text_or_path
+    if isinstance(text_or_path, str) and "\n" in text_or_path:
+        source = io.StringIO(text_or_path)
+    return pd.read_csv(source, **ROUND_TRIP)
+
+
+@pytest.fixture
+def synthetic(tmp_path, capsys):
+    """A store with agent 'bridge' from the synthetic case; the stream CSV."""
+    store, stream = tmp_path / "agents.db", tmp_path / "stream.csv"
+    code, out, err = run(
+        ["agent", "init", "--store", store, "--agent", "bridge", "--case",
+         "synthetic", "--seed", 3, "--stream-out", stream],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "agent 'bridge' commissioned" in out and str(stream) in out
+    return store, stream
+
+
+def reference_agent(seed=3, **params):
+    """The agent the CLI's built-in synthetic case commissions, in memory."""
+    case = get_case_study("synthetic")
+    split = case.split(random_state=seed)
+    initial = split.initial_indices
+    agent = RiskBasedAgent(
+        estimator=BayesianGMMClassifier(), process=case.process(), **params
+    )
+    X0 = pd.DataFrame(split.X_stream[initial], columns=["x1", "x2"])
+    return agent.fit(X0, split.y_stream[initial])
+
+
+# ---------------------------------------------------------------------- #
+# sessions
+# ---------------------------------------------------------------------- #
+def test_session_matches_the_python_agent_with_a_delayed_result(
+    synthetic, tmp_path, capsys
+):
+    store, stream_csv = synthetic
+    stream = pd.read_csv(stream_csv)
+    assert list(stream.columns) == ["x1", "x2", "label"]
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    stream.iloc[:150].to_csv(first, index=False)
+    stream.iloc[150:300].to_csv(second, index=False)
+    common = ["--store", store, "--agent", "bridge"]
+
+    code, out, err = run(["agent", "observe", first, *common], capsys)
+    assert code == 0, err
+    d1 = read_decisions(out)
+    assert d1["inspect"].any()
+    request = int(d1.loc[d1["inspect"], "request_id"].iloc[0])
+    step = int(d1.loc[d1["request_id"] == request, "step"].iloc[0])
+    # More observations arrive before the result comes back (a restart too:
+    # every command reopens the agent from the store).
+    out_file = tmp_path / "d2.jsonl"
+    code, _, err = run(
+        ["agent", "observe", second, *common, "--format", "jsonl", "--out", out_file],
+        capsys,
+    )
+    assert code == 0, err
+    d2 = pd.DataFrame([json.loads(line) for line in out_file.read_text().splitlines()])
+    label = int(stream["label"].iloc[step - 12])  # 12 commissioning steps
+    code, said, err = run(["agent", "inspect", request, label, *common], capsys)
+    assert code == 0, err
+    assert said.startswith(f"request {request} (step {step}): state {label} recorded")
+    code, out, err = run(["agent", "observe", second, *common], capsys)
+    assert code == 0, err
+    d3 = read_decisions(out)
+
+    ref = reference_agent()
+    r1 = ref.observe(stream.iloc[:150][["x1", "x2"]])
+    r2 = ref.observe(stream.iloc[150:300][["x1", "x2"]])
+    assert f"optimal action {ref.record_inspection(request, label)}" in said
+    r3 = ref.observe(stream.iloc[150:300][["x1", "x2"]])
+    for got, want in ((d1, r1), (d2, r2), (d3, r3)):
+        np.testing.assert_array_equal(got["step"], want["step"])
+        for column in ("evpi", "belief_1", "belief_4"):
+            # Exact: CSV and JSON carry every bit of the float.
+            np.testing.assert_array_equal(got[column], want[column])
+        np.testing.assert_array_equal(got["inspect"], want["inspect"])
+        np.testing.assert_array_equal(got["action"], want["action"])
+        want_ids = want["request_id"].fillna(0).to_numpy()
+        np.testing.assert_array_equal(got["request_id"].fillna(0), want_ids)
+    # The result changed the model: the same rows get other beliefs.
+    assert not np.array_equal(d3["belief_1"], d2["belief_1"])
+
+    code, out, err = run(["agent", "status", *common, "--json"], capsys)
+    status = json.loads(out)
+    assert status["n_observations"] == 450 and status["n_results"] == 1
+    assert status["spend"] == 7.0 and status["labelled"]["1"] >= 1
+
+
+def test_inspect_prints_the_optimal_action_for_the_found_state(synthetic, capsys):
+    store, stream_csv = synthetic
+    common = ["--store", store, "--agent", "bridge"]
+    rows = pd.read_csv(stream_csv).iloc[:100]
+    path = stream_csv.with_name("rows.csv")
+    rows.to_csv(path, index=False)
+    decisions = read_decisions(run(["agent", "observe", path, *common], capsys)[1])
+    requests = decisions.loc[decisions["inspect"], "request_id"].astype(int)
+    process = get_case_study("synthetic").process()
+    for request, label in zip(requests[:2], (1, 4)):
+        code, out, _ = run(["agent", "inspect", request, label, *common], capsys)
+        action = int(process.perfect_information_action([label])[0])
+        assert code == 0 and f"; optimal action {action} (" in out
+
+
+def test_export_history_to_csv_and_parquet(synthetic, tmp_path, capsys):
+    store, stream_csv = synthetic
+    common = ["--store", store, "--agent", "bridge"]
+    run(["agent", "observe", stream_csv, *common, "--batch-size", 500], capsys)
+    code, out, err = run(
+        ["agent", "export", *common, "--out", tmp_path / "h.csv"], capsys
+    )
+    assert code == 0, err
+    history = pd.read_csv(tmp_path / "h.csv", **ROUND_TRIP)
+    with AgentStore(store) as opened:
+        expected = opened.history("bridge")
+    assert len(history) == len(expected) == 12 + 5988
+    np.testing.assert_array_equal(history["evpi"], expected["evpi"])
+    np.testing.assert_array_equal(history["feature_x1"], expected["feature_x1"])
+    code, out, err = run(
+        ["agent", "export", *common, "--out", tmp_path / "r.csv", "--table", "events"],
+        capsys,
+    )
+    assert code == 0 and "rows of events" in out
+    events = pd.read_csv(tmp_path / "r.csv")
+    assert events["kind"].iloc[0] == "commission"
+    assert json.loads(events["payload"].iloc[1])["n"] == 500
+    pytest.importorskip("pyarrow")
+    code, _, err = run(
+        ["agent", "export", *common, "--out", tmp_path / "h.parquet"], capsys
+    )
+    assert code == 0, err
+    parquet = pd.read_parquet(tmp_path / "h.parquet")
+    np.testing.assert_array_equal(parquet["evpi"], expected["evpi"])
+    # Integer states stay integers, missing ones missing.
+    assert str(parquet["label"].dtype) == "Int64"
+    assert parquet["label"].iloc[:12].notna().all()
+
+
+def test_user_process_file_timestamps_and_a_daily_spend_cap(
+    store_url, tmp_path, capsys
+):
+    """A process file and commissioning CSV; a cap of two inspections a day."""
+    process = z24_decision_process()
+    process.to_json(tmp_path / "process.json")
+    rng = np.random.default_rng(0)
+    means = np.array([[0, 0], [1, 1], [2, 0], [3, 3]], dtype=float)
+    y0 = np.repeat([1, 2, 3, 4], 5)
+    commissioning = pd.DataFrame(rng.normal(means[y0 - 1], 0.3), columns=["a", "b"])
+    commissioning["state"] = y0
+    commissioning["time"] = pd.date_range("2025-01-01", periods=20, freq="h")
+    commissioning.to_csv(tmp_path / "commissioning.csv", index=False)
+    common = ["--store", store_url, "--agent", "turbine-7"]
+    code, out, err = run(
+        ["agent", "init", *common, "--process", tmp_path / "process.json",
+         "--data", tmp_path / "commissioning.csv", "--label", "state",
+         "--timestamp-column", "time", "--spend-cap", 60, "--period", "1d",
+         "--max-open-requests", 100],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    # Three days of hourly observations, many of them ambiguous.
+    X = pd.DataFrame(rng.uniform(0, 3, (72, 2)), columns=["b", "a"])
+    X["time"] = pd.date_range("2025-01-02", periods=72, freq="h").astype(str)
+    X[["time", "a", "b"]].to_csv(tmp_path / "feed.csv", index=False)
+    code, out, err = run(
+        ["agent", "observe", tmp_path / "feed.csv", *common,
+         "--timestamp-column", "time"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    decisions = read_decisions(out)
+    day = (decisions["timestamp"] // 86400).astype(int)
+    per_day = decisions.groupby(day)["inspect"].sum()
+    # The cost rule alone inspects more than the cap allows; the cap holds.
+    assert per_day.max() == 2 and len(per_day) == 3
+    store = AgentStore(store_url)
+    stored = RiskBasedAgent.from_store(store, "turbine-7")
+    expected = CostThreshold() & SpendCap(limit=60.0, period=86400.0)
+    assert repr(stored.budget) == repr(expected)
+    assert isinstance(stored.process, DecisionProcess)
+    assert list(stored.feature_names_in_) == ["a", "b"]
+    stored.close()
+    store.close()
+
+
+# ---------------------------------------------------------------------- #
+# separate processes: a live pipe, a restart, exit codes
+# ---------------------------------------------------------------------- #
+def skrbal(*argv, **kwargs):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "skrbal.cli", *map(str, argv)]
+    return subprocess.Popen(command, env=env, text=True, cwd=ROOT, **kwargs)
+
+
+def test_observe_decides_live_rows_from_a_pipe_across_processes(synthetic):
+    store, stream_csv = synthetic
+    common = ["--store", store, "--agent", "bridge"]
+    lines = stream_csv.read_text().splitlines()
+    proc = skrbal(
+        "agent", "observe", *common,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        proc.stdin.write(lines[0] + "\n" + lines[1] + "\n")
+        proc.stdin.flush()
+        # The decision comes while the pipe is still open: a live feed is not
+        # held back until a batch fills up.
+        got = []
+        deadline = time.monotonic() + 60
+        while len(got) < 2 and time.monotonic() < deadline:
+            if select.select([proc.stdout], [], [], 1)[0]:
+                got.append(proc.stdout.readline())
+        assert len(got) == 2 and got[0].startswith("step,timestamp,belief_1")
+        assert got[1].startswith("12,,")
+        proc.stdin.write("\n".join(lines[2:40]) + "\n")
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert len(rest.splitlines()) == 38
+    # The process resumed the agent commissioned here and left it in the store.
+    assert status_of(store)["n_observations"] == 39
+
+
+def test_a_real_process_exits_2_with_one_line(tmp_path):
+    proc = skrbal(
+        "agent", "status", "--store", tmp_path / "none.db",
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and out == ""
+    assert "no such store" in one_line_error(err)
+
+
+# ---------------------------------------------------------------------- #
+# every error: one line on stderr, exit 2 (input) or 1 (system)
+# ---------------------------------------------------------------------- #
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+ERRORS_2 = {
+    "missing store": (["agent", "status", "--store", "{tmp}/none.db"], "no such store"),
+    "unknown agent": (["agent", "status", "{common_other}"], "no agent named 'other'"),
+    "existing agent": (
+        ["agent", "init", "{common}", "--case", "z24"],
+        "already has an agent named 'bridge'",
+    ),
+    "store folder": (
+        ["agent", "init", "--store", "{tmp}/no/dir.db", "--case", "z24"],
+        "does not exist",
+    ),
+    "unsupported database": (
+        ["agent", "status", "--store", "mysql://u@h/db"],
+        "supports SQLite and PostgreSQL",
+    ),
+    "process without data": (
+        ["agent", "init", "--store", "{tmp}/n.db", "--process", "{process}"],
+        "--process needs --data",
+    ),
+    "data with a case": (
+        ["agent", "init", "--store", "{tmp}/n.db", "--case", "z24", "--data", "x.csv"],
+        "--data goes with --process",
+    ),
+    "bad process file": (
+        [
+            "agent",
+            "init",
+            "--store",
+            "{tmp}/n.db",
+            "--process",
+            "{bad_process}",
+            "--data",
+            "{good_data}",
+        ],
+        "bad_process.json",
+    ),
+    "no label column": (
+        [
+            "agent",
+            "init",
+            "--store",
+            "{tmp}/n.db",
+            "--process",
+            "{process}",
+            "--data",
+            "{good_data}",
+            "--label",
+            "y",
+        ],
+        "no label column 'y'",
+    ),
+    "label not a state": (
+        [
+            "agent",
+            "init",
+            "--store",
+            "{tmp}/n.db",
+            "--process",
+            "{process}",
+            "--data",
+            "{bad_label_data}",
+        ],
+        "row 2: '9' is not a state of the process",
+    ),
+    "text feature": (
+        [
+            "agent",
+            "init",
+            "--store",
+            "{tmp}/n.db",
+            "--process",
+            "{process}",
+            "--data",
+            "{bad_feature_data}",
+        ],
+        "line 3: column 'a' holds 'oops'",
+    ),
+    "spend cap without period": (
+        ["agent", "init", "--store", "{tmp}/n.db", "--case", "z24", "--spend-cap", "5"],
+        "--spend-cap and --period go together",
+    ),
+    "bad duration": (
+        ["agent", "init", "--store", "{tmp}/n.db", "--case", "z24", "--min-gap", "3q"],
+        "--min-gap must be a number",
+    ),
+    "bad rate": (
+        ["agent", "init", "--store", "{tmp}/n.db", "--case", "z24", "--rate", "2"],
+        "rate",
+    ),
+    "open request cap": (
+        [
+            "agent",
+            "init",
+            "--store",
+            "{tmp}/n.db",
+            "--case",
+            "z24",
+            "--max-open-requests",
+            "0",
+        ],
+        "--max-open-requests must be >= 1",
+    ),
+    "missing feature column": (
+        ["agent", "observe", "{wrong_columns}", "{common}"],
+        "no column ['x2'] of the agent's features",
+    ),
+    "empty input": (["agent", "observe", "{empty}", "{common}"], "no header line"),
+    "ragged line": (["agent", "observe", "{ragged}", "{common}"], "line 2: 1 fields"),
+    "timestamps for a step clock": (
+        ["agent", "observe", "{rows}", "{common}", "--timestamp-column", "label"],
+        "timestamps",
+    ),
+    "no such timestamp column": (
+        ["agent", "observe", "{rows}", "{common}", "--timestamp-column", "t"],
+        "no timestamp column 't'",
+    ),
+    "batch size": (
+        ["agent", "observe", "{rows}", "{common}", "--batch-size", "0"],
+        "--batch-size must be >= 1",
+    ),
+    "negative wait": (
+        ["agent", "observe", "{rows}", "{common}", "--wait", "-1"],
+        "--wait must be >= 0",
+    ),
+    "unknown request": (
+        ["agent", "inspect", "9999", "1", "{common}"],
+        "request_id 9999 is not a request",
+    ),
+    "label outside the process": (
+        ["agent", "inspect", "1", "5", "{common}"],
+        "'5' is not a state of the process",
+    ),
+    "repeated result": (
+        ["agent", "inspect", "1", "1", "{common}"],
+        "already has a result",
+    ),
+    "result of a cancelled request": (
+        ["agent", "inspect", "2", "1", "{common}"],
+        "was cancelled",
+    ),
+    "cancel twice": (["agent", "cancel", "2", "{common}"], "was cancelled"),
+}
+
+
+def quiet(argv):
+    """``main(argv)`` with its output captured: (status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def error_setup(tmp_path_factory):
+    """A store whose agent has observations, a result and a cancellation.
+
+    Shared by the error tests, which check that they change nothing.
+    """
+    tmp_path = tmp_path_factory.mktemp("errors")
+    store, stream_csv = tmp_path / "agents.db", tmp_path / "stream.csv"
+    common = ["--store", str(store), "--agent", "bridge"]
+    code, _, err = quiet(
+        ["agent", "init", *common, "--case", "synthetic", "--seed", 3,
+         "--stream-out", stream_csv]
+    )  # fmt: skip
+    assert code == 0, err
+    rows = write(tmp_path / "rows.csv", "x1,x2,label\n" + "-5,0,1\n" * 3 + "12,0,3\n")
+    quiet(["agent", "observe", rows, *common])
+    head = write(tmp_path / "head.csv", "".join(stream_csv.open().readlines()[:301]))
+    assert quiet(["agent", "observe", head, *common])[0] == 0
+    assert status_of(store)["n_requests"] >= 2
+    assert quiet(["agent", "inspect", 1, 1, *common])[0] == 0
+    assert quiet(["agent", "cancel", 2, *common])[0] == 0
+    process = write(tmp_path / "process.json", z24_decision_process().to_json())
+    data = "a,b,label\n0,0,1\n1,1,2\n2,2,3\n3,3,4\n"
+    return {
+        "tmp": str(tmp_path),
+        "common": common,
+        "common_other": ["--store", str(store), "--agent", "other"],
+        "process": str(process),
+        "bad_process": str(write(tmp_path / "bad_process.json", '{"transition": 1}')),
+        "good_data": str(write(tmp_path / "good.csv", data)),
+        "bad_label_data": str(
+            write(tmp_path / "bl.csv", data.replace("1,1,2", "1,1,9"))
+        ),
+        "bad_feature_data": str(
+            write(tmp_path / "bf.csv", data.replace("1,1,2", "oops,1,2"))
+        ),
+        "wrong_columns": str(write(tmp_path / "wc.csv", "x1,y2\n1,2\n")),
+        "empty": str(write(tmp_path / "empty.csv", "")),
+        "ragged": str(write(tmp_path / "ragged.csv", "x1,x2\n3\n")),
+        "rows": str(rows),
+    }
+
+
+def expand(argv, values):
+    out = []
+    for arg in argv:
+        if (
+            arg.startswith("{")
+            and arg.endswith("}")
+            and arg[1:-1] in ("common", "common_other")
+        ):
+            out += values[arg[1:-1]]
+        else:
+            out.append(arg.format(**values))
+    return out
+
+
+def status_of(url, name="bridge"):
+    with AgentStore(url) as store:
+        return store.status(name)
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS_2))
+def test_input_errors_exit_2_with_one_line(name, error_setup, capsys):
+    argv, message = ERRORS_2[name]
+    before = status_of(error_setup["common"][1])
+    code, out, err = run(expand(argv, error_setup), capsys)
+    assert code == 2 and out == "", err
+    assert message in one_line_error(err)
+    # Nothing changed in the agent.
+    assert status_of(error_setup["common"][1]) == before
+
+
+def test_a_bad_line_keeps_the_rows_before_it(synthetic, tmp_path, capsys):
+    store, _ = synthetic
+    common = ["--store", store, "--agent", "bridge"]
+    text = "x2,x1\n0,1\n0,2\n0,nan\n0,4\n"
+    path = write(tmp_path / "bad.csv", text)
+    code, out, err = run(["agent", "observe", path, *common], capsys)
+    assert code == 2
+    line = one_line_error(err)
+    assert "line 4: column 'x1' holds 'nan'" in line
+    assert "2 observation(s) before it were recorded, none after" in line
+    # The two rows before the bad line were decided, written and stored.
+    assert len(read_decisions(out)) == 2
+    assert status_of(store)["n_observations"] == 2
+
+
+def test_system_errors_exit_1_with_one_line(synthetic, tmp_path, capsys, monkeypatch):
+    store, stream_csv = synthetic
+    common = ["--store", store, "--agent", "bridge"]
+    # Another writer holds the agent (here: an open agent of this process).
+    holder = RiskBasedAgent.from_store(str(store), "bridge")
+    try:
+        code, _, err = run(["agent", "observe", stream_csv, *common], capsys)
+        assert code == 1 and "already open for writing" in one_line_error(err)
+        code, _, err = run(["agent", "inspect", 1, 1, *common, "--wait", 0.2], capsys)
+        assert code == 1 and "already open for writing" in one_line_error(err)
+    finally:
+        holder.close()
+    # An unreachable PostgreSQL server.
+    code, _, err = run(
+        ["agent", "status", "--store", "postgresql://nobody@127.0.0.1:9/none"], capsys
+    )
+    assert code == 1 and one_line_error(err)
+    # Parquet without pyarrow.
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    code, _, err = run(
+        ["agent", "export", *common, "--out", tmp_path / "h.parquet"], capsys
+    )
+    assert code == 1 and "needs pyarrow" in one_line_error(err)
+    assert not (tmp_path / "h.parquet").exists()
+
+
+def test_without_sqlalchemy_the_agent_command_says_what_to_install(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sqlalchemy", None)
+    for name in [m for m in sys.modules if m.startswith("skrbal.online")]:
+        monkeypatch.delitem(sys.modules, name)
+    code, _, err = run(["agent", "status", "--store", "x.db"], capsys)
+    assert code == 1 and "pip install 'skrbal[db]'" in one_line_error(err)
+    # The other commands still work.
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+
+
+def test_init_options_set_the_budget_and_the_method(tmp_path, capsys):
+    from skrbal.budget import MinimumGap, QuantileThreshold
+
+    store = tmp_path / "agents.db"
+    code, out, err = run(
+        ["agent", "init", "--store", store, "--agent", "z", "--case", "z24",
+         "--method", "gmm-em", "--rate", 0.05, "--min-gap", "2w",
+         "--max-open-requests", 3],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "QuantileThreshold(rate=0.05)" in out
+    with RiskBasedAgent.from_store(str(store), "z") as agent:
+        expected = QuantileThreshold(rate=0.05) & MinimumGap(gap=14 * 86400.0)
+        assert repr(agent.budget) == repr(expected)
+        assert agent.semi_supervised == "em" and agent.max_open_requests == 3
+        assert agent.n_features_in_ == 4
+
+
+def test_observe_an_agent_commissioned_without_column_names(tmp_path, capsys):
+    """Columns are then taken in order, all but the timestamp column."""
+    case = get_case_study("synthetic")
+    split = case.split(random_state=3)
+    initial = split.initial_indices
+    store = str(tmp_path / "agents.db")
+    agent = RiskBasedAgent(
+        estimator=BayesianGMMClassifier(), process=case.process(), store=store
+    )
+    # Commissioned with timestamps: the agent's clock is in seconds.
+    stamps = np.arange(initial.size) - 100.0
+    agent.fit(split.X_stream[initial], split.y_stream[initial], timestamps=stamps)
+    agent.close()
+    rows = split.X_stream[100:110]
+    path = tmp_path / "rows.csv"
+    pd.DataFrame(rows, columns=["u", "v"]).assign(t=np.arange(10.0)).to_csv(
+        path, index=False
+    )
+    argv = ["agent", "observe", path, "--store", store, "--timestamp-column", "t"]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    want = reference_agent().observe(rows)
+    np.testing.assert_array_equal(read_decisions(out)["evpi"], want["evpi"])
+    path.write_text("u,v,w\n1,2,3\n")
+    code, _, err = run([*argv[:3], "--store", store], capsys)
+    assert code == 2 and "3 feature columns, but the agent has 2" in one_line_error(err)
