@@ -21,7 +21,7 @@ DOCS_STAMP = $(VENV)/.skrbal-docs-installed
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,plot,modal,parallel,crosscheck]"
+	$(BIN)/python -m pip install --quiet -e ".[test,plot,modal,parallel,crosscheck,parquet]"
 	touch $@
 
 $(MODAL_STAMP): pyproject.toml setup.cfg
