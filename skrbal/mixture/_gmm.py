@@ -33,6 +33,7 @@ from sklearn.utils.validation import (
 __all__ = ["BayesianGMMClassifier"]
 
 
+from skrbal._labels import labels_differ
 from skrbal._logspace import exp_normalise, log_normalise
 from skrbal.exceptions import PriorScaleWarning, caller_stacklevel
 from skrbal.mixture._niw import (
@@ -54,7 +55,7 @@ def _label_indices(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
         pos = classes.searchsorted(y)
         # A label above every class gets len(classes); "clip" compares it with
         # the last class, which it does not equal.
-        unknown = classes.take(pos, mode="clip") != y
+        unknown = labels_differ(classes.take(pos, mode="clip"), y)
     except TypeError as exc:
         raise ValueError(
             f"the labels of y cannot be compared with classes {classes.tolist()}."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from skrbal._labels import labels_differ
 from skrbal.smoothing._result import SmoothingResult
 from skrbal.smoothing._segment import forward_backward
 from skrbal.smoothing._validation import _float_array
@@ -93,7 +94,11 @@ def aligned_log_density(estimator, X, process) -> np.ndarray:
 
 
 def _label_index(label, process_classes, name: str) -> int:
-    matches = np.flatnonzero(process_classes == label) if np.ndim(label) == 0 else []
+    matches = (
+        np.flatnonzero(~labels_differ(process_classes, label))
+        if np.ndim(label) == 0
+        else []
+    )
     if len(matches) != 1:
         raise ValueError(
             f"{name} = {label!r} is not a state of the process, whose classes are "
