@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import (
     and_,
+    bindparam,
     create_engine,
     delete,
     event,
@@ -671,14 +672,16 @@ class AgentStore:
         The agent's ``last_seq`` must still be ``seq`` (a lost update is
         refused); ``values`` update the agent's row in the same statement.
         """
+        agents = schema.agents
         with self.engine.begin() as conn:
+            # Values as execution parameters, not in the statement: its
+            # compiled form is cached, which matters at one call per step.
             moved = conn.execute(
-                update(schema.agents)
-                .where(
-                    (schema.agents.c.agent_id == agent_id)
-                    & (schema.agents.c.last_seq == seq)
-                )
-                .values(last_seq=seq + 1, **values)
+                update(agents).where(
+                    (agents.c.agent_id == bindparam("w_agent_id"))
+                    & (agents.c.last_seq == bindparam("w_seq"))
+                ),
+                {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1, **values},
             )
             if moved.rowcount != 1:
                 raise StoreError(
@@ -824,21 +827,22 @@ class AgentStore:
     @staticmethod
     def _insert_event(conn, agent_id, seq, kind, step, request_id, payload):
         conn.execute(
-            insert(schema.events).values(
-                agent_id=agent_id,
-                seq=seq,
-                kind=kind,
-                step=step,
-                request_id=request_id,
-                payload=json.dumps(payload),
-                created_at=time.time(),
-            )
+            insert(schema.events),
+            {
+                "agent_id": agent_id,
+                "seq": seq,
+                "kind": kind,
+                "step": step,
+                "request_id": request_id,
+                "payload": json.dumps(payload),
+                "created_at": time.time(),
+            },
         )
 
     def _write_observe(self, agent_id, seq, block, request_rows, agent_values, payload):
         """Commit a block of observations, its requests and the counters."""
         with self._transaction(agent_id, seq, **agent_values) as conn:
-            conn.execute(insert(schema.blocks).values(**block))
+            conn.execute(insert(schema.blocks), block)
             if request_rows:
                 conn.execute(insert(schema.requests), request_rows)
             self._insert_event(
