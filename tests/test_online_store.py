@@ -107,7 +107,9 @@ def _run_blocks(agent, X, stamps, sizes, start):
 
 
 @pytest.mark.parametrize("semi_supervised", [None, "smoothing"])
-def test_a_version_2_store_is_migrated_to_blocks(store_url, stream, semi_supervised):
+def test_a_version_2_store_is_migrated_to_blocks(
+    store_url, stream, semi_supervised, monkeypatch
+):
     X0, y0, X, y = stream
     stamps = 3600.0 * np.arange(X.shape[0]) + 0.1
     stamps0 = 3600.0 * np.arange(-len(y0), 0) + 0.1
@@ -145,6 +147,7 @@ def test_a_version_2_store_is_migrated_to_blocks(store_url, stream, semi_supervi
             ).scalar()
         assert n_rows == len(y0) + end
         store.close()
+        monkeypatch.setattr(schema, "_MIGRATION_CHUNK", 5)  # calls span chunks
         with RiskBasedAgent.from_store(store_url, "bridge") as resumed:
             assert resumed.store_.schema_version == schema.SCHEMA_VERSION
             pd.testing.assert_frame_equal(resumed.history(), before)

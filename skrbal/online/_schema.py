@@ -49,6 +49,9 @@ from skrbal.online._blocks import rows_to_block
 
 SCHEMA_VERSION = 3
 
+# Observation rows read at a time by the migration from version 2.
+_MIGRATION_CHUNK = 10_000
+
 
 def _add_report_columns(conn) -> None:
     """Version 1 -> 2: requests record their inspection method and report.
@@ -86,19 +89,32 @@ def _observations_to_blocks(conn) -> None:
     for agent_id, n_features in conn.execute(
         select(agents.c.agent_id, agents.c.n_features)
     ).all():
-        rows = conn.execute(
-            select(old)
-            .where((old.c.agent_id == agent_id) & (old.c.kind == "observation"))
-            .order_by(old.c.step)
-        ).all()
-        start = 0
-        new = []
-        for i in range(1, len(rows) + 1):
-            if i == len(rows) or rows[i].seq != rows[start].seq:
-                new.append(rows_to_block(agent_id, n_features, rows[start:i]))
-                start = i
-        if new:
-            conn.execute(blocks.insert(), new)
+        # In chunks of steps, so a long stream is never all in memory.
+        call, start = [], -1
+        while True:
+            chunk = conn.execute(
+                select(old)
+                .where(
+                    (old.c.agent_id == agent_id)
+                    & (old.c.kind == "observation")
+                    & (old.c.step > start)
+                )
+                .order_by(old.c.step)
+                .limit(_MIGRATION_CHUNK)
+            ).all()
+            new = []
+            for row in chunk:
+                if call and row.seq != call[0].seq:  # a call ends
+                    new.append(rows_to_block(agent_id, n_features, call))
+                    call = []
+                call.append(row)
+            if not chunk and call:
+                new.append(rows_to_block(agent_id, n_features, call))
+            if new:
+                conn.execute(blocks.insert(), new)
+            if not chunk:
+                break
+            start = chunk[-1].step
     conn.execute(old.delete().where(old.c.kind == "observation"))
     conn.execute(old.update().values(taken_action=None))
 
