@@ -608,9 +608,10 @@ class AgentStore:
             statuses[status] = statuses.get(status, 0) + n
         n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
         classes = _process_classes(agent).tolist()
-        counts = {}
-        for label, n in labels:
-            counts[json.loads(label)] = counts.get(json.loads(label), 0) + n
+        counts = {}  # commissioning labels and inspection results
+        for text_, n in labels:
+            label = json.loads(text_)
+            counts[label] = counts.get(label, 0) + n
         methods = _inspections(agent)
         by_method_status = {}
         if methods is not None:
