@@ -12,15 +12,15 @@ import os
 import signal
 import time
 import traceback
+from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
-from sqlalchemy import select
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.datasets import make_degradation_stream
 from skrbal.online import AgentStore, RiskBasedAgent
-from skrbal.online import _schema as schema
 
 N_KILLS = 50
 
@@ -68,16 +68,19 @@ def _child(url, X, y, write_fd):
 
 
 def _stored_decisions(url):
-    """Steps and requests of the store, read without parsing features."""
+    """Steps and requests of the store."""
     store = AgentStore(url)
     try:
-        with store.engine.connect() as conn:
-            obs = schema.observations
-            steps = conn.execute(
-                select(obs.c.step, obs.c.evpi, obs.c.action, obs.c.request_id).order_by(
-                    obs.c.step
-                )
-            ).all()
+        history = store.history("crash")
+        steps = [
+            SimpleNamespace(
+                step=row.step,
+                evpi=row.evpi,
+                action=row.recommended_action,
+                request_id=None if pd.isna(row.request_id) else row.request_id,
+            )
+            for row in history.itertuples()
+        ]
         requests = store.requests("crash").set_index("request_id")
     finally:
         store.close()

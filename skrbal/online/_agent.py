@@ -20,6 +20,7 @@ from skrbal.active._semi import _EM_STARTS, clone_for, make_update
 from skrbal.budget import BudgetPolicy, CostThreshold
 from skrbal.inspection import ImpossibleReportError, evsi, report_posterior
 from skrbal.inspection._value import _confusions
+from skrbal.online._blocks import make_block
 from skrbal.online._buffers import DenseSteps, SparseSteps
 from skrbal.online._config import (
     decode_config,
@@ -568,7 +569,7 @@ class RiskBasedAgent(BaseEstimator):
             with store.engine.connect() as conn:
                 # Re-read under the lock: the row may have moved since.
                 row = store._agent_row(conn, self.name)
-                obs, events = store._load(conn, row.agent_id, every_step=self._dense())
+                obs, events = store._load(conn, row, every_step=self._dense())
                 last = store._last_observation(conn, row.agent_id)
             # Warnings of the replayed fits were issued and stored already.
             with warnings.catch_warnings():
@@ -586,13 +587,15 @@ class RiskBasedAgent(BaseEstimator):
         self._last_time, self.last_evpi_ = last
         names = [m.name for m in self.inspections or ()]
         self._requests = {
-            r.request_id: [
-                r.step,
-                r.status,
-                -1 if r.method is None else names.index(r.method),
-                None if r.status != "open" else np.array(json.loads(r.belief)),
+            request_id: [
+                step,
+                status,
+                -1 if method is None else names.index(method),
+                belief,
             ]
-            for r in store._requests_of(row.agent_id)
+            for request_id, step, status, method, belief in store._requests_of(
+                row.agent_id
+            )
         }
 
     def _dense(self) -> bool:
@@ -611,18 +614,16 @@ class RiskBasedAgent(BaseEstimator):
         """
         classes = self.process.classes_
         buffers = self._new_buffers(row.n_features)
-        X = np.array([json.loads(o.features) for o in obs], dtype=np.float64)
-        X = X.reshape(len(obs), row.n_features)
-        kinds = np.array([o.kind for o in obs])
-        n0 = int(np.sum(kinds == "commissioning"))
-        y0 = np.array([json.loads(o.label) for o in obs[:n0]]).astype(classes.dtype)
-        actions = np.array([o.action for o in obs], dtype=np.intp)
+        X, n0 = obs["features"], obs["n_commissioning"]
+        y0 = np.array([json.loads(label) for label in obs["labels"]])
+        y0 = y0.astype(classes.dtype)
+        actions = obs["action"].astype(np.intp)
         buffers.extend(X[:n0], actions[:n0], y=y0)
         if self._dense():
             buffers.extend(X[n0:], actions[n0:])
         else:
-            for o, x in zip(obs[n0:], X[n0:]):
-                buffers.put(o.step, x)
+            for step, x in zip(obs["step"][n0:], X[n0:]):
+                buffers.put(int(step), x)
             buffers.n_steps = row.n_steps
         model = self._new_model(buffers)
         for ev in events:
@@ -842,24 +843,18 @@ class RiskBasedAgent(BaseEstimator):
         clock,
     ):
         seq = self._seq + 1
-        rows = [
-            {
-                "agent_id": self.agent_id_,
-                "step": first + i,
-                "seq": seq,
-                "kind": "observation",
-                "timestamp": None if stamps is None else float(stamps[i]),
-                "time": float(times[i]),
-                "features": json.dumps(X[i].tolist()),
-                "belief": json.dumps(proba[i].tolist()),
-                "evpi": float(evpi[i]),
-                "action": int(action[i]),
-                "label": None,
-                "taken_action": None,
-                "request_id": int(request_ids[i]) or None,
-            }
-            for i in range(X.shape[0])
-        ]
+        block = make_block(
+            self.agent_id_,
+            first,
+            seq,
+            stamps,
+            times,
+            X,
+            proba,
+            evpi,
+            action,
+            request_ids,
+        )
         request_rows = [
             {
                 "agent_id": self.agent_id_,
@@ -877,7 +872,7 @@ class RiskBasedAgent(BaseEstimator):
         self.store_._write_observe(
             self.agent_id_,
             self._seq,
-            rows,
+            block,
             request_rows,
             {
                 "n_steps": first + X.shape[0],

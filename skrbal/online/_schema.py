@@ -1,9 +1,19 @@
 """The agent store's schema: every table, one place, one version number.
 
 Tables are prefixed ``skrbal_`` so a shared PostgreSQL database can hold
-them next to others. Numbers are double precision (``Float(53)``); features,
-beliefs, labels and configurations are JSON text written with Python's
-``repr`` of floats, which round-trips exactly.
+them next to others. Numbers are double precision (``Float(53)``); labels
+and configurations are JSON text written with Python's ``repr`` of floats,
+which round-trips exactly.
+
+The steps of one ``observe`` call are one row of ``skrbal_blocks`` (since
+version 3): each per-step column is the exact bytes of a little-endian numpy
+array (``<f8`` for numbers, ``<i8`` for integers) of ``n_steps`` entries,
+``n_steps * n_features`` for ``features`` and ``n_steps * n_states`` for
+``belief`` (row-major), so a block of 1,000 steps is written with one
+statement. What changes later about a step lives elsewhere: its request
+(``skrbal_requests``, including the label a result reveals) and the action
+the user records as taken (``skrbal_actions``). Commissioning steps stay one
+row each in ``skrbal_observations``.
 
 Migration path
 --------------
@@ -25,15 +35,22 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
     Text,
     UniqueConstraint,
+    select,
     text,
 )
 
-SCHEMA_VERSION = 2
+from skrbal.online._blocks import rows_to_block
+
+SCHEMA_VERSION = 3
+
+# Observation rows read at a time by the migration from version 2.
+_MIGRATION_CHUNK = 10_000
 
 
 def _add_report_columns(conn) -> None:
@@ -51,8 +68,59 @@ def _add_report_columns(conn) -> None:
         conn.execute(text(f"ALTER TABLE skrbal_requests ADD COLUMN {name} {kind}"))
 
 
+def _observations_to_blocks(conn) -> None:
+    """Version 2 -> 3: the observation rows of each ``observe`` call, one block.
+
+    The rows of kind ``observation`` with the same ``seq`` (one call) become
+    one row of ``skrbal_blocks``; every recorded ``taken_action`` moves to
+    ``skrbal_actions``; the labels of observed steps are those of their
+    requests already. Commissioning rows stay.
+    """
+    blocks.create(conn)
+    actions.create(conn)
+    old = observations
+    taken = conn.execute(
+        select(old.c.agent_id, old.c.step, old.c.taken_action.label("action")).where(
+            old.c.taken_action.is_not(None)
+        )
+    ).all()
+    if taken:
+        conn.execute(actions.insert(), [row._asdict() for row in taken])
+    for agent_id, n_features in conn.execute(
+        select(agents.c.agent_id, agents.c.n_features)
+    ).all():
+        # In chunks of steps, so a long stream is never all in memory.
+        call, start = [], -1
+        while True:
+            chunk = conn.execute(
+                select(old)
+                .where(
+                    (old.c.agent_id == agent_id)
+                    & (old.c.kind == "observation")
+                    & (old.c.step > start)
+                )
+                .order_by(old.c.step)
+                .limit(_MIGRATION_CHUNK)
+            ).all()
+            new = []
+            for row in chunk:
+                if call and row.seq != call[0].seq:  # a call ends
+                    new.append(rows_to_block(agent_id, n_features, call))
+                    call = []
+                call.append(row)
+            if not chunk and call:
+                new.append(rows_to_block(agent_id, n_features, call))
+            if new:
+                conn.execute(blocks.insert(), new)
+            if not chunk:
+                break
+            start = chunk[-1].step
+    conn.execute(old.delete().where(old.c.kind == "observation"))
+    conn.execute(old.update().values(taken_action=None))
+
+
 # Upgrades from version v to v + 1.
-MIGRATIONS: dict = {1: _add_report_columns}
+MIGRATIONS: dict = {1: _add_report_columns, 2: _observations_to_blocks}
 
 metadata = MetaData()
 
@@ -88,6 +156,8 @@ agents = Table(
     Column("owner", Text, nullable=True),
 )
 
+# Commissioning steps (since version 3; every step before). Their
+# ``taken_action`` is in skrbal_actions since version 3, NULL here.
 observations = Table(
     "skrbal_observations",
     metadata,
@@ -104,6 +174,32 @@ observations = Table(
     Column("label", Text, nullable=True),  # JSON label once known
     Column("taken_action", Integer, nullable=True),  # recorded by the user
     Column("request_id", Integer, nullable=True),
+)
+
+blocks = Table(
+    "skrbal_blocks",
+    metadata,
+    Column("agent_id", Integer, ForeignKey("skrbal_agents.agent_id"), primary_key=True),
+    Column("first_step", Integer, primary_key=True, autoincrement=False),
+    Column("n_steps", Integer, nullable=False),
+    Column("seq", Integer, nullable=False),
+    # Little-endian arrays of n_steps entries (see the module's docstring).
+    Column("timestamp", LargeBinary, nullable=True),  # <f8; NULL: none given
+    Column("time", LargeBinary, nullable=False),  # <f8: what the budget saw
+    Column("features", LargeBinary, nullable=False),  # <f8, n_steps x n_features
+    Column("belief", LargeBinary, nullable=False),  # <f8, n_steps x n_states
+    Column("evpi", LargeBinary, nullable=False),  # <f8
+    Column("action", LargeBinary, nullable=False),  # <i8: recommended
+    Column("request_id", LargeBinary, nullable=False),  # <i8: 0 without
+)
+
+# The action the user recorded as taken at a step (any step), the last one.
+actions = Table(
+    "skrbal_actions",
+    metadata,
+    Column("agent_id", Integer, ForeignKey("skrbal_agents.agent_id"), primary_key=True),
+    Column("step", Integer, primary_key=True, autoincrement=False),
+    Column("action", Integer, nullable=False),
 )
 
 requests = Table(

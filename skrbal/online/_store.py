@@ -12,7 +12,10 @@ from math import fsum
 import numpy as np
 import pandas as pd
 from sqlalchemy import (
+    and_,
+    bindparam,
     create_engine,
+    delete,
     event,
     func,
     insert,
@@ -30,6 +33,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.pool import StaticPool
 
 from skrbal.online import _schema as schema
+from skrbal.online._blocks import unpack_blocks
 from skrbal.online._config import process_from_json
 
 __all__ = ["AgentStore", "StoreError"]
@@ -209,6 +213,13 @@ class AgentStore:
                 f"than this skrbal's {schema.SCHEMA_VERSION}: upgrade skrbal to "
                 "use it."
             )
+        if version < schema.SCHEMA_VERSION and conn.dialect.name == "sqlite":
+            # The sqlite3 module opens a transaction only before a DML
+            # statement, so a migration's first CREATE or ALTER would commit
+            # on its own; an explicit one keeps the migration all or nothing
+            # (and IMMEDIATE keeps a second process from migrating too).
+            if not conn.connection.dbapi_connection.in_transaction:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
         while version < schema.SCHEMA_VERSION:
             schema.MIGRATIONS[version](conn)
             version += 1
@@ -283,27 +294,32 @@ class AgentStore:
             with a result (``label`` stays missing after a report that leaves
             the state uncertain), and ``feature_<j>``.
         """
+        req_, act = schema.requests, schema.actions
         with self.engine.connect() as conn:
             agent = self._agent_row(conn, name)
-            obs = _frame(
-                conn,
-                select(schema.observations)
-                .where(schema.observations.c.agent_id == agent.agent_id)
-                .order_by(schema.observations.c.step),
-            )
+            classes = _process_classes(agent)
+            frame, beliefs, features = self._steps(conn, agent, classes.size)
             req = _frame(
                 conn,
                 select(
-                    schema.requests.c.step,
-                    schema.requests.c.status.label("request_status"),
-                    schema.requests.c.action.label("result_action"),
-                    schema.requests.c.method,
-                    schema.requests.c.report,
-                    schema.requests.c.posterior,
-                ).where(schema.requests.c.agent_id == agent.agent_id),
+                    req_.c.step,
+                    req_.c.status.label("request_status"),
+                    req_.c.action.label("result_action"),
+                    req_.c.label.label("result_label"),
+                    req_.c.method,
+                    req_.c.report,
+                    req_.c.posterior,
+                ).where(req_.c.agent_id == agent.agent_id),
             )
-        classes = _process_classes(agent)
-        frame = obs.merge(req, on="step", how="left")
+            taken = _frame(
+                conn,
+                select(act.c.step, act.c.action.label("taken_action")).where(
+                    act.c.agent_id == agent.agent_id
+                ),
+            )
+        # Steps are unique in both: left merges keep the order and length.
+        frame = frame.merge(req, on="step", how="left")
+        frame = frame.merge(taken, on="step", how="left")
         out = pd.DataFrame(
             {
                 "step": frame["step"],
@@ -312,15 +328,13 @@ class AgentStore:
                 "evpi": frame["evpi"],
             }
         )
-        beliefs = np.full((len(frame), classes.size), np.nan)
-        has_belief = frame["belief"].notna().to_numpy()
-        if has_belief.any():
-            beliefs[has_belief] = [json.loads(b) for b in frame["belief"][has_belief]]
         for j, label in enumerate(classes.tolist()):
             out[f"belief_{label}"] = beliefs[:, j]
         out["request_id"] = frame["request_id"].astype("Int64")
         out["request_status"] = frame["request_status"]
-        out["label"] = _json_column(frame["label"])
+        observed = (frame["kind"] == "observation").to_numpy()
+        labels = frame["label"].where(~observed, frame["result_label"])
+        out["label"] = _json_column(labels)
         out["recommended_action"] = frame["action"].astype(int)
         taken = frame["taken_action"].astype("Int64")
         result = frame["result_action"].astype("Int64")
@@ -328,13 +342,78 @@ class AgentStore:
         out["action"] = out["action"].astype(int)
         if _inspections(agent) is not None:
             _report_columns(out, frame, classes)
-        features = np.array([json.loads(f) for f in frame["features"]], dtype=float)
         names = json.loads(agent.feature_names) if agent.feature_names else None
         for j in range(agent.n_features):
             out[f"feature_{names[j] if names else j}"] = (
                 features[:, j] if len(frame) else []
             )
         return out
+
+    def _steps(self, conn, agent, n_states: int):
+        """Every step of an agent: a frame of scalars, beliefs and features.
+
+        The frame has ``step``, ``kind``, ``timestamp``, ``evpi``, ``action``
+        (recommended), ``request_id`` (NaN without) and ``label`` (JSON text
+        of a commissioning label, None for an observation).
+        """
+        obs = schema.observations
+        com = conn.execute(
+            select(
+                obs.c.step,
+                obs.c.timestamp,
+                obs.c.evpi,
+                obs.c.action,
+                obs.c.label,
+                obs.c.features,
+            )
+            .where(obs.c.agent_id == agent.agent_id)
+            .order_by(obs.c.step)
+        ).all()
+        blocks = unpack_blocks(
+            self._block_rows(conn, agent.agent_id), agent.n_features, n_states
+        )
+        n0, n1 = len(com), blocks["step"].size
+        c_step = np.array([r.step for r in com], dtype=np.int64)
+        c_stamp = [np.nan if r.timestamp is None else r.timestamp for r in com]
+        c_evpi = np.array([r.evpi for r in com], dtype=np.float64)
+        c_action = np.array([r.action for r in com], dtype=np.int64)
+        ids = blocks["request_id"]
+        frame = pd.DataFrame(
+            {
+                "step": np.concatenate([c_step, blocks["step"]]),
+                "kind": ["commissioning"] * n0 + ["observation"] * n1,
+                "timestamp": np.concatenate(
+                    [np.array(c_stamp, dtype=np.float64), blocks["timestamp"]]
+                ),
+                "evpi": np.concatenate([c_evpi, blocks["evpi"]]),
+                "action": np.concatenate([c_action, blocks["action"]]),
+                "request_id": np.concatenate(
+                    [np.full(n0, np.nan), np.where(ids > 0, ids, np.nan)]
+                ),
+                "label": [r.label for r in com] + [None] * n1,
+            }
+        )
+        beliefs = np.vstack([np.full((n0, n_states), np.nan), blocks["belief"]])
+        features = np.vstack(
+            [
+                np.array(
+                    [json.loads(r.features) for r in com], dtype=np.float64
+                ).reshape(n0, agent.n_features),
+                blocks["features"],
+            ]
+        )
+        return frame, beliefs, features
+
+    @staticmethod
+    def _block_rows(conn, agent_id: int, where=None, last=False):
+        """The block rows of an agent in step order (the last one only)."""
+        b = schema.blocks
+        query = select(b).where(b.c.agent_id == agent_id)
+        if where is not None:
+            query = query.where(where)
+        if last:
+            return conn.execute(query.order_by(b.c.first_step.desc()).limit(1)).all()
+        return conn.execute(query.order_by(b.c.first_step)).all()
 
     def requests(self, name: str) -> pd.DataFrame:
         """Every inspection request of an agent, in the order they were made.
@@ -477,48 +556,62 @@ class AgentStore:
             ``spend_by_method`` split the results by method, as
             :func:`~skrbal.metrics.campaign_summary` does with ``methods``.
         """
-        obs, req = schema.observations, schema.requests
+        obs, req, b = schema.observations, schema.requests, schema.blocks
         with self.engine.connect() as conn:
             agent = self._agent_row(conn, name)
             aid = agent.agent_id
-            kinds = dict(
-                conn.execute(
-                    select(obs.c.kind, func.count())
-                    .where(obs.c.agent_id == aid)
-                    .group_by(obs.c.kind)
-                ).all()
-            )
+            n_commissioning = conn.execute(
+                select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
+            ).scalar()
+            n_observations = conn.execute(
+                select(func.coalesce(func.sum(b.c.n_steps), 0)).where(
+                    b.c.agent_id == aid
+                )
+            ).scalar()
             by_method = conn.execute(
                 select(req.c.method, req.c.status, func.count())
                 .where(req.c.agent_id == aid)
                 .group_by(req.c.method, req.c.status)
             ).all()
             open_rows = conn.execute(
-                select(req.c.request_id, req.c.step, req.c.evpi, obs.c.timestamp)
-                .join(
-                    obs, (obs.c.agent_id == req.c.agent_id) & (obs.c.step == req.c.step)
+                select(
+                    req.c.request_id,
+                    req.c.step,
+                    req.c.evpi,
+                    b.c.first_step,
+                    b.c.n_steps,
+                    b.c.timestamp,
                 )
+                .join(b, _block_of(req))
                 .where((req.c.agent_id == aid) & (req.c.status == "open"))
                 .order_by(req.c.request_id)
             ).all()
-            labels = conn.execute(
-                select(obs.c.label, func.count())
-                .where((obs.c.agent_id == aid) & obs.c.label.is_not(None))
-                .group_by(obs.c.label)
-            ).all()
-            last_evpi = conn.execute(
-                select(obs.c.evpi)
-                .where((obs.c.agent_id == aid) & (obs.c.kind == "observation"))
-                .order_by(obs.c.step.desc())
-                .limit(1)
-            ).scalar()
+            labels = (
+                conn.execute(
+                    select(obs.c.label, func.count())
+                    .where((obs.c.agent_id == aid) & obs.c.label.is_not(None))
+                    .group_by(obs.c.label)
+                ).all()
+                + conn.execute(
+                    select(req.c.label, func.count())
+                    .where((req.c.agent_id == aid) & req.c.label.is_not(None))
+                    .group_by(req.c.label)
+                ).all()
+            )
+            last = self._block_rows(conn, aid, last=True)
+        last_evpi = None
+        if last:
+            last_evpi = float(_unpacked(last[0], "evpi")[-1])
         cost = float(_process(agent).inspection_cost)
         statuses = {}
         for _, status, n in by_method:
             statuses[status] = statuses.get(status, 0) + n
         n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
         classes = _process_classes(agent).tolist()
-        counts = {json.loads(label): n for label, n in labels}
+        counts = {}  # commissioning labels and inspection results
+        for text_, n in labels:
+            label = json.loads(text_)
+            counts[label] = counts.get(label, 0) + n
         methods = _inspections(agent)
         by_method_status = {}
         if methods is not None:
@@ -541,8 +634,8 @@ class AgentStore:
             spend, committed = cost * n_done, cost * (n_done + n_open)
         return {
             "name": agent.name,
-            "n_commissioning": kinds.get("commissioning", 0),
-            "n_observations": kinds.get("observation", 0),
+            "n_commissioning": n_commissioning,
+            "n_observations": int(n_observations),
             "n_requests": sum(statuses.values()),
             "n_open": n_open,
             "n_results": n_done,
@@ -555,7 +648,11 @@ class AgentStore:
                     "request_id": r.request_id,
                     "step": r.step,
                     "evpi": r.evpi,
-                    "timestamp": r.timestamp,
+                    "timestamp": (
+                        None
+                        if r.timestamp is None
+                        else float(_unpacked(r, "timestamp")[r.step - r.first_step])
+                    ),
                 }
                 for r in open_rows
             ],
@@ -576,14 +673,16 @@ class AgentStore:
         The agent's ``last_seq`` must still be ``seq`` (a lost update is
         refused); ``values`` update the agent's row in the same statement.
         """
+        agents = schema.agents
         with self.engine.begin() as conn:
+            # Values as execution parameters, not in the statement: its
+            # compiled form is cached, which matters at one call per step.
             moved = conn.execute(
-                update(schema.agents)
-                .where(
-                    (schema.agents.c.agent_id == agent_id)
-                    & (schema.agents.c.last_seq == seq)
-                )
-                .values(last_seq=seq + 1, **values)
+                update(agents).where(
+                    (agents.c.agent_id == bindparam("w_agent_id"))
+                    & (agents.c.last_seq == bindparam("w_seq"))
+                ),
+                {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1, **values},
             )
             if moved.rowcount != 1:
                 raise StoreError(
@@ -626,81 +725,129 @@ class AgentStore:
             )
         return agent_id
 
-    def _load(self, conn, agent_id: int, every_step: bool = True):
-        """Observations (by step) and events (by seq) of an agent.
+    def _load(self, conn, agent, every_step: bool = True):
+        """Steps (commissioning first) and events (by seq) of an agent.
 
         Without ``every_step``, only the commissioning steps and the steps
-        with a request that was not cancelled.
+        with a request that was not cancelled. The steps are a dict of
+        ``step``, ``n_commissioning``, ``features``, ``labels`` (JSON text
+        of the commissioning labels) and ``action`` (recommended).
         """
         obs, req = schema.observations, schema.requests
-        query = select(obs).where(obs.c.agent_id == agent_id)
+        aid = agent.agent_id
+        n_states = _process_classes(agent).size
+        com = conn.execute(
+            select(obs.c.step, obs.c.features, obs.c.label, obs.c.action)
+            .where(obs.c.agent_id == aid)
+            .order_by(obs.c.step)
+        ).all()
+        where = None
         if not every_step:
-            requested = select(req.c.step).where(
-                (req.c.agent_id == agent_id) & (req.c.status != "cancelled")
-            )
-            query = query.where(
-                (obs.c.kind == "commissioning") | obs.c.step.in_(requested)
-            )
-        rows = conn.execute(query.order_by(obs.c.step)).all()
+            live = (req.c.agent_id == aid) & (req.c.status != "cancelled")
+            where = select(req.c.request_id).where(live & _block_of(req)).exists()
+            requested = conn.execute(select(req.c.step).where(live)).scalars().all()
+        blocks = unpack_blocks(
+            self._block_rows(conn, aid, where), agent.n_features, n_states
+        )
+        if not every_step:
+            keep = np.isin(blocks["step"], np.asarray(requested, dtype=np.int64))
+            blocks = {key: values[keep] for key, values in blocks.items()}
+        n0 = len(com)
+        steps = {
+            "step": np.concatenate(
+                [np.array([r.step for r in com], dtype=np.int64), blocks["step"]]
+            ),
+            "n_commissioning": n0,
+            "features": np.vstack(
+                [
+                    np.array(
+                        [json.loads(r.features) for r in com], dtype=float
+                    ).reshape(n0, agent.n_features),
+                    blocks["features"],
+                ]
+            ),
+            "labels": [r.label for r in com],
+            "action": np.concatenate(
+                [np.array([r.action for r in com], dtype=np.int64), blocks["action"]]
+            ),
+        }
         events = conn.execute(
             select(schema.events)
-            .where(schema.events.c.agent_id == agent_id)
+            .where(schema.events.c.agent_id == aid)
             .order_by(schema.events.c.seq)
         ).all()
-        return rows, events
+        return steps, events
 
     def _last_observation(self, conn, agent_id: int):
         """The time of the last step and the EVPI of the last observation."""
+        last = self._block_rows(conn, agent_id, last=True)
+        if last:
+            return (
+                float(_unpacked(last[0], "time")[-1]),
+                float(_unpacked(last[0], "evpi")[-1]),
+            )
         obs = schema.observations
-        last = select(obs.c.time, obs.c.evpi, obs.c.kind).where(
-            obs.c.agent_id == agent_id
-        )
-        time_ = conn.execute(last.order_by(obs.c.step.desc()).limit(1)).first()
-        evpi = conn.execute(
-            last.where(obs.c.kind == "observation").order_by(obs.c.step.desc()).limit(1)
-        ).first()
-        return time_.time, None if evpi is None else evpi.evpi
+        time_ = conn.execute(
+            select(obs.c.time)
+            .where(obs.c.agent_id == agent_id)
+            .order_by(obs.c.step.desc())
+            .limit(1)
+        ).scalar()
+        return time_, None
 
     def _requests_of(self, agent_id: int):
-        """Each request's id, step, status, method and belief (JSON)."""
-        req, obs = schema.requests, schema.observations
+        """Each request's id, step, status, method and belief (open ones).
+
+        A list of tuples ``(request_id, step, status, method, belief)``,
+        ``belief`` an array for an open request, None otherwise.
+        """
+        req, b = schema.requests, schema.blocks
         with self.engine.connect() as conn:
-            return conn.execute(
+            rows = conn.execute(
                 select(
                     req.c.request_id,
                     req.c.step,
                     req.c.status,
                     req.c.method,
-                    obs.c.belief,
+                    b.c.first_step,
+                    b.c.n_steps,
+                    b.c.belief,
                 )
-                .join(
-                    obs, (obs.c.agent_id == req.c.agent_id) & (obs.c.step == req.c.step)
-                )
+                .join(b, _block_of(req))
                 .where(req.c.agent_id == agent_id)
             ).all()
+        out = []
+        for r in rows:
+            belief = None
+            if r.status == "open":
+                beliefs = np.frombuffer(r.belief, dtype="<f8").reshape(r.n_steps, -1)
+                belief = beliefs[r.step - r.first_step].astype(np.float64)
+            out.append((r.request_id, r.step, r.status, r.method, belief))
+        return out
 
     @staticmethod
     def _insert_event(conn, agent_id, seq, kind, step, request_id, payload):
         conn.execute(
-            insert(schema.events).values(
-                agent_id=agent_id,
-                seq=seq,
-                kind=kind,
-                step=step,
-                request_id=request_id,
-                payload=json.dumps(payload),
-                created_at=time.time(),
-            )
+            insert(schema.events),
+            {
+                "agent_id": agent_id,
+                "seq": seq,
+                "kind": kind,
+                "step": step,
+                "request_id": request_id,
+                "payload": json.dumps(payload),
+                "created_at": time.time(),
+            },
         )
 
-    def _write_observe(self, agent_id, seq, rows, request_rows, agent_values, payload):
-        """Commit new observations, their requests and the agent's counters."""
+    def _write_observe(self, agent_id, seq, block, request_rows, agent_values, payload):
+        """Commit a block of observations, its requests and the counters."""
         with self._transaction(agent_id, seq, **agent_values) as conn:
-            conn.execute(insert(schema.observations), rows)
+            conn.execute(insert(schema.blocks), block)
             if request_rows:
                 conn.execute(insert(schema.requests), request_rows)
             self._insert_event(
-                conn, agent_id, seq + 1, "observe", rows[0]["step"], None, payload
+                conn, agent_id, seq + 1, "observe", block["first_step"], None, payload
             )
 
     def _write_result(
@@ -722,7 +869,7 @@ class AgentStore:
         ``label`` is None for a report that leaves the state uncertain;
         ``posterior`` (a list of floats) is given with inspection methods.
         """
-        req, obs = schema.requests, schema.observations
+        req = schema.requests
         with self._transaction(agent_id, seq) as conn:
             conn.execute(
                 update(req)
@@ -737,12 +884,6 @@ class AgentStore:
                     posterior=None if posterior is None else json.dumps(posterior),
                 )
             )
-            if label is not None:
-                conn.execute(
-                    update(obs)
-                    .where((obs.c.agent_id == agent_id) & (obs.c.step == step))
-                    .values(label=label)
-                )
             payload = {
                 "label": None if label is None else json.loads(label),
                 "warnings": warnings,
@@ -769,12 +910,13 @@ class AgentStore:
 
     def _write_action(self, agent_id, seq, step, action):
         """Commit the action the user took at a step."""
-        obs = schema.observations
+        act = schema.actions
         with self._transaction(agent_id, seq) as conn:
             conn.execute(
-                update(obs)
-                .where((obs.c.agent_id == agent_id) & (obs.c.step == step))
-                .values(taken_action=action)
+                delete(act).where((act.c.agent_id == agent_id) & (act.c.step == step))
+            )
+            conn.execute(
+                insert(act).values(agent_id=agent_id, step=step, action=action)
             )
             self._insert_event(
                 conn, agent_id, seq + 1, "action", step, None, {"action": action}
@@ -818,6 +960,21 @@ def _frame(conn, query) -> pd.DataFrame:
         if kind in (int, float):
             frame[column.name] = pd.to_numeric(frame[column.name])
     return frame
+
+
+def _block_of(req):
+    """Join condition: the block holding the step of a request."""
+    b = schema.blocks
+    return and_(
+        b.c.agent_id == req.c.agent_id,
+        b.c.first_step <= req.c.step,
+        req.c.step < b.c.first_step + b.c.n_steps,
+    )
+
+
+def _unpacked(block_row, column: str) -> np.ndarray:
+    """One per-step column (``time``, ``evpi``, ``timestamp``) of a block."""
+    return np.frombuffer(getattr(block_row, column), dtype="<f8").astype(np.float64)
 
 
 def _json_column(column) -> list:

@@ -1,0 +1,129 @@
+"""The steps of one ``observe`` call as one row: exact little-endian arrays.
+
+A block stores each per-step quantity as the bytes of a little-endian numpy
+array (``<f8`` numbers, ``<i8`` integers; ``np.ndarray.tobytes`` and
+``np.frombuffer``, never pickle). The number of steps is a column; the width
+of ``features`` and ``belief`` follows from their length, and is checked
+against the agent's number of features and states.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+_F8 = np.dtype("<f8")
+_I8 = np.dtype("<i8")
+
+
+def _pack(values, dtype) -> bytes:
+    return np.ascontiguousarray(values, dtype=dtype).tobytes()
+
+
+def _unpack(blob, dtype, n, width, column, first) -> np.ndarray:
+    values = np.frombuffer(blob, dtype=dtype)
+    if values.size != n * (width or 1):
+        raise ValueError(
+            f"the block of steps {first}.. holds {values.size} values in "
+            f"{column!r}, not {n} x {width}: the store is damaged."
+        )
+    # Native byte order, and a writable copy independent of the row.
+    values = values.astype(dtype.newbyteorder("="))
+    return values if width is None else values.reshape(n, width)
+
+
+def make_block(
+    agent_id, first, seq, stamps, times, X, proba, evpi, action, request_ids
+) -> dict:
+    """The row of ``skrbal_blocks`` for steps ``first, first + 1, ...``."""
+    return {
+        "agent_id": agent_id,
+        "first_step": int(first),
+        "n_steps": int(X.shape[0]),
+        "seq": int(seq),
+        "timestamp": None if stamps is None else _pack(stamps, _F8),
+        "time": _pack(times, _F8),
+        "features": _pack(X, _F8),
+        "belief": _pack(proba, _F8),
+        "evpi": _pack(evpi, _F8),
+        "action": _pack(action, _I8),
+        "request_id": _pack(request_ids, _I8),
+    }
+
+
+def rows_to_block(agent_id, n_features, rows) -> dict:
+    """The block of observation rows of schema version 2 (one ``observe``)."""
+    stamps = [r.timestamp for r in rows]
+    return make_block(
+        agent_id,
+        rows[0].step,
+        rows[0].seq,
+        None if all(s is None for s in stamps) else np.array(stamps, dtype=float),
+        np.array([r.time for r in rows], dtype=float),
+        np.array([json.loads(r.features) for r in rows], dtype=float).reshape(
+            len(rows), n_features
+        ),
+        np.array([json.loads(r.belief) for r in rows], dtype=float),
+        np.array([r.evpi for r in rows], dtype=float),
+        np.array([r.action for r in rows], dtype=np.int64),
+        np.array([r.request_id or 0 for r in rows], dtype=np.int64),
+    )
+
+
+def unpack_blocks(rows, n_features: int, n_states: int) -> dict:
+    """The steps of block rows (in step order), concatenated.
+
+    Returns a dict of arrays: ``step``, ``timestamp`` (NaN where none was
+    given), ``stamped`` (whether one was), ``time``, ``features`` of shape
+    ``(n, n_features)``, ``belief`` of shape ``(n, n_states)``, ``evpi``,
+    ``action`` and ``request_id`` (0 without a request).
+    """
+    parts = {
+        key: []
+        for key in (
+            "step",
+            "timestamp",
+            "stamped",
+            "time",
+            "features",
+            "belief",
+            "evpi",
+            "action",
+            "request_id",
+        )
+    }
+    for r in rows:
+        n, first = r.n_steps, r.first_step
+        parts["step"].append(np.arange(first, first + n, dtype=np.int64))
+        if r.timestamp is None:
+            parts["timestamp"].append(np.full(n, np.nan))
+            parts["stamped"].append(np.zeros(n, dtype=bool))
+        else:
+            parts["timestamp"].append(
+                _unpack(r.timestamp, _F8, n, None, "timestamp", first)
+            )
+            parts["stamped"].append(np.ones(n, dtype=bool))
+        for key, dtype, width in (
+            ("time", _F8, None),
+            ("features", _F8, n_features),
+            ("belief", _F8, n_states),
+            ("evpi", _F8, None),
+            ("action", _I8, None),
+            ("request_id", _I8, None),
+        ):
+            parts[key].append(_unpack(getattr(r, key), dtype, n, width, key, first))
+    out = {}
+    for key, values in parts.items():
+        if values:
+            out[key] = np.concatenate(values)
+        elif key == "features":
+            out[key] = np.empty((0, n_features))
+        elif key == "belief":
+            out[key] = np.empty((0, n_states))
+        else:
+            out[key] = np.empty(0, dtype=bool if key == "stamped" else None)
+    out["step"] = out["step"].astype(np.int64)
+    out["action"] = out["action"].astype(np.int64)
+    out["request_id"] = out["request_id"].astype(np.int64)
+    return out
