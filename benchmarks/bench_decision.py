@@ -14,10 +14,10 @@ BLAS runs single-threaded (``SKRBAL_BENCH_BLAS_THREADS`` overrides it).
 """
 
 import os
-import time
 
 import numpy as np
 import pytest
+from _paired import quartiles, repeated, time_paired
 from threadpoolctl import threadpool_limits
 
 from skrbal import synthetic_decision_process
@@ -72,28 +72,25 @@ def _plain(process):
 
 
 def _paired_ratio(benchmark, record_median, name, ours, peer, proba):
-    rounds = []
-
-    def run():
-        start = time.perf_counter()
-        for _ in range(CALLS_PER_ROUND):
-            ours(proba)
-        middle = time.perf_counter()
-        for _ in range(CALLS_PER_ROUND):
-            peer(proba)
-        rounds.append((middle - start, time.perf_counter() - middle))
-
-    benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=5)
-    skrbal_time, plain_time = np.array(rounds[-ROUNDS:]).T / CALLS_PER_ROUND
+    skrbal_time, plain_time = (
+        seconds / CALLS_PER_ROUND
+        for seconds in time_paired(
+            benchmark,
+            repeated(ours, CALLS_PER_ROUND, proba),
+            repeated(peer, CALLS_PER_ROUND, proba),
+            rounds=ROUNDS,
+            warmup_rounds=5,
+        )
+    )
     ratio = skrbal_time / plain_time
-    q1, q3 = np.percentile(ratio, [25, 75])
+    q1, median, q3 = quartiles(ratio)
     overhead = np.median(skrbal_time - plain_time)
     print(
         f"\n  skrbal {np.median(skrbal_time) * 1e6:.1f} us, plain "
         f"{np.median(plain_time) * 1e6:.1f} us, overhead {overhead * 1e6:.1f} us "
-        f"per call; ratio median {np.median(ratio):.2f} (IQR {q1:.2f}-{q3:.2f})"
+        f"per call; ratio median {median:.2f} (IQR {q1:.2f}-{q3:.2f})"
     )
-    record_median(name, seconds=np.median(ratio))
+    record_median(name, seconds=median)
     record_median(f"{name}_overhead_us", seconds=overhead * 1e6)
 
 

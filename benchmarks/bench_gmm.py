@@ -21,10 +21,10 @@ would measure the load, not the code.
 """
 
 import os
-import time
 
 import numpy as np
 import pytest
+from _paired import time_paired
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 from sklearn.naive_bayes import GaussianNB
 from threadpoolctl import threadpool_limits
@@ -116,20 +116,6 @@ def qda_model(data):
     return QuadraticDiscriminantAnalysis().fit(*data[:2])
 
 
-def _paired(first, second):
-    """Run ``first`` then ``second``; keep both times for a per-round ratio."""
-    rounds = []
-
-    def run():
-        start = time.perf_counter()
-        first()
-        middle = time.perf_counter()
-        second()
-        rounds.append((middle - start, time.perf_counter() - middle))
-
-    return run, rounds
-
-
 # ---------------------------------------------------------------------- #
 # predict_proba and EVPI
 # ---------------------------------------------------------------------- #
@@ -152,12 +138,13 @@ def test_predict_proba_skrbal_then_qda(
 ):
     benchmark.group = "paired rounds"
     X_test = data[2]
-    run, rounds = _paired(
+    ours, peer = time_paired(
+        benchmark,
         lambda: skrbal_model.predict_proba(X_test),
         lambda: qda_model.predict_proba(X_test),
+        rounds=LARGE["rounds"],
+        warmup_rounds=LARGE["warmup_rounds"],
     )
-    benchmark.pedantic(run, **LARGE)
-    ours, peer = np.array(rounds[-LARGE["rounds"] :]).T
     record_median("proba_vs_qda_paired", seconds=np.median(ours / peer))
 
 
@@ -172,10 +159,15 @@ def test_evpi_on_predict_proba(benchmark, record_median, data, skrbal_model):
     def evpi():
         beliefs["evpi"] = process.evpi(beliefs["proba"])
 
-    run, rounds = _paired(predict, evpi)
-    benchmark.pedantic(run, **LARGE)
+    # evpi needs predict's beliefs: always predict first.
+    proba_time, evpi_time = time_paired(
+        benchmark,
+        predict,
+        evpi,
+        rounds=LARGE["rounds"],
+        warmup_rounds=LARGE["warmup_rounds"],
+    )
     record_median("proba_evpi")
-    proba_time, evpi_time = np.array(rounds[-LARGE["rounds"] :]).T
     record_median("proba_evpi_paired", seconds=np.median(1 + evpi_time / proba_time))
     assert beliefs["evpi"].shape == (N_PREDICT,)
     assert np.all(beliefs["evpi"] >= 0)
@@ -221,11 +213,13 @@ def test_fit_then_partial_fit_paired(benchmark, record_median, data):
         for _ in range(UPDATES_PER_ROUND):
             clf.partial_fit(x_one, y_one)
 
-    run, rounds = _paired(
-        lambda: BayesianGMMClassifier(classes=CLASSES).fit(X, y), updates
+    fit, update = time_paired(
+        benchmark,
+        lambda: BayesianGMMClassifier(classes=CLASSES).fit(X, y),
+        updates,
+        rounds=UPDATE_ROUNDS,
+        warmup_rounds=2,
     )
-    benchmark.pedantic(run, rounds=UPDATE_ROUNDS, iterations=1, warmup_rounds=2)
-    fit, update = np.array(rounds[-UPDATE_ROUNDS:]).T
     record_median(
         "fit_vs_partial_fit_paired",
         seconds=np.median(fit / (update / UPDATES_PER_ROUND)),

@@ -11,10 +11,9 @@ Target: the in-house helper at most as slow as scipy's (ratio <= 1), which is
 why skrbal keeps one of its own.
 """
 
-import time
-
 import numpy as np
 import pytest
+from _paired import quartiles, repeated, time_paired
 from scipy.special import logsumexp as scipy_logsumexp
 
 from skrbal._logspace import logsumexp
@@ -39,22 +38,15 @@ def test_logsumexp_vs_scipy(benchmark, record_median, name):
     np.testing.assert_allclose(
         logsumexp(a, axis=axis), scipy_logsumexp(a, axis=axis), rtol=1e-12, atol=1e-13
     )
-    times = []
-
-    def run():
-        start = time.perf_counter()
-        for _ in range(calls):
-            logsumexp(a, axis=axis)
-        middle = time.perf_counter()
-        for _ in range(calls):
-            scipy_logsumexp(a, axis=axis)
-        times.append((middle - start, time.perf_counter() - middle))
-
     benchmark.group = "logsumexp, paired"
-    benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=1)
-    ours, scipy_time = np.array(times[-ROUNDS:]).T
+    ours, scipy_time = time_paired(
+        benchmark,
+        repeated(logsumexp, calls, a, axis=axis),
+        repeated(scipy_logsumexp, calls, a, axis=axis),
+        rounds=ROUNDS,
+    )
     ratio = ours / scipy_time
-    q1, median, q3 = np.percentile(ratio, [25, 50, 75])
+    q1, median, q3 = quartiles(ratio)
     print(
         f"\n  {name}: skrbal {np.median(ours) / calls * 1e6:.1f} us, scipy "
         f"{np.median(scipy_time) / calls * 1e6:.1f} us per call; ratio median "

@@ -31,10 +31,10 @@ timed for 1 and 10 instances only. BLAS runs single-threaded
 """
 
 import os
-import time
 
 import numpy as np
 import pytest
+from _paired import quartiles, time_paired
 from modAL.models import ActiveLearner
 from modAL.uncertainty import entropy_sampling as modal_entropy_sampling
 from modAL.uncertainty import uncertainty_sampling as modal_uncertainty_sampling
@@ -135,26 +135,11 @@ def model(data):
 
 def _paired(benchmark, record_median, name, ours, peer, rounds=ROUNDS):
     """Time ``ours`` and ``peer`` in paired rounds; keep the ratio's median."""
-    times = []
-
-    def timed(call):
-        start = time.perf_counter()
-        call()
-        return time.perf_counter() - start
-
-    def run():
-        # Alternate which side goes first, so neither always inherits the
-        # other's freed memory or cache state.
-        if len(times) % 2:
-            peer_time = timed(peer)
-            times.append((timed(ours), peer_time))
-        else:
-            times.append((timed(ours), timed(peer)))
-
-    benchmark.pedantic(run, rounds=rounds, iterations=1, warmup_rounds=1)
-    skrbal_time, peer_time = np.array(times[-rounds:]).T
+    skrbal_time, peer_time = time_paired(
+        benchmark, ours, peer, rounds=rounds, alternate=True
+    )
     ratio = skrbal_time / peer_time
-    q1, median, q3 = np.percentile(ratio, [25, 50, 75])
+    q1, median, q3 = quartiles(ratio)
     print(
         f"\n  {name}: skrbal {np.median(skrbal_time) * 1e3:.1f} ms, peer "
         f"{np.median(peer_time) * 1e3:.1f} ms; ratio median {median:.3f} "

@@ -455,7 +455,7 @@ def error_setup(tmp_path_factory):
     )  # fmt: skip
     assert code == 0, err
     rows = write(tmp_path / "rows.csv", "x1,x2,label\n" + "-5,0,1\n" * 3 + "12,0,3\n")
-    quiet(["agent", "observe", rows, *common])
+    assert quiet(["agent", "observe", rows, *common])[0] == 0
     head = write(tmp_path / "head.csv", "".join(stream_csv.open().readlines()[:301]))
     assert quiet(["agent", "observe", head, *common])[0] == 0
     assert status_of(store)["n_requests"] >= 2

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skrbal.rvm import MulticlassRVC
+from skrbal.rvm import MulticlassRVC, NonDiscriminatingFitWarning
 
 METHODS = ["mrvm1", "mrvm2"]
 CENTERS = [[-3.0, 0.0], [3.0, 0.0], [0.0, 4.0]]
@@ -219,7 +219,13 @@ def test_declared_classes_cover_a_tiny_training_set(method):
         (np.array([[0.0, 0.0], [3.0, 3.0]]), np.array([4, 1])),
         (np.array([[0.0, 0.0], [0.0, 0.0], [3.0, 3.0]]), np.array([4, 4, 1])),
     ]:
-        model = MulticlassRVC(random_state=0, method=method, classes=classes).fit(X, y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = MulticlassRVC(random_state=0, method=method, classes=classes)
+            model.fit(X, y)
+        warned = [w for w in caught if w.category is NonDiscriminatingFitWarning]
+        # A fit that cannot tell its classes apart says so, once; one that can, not.
+        assert len(warned) == (0 if model.discriminates_ else 1)
         np.testing.assert_array_equal(model.classes_, classes)
         proba = model.predict_proba(X_new)
         assert proba.shape == (3, 4)
@@ -244,8 +250,6 @@ def test_mrvm2_discriminates_from_fewer_labels_than_mrvm1():
     # Three labels per class: enough for mRVM2's EM, while mRVM1's marginal
     # likelihood still finds hardly any sample worth including (as the
     # paper's case study observes for the initial labelled set), and says so.
-    from skrbal.rvm import NonDiscriminatingFitWarning
-
     X, y = make_blobs(9, centers=CENTERS, cluster_std=0.5, random_state=0)
     models = {
         method: MulticlassRVC(random_state=0, method=method, classes=[0, 1, 2, 3])
@@ -296,7 +300,9 @@ def test_duplicated_samples_and_a_nearly_singular_kernel(blobs, method):
         doubled.relevance_vectors_
     ), "a duplicate adds nothing the original does not"
     # gamma -> 0 makes every kernel entry ~1: a rank-one Gram matrix.
-    flat = MulticlassRVC(method=method, gamma=1e-9, random_state=0).fit(X, y)
+    with pytest.warns(NonDiscriminatingFitWarning, match=f"{method}.* 3 training"):
+        flat = MulticlassRVC(method=method, gamma=1e-9, random_state=0).fit(X, y)
+    assert not flat.discriminates_
     proba = flat.predict_proba(X_test)
     assert np.all(np.isfinite(proba))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -422,8 +428,6 @@ def _fit_recording_warnings(model, X, y):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_a_fit_that_cannot_discriminate_its_classes_warns_once(method):
-    from skrbal.rvm import NonDiscriminatingFitWarning
-
     # Labels independent of the features: no model can beat the class
     # frequencies, and saying nothing would hand the user uniform beliefs.
     X = np.repeat([[0.0, 0.0], [1.0, 1.0]], 10, axis=0)
