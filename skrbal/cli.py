@@ -239,14 +239,19 @@ def _proportion_figures(study, process, out: Path, limit: int, paths: list) -> N
         _save(fig, out / "effective_proportions.png", paths)
 
 
+def _evpi_methods(study) -> list[str]:
+    """The study's methods that query by EVPI (not at random)."""
+    return [
+        name for name, m in study.config["methods"].items() if m["query"] != "random"
+    ]
+
+
 def _query_figures(study, process, labels, out: Path, paths: list) -> None:
     import matplotlib.pyplot as plt
 
     from skrbal.plotting import QueryCountDisplay, QueryPositionDisplay
 
-    evpi_methods = [
-        name for name, m in study.config["methods"].items() if m["query"] != "random"
-    ]
+    evpi_methods = _evpi_methods(study)
     if evpi_methods:
         fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
         QueryCountDisplay.from_study(study, methods=evpi_methods, ax=ax)
@@ -285,9 +290,7 @@ def _evpi_figure(study, case, out: Path, example: int, paths: list) -> None:
     from skrbal.plotting import EVPIDisplay
 
     methods = list(study.config["methods"])
-    evpi_methods = [
-        name for name, m in study.config["methods"].items() if m["query"] != "random"
-    ]
+    evpi_methods = _evpi_methods(study)
     fig, axes = plt.subplots(
         len(evpi_methods),
         2,
