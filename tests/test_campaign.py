@@ -1,5 +1,6 @@
 """A user's own campaign: load_campaign, campaign_case and the Z24 protocol."""
 
+import hashlib
 import json
 
 import numpy as np
@@ -88,6 +89,20 @@ def test_load_campaign_parquet(rig, tmp_path):
     campaign = load_campaign(path, synthetic_decision_process())
     np.testing.assert_allclose(campaign.X, rig[["strain", "frequency"]].to_numpy())
     np.testing.assert_array_equal(campaign.y, rig["label"])
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_load_campaign_source_hashes_the_file(rig, tmp_path, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    path = tmp_path / f"rig{suffix}"
+    if suffix == ".csv":
+        rig.to_csv(path, index=False)
+    else:
+        rig.to_parquet(path)
+    campaign = load_campaign(path, synthetic_decision_process())
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert campaign.source == f"{path}, sha256 {digest}"
 
 
 def test_load_campaign_parquet_without_pyarrow_says_how(tmp_path, monkeypatch):
