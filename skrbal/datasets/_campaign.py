@@ -304,11 +304,16 @@ def load_campaign(
     frame, name, source, first_line = _read_table(data)
     table = _Table(frame, name, first_line)
     labels = table.column(label_column, "label", required=True)
+    # "is None", not "or": a DataFrame's column may be named 0.
     actions = table.column(
-        action_column or "action", "action", required=action_column is not None
+        "action" if action_column is None else action_column,
+        "action",
+        required=action_column is not None,
     )
     times = table.column(
-        time_column or "time", "time", required=time_column is not None
+        "time" if time_column is None else time_column,
+        "time",
+        required=time_column is not None,
     )
     roles = {label_column} | {c.name for c in (actions, times) if c is not None}
     if feature_columns is None:
