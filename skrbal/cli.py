@@ -201,7 +201,7 @@ def _panel_grid(n: int, width: float = 5.0, height: float = 3.8, columns: int = 
     return fig, axes.ravel()[:n]
 
 
-def _proportion_figures(study, case, out: Path, limit: int, paths: list) -> None:
+def _proportion_figures(study, process, out: Path, limit: int, paths: list) -> None:
     from skrbal.plotting import ClassProportionDisplay
 
     queries = study.queries
@@ -209,7 +209,7 @@ def _proportion_figures(study, case, out: Path, limit: int, paths: list) -> None
     fig, axes = _panel_grid(len(methods))
     for ax, method in zip(axes, methods):
         ClassProportionDisplay.from_study(
-            study, method, process=case.process(), ax=ax, max_queries=limit
+            study, method, process=process, ax=ax, max_queries=limit
         )
     fig.suptitle("class proportions of the labelled set, mean +- 1 sigma over runs")
     _save(fig, out / "class_proportions.png", paths)
@@ -231,7 +231,7 @@ def _proportion_figures(study, case, out: Path, limit: int, paths: list) -> None
             ClassProportionDisplay.from_study(
                 study,
                 method,
-                process=case.process(),
+                process=process,
                 ax=ax,
                 max_queries=limit,
                 effective=True,
@@ -239,14 +239,19 @@ def _proportion_figures(study, case, out: Path, limit: int, paths: list) -> None
         _save(fig, out / "effective_proportions.png", paths)
 
 
-def _query_figures(study, case, out: Path, paths: list) -> None:
+def _evpi_methods(study) -> list[str]:
+    """The study's methods that query by EVPI (not at random)."""
+    return [
+        name for name, m in study.config["methods"].items() if m["query"] != "random"
+    ]
+
+
+def _query_figures(study, process, labels, out: Path, paths: list) -> None:
     import matplotlib.pyplot as plt
 
     from skrbal.plotting import QueryCountDisplay, QueryPositionDisplay
 
-    evpi_methods = [
-        name for name, m in study.config["methods"].items() if m["query"] != "random"
-    ]
+    evpi_methods = _evpi_methods(study)
     if evpi_methods:
         fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
         QueryCountDisplay.from_study(study, methods=evpi_methods, ax=ax)
@@ -254,7 +259,6 @@ def _query_figures(study, case, out: Path, paths: list) -> None:
         _save(fig, out / "query_counts.png", paths)
 
     methods = list(study.queries["method"].unique())
-    labels = case.record()[1]
     fig, axes = plt.subplots(
         len(methods),
         1,
@@ -268,7 +272,7 @@ def _query_figures(study, case, out: Path, paths: list) -> None:
         QueryPositionDisplay.from_study(
             study,
             labels,
-            process=case.process(),
+            process=process,
             methods=[method],
             bin_width=50,
             ax=ax,
@@ -286,9 +290,7 @@ def _evpi_figure(study, case, out: Path, example: int, paths: list) -> None:
     from skrbal.plotting import EVPIDisplay
 
     methods = list(study.config["methods"])
-    evpi_methods = [
-        name for name, m in study.config["methods"].items() if m["query"] != "random"
-    ]
+    evpi_methods = _evpi_methods(study)
     fig, axes = plt.subplots(
         len(evpi_methods),
         2,
@@ -343,7 +345,7 @@ _CAPTIONS = {
 }
 
 
-def _reproduce_figures(study, case, out: Path, example: int) -> list[Path]:
+def _reproduce_figures(study, case, record, out: Path, example: int) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -365,9 +367,10 @@ def _reproduce_figures(study, case, out: Path, example: int) -> list[Path]:
     n_runs = study.totals["repetition"].nunique()
     fig.suptitle(f"{study.config['case']}: {n_runs} repetitions")
     _save(fig, out / "learning_curves.png", paths)
-    _proportion_figures(study, case, out, limit, paths)
-    _query_figures(study, case, out, paths)
-    if case.record()[0].shape[1] == 2:
+    process = case.process()
+    _proportion_figures(study, process, out, limit, paths)
+    _query_figures(study, process, record[1], out, paths)
+    if record[0].shape[1] == 2:
         _evpi_figure(study, case, out, example, paths)
     return paths
 
@@ -415,10 +418,14 @@ def _reproduce(args) -> int:
         if args.no_figures:
             notes.append("No figures: the study was run with --no-figures.")
         else:
-            paths = _reproduce_figures(study, case, out, args.example_repetition)
+            # One read of the record (a data file is read and hashed each time).
+            record = case.record()
+            paths = _reproduce_figures(
+                study, case, record, out, args.example_repetition
+            )
             if "evpi_surfaces.png" not in {p.name for p in paths}:
                 notes.append(
-                    f"No EVPI surfaces: the record has {case.record()[0].shape[1]} "
+                    f"No EVPI surfaces: the record has {record[0].shape[1]} "
                     "features and a surface needs 2 (the paper draws them for the "
                     "synthetic case)."
                 )

@@ -1,5 +1,6 @@
 """A user's own campaign: load_campaign, campaign_case and the Z24 protocol."""
 
+import hashlib
 import json
 
 import numpy as np
@@ -88,6 +89,33 @@ def test_load_campaign_parquet(rig, tmp_path):
     campaign = load_campaign(path, synthetic_decision_process())
     np.testing.assert_allclose(campaign.X, rig[["strain", "frequency"]].to_numpy())
     np.testing.assert_array_equal(campaign.y, rig["label"])
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_load_campaign_source_hashes_the_file(rig, tmp_path, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    path = tmp_path / f"rig{suffix}"
+    if suffix == ".csv":
+        rig.to_csv(path, index=False)
+    else:
+        rig.to_parquet(path)
+    campaign = load_campaign(path, synthetic_decision_process())
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert campaign.source == f"{path}, sha256 {digest}"
+
+
+def test_load_campaign_column_zero_is_a_name_not_a_default():
+    # Columns of a DataFrame built from an array are 0, 1, ...: action_column=0
+    # and time_column=0 name column 0, they do not fall back to 'action'/'time'.
+    table = pd.DataFrame({0: [0, 0, 1], 1: [1.2, 1.4, 3.1], "label": [1, 1, 3]})
+    campaign = load_campaign(table, synthetic_decision_process(), action_column=0)
+    assert campaign.actions.tolist() == [0, 0, 1]
+    assert campaign.feature_names == ["1"]
+    table[0] = [0.0, 1.0, 2.0]
+    campaign = load_campaign(table, synthetic_decision_process(), time_column=0)
+    assert campaign.time.tolist() == [0.0, 1.0, 2.0]
+    assert campaign.feature_names == ["1"]
 
 
 def test_load_campaign_parquet_without_pyarrow_says_how(tmp_path, monkeypatch):

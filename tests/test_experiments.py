@@ -253,6 +253,14 @@ def test_z24_case_from_a_file(z24_file, tmp_path):
         )
 
 
+def test_z24_case_from_a_file_rejects_damage_onset_zero(z24_file):
+    # 0 is not "not given": the file must not fall back to the paper's onset.
+    with pytest.raises(ValueError, match="damage_onset"):
+        get_case_study("z24", data=z24_file, damage_onset=0)
+    with pytest.raises(ValueError, match="damage_onset"):
+        get_case_study("z24", damage_onset=0)
+
+
 def test_z24_case_rejects_bad_data(tmp_path):
     with pytest.raises(FileNotFoundError, match="not found"):
         get_case_study("z24", data=tmp_path / "missing.csv")

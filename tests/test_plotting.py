@@ -20,6 +20,7 @@ from skrbal.plotting import (
     QueryCountDisplay,
     QueryCurveDisplay,
     QueryPositionDisplay,
+    query_curve_summary,
     segment_boundaries,
     state_styles,
 )
@@ -501,3 +502,18 @@ def test_displays_of_one_fitted_learner():
     assert proportions.ax_.get_title() == ""
     with pytest.raises(TypeError, match="history_"):
         QueryCurveDisplay.from_history(learners["EVPI"])
+
+
+def test_query_curve_summary_counts_the_runs_that_reached_each_query():
+    # Method a: run 0 made 2 queries, run 1 none, run 2 one; b: one run, one query.
+    queries = pd.DataFrame(
+        {
+            "method": ["a", "a", "a", "a", "a", "a", "b", "b"],
+            "repetition": [0, 0, 0, 1, 2, 2, 0, 0],
+            "query": [0, 1, 2, 0, 0, 1, 0, 1],
+            "f1": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
+        }
+    )
+    summary = query_curve_summary(queries, "f1")
+    assert summary["method"].tolist() == ["a", "a", "a", "b", "b"]
+    assert summary["n_runs"].tolist() == [3, 2, 1, 1, 1]

@@ -60,7 +60,8 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
         raise FileNotFoundError(f"campaign file not found: {path}.")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        text = csv_text(path, "load_campaign")
+        raw = path.read_bytes()
+        text = csv_text(path, "load_campaign", raw)
         if not text.strip():
             raise ValueError(f"{path} is empty: it holds no campaign.")
         try:
@@ -75,8 +76,9 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
                 "pip install 'skrbal[parquet]' (or pyarrow), or save the campaign "
                 "as CSV."
             )
+        raw = path.read_bytes()
         try:
-            table = pd.read_parquet(path, engine="pyarrow")
+            table = pd.read_parquet(io.BytesIO(raw), engine="pyarrow")
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path} is not a readable Parquet file: {exc}") from None
         table = table.reset_index(drop=True)
@@ -86,7 +88,9 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
             f"cannot read {path}: expected a .csv, .parquet or .pq file, got "
             f"{suffix!r}."
         )
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    # The digest of the bytes parsed, read once: a file rewritten meanwhile
+    # cannot be recorded under another content's hash.
+    digest = hashlib.sha256(raw).hexdigest()
     return table, str(path), f"{path}, sha256 {digest}", first_line
 
 
@@ -300,11 +304,16 @@ def load_campaign(
     frame, name, source, first_line = _read_table(data)
     table = _Table(frame, name, first_line)
     labels = table.column(label_column, "label", required=True)
+    # "is None", not "or": a DataFrame's column may be named 0.
     actions = table.column(
-        action_column or "action", "action", required=action_column is not None
+        "action" if action_column is None else action_column,
+        "action",
+        required=action_column is not None,
     )
     times = table.column(
-        time_column or "time", "time", required=time_column is not None
+        "time" if time_column is None else time_column,
+        "time",
+        required=time_column is not None,
     )
     roles = {label_column} | {c.name for c in (actions, times) if c is not None}
     if feature_columns is None:

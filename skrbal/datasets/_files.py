@@ -17,9 +17,14 @@ _WIDE_ENCODINGS = (
 )
 
 
-def csv_text(path: Path, reader: str) -> str:
-    """The file as text: UTF-8 (with or without a signature) or ASCII."""
-    raw = path.read_bytes()
+def csv_text(path: Path, reader: str, raw: bytes | None = None) -> str:
+    """The file as text: UTF-8 (with or without a signature) or ASCII.
+
+    ``raw`` is the file's content when the caller has read it already (to
+    hash the very bytes it parses); ``path`` then only names the file.
+    """
+    if raw is None:
+        raw = path.read_bytes()
     for mark, encoding in _WIDE_ENCODINGS:
         if raw.startswith(mark):
             raise ValueError(

@@ -316,10 +316,8 @@ def _z24_from(data, protocol: dict) -> CaseStudy:
         path = Path(data)
         record = read_z24(
             path,
-            damage_onset=protocol["damage_onset"] or Z24_DAMAGE_ONSET,
-            cold_rule="auto"
-            if protocol["cold_rule"] is None
-            else protocol["cold_rule"],
+            damage_onset=_or(protocol["damage_onset"], Z24_DAMAGE_ONSET),
+            cold_rule=_or(protocol["cold_rule"], "auto"),
             key=protocol["key"],
             temperature_key=protocol["temperature_key"],
         )

@@ -82,7 +82,9 @@ def query_curve_summary(
                     "median": table.median(axis=0).to_numpy(),
                     "q25": table.quantile(0.25, axis=0).to_numpy(),
                     "q75": table.quantile(0.75, axis=0).to_numpy(),
-                    "n_runs": [(reached >= q).sum() for q in table.columns],
+                    "n_runs": (
+                        reached.to_numpy()[:, None] >= table.columns.to_numpy()
+                    ).sum(axis=0),
                 }
             )
         )
