@@ -82,7 +82,11 @@ def _same_value(value, seen) -> bool:
         )
     try:
         return bool(value == seen)
-    except (TypeError, ValueError):  # e.g. lists holding arrays: validate again
+    except (TypeError, ValueError):
+        # A list holding arrays (one transition matrix per action): compare
+        # item by item rather than validate again at every call.
+        if isinstance(value, (list, tuple)) and len(value) == len(seen):
+            return all(map(_same_value, value, seen))
         return False
 
 
