@@ -25,6 +25,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from skrbal._logspace import exp_normalise
+from skrbal.exceptions import caller_stacklevel
 from skrbal.mixture._gmm import (
     _as_classes,
     _BaseNIWClassifier,
@@ -460,7 +461,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
                 f"change of the objective {change:.3g} >= tol={self.tol}); increase "
                 "max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=caller_stacklevel(),
             )
         self.n_iter_ = n_iter
         self.converged_ = converged
