@@ -10,7 +10,6 @@ of perfect information (EVPI) of the label ``y_t``.
 
 from __future__ import annotations
 
-import copy
 import json
 import operator
 import os
@@ -21,6 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from skrbal._labels import label_positions
+from skrbal._params import same_value, snapshot
 
 __all__ = [
     "DecisionProcess",
@@ -58,32 +58,6 @@ def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} has a non-finite value at index {where}.")
     return array
-
-
-def _snapshot(value):
-    """A private copy of a parameter value, to detect later changes."""
-    if type(value) is np.ndarray:
-        return value.copy()
-    return copy.deepcopy(value)
-
-
-def _same_value(value, seen) -> bool:
-    """Whether a parameter still equals the snapshot the cache was built from."""
-    if value is seen:  # None, and numbers deepcopy returns as they are
-        return True
-    if type(value) is not type(seen):
-        return False
-    if type(value) is np.ndarray:
-        return (
-            value.dtype == seen.dtype
-            and value.shape == seen.shape
-            and not value.dtype.hasobject
-            and value.tobytes() == seen.tobytes()
-        )
-    try:
-        return bool(value == seen)
-    except (TypeError, ValueError):  # e.g. lists holding arrays: validate again
-        return False
 
 
 def _check_derived(table: np.ndarray, what: str) -> None:
@@ -242,12 +216,12 @@ class DecisionProcess(BaseEstimator):
         """
         values = _process_parameters(self)
         cache = self.__dict__.get("_validated_cache")
-        if cache is not None and all(map(_same_value, values, cache[0])):
+        if cache is not None and all(map(same_value, values, cache[0])):
             return cache[1]
         tables = self._validate()
         for table in tables:
             table.flags.writeable = False
-        self._validated_cache = (tuple(map(_snapshot, values)), tables)
+        self._validated_cache = (tuple(map(snapshot, values)), tables)
         return tables
 
     def __getstate__(self):

@@ -422,6 +422,18 @@ def test_parameter_changes_after_a_call_are_honoured():
         process.evpi(belief)
 
 
+def test_a_list_of_arrays_is_validated_once_and_still_watched():
+    # transition=[matrix per action] is a natural way to write a process; the
+    # cache must not validate it again at every call, nor miss an in-place edit.
+    process = synthetic_decision_process()
+    process.set_params(transition=[np.array(m) for m in _SYNTHETIC])
+    tables = process._validated()
+    assert process._validated() is tables
+    process.transition[1][3] = [0.0, 0.0, 0.0, 1.0]
+    assert process._validated() is not tables
+    np.testing.assert_array_equal(process._validated()[0][1, 3], [0, 0, 0, 1])
+
+
 def test_cached_tables_are_private_and_read_only():
     transition = np.array(_SYNTHETIC)
     process = synthetic_decision_process().set_params(transition=transition)

@@ -569,3 +569,19 @@ def test_a_fit_that_discriminates_does_not_warn(fitted, blobs, method):
         y,
     )
     assert caught == []
+
+
+def test_fit_warnings_point_at_the_users_line(blobs):
+    # Through a Pipeline or from a parameter check, a fixed stacklevel lands
+    # inside scikit-learn; every warning of fit must name the caller's line.
+    X, y, _, _ = blobs
+    model = make_pipeline(
+        StandardScaler(), MulticlassRVC(random_state=0, prune_threshold=1e6, max_iter=2)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    messages = {str(w.message): w.filename for w in caught}
+    assert any("never prune" in m for m in messages)
+    assert any("did not converge" in m for m in messages)
+    assert set(messages.values()) == {__file__}

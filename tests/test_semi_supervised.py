@@ -159,6 +159,13 @@ def test_convergence_warning():
     assert not clf.converged_ and clf.n_iter_ == 2
 
 
+def test_convergence_warning_points_at_the_users_line():
+    X, y = _overlapping_problem(17)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2") as caught:
+        SemiSupervisedGMMClassifier(max_iter=2, tol=0.0).fit(X, y)
+    assert {w.filename for w in caught} == {__file__}
+
+
 def test_verbose_prints_the_objective(capsys):
     X, y = _overlapping_problem(18, n=30)
     clf = SemiSupervisedGMMClassifier(verbose=1).fit(X, y)

@@ -35,6 +35,7 @@ __all__ = ["BayesianGMMClassifier"]
 
 from skrbal._labels import labels_differ
 from skrbal._logspace import exp_normalise, log_normalise
+from skrbal._params import same_value
 from skrbal.exceptions import PriorScaleWarning, caller_stacklevel
 from skrbal.mixture._niw import (
     _CLASS_ATTRIBUTES,
@@ -85,20 +86,6 @@ def _as_classes(classes, name: str = "classes") -> np.ndarray:
     if classes.ndim != 1 or classes.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-d array of labels.")
     return classes
-
-
-def _same_parameter(value, seen) -> bool:
-    """Whether a parameter still equals the deep copy taken when it was checked."""
-    if value is seen:  # None and numbers, which deepcopy returns as they are
-        return True
-    if type(value) is not type(seen):
-        return False
-    try:
-        if isinstance(value, (list, tuple, Real)):
-            return bool(value == seen)
-        return bool(np.array_equal(value, seen))
-    except (TypeError, ValueError):  # ragged or incomparable: check it again
-        return False
 
 
 def _sample_weight(sample_weight, X: np.ndarray) -> np.ndarray:
@@ -715,7 +702,7 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
             if current == seen:
                 return
         except ValueError:  # an array parameter: compare one by one
-            if all(map(_same_parameter, current, seen)):
+            if all(map(same_value, current, seen)):
                 return
         self._validate_params()
         prior = self._validate_prior(self._statistics)

@@ -24,7 +24,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from skrbal._logspace import exp_normalise
+from skrbal._logspace import exp_normalise, logsumexp
+from skrbal.exceptions import caller_stacklevel
 from skrbal.mixture._gmm import (
     _as_classes,
     _BaseNIWClassifier,
@@ -438,8 +439,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             theta = _MAPParameters(stats, prior)
             joint_l = theta.joint_log_likelihood(X_l)
             joint_u = theta.joint_log_likelihood(X_u).T
-            top = joint_u.max(axis=1, keepdims=True)
-            log_evidence_u = top[:, 0] + np.log(np.exp(joint_u - top).sum(axis=1))
+            log_evidence_u = logsumexp(joint_u, axis=1)
             objective = (
                 (weight_l * joint_l[y_idx, np.arange(len(X_l))]).sum()
                 + (weight_u * log_evidence_u).sum()
@@ -460,7 +460,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
                 f"change of the objective {change:.3g} >= tol={self.tol}); increase "
                 "max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=caller_stacklevel(),
             )
         self.n_iter_ = n_iter
         self.converged_ = converged

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from skrbal.exceptions import caller_stacklevel
 from skrbal.rvm._probit import multinomial_probit_log_proba
 from skrbal.rvm._solvers import (
     WARMUP_ITER,
@@ -481,14 +482,14 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         self._check_discrimination(training_scores, y_index)
         return self
 
-    def _warn(self, warning, stacklevel=4):
+    def _warn(self, warning):
         """Raise ``warning`` from :meth:`fit` and record it in ``fit_warnings_``.
 
-        The default ``stacklevel`` points at the caller of :meth:`fit` when
-        called from it (through the ``_fit_context`` wrapper).
+        It points at the user's line, whatever the depth (``_fit_context``, a
+        Pipeline, a learner).
         """
         self.fit_warnings_.append(warning)
-        warnings.warn(warning, stacklevel=stacklevel)
+        warnings.warn(warning, stacklevel=caller_stacklevel())
 
     def _check_discrimination(self, scores, y_index):
         """Set ``discriminates_`` and warn when the fit cannot discriminate.
@@ -532,7 +533,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
                 "class_entropy": float(entropy),
                 "n_relevance": int(self.relevance_indices_.size),
             }
-            self._warn(warning, stacklevel=5)
+            self._warn(warning)
 
     def _check_prune_threshold(self):
         ceiling = (2.0 * self.tau + 1.0) / (2.0 * self.nu)
@@ -542,7 +543,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
                 f"largest precision the hyperprior allows, {ceiling:g}; "
                 "mRVM2 will never prune a sample.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=caller_stacklevel(),
             )
 
     def _solve(self, design, y_index, classes, previous, random_state):
