@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import logsumexp
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
+from skrbal._logspace import logsumexp
 from skrbal.inspection._method import InspectionMethod
 from skrbal.smoothing import ImpossibleEvidenceError
 

@@ -111,11 +111,14 @@ def _prior_scale_warning(owner, centre, spread, mean, scale):
     ``centre`` and ``spread`` are the training data's per-feature mean and
     variance, ``mean`` and ``scale`` the prior's ``m0`` and ``S0``.
     """
-    ratio = np.sqrt((spread + (centre - mean) ** 2) / np.diagonal(scale))
+    # Data beyond double precision overflow here; the fit names them later.
+    with np.errstate(over="ignore", invalid="ignore"):
+        ratio = np.sqrt((spread + (centre - mean) ** 2) / np.diagonal(scale))
     far = np.flatnonzero((ratio > _FAR_ABOVE) | (ratio < _FAR_BELOW))
     if not far.size:
         return None
-    worst = far[np.argmax(np.abs(np.log(ratio[far])))]
+    with np.errstate(divide="ignore"):  # a ratio of 0 is the farthest below
+        worst = far[np.argmax(np.abs(np.log(ratio[far])))]
     return PriorScaleWarning(
         f"{owner}: the training features lie far from the scale of the default "
         f"prior (mean {mean[worst]:.3g}, variance {scale[worst, worst]:.3g} for "

@@ -52,7 +52,10 @@ def _fill_class_statistics(stats: _Statistics, k: int, X, weight) -> None:
     count = weight.sum()
     mean = (weight @ X) / count
     centred = X - mean
-    scatter = (centred.T * weight) @ centred
+    # A spread beyond double precision overflows here; the caller checks the
+    # statistics and names the problem, so numpy's own warning is only noise.
+    with np.errstate(over="ignore", invalid="ignore"):
+        scatter = (centred.T * weight) @ centred
     stats.count[k] = count
     stats.mean[k] = mean
     # Halve before adding: a scatter near the float limit must not overflow
@@ -140,7 +143,8 @@ def _pooled_moments(stats: _Statistics) -> tuple[float, np.ndarray, np.ndarray]:
         return 0.0, zeros, zeros.copy()
     mean = (stats.count @ stats.mean) / total
     within = np.diagonal(stats.scatter, axis1=1, axis2=2).sum(axis=0)
-    between = stats.count @ (stats.mean - mean) ** 2
+    with np.errstate(over="ignore", invalid="ignore"):  # checked by the caller
+        between = stats.count @ (stats.mean - mean) ** 2
     return total, mean, (within + between) / total
 
 
