@@ -609,8 +609,6 @@ class RiskBasedLearner(BaseEstimator):
             budget_state = policy.initial_state()
             queries[0]["budget_state"] = budget_state
 
-        # The initially known steps, in order, and the next one not yet walked.
-        given, next_given = initial.tolist(), 0
         start, block = 0, self.block_size
         while start < n_steps:
             stop = min(n_steps, start + block)
@@ -654,14 +652,12 @@ class RiskBasedLearner(BaseEstimator):
                     )
                     # A one-hot posterior on the true state is a label.
                     known[step] = posterior[label_index[step]] == 1.0
-            # The agent acts on the true state wherever it knows it.
+            # The agent acts on the true state wherever it knows it: the
+            # initially known steps of the block and an inspection that
+            # revealed its state (earlier inspections all lie before start).
             chosen = process.optimal_action(proba[:decided])
-            while next_given < len(given) and given[next_given] < end:
-                at = given[next_given]
-                chosen[at - start] = perfect_of_state[label_index[at]]
-                next_given += 1
-            if hit and known[step]:
-                chosen[-1] = perfect_of_state[label_index[step]]
+            now_known = known[start:end]
+            chosen[now_known] = perfect_of_state[label_index[start:end][now_known]]
             state.action[start:end] = chosen
             if hit:
                 if known[step]:
