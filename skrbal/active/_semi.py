@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from inspect import signature
 
 import numpy as np
+import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import has_fit_parameter
@@ -276,7 +277,14 @@ def _with_soft_rows(model, state: StreamState, X, y, process):
     labels = np.concatenate([y, y_soft.astype(y.dtype, copy=False)])
     if weight is not None:
         weight = np.concatenate([np.ones(y.shape[0]), weight])
-    return np.concatenate([X, X_soft]), labels, weight, keyword
+    return _stack_rows(X, X_soft), labels, weight, keyword
+
+
+def _stack_rows(X, X_more):
+    """``X`` followed by the rows of ``X_more``; a DataFrame stays one."""
+    if hasattr(X, "iloc"):
+        return pd.concat([X, X_more])
+    return np.concatenate([X, X_more])
 
 
 def _fit_weighted(model, X, y, weight, keyword):
