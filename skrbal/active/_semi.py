@@ -69,6 +69,23 @@ def take_rows(X, rows):
     return _safe_indexing(X, rows)
 
 
+def stack_rows(a, b):
+    """The rows of ``a`` followed by those of ``b`` (``b`` alone if ``a`` is None).
+
+    Two DataFrames stay one, so a ColumnTransformer can still select its
+    columns by name; anything else becomes an array.
+    """
+    if a is None:
+        return b
+    if hasattr(a, "iloc") and hasattr(b, "iloc"):
+        return pd.concat([a, b], axis=0, ignore_index=True)
+    if hasattr(a, "iloc"):
+        a = a.to_numpy()
+    if hasattr(b, "iloc"):
+        b = b.to_numpy()
+    return np.concatenate([np.asarray(a), np.asarray(b)], axis=0)
+
+
 @dataclass
 class StreamState:
     """What the learner knows while it walks the stream."""
@@ -277,14 +294,7 @@ def _with_soft_rows(model, state: StreamState, X, y, process):
     labels = np.concatenate([y, y_soft.astype(y.dtype, copy=False)])
     if weight is not None:
         weight = np.concatenate([np.ones(y.shape[0]), weight])
-    return _stack_rows(X, X_soft), labels, weight, keyword
-
-
-def _stack_rows(X, X_more):
-    """``X`` followed by the rows of ``X_more``; a DataFrame stays one."""
-    if hasattr(X, "iloc"):
-        return pd.concat([X, X_more])
-    return np.concatenate([X, X_more])
+    return stack_rows(X, X_soft), labels, weight, keyword
 
 
 def _fit_weighted(model, X, y, weight, keyword):
