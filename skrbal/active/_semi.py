@@ -162,8 +162,7 @@ class SupervisedUpdate:
         return model
 
     def initial_fit(self, model, state: StreamState):
-        idx = np.asarray(state.labelled)
-        return model.fit(take_rows(state.X, idx), state.y[idx])
+        return model.fit(*self._labelled_set(state))
 
     def _add(self, model, state: StreamState, X_new, y_new, training_set):
         """Teach ``X_new, y_new``; refit on ``training_set()`` when needed.

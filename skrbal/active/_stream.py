@@ -416,7 +416,7 @@ class RiskBasedLearner(BaseEstimator):
     def _wanted(self, evpi, proba, start, stop, known, planned):
         """Method index to inspect with at each step of a block (-1: none).
 
-        Without ``inspections``, a boolean mask of the steps to inspect.
+        Without ``inspections`` the one method is the perfect inspection, 0.
         """
         if self.inspections is not None:
             if self.query == "random":
@@ -435,7 +435,7 @@ class RiskBasedLearner(BaseEstimator):
                     f"the query callable returned shape {want.shape}, expected "
                     f"{evpi.shape}."
                 )
-        return want & ~known[start:stop]
+        return np.where(want & ~known[start:stop], 0, -1)
 
     def _evaluate(self, model, X_test, y_test):
         proba = model.predict_proba(X_test)
@@ -627,13 +627,9 @@ class RiskBasedLearner(BaseEstimator):
                 hit, first, method = found >= 0, int(found), 0
             else:
                 wanted = self._wanted(block_evpi, proba, start, stop, known, planned)
-                if wanted.dtype == bool:
-                    first = int(wanted.argmax())  # the first inspection, if any
-                    hit, method = bool(wanted[first]), 0
-                else:  # method indices, -1 for none
-                    first = int((wanted >= 0).argmax())
-                    method = int(wanted[first])
-                    hit = method >= 0
+                first = int((wanted >= 0).argmax())  # the first inspection, if any
+                method = int(wanted[first])
+                hit = method >= 0
             decided = first + 1 if hit else stop - start
             end = start + decided
             if full:
