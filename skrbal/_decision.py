@@ -60,6 +60,30 @@ def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
     return array
 
 
+def _check_probability_rows(array, entry, row, kind: str, law: str) -> None:
+    """Check that each row along the last axis of ``array`` is a distribution.
+
+    ``entry(index)`` and ``row(index)`` name the offending entry and row in the
+    error message, ``kind`` says what the probabilities are and ``law`` the
+    conditional distribution each row holds.
+    """
+    negative = np.argwhere(array < 0)
+    if negative.size:
+        index = tuple(int(v) for v in negative[0])
+        raise ValueError(
+            f"{entry(*index)} = {float(array[index]):.10g} is negative: {kind} "
+            "probabilities must be non-negative."
+        )
+    row_sums = array.sum(axis=-1)
+    off = np.argwhere(np.abs(row_sums - 1.0) > _ROW_SUM_TOL)
+    if off.size:
+        index = tuple(int(v) for v in off[0])
+        raise ValueError(
+            f"{row(*index)} sums to {float(row_sums[index]):.10g}, not 1: each row "
+            f"{law} must be a probability distribution."
+        )
+
+
 def _check_derived(table: np.ndarray, what: str) -> None:
     """Raise if a table derived from finite inputs overflowed."""
     bad = ~np.isfinite(table)
@@ -238,22 +262,13 @@ class DecisionProcess(BaseEstimator):
                 "transition must have shape (n_actions, n_states, n_states), got "
                 f"{transition.shape}."
             )
-        negative = np.argwhere(transition < 0)
-        if negative.size:
-            d, i, j = (int(v) for v in negative[0])
-            raise ValueError(
-                f"transition[{d}, {i}, {j}] = {float(transition[d, i, j]):.10g} "
-                "is negative: transition probabilities must be non-negative."
-            )
-        row_sums = transition.sum(axis=2)
-        off = np.argwhere(np.abs(row_sums - 1.0) > _ROW_SUM_TOL)
-        if off.size:
-            d, i = (int(v) for v in off[0])
-            raise ValueError(
-                f"transition row {i} for action {d} sums to "
-                f"{float(row_sums[d, i]):.10g}, not 1: each row P(y_t+1 | y_t, d) "
-                "must be a probability distribution."
-            )
+        _check_probability_rows(
+            transition,
+            entry=lambda d, i, j: f"transition[{d}, {i}, {j}]",
+            row=lambda d, i: f"transition row {i} for action {d}",
+            kind="transition",
+            law="P(y_t+1 | y_t, d)",
+        )
         state_utility = _as_finite_array(self.state_utility, "state_utility", 1)
         if state_utility.shape != (n_states,):
             raise ValueError(

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
@@ -453,3 +454,31 @@ def test_em_keeps_reports_as_fixed_weighted_responsibilities():
         sample_weight=np.r_[np.ones(keep.sum()), w_c],
     )
     np.testing.assert_allclose(learner.estimator_.means_, expected.means_, rtol=1e-9)
+
+
+def test_imperfect_reports_keep_dataframe_rows_on_refit():
+    # The soft rows of imperfect reports are appended to the labelled rows
+    # for a refit; a DataFrame stream must stay one so a ColumnTransformer
+    # can still select its columns by name.
+    X, y = _stream(8)
+    frame = pd.DataFrame(X, columns=["a", "b"]).assign(tag="x")
+    by_name = make_pipeline(
+        ColumnTransformer([("num", "passthrough", ["a", "b"])]), GaussianNB()
+    )
+    params = dict(
+        process=PROCESS,
+        inspections=[perfect_inspection(PROCESS), CHEAP],
+        query="random",
+        n_queries={"perfect": 3, "cheap": 12},
+        update="refit",
+        random_state=11,
+    )
+    learner = RiskBasedLearner(estimator=by_name, **params).fit(frame, y, initial=INIT)
+    plain = RiskBasedLearner(estimator=make_pipeline(GaussianNB()), **params).fit(
+        X, y, initial=INIT
+    )
+    queries = learner.history_.queries
+    posterior = queries[[f"posterior_{c}" for c in PROCESS.classes_]].to_numpy()
+    assert (posterior.max(axis=1) < 1).any()  # some reports are soft rows
+    pd.testing.assert_frame_equal(learner.history_.steps, plain.history_.steps)
+    pd.testing.assert_frame_equal(queries, plain.history_.queries)

@@ -16,6 +16,7 @@ from skrbal.active._semi import (
     check_state_coverage,
     give_classes,
     soft_rows,
+    stack_rows,
 )
 from skrbal.exceptions import MissingStatesWarning, missing_states_message
 from skrbal.inspection import report_posterior
@@ -24,20 +25,6 @@ from skrbal.query import least_confident_sampling
 __all__ = ["ActiveLearner"]
 
 _UPDATES = ("auto", "partial_fit", "refit")
-
-
-def _stack(a, b):
-    if a is None:
-        return b
-    if hasattr(a, "iloc") and hasattr(b, "iloc"):
-        import pandas as pd
-
-        return pd.concat([a, b], axis=0, ignore_index=True)
-    if hasattr(a, "iloc"):
-        a = a.to_numpy()
-    if hasattr(b, "iloc"):
-        b = b.to_numpy()
-    return np.concatenate([np.asarray(a), np.asarray(b)], axis=0)
 
 
 def _n_rows(X) -> int:
@@ -358,7 +345,7 @@ class ActiveLearner(BaseEstimator):
             self.posterior_reported_,
             self._process().classes_,
         )
-        X_all, y_all = _stack(X, X_soft), _stack(y, y_soft.astype(y.dtype))
+        X_all, y_all = stack_rows(X, X_soft), stack_rows(y, y_soft.astype(y.dtype))
         if weight is not None:
             fit_kwargs = {**fit_kwargs, keyword: np.r_[np.ones(_n_rows(X)), weight]}
         return self._fitted(self.estimator.fit, X_all, y_all, **fit_kwargs)
@@ -414,8 +401,8 @@ class ActiveLearner(BaseEstimator):
         """
         y = self._check_new(X, y)
         incremental = not only_new and can_partial_fit(self.estimator, y, self.update)
-        X_all = _stack(self.X_training, X)
-        y_all = y if self.y_training is None else _stack(self.y_training, y)
+        X_all = stack_rows(self.X_training, X)
+        y_all = y if self.y_training is None else stack_rows(self.y_training, y)
         if only_new:
             self._fitted(self.estimator.fit, X, y, **fit_kwargs)
         elif incremental:
@@ -521,8 +508,8 @@ class ActiveLearner(BaseEstimator):
             self.estimator, X, posterior, classes, "partial_fit"
         )
         before = (self.X_reported_, self.posterior_reported_)
-        self.X_reported_ = _stack(self.X_reported_, X)
-        self.posterior_reported_ = _stack(self.posterior_reported_, posterior)
+        self.X_reported_ = stack_rows(self.X_reported_, X)
+        self.posterior_reported_ = stack_rows(self.posterior_reported_, posterior)
         try:
             if (weight is None or keyword is not None) and can_partial_fit(
                 self.estimator, y_new, self.update

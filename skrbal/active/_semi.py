@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from inspect import signature
 
 import numpy as np
+import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import has_fit_parameter
@@ -66,6 +67,23 @@ def take_rows(X, rows):
     if type(X) is np.ndarray:
         return X[rows]
     return _safe_indexing(X, rows)
+
+
+def stack_rows(a, b):
+    """The rows of ``a`` followed by those of ``b`` (``b`` alone if ``a`` is None).
+
+    Two DataFrames stay one, so a ColumnTransformer can still select its
+    columns by name; anything else becomes an array.
+    """
+    if a is None:
+        return b
+    if hasattr(a, "iloc") and hasattr(b, "iloc"):
+        return pd.concat([a, b], axis=0, ignore_index=True)
+    if hasattr(a, "iloc"):
+        a = a.to_numpy()
+    if hasattr(b, "iloc"):
+        b = b.to_numpy()
+    return np.concatenate([np.asarray(a), np.asarray(b)], axis=0)
 
 
 @dataclass
@@ -144,8 +162,7 @@ class SupervisedUpdate:
         return model
 
     def initial_fit(self, model, state: StreamState):
-        idx = np.asarray(state.labelled)
-        return model.fit(take_rows(state.X, idx), state.y[idx])
+        return model.fit(*self._labelled_set(state))
 
     def _add(self, model, state: StreamState, X_new, y_new, training_set):
         """Teach ``X_new, y_new``; refit on ``training_set()`` when needed.
@@ -276,7 +293,7 @@ def _with_soft_rows(model, state: StreamState, X, y, process):
     labels = np.concatenate([y, y_soft.astype(y.dtype, copy=False)])
     if weight is not None:
         weight = np.concatenate([np.ones(y.shape[0]), weight])
-    return np.concatenate([X, X_soft]), labels, weight, keyword
+    return stack_rows(X, X_soft), labels, weight, keyword
 
 
 def _fit_weighted(model, X, y, weight, keyword):

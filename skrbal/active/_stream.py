@@ -416,7 +416,7 @@ class RiskBasedLearner(BaseEstimator):
     def _wanted(self, evpi, proba, start, stop, known, planned):
         """Method index to inspect with at each step of a block (-1: none).
 
-        Without ``inspections``, a boolean mask of the steps to inspect.
+        Without ``inspections`` the one method is the perfect inspection, 0.
         """
         if self.inspections is not None:
             if self.query == "random":
@@ -435,7 +435,7 @@ class RiskBasedLearner(BaseEstimator):
                     f"the query callable returned shape {want.shape}, expected "
                     f"{evpi.shape}."
                 )
-        return want & ~known[start:stop]
+        return np.where(want & ~known[start:stop], 0, -1)
 
     def _evaluate(self, model, X_test, y_test):
         proba = model.predict_proba(X_test)
@@ -609,8 +609,6 @@ class RiskBasedLearner(BaseEstimator):
             budget_state = policy.initial_state()
             queries[0]["budget_state"] = budget_state
 
-        # The initially known steps, in order, and the next one not yet walked.
-        given, next_given = initial.tolist(), 0
         start, block = 0, self.block_size
         while start < n_steps:
             stop = min(n_steps, start + block)
@@ -629,13 +627,9 @@ class RiskBasedLearner(BaseEstimator):
                 hit, first, method = found >= 0, int(found), 0
             else:
                 wanted = self._wanted(block_evpi, proba, start, stop, known, planned)
-                if wanted.dtype == bool:
-                    first = int(wanted.argmax())  # the first inspection, if any
-                    hit, method = bool(wanted[first]), 0
-                else:  # method indices, -1 for none
-                    first = int((wanted >= 0).argmax())
-                    method = int(wanted[first])
-                    hit = method >= 0
+                first = int((wanted >= 0).argmax())  # the first inspection, if any
+                method = int(wanted[first])
+                hit = method >= 0
             decided = first + 1 if hit else stop - start
             end = start + decided
             if full:
@@ -654,14 +648,12 @@ class RiskBasedLearner(BaseEstimator):
                     )
                     # A one-hot posterior on the true state is a label.
                     known[step] = posterior[label_index[step]] == 1.0
-            # The agent acts on the true state wherever it knows it.
+            # The agent acts on the true state wherever it knows it: the
+            # initially known steps of the block and an inspection that
+            # revealed its state (earlier inspections all lie before start).
             chosen = process.optimal_action(proba[:decided])
-            while next_given < len(given) and given[next_given] < end:
-                at = given[next_given]
-                chosen[at - start] = perfect_of_state[label_index[at]]
-                next_given += 1
-            if hit and known[step]:
-                chosen[-1] = perfect_of_state[label_index[step]]
+            now_known = known[start:end]
+            chosen[now_known] = perfect_of_state[label_index[start:end][now_known]]
             state.action[start:end] = chosen
             if hit:
                 if known[step]:

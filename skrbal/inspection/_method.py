@@ -7,7 +7,11 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from skrbal._decision import _ROW_SUM_TOL, DecisionProcess, _as_finite_array
+from skrbal._decision import (
+    DecisionProcess,
+    _as_finite_array,
+    _check_probability_rows,
+)
 
 __all__ = ["InspectionMethod", "perfect_inspection"]
 
@@ -91,21 +95,13 @@ class InspectionMethod(BaseEstimator):
                 f"{who} must have shape (n_states, n_outcomes) with both >= 1, "
                 f"got {confusion.shape}."
             )
-        negative = np.argwhere(confusion < 0)
-        if negative.size:
-            y, z = (int(v) for v in negative[0])
-            raise ValueError(
-                f"{who}: entry [{y}, {z}] = {float(confusion[y, z]):.10g} is "
-                "negative: report probabilities must be non-negative."
-            )
-        row_sums = confusion.sum(axis=1)
-        off = np.flatnonzero(np.abs(row_sums - 1.0) > _ROW_SUM_TOL)
-        if off.size:
-            y = int(off[0])
-            raise ValueError(
-                f"{who}: row {y} sums to {float(row_sums[y]):.10g}, not 1: each "
-                "row P(report | state) must be a probability distribution."
-            )
+        _check_probability_rows(
+            confusion,
+            entry=lambda y, z: f"{who}: entry [{y}, {z}]",
+            row=lambda y: f"{who}: row {y}",
+            kind="report",
+            law="P(report | state)",
+        )
         cost = self.cost
         if (
             not isinstance(cost, Real)
