@@ -4,10 +4,10 @@ import contextlib
 import io
 import json
 import os
-import select
+import queue
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -251,11 +251,19 @@ def test_observe_decides_live_rows_from_a_pipe_across_processes(synthetic):
         proc.stdin.flush()
         # The decision comes while the pipe is still open: a live feed is not
         # held back until a batch fills up.
+        # Read the first two lines in a thread: select() on the pipe cannot
+        # see lines that readline() already pulled into the file's buffer,
+        # so a header and a row arriving together would wait forever.
+        lines_read = queue.Queue()
+        reader = threading.Thread(
+            target=lambda: [lines_read.put(proc.stdout.readline()) for _ in range(2)],
+            daemon=True,
+        )
+        reader.start()
         got = []
-        deadline = time.monotonic() + 60
-        while len(got) < 2 and time.monotonic() < deadline:
-            if select.select([proc.stdout], [], [], 1)[0]:
-                got.append(proc.stdout.readline())
+        with contextlib.suppress(queue.Empty):
+            got = [lines_read.get(timeout=60) for _ in range(2)]
+        reader.join(timeout=60)
         assert len(got) == 2 and got[0].startswith("step,timestamp,belief_1")
         assert got[1].startswith("12,,")
         proc.stdin.write("\n".join(lines[2:40]) + "\n")
