@@ -979,7 +979,13 @@ def _unpacked(block_row, column: str) -> np.ndarray:
 
 def _json_column(column) -> list:
     """JSON text per row, missing values (None or NaN) as None."""
-    return [None if pd.isna(v) else json.loads(v) for v in column]
+    # Most history rows (observations without a result) are missing: decode
+    # only the known ones rather than looping over every step.
+    out = [None] * len(column)
+    values = column.to_numpy()
+    for i in np.flatnonzero(column.notna().to_numpy()):
+        out[i] = json.loads(values[i])
+    return out
 
 
 def _process(agent_row):
