@@ -77,12 +77,21 @@ def atomic_write_text(path: Path, text: str) -> None:
     The temporary file is created with mode 0o666 and the process umask,
     like any other file the user writes (``mkstemp`` would give 0o600).
     """
+    _atomic_write(path, text, "w", "utf-8")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """:func:`atomic_write_text` for bytes (a Parquet file, say)."""
+    _atomic_write(path, data, "wb", None)
+
+
+def _atomic_write(path, data, mode: str, encoding) -> None:
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, mode, encoding=encoding) as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

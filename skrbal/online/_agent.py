@@ -796,33 +796,32 @@ class RiskBasedAgent(BaseEstimator):
         requested, methods, budget_state = self._requested_steps(proba, evpi, times)
         request_ids = np.zeros(n, dtype=np.int64)
         request_ids[requested] = np.arange(1, len(requested) + 1) + self._n_requests
-        if n:
-            self._commit_observe(
-                X,
-                first,
-                times,
-                stamps,
-                proba,
-                evpi,
-                action,
-                request_ids,
-                requested,
-                methods,
-                budget_state,
-                clock,
-            )
-            self._buffers.extend(X, action, keep=requested)
-            for i, k in zip(requested, methods):
-                self._requests[int(request_ids[i])] = [
-                    first + i,
-                    "open",
-                    k if self.inspections is not None else -1,
-                    proba[i].copy(),
-                ]
-            self._n_requests += len(requested)
-            self.budget_state_, self._clock = budget_state, clock
-            self._last_time, self.last_evpi_ = float(times[-1]), float(evpi[-1])
-            self._seq += 1
+        self._commit_observe(
+            X,
+            first,
+            times,
+            stamps,
+            proba,
+            evpi,
+            action,
+            request_ids,
+            requested,
+            methods,
+            budget_state,
+            clock,
+        )
+        self._buffers.extend(X, action, keep=requested)
+        for i, k in zip(requested, methods):
+            self._requests[int(request_ids[i])] = [
+                first + i,
+                "open",
+                k if self.inspections is not None else -1,
+                proba[i].copy(),
+            ]
+        self._n_requests += len(requested)
+        self.budget_state_, self._clock = budget_state, clock
+        self._last_time, self.last_evpi_ = float(times[-1]), float(evpi[-1])
+        self._seq += 1
         return self._decisions(
             first, n, stamps, proba, evpi, action, request_ids, requested, methods
         )

@@ -26,7 +26,6 @@ import json
 import math
 import os
 import re
-import secrets
 import select
 import stat
 import sys
@@ -454,6 +453,7 @@ def _timestamps(column):
 def _init(args) -> int:
     from skrbal import DecisionProcess
     from skrbal.experiments import get_case_study, get_method
+    from skrbal.experiments._folder import atomic_write_text
     from skrbal.online import RiskBasedAgent
 
     for option in ("data", "timestamp_column"):
@@ -496,7 +496,7 @@ def _init(args) -> int:
             rest = np.setdiff1d(np.arange(split.X_stream.shape[0]), initial)
             stream = pd.DataFrame(split.X_stream[rest], columns=names)
             stream["label"] = split.y_stream[rest]
-            _write_atomically(Path(args.stream_out), stream.to_csv(index=False))
+            atomic_write_text(Path(args.stream_out), stream.to_csv(index=False))
     finally:
         store.close()
     print(
@@ -807,26 +807,9 @@ def _status(args) -> int:
     return 0
 
 
-def _write_atomically(path: Path, data) -> None:
-    """Write ``data`` (str or bytes) so ``path`` is absent, old or complete."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}")
-    # 0o666 and the umask, like any file the user writes (not mkstemp's 0o600).
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 def _export(args) -> int:
+    from skrbal.experiments._folder import atomic_write_bytes, atomic_write_text
+
     fmt = args.format or ("parquet" if args.out.endswith(".parquet") else "csv")
     if fmt == "parquet":
         try:
@@ -851,9 +834,8 @@ def _export(args) -> int:
             table["label"] = label.astype("Int64")
     out = Path(args.out)
     if fmt == "csv":
-        data = table.to_csv(index=False)
+        atomic_write_text(out, table.to_csv(index=False))
     else:
-        data = table.to_parquet(index=False)
-    _write_atomically(out, data)
+        atomic_write_bytes(out, table.to_parquet(index=False))
     print(f"wrote {len(table)} rows of {args.table} to {out}")
     return 0

@@ -373,10 +373,9 @@ class AgentStore:
             self._block_rows(conn, agent.agent_id), agent.n_features, n_states
         )
         n0, n1 = len(com), blocks["step"].size
-        c_step = np.array([r.step for r in com], dtype=np.int64)
+        c_step, c_features, c_action = _commissioning(com, agent.n_features)
         c_stamp = [np.nan if r.timestamp is None else r.timestamp for r in com]
         c_evpi = np.array([r.evpi for r in com], dtype=np.float64)
-        c_action = np.array([r.action for r in com], dtype=np.int64)
         ids = blocks["request_id"]
         frame = pd.DataFrame(
             {
@@ -394,14 +393,7 @@ class AgentStore:
             }
         )
         beliefs = np.vstack([np.full((n0, n_states), np.nan), blocks["belief"]])
-        features = np.vstack(
-            [
-                np.array(
-                    [json.loads(r.features) for r in com], dtype=np.float64
-                ).reshape(n0, agent.n_features),
-                blocks["features"],
-            ]
-        )
+        features = np.vstack([c_features, blocks["features"]])
         return frame, beliefs, features
 
     @staticmethod
@@ -752,24 +744,13 @@ class AgentStore:
         if not every_step:
             keep = np.isin(blocks["step"], np.asarray(requested, dtype=np.int64))
             blocks = {key: values[keep] for key, values in blocks.items()}
-        n0 = len(com)
+        c_step, c_features, c_action = _commissioning(com, agent.n_features)
         steps = {
-            "step": np.concatenate(
-                [np.array([r.step for r in com], dtype=np.int64), blocks["step"]]
-            ),
-            "n_commissioning": n0,
-            "features": np.vstack(
-                [
-                    np.array(
-                        [json.loads(r.features) for r in com], dtype=float
-                    ).reshape(n0, agent.n_features),
-                    blocks["features"],
-                ]
-            ),
+            "step": np.concatenate([c_step, blocks["step"]]),
+            "n_commissioning": len(com),
+            "features": np.vstack([c_features, blocks["features"]]),
             "labels": [r.label for r in com],
-            "action": np.concatenate(
-                [np.array([r.action for r in com], dtype=np.int64), blocks["action"]]
-            ),
+            "action": np.concatenate([c_action, blocks["action"]]),
         }
         events = conn.execute(
             select(schema.events)
@@ -962,6 +943,14 @@ def _frame(conn, query) -> pd.DataFrame:
     return frame
 
 
+def _commissioning(rows, n_features: int):
+    """Step, features and recommended action arrays of commissioning rows."""
+    step = np.array([r.step for r in rows], dtype=np.int64)
+    features = np.array([json.loads(r.features) for r in rows], dtype=np.float64)
+    action = np.array([r.action for r in rows], dtype=np.int64)
+    return step, features.reshape(len(rows), n_features), action
+
+
 def _block_of(req):
     """Join condition: the block holding the step of a request."""
     b = schema.blocks
@@ -979,7 +968,13 @@ def _unpacked(block_row, column: str) -> np.ndarray:
 
 def _json_column(column) -> list:
     """JSON text per row, missing values (None or NaN) as None."""
-    return [None if pd.isna(v) else json.loads(v) for v in column]
+    # Most history rows (observations without a result) are missing: decode
+    # only the known ones rather than looping over every step.
+    out = [None] * len(column)
+    values = column.to_numpy()
+    for i in np.flatnonzero(column.notna().to_numpy()):
+        out[i] = json.loads(values[i])
+    return out
 
 
 def _process(agent_row):
