@@ -54,10 +54,81 @@ def logsumexp(a, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     array([1000.69314718,         -inf])
     """
     shifted, top = _shifted(a, axis)
+    np.exp(shifted, out=shifted)
+    if axis == 0 and shifted.ndim > 1:
+        total = sum_leading(shifted)[None]
+    else:
+        total = shifted.sum(axis=axis, keepdims=True)
     with np.errstate(divide="ignore"):
-        out = np.log(np.exp(shifted, out=shifted).sum(axis=axis, keepdims=True))
+        out = np.log(total)
     out += top
     return out if keepdims else np.squeeze(out, axis=axis)
+
+
+# NumPy sums a contiguous run of up to this many terms in one pairwise block
+# (numpy/_core/src/umath/loops_utils.h.src, PW_BLOCKSIZE) and splits longer ones.
+_PAIRWISE_BLOCK = 128
+
+
+def sum_leading(a) -> np.ndarray:
+    """``a.sum(axis=0)``, adding the terms in the order NumPy adds a row.
+
+    NumPy sums along the last axis of a contiguous array pairwise (eight
+    running partial sums) but along the leading axis term by term, so the
+    two layouts of the same numbers can differ in the last bit. This sums
+    the leading axis (each addition one vectorised pass over the trailing
+    axes, far faster than reducing many short rows) in the last-axis order,
+    so that a kernel can lay its terms out either way and give the same bits.
+
+    Parameters
+    ----------
+    a : ndarray of shape (n_terms, ...)
+        Terms along the leading axis (at least one).
+
+    Returns
+    -------
+    total : ndarray of shape a.shape[1:]
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal._logspace import sum_leading
+    >>> rows = np.random.default_rng(0).normal(size=(1000, 12))
+    >>> bool(np.array_equal(sum_leading(rows.T), rows.sum(axis=1)))
+    True
+    """
+    return _pairwise(a, 0, a.shape[0])
+
+
+def _pairwise(a, start, n):
+    """NumPy's pairwise summation of ``a[start:start + n]`` along axis 0."""
+    if n < 8:
+        total = a[start].copy()
+        for i in range(start + 1, start + n):
+            total += a[i]
+        return total
+    if n > _PAIRWISE_BLOCK:
+        half = n // 2
+        half -= half % 8
+        return _pairwise(a, start, half) + _pairwise(a, start + half, n - half)
+    partial = a[start : start + 8].copy()
+    whole = n - n % 8
+    for i in range(start + 8, start + whole, 8):
+        partial += a[i : i + 8]
+    total = (partial[0] + partial[1]) + (partial[2] + partial[3])
+    total += (partial[4] + partial[5]) + (partial[6] + partial[7])
+    for i in range(start + whole, start + n):
+        total += a[i]
+    return total
+    partial = a[:8].copy()
+    whole = n - n % 8
+    for i in range(8, whole, 8):
+        partial += a[i : i + 8]
+    total = (partial[0] + partial[1]) + (partial[2] + partial[3])
+    total += (partial[4] + partial[5]) + (partial[6] + partial[7])
+    for i in range(whole, n):
+        total += a[i]
+    return total
 
 
 def log_normalise(a, axis: int = -1) -> np.ndarray:

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import special
 
-from skrbal._logspace import exp_normalise, log_normalise, logsumexp
+from skrbal._logspace import exp_normalise, log_normalise, logsumexp, sum_leading
 
 _terms = st.one_of(
     st.floats(-1e300, 1e300), st.sampled_from([-np.inf, -745.0, 709.0, 0.0])
@@ -70,4 +70,28 @@ def test_log_normalise_keeps_the_precision_of_a_dominant_term():
     np.testing.assert_allclose(got, expected, rtol=1e-14)
     np.testing.assert_allclose(
         log_normalise(a.T, axis=0)[peak, np.arange(3)], expected, rtol=1e-14
+    )
+
+
+@pytest.mark.parametrize(
+    "n_terms", [1, 2, 3, 7, 8, 9, 12, 16, 20, 127, 128, 129, 300, 1031]
+)
+def test_sum_leading_adds_in_numpys_row_order(n_terms):
+    # The probit kernels lay their terms along the leading axis; their sums
+    # must keep the bits of NumPy's sum along a contiguous row (pairwise
+    # blocks of eight), which differ from a term-by-term sum.
+    rows = np.random.default_rng(n_terms).normal(size=(500, n_terms)) * 1e3
+    rows[:, ::3] *= 1e-9
+    assert np.array_equal(sum_leading(np.ascontiguousarray(rows.T)), rows.sum(axis=1))
+    assert np.array_equal(
+        logsumexp(np.ascontiguousarray(rows.T), axis=0), logsumexp(rows, axis=1)
+    )
+
+
+def test_sum_leading_is_not_a_term_by_term_sum():
+    # Guards the test above: for these numbers the plain leading-axis sum
+    # differs in the last bits, so equality there is not automatic.
+    rows = np.random.default_rng(0).normal(size=(500, 12)) * 1e3
+    assert not np.array_equal(
+        np.ascontiguousarray(rows.T).sum(axis=0), rows.sum(axis=1)
     )

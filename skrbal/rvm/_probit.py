@@ -23,7 +23,7 @@ import numpy as np
 from numpy.polynomial.hermite import hermgauss
 from scipy.special import log_ndtr, ndtr
 
-from skrbal._logspace import log_normalise, logsumexp
+from skrbal._logspace import log_normalise, logsumexp, sum_leading
 
 __all__ = [
     "gauss_hermite_normal",
@@ -91,66 +91,104 @@ def _log_cdf(z):
     """``log Phi(z)``: ``log(ndtr)`` (several times faster than ``log_ndtr``,
     and accurate while ``ndtr`` keeps its relative precision), with
     ``log_ndtr`` for the far lower tail where ``ndtr`` underflows."""
+    out = ndtr(z)
     with np.errstate(divide="ignore"):
-        out = np.log(ndtr(z))
+        np.log(out, out=out)
     tail = z < _TAIL
     if tail.any():
         out[tail] = log_ndtr(z[tail])
     return out
 
 
+def _log_normal_pdf_minus(z, log_cdf):
+    """``log phi(z) - log_cdf``, in the operations of ``_log_normal_pdf``."""
+    out = np.multiply(z, -0.5)
+    out *= z
+    out -= _LOG_SQRT_2PI
+    out -= log_cdf
+    return out
+
+
 def _inverse_mills(z):
     """``phi(z) / Phi(z)``, finite for every finite ``z``."""
-    return np.exp(_log_normal_pdf(z) - _log_cdf(z))
+    out = _log_normal_pdf_minus(z, _log_cdf(z))
+    return np.exp(out, out=out)
 
 
 def _integrand_mode(offsets):
     """Mode and curvature of ``h(u) = sum_l log Phi(u + c_l) - u**2 / 2``.
 
-    ``h`` is strictly concave with ``-L - 1 < h'' < -1``; its derivative is
-    convex and decreasing, so Newton's method converges monotonically after
-    the first step from any start.
+    ``offsets`` has shape ``(L, m)``, one column per integrand: laid out so,
+    every operation over the ``L`` terms is one vectorised pass. ``h`` is
+    strictly concave with ``-L - 1 < h'' < -1``; its derivative is convex and
+    decreasing, so Newton's method converges monotonically after the first
+    step from any start. Each column stops on its own, so that its result
+    does not depend on the other columns of the batch, and the columns that
+    stopped leave the arrays.
     """
-    u = np.zeros(offsets.shape[:-1])
-    curvature = np.ones_like(u)
-    done = np.zeros(u.shape, dtype=bool)
+    n_columns = offsets.shape[1]
+    mode = np.zeros(n_columns)
+    curvature = np.ones(n_columns)
+    going = np.arange(n_columns)
+    u, c = mode, offsets
     for _ in range(_MAX_NEWTON):
-        z = u[..., None] + offsets
+        z = u + c
         lam = _inverse_mills(z)
-        grad = lam.sum(axis=-1) - u
+        grad = sum_leading(lam)
+        grad -= u
         # lam * (z + lam) lies in (0, 1); clip the rounding of the far tail.
-        curv = np.clip(lam * (z + lam), 0.0, 1.0).sum(axis=-1) + 1.0
-        # Each row stops on its own, so that its result does not depend on
-        # the other rows of the batch.
-        step = np.where(done, 0.0, grad / curv)
-        curvature = np.where(done, curvature, curv)
+        z += lam
+        z *= lam
+        np.minimum(z, 1.0, out=z)
+        np.maximum(z, 0.0, out=z)
+        curv = sum_leading(z)
+        curv += 1.0
+        step = grad / curv
         u = u + step
-        done |= np.abs(step) < _NEWTON_TOL
-        if done.all():
+        mode[going] = u
+        curvature[going] = curv
+        moving = np.abs(step) >= _NEWTON_TOL
+        if not moving.any():
             break
+        if not moving.all():
+            going, u, c = going[moving], u[moving], c[:, moving]
     # The curvature of the last step serves: the mode moved by less than the
     # tolerance, and the rule needs its scale only roughly.
-    return u, curvature
+    return mode, curvature
 
 
 def _adaptive_rule(offsets, n_nodes):
     """Nodes and log-weights adapted to ``E_u[prod_l Phi(u + offsets_l)]``.
 
-    Returns ``nodes`` of shape ``offsets.shape[:-1] + (n_nodes,)`` and
-    ``log_weights`` of the same shape such that, for a smooth ``g``,
+    ``offsets`` has shape ``(L, m)``. Returns ``nodes`` and ``log_weights``
+    of shape ``(n_nodes, m)`` such that, for a smooth ``g``,
     ``E_u[g(u) prod_l Phi(u + c_l)] ~ sum_q exp(log_weights_q) g(u_q)
     prod_l Phi(u_q + c_l)``.
     """
     x, log_w = _hermite_rule(int(n_nodes))
+    x, log_w = x[:, None], log_w[:, None]
     mode, curv = _integrand_mode(offsets)
     scale = 1.0 / np.sqrt(curv)
-    nodes = mode[..., None] + np.sqrt(2.0) * scale[..., None] * x
+    nodes = mode + np.sqrt(2.0) * scale * x
     # u = mode + sqrt(2) * scale * x turns the N(0, 1) density into
     # exp(-x**2) * exp(x**2 - u**2 / 2) * scale / sqrt(pi).
-    log_weights = (
-        log_w + x * x - 0.5 * nodes * nodes + np.log(scale)[..., None] - _LOG_SQRT_PI
-    )
+    log_weights = log_w + x * x - 0.5 * nodes * nodes + np.log(scale) - _LOG_SQRT_PI
     return nodes, log_weights
+
+
+def _quadrature(offsets, n_nodes):
+    """Nodes ``z = u_q + c_l`` of shape ``(Q, L, m)``, their ``log Phi`` and
+    the log-weights ``(Q, m)`` of the adaptive rule for ``offsets (L, m)``."""
+    nodes, log_weights = _adaptive_rule(offsets, n_nodes)
+    z = nodes[:, None, :] + offsets
+    return z, _log_cdf(z), log_weights
+
+
+def _log_expectation(offsets, n_nodes):
+    """``log E_u[prod_l Phi(u + c_l)]`` for ``offsets (L, m)``; shape ``(m,)``."""
+    _, log_cdf, log_weights = _quadrature(offsets, n_nodes)
+    log_weights += log_cdf.sum(axis=1)
+    return logsumexp(log_weights, axis=0)
 
 
 def log_expected_cdf_product(offsets, n_nodes=20):
@@ -182,17 +220,21 @@ def log_expected_cdf_product(offsets, n_nodes=20):
     offsets = np.asarray(offsets, dtype=float)
     if offsets.ndim == 0:
         raise ValueError("offsets must have at least one dimension (the terms).")
-    nodes, log_weights = _adaptive_rule(offsets, n_nodes)
-    log_cdf = _log_cdf(nodes[..., None, :] + offsets[..., :, None]).sum(axis=-2)
-    return logsumexp(log_weights + log_cdf, axis=-1)
+    columns = np.ascontiguousarray(offsets.reshape(-1, offsets.shape[-1]).T)
+    return _log_expectation(columns, n_nodes).reshape(offsets.shape[:-1])
 
 
 def _off_diagonal(scores):
-    """``scores[:, k] - scores[:, j]`` for every ``j != k``: shape (n, K, K - 1)."""
+    """``scores[:, k] - scores[:, j]`` for every ``j != k``, as columns.
+
+    Returns shape ``(K - 1, n * K)``: column ``i * K + k`` holds the offsets
+    of class ``k`` of sample ``i``, in the order of ``j``.
+    """
     n_samples, n_classes = scores.shape
     diff = scores[:, :, None] - scores[:, None, :]
     keep = ~np.eye(n_classes, dtype=bool)
-    return diff[:, keep].reshape(n_samples, n_classes, n_classes - 1)
+    offsets = diff[:, keep].reshape(n_samples * n_classes, n_classes - 1)
+    return np.ascontiguousarray(offsets.T)
 
 
 def multinomial_probit_log_proba(scores, n_nodes=20):
@@ -236,7 +278,8 @@ def multinomial_probit_log_proba(scores, n_nodes=20):
         half = (scores[:, 1] - scores[:, 0]) / np.sqrt(2.0)
         log_lik = np.column_stack([log_ndtr(-half), log_ndtr(half)])
     else:
-        log_lik = log_expected_cdf_product(_off_diagonal(scores), n_nodes)
+        log_lik = _log_expectation(_off_diagonal(scores), n_nodes)
+        log_lik = log_lik.reshape(scores.shape)
     return log_normalise(log_lik, axis=1)
 
 
@@ -250,14 +293,16 @@ def _truncation_shift(offsets, n_nodes):
     if offsets.shape[1] == 1:
         half = offsets / np.sqrt(2.0)
         return np.exp(_log_normal_pdf(half) - 0.5 * np.log(2.0) - log_ndtr(half))
-    nodes, log_weights = _adaptive_rule(offsets, n_nodes)
-    z = nodes[:, None, :] + offsets[:, :, None]
-    log_cdf = _log_cdf(z)
-    log_joint = log_weights + log_cdf.sum(axis=1)
-    log_den = logsumexp(log_joint, axis=-1)
+    z, log_cdf, log_joint = _quadrature(np.ascontiguousarray(offsets.T), n_nodes)
+    log_joint += log_cdf.sum(axis=1)
+    log_den = logsumexp(log_joint, axis=0)
     # The numerator swaps Phi(z_k) for phi(z_k) inside the product.
-    log_num = logsumexp(log_joint[:, None, :] - log_cdf + _log_normal_pdf(z), axis=-1)
-    return np.exp(log_num - log_den[:, None])
+    log_terms = log_joint[:, None, :] - log_cdf
+    log_terms += _log_normal_pdf(z)
+    log_num = logsumexp(log_terms, axis=0)
+    log_num -= log_den
+    # Row-major, as the caller sums each row (NumPy's order depends on it).
+    return np.ascontiguousarray(np.exp(log_num, out=log_num).T)
 
 
 def truncated_probit_means(scores, y, n_nodes=20):
