@@ -2,7 +2,10 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.metrics import f1_score
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.naive_bayes import GaussianNB
 
@@ -14,6 +17,7 @@ from skrbal.metrics import (
     make_decision_scorer,
     utility_regret,
 )
+from skrbal.metrics._decision_metrics import macro_f1
 
 # Q(y, d) of the synthetic process, rows y = 1..4, columns d = nothing, repair.
 Q_SYNTHETIC = np.array([[9.5, -20.0], [5.0, -20.0], [-11.0, -20.05], [-75.0, -20.85]])
@@ -393,3 +397,22 @@ def test_scorer_refuses_unrequested_sample_weight(process):
                 cv=2,
                 params={"sample_weight": np.ones(20)},
             )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 5)), min_size=1, max_size=80),
+    st.sampled_from(["int", "float", "str"]),
+)
+def test_macro_f1_is_sklearns_f1_score_bit_for_bit(pairs, kind):
+    # The stream learner scores its held-out set after every query with
+    # macro_f1 instead of sklearn's f1_score (a millisecond of input checks
+    # per call); the numbers must not change.
+    y_true, y_pred = (np.array(column) for column in zip(*pairs))
+    if kind == "float":
+        y_true, y_pred = y_true.astype(float), y_pred.astype(float)
+    elif kind == "str":
+        names = np.array(list("abcdef"))
+        y_true, y_pred = names[y_true], names[y_pred]
+    expected = f1_score(y_true, y_pred, average="macro", zero_division=0)
+    assert macro_f1(y_true, y_pred) == expected

@@ -8,7 +8,6 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
-from sklearn.metrics import f1_score
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
@@ -36,6 +35,7 @@ from skrbal.inspection import (
 )
 from skrbal.inspection._value import _confusions
 from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
+from skrbal.metrics._decision_metrics import macro_f1
 
 __all__ = ["RiskBasedLearner"]
 
@@ -443,7 +443,7 @@ class RiskBasedLearner(BaseEstimator):
             y_test, proba, self.process, classes=model.classes_
         )
         predicted = np.asarray(model.classes_)[np.argmax(proba, axis=1)]
-        f1 = f1_score(y_test, predicted, average="macro", zero_division=0)
+        f1 = macro_f1(y_test, predicted)
         return {"decision_accuracy": accuracy, "f1_macro": f1}
 
     def _check_coverage(self, model, step, warned):

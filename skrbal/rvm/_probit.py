@@ -92,11 +92,13 @@ def _log_cdf(z):
     and accurate while ``ndtr`` keeps its relative precision), with
     ``log_ndtr`` for the far lower tail where ``ndtr`` underflows."""
     out = ndtr(z)
+    tail = z < _TAIL
+    if not tail.any():
+        # ndtr(z) >= 5e-198 here: no log of zero (and no errstate to enter).
+        return np.log(out, out=out)
     with np.errstate(divide="ignore"):
         np.log(out, out=out)
-    tail = z < _TAIL
-    if tail.any():
-        out[tail] = log_ndtr(z[tail])
+    out[tail] = log_ndtr(z[tail])
     return out
 
 
