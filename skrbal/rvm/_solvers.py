@@ -465,6 +465,7 @@ def fit_constructive(
     result = FitResult(active=active, alpha=alpha, weights=None)
     gram_active = gram[active]
     chol = cholesky(gram_active[active] + np.diag(alpha))
+    span_of = span = None
     for n_iter in range(1, max_iter + 1):
         weights, log_evidence = weights_shared(chol, projected_all[active], alpha)
         result.log_evidence_trace.append(log_evidence + _evidence_constant(aux))
@@ -476,7 +477,11 @@ def fit_constructive(
         is_active[active] = True
         addable = ~is_active & (theta > 0)
         if addable.any():
-            addable &= _outside_span(gram_diag, gram_active, active)
+            # Re-estimations keep the active set, and with it the span.
+            if span_of is None or not np.array_equal(span_of, active):
+                span_of = active
+                span = _outside_span(gram_diag, gram_active, active)
+            addable &= span
         positive = theta[active] > 0
         new_alpha = _reestimated_alpha(s, theta, active, alpha, n_classes)
         change = np.abs(np.log(new_alpha) - np.log(alpha))
