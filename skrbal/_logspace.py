@@ -103,8 +103,8 @@ def sum_leading(a) -> np.ndarray:
 def _pairwise(a, start, n):
     """NumPy's pairwise summation of ``a[start:start + n]`` along axis 0."""
     if n < 8:
-        total = a[start].copy()
-        for i in range(start + 1, start + n):
+        total = a[start] + a[start + 1] if n > 1 else a[start].copy()
+        for i in range(start + 2, start + n):
             total += a[i]
         return total
     if n > _PAIRWISE_BLOCK:

@@ -126,12 +126,16 @@ def _integrand_mode(offsets):
     decreasing, so Newton's method converges monotonically after the first
     step from any start. Each column stops on its own, so that its result
     does not depend on the other columns of the batch, and the columns that
-    stopped leave the arrays.
+    stopped leave the arrays. The curvature of a column's last step serves:
+    its mode moved by less than the tolerance, and the rule needs its scale
+    only roughly.
     """
     n_columns = offsets.shape[1]
+    if not n_columns:
+        return np.zeros(0), np.ones(0)
     mode = np.zeros(n_columns)
     curvature = np.ones(n_columns)
-    going = np.arange(n_columns)
+    going = None  # the columns still iterating, when not all of them
     u, c = mode, offsets
     for _ in range(_MAX_NEWTON):
         z = u + c
@@ -147,15 +151,21 @@ def _integrand_mode(offsets):
         curv += 1.0
         step = grad / curv
         u = u + step
+        moving = np.abs(step) >= _NEWTON_TOL
+        n_moving = np.count_nonzero(moving)
+        if n_moving == moving.size:
+            continue
+        if going is None:
+            going = np.arange(n_columns)
         mode[going] = u
         curvature[going] = curv
-        moving = np.abs(step) >= _NEWTON_TOL
-        if not moving.any():
-            break
-        if not moving.all():
-            going, u, c = going[moving], u[moving], c[:, moving]
-    # The curvature of the last step serves: the mode moved by less than the
-    # tolerance, and the rule needs its scale only roughly.
+        if not n_moving:
+            return mode, curvature
+        going, u, c = going[moving], u[moving], c[:, moving]
+    if going is None:
+        return u, curv
+    mode[going] = u
+    curvature[going] = curv
     return mode, curvature
 
 
