@@ -568,7 +568,9 @@ def test_one_huge_training_sample_does_not_wipe_out_its_class():
     np.testing.assert_allclose(proba, base.predict_proba(X_test), rtol=1e-9)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 def test_training_data_beyond_double_precision_is_named():
+    # Named by one ValueError, without numpy overflow warnings on the way.
     X = np.array([[0.0, 0.0], [1e160, 0.0], [1.0, 1.0], [2.0, 1.0]])
     y = [0, 0, 1, 1]
     with pytest.raises(ValueError, match=r"overflows double precision.*rescale X"):

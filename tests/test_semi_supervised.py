@@ -159,6 +159,20 @@ def test_convergence_warning():
     assert not clf.converged_ and clf.n_iter_ == 2
 
 
+def test_convergence_warning_is_recorded_in_fit_warnings():
+    # A batch study counts a fit's warnings from fit_warnings_; an EM that
+    # ran out of iterations must be among them, and a refit that converges
+    # must not keep it.
+    X, y = _overlapping_problem(17)
+    clf = SemiSupervisedGMMClassifier(max_iter=2, tol=0.0)
+    with pytest.warns(ConvergenceWarning):
+        clf.fit(X, y)
+    assert [type(w) for w in clf.fit_warnings_] == [ConvergenceWarning]
+    assert "max_iter=2" in str(clf.fit_warnings_[0])
+    clf.set_params(max_iter=500, tol=1e-6).fit(X, y)
+    assert clf.converged_ and clf.fit_warnings_ == []
+
+
 def test_convergence_warning_points_at_the_users_line():
     X, y = _overlapping_problem(17)
     with pytest.warns(ConvergenceWarning, match="max_iter=2") as caught:

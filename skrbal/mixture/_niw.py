@@ -159,19 +159,22 @@ def _merge(count_a, mean_a, scatter_a, count_b, mean_b, scatter_b):
     """
     count = count_a + count_b
     delta = mean_b - mean_a
-    if isinstance(count, np.ndarray):
-        share = np.divide(count_b, count, out=np.zeros_like(count), where=count > 0)
-        cross = (count_a * share)[:, None, None]
-        share = share[:, None]
-        outer = delta[:, :, None] * delta[:, None, :]
-    else:
-        share = count_b / count if count > 0 else 0.0
-        cross = count_a * share  # n_a n_b / (n_a + n_b)
-        outer = np.multiply.outer(delta, delta)
-    scatter = scatter_a + scatter_b
-    # Exactly symmetric, as the product is formed before the scaling.
-    scatter += cross * outer
-    return count, mean_a + share * delta, scatter
+    # Data beyond double precision overflow here to inf; the posterior's
+    # Cholesky factor (_cholesky_factor) names that, with the fix.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if isinstance(count, np.ndarray):
+            share = np.divide(count_b, count, out=np.zeros_like(count), where=count > 0)
+            cross = (count_a * share)[:, None, None]
+            share = share[:, None]
+            outer = delta[:, :, None] * delta[:, None, :]
+        else:
+            share = count_b / count if count > 0 else 0.0
+            cross = count_a * share  # n_a n_b / (n_a + n_b)
+            outer = np.multiply.outer(delta, delta)
+        scatter = scatter_a + scatter_b
+        # Exactly symmetric, as the product is formed before the scaling.
+        scatter += cross * outer
+        return count, mean_a + share * delta, scatter
 
 
 def _merge_statistics(a: _Statistics, b: _Statistics) -> _Statistics:

@@ -179,8 +179,11 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
     mean_prior_, covariance_prior_ : ndarray
         The prior mean ``m0`` and scale ``S0`` used.
     fit_warnings_ : list of Warning
-        The :class:`~skrbal.exceptions.PriorScaleWarning` of the last fit,
-        if any (see :class:`BayesianGMMClassifier`).
+        The warnings of the last fit: a
+        :class:`~skrbal.exceptions.PriorScaleWarning` (see
+        :class:`BayesianGMMClassifier`) and the
+        :class:`~sklearn.exceptions.ConvergenceWarning` of an EM that did not
+        converge, so that a batch study can count them.
     class_count_ : ndarray of shape (n_classes,)
         Effective counts ``N_k = n_k + r_k``: labelled samples plus the
         responsibilities of the unlabelled ones.
@@ -376,6 +379,8 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             X_l, y_idx, X_u, labelled_stats, resp, prior, weight, unlabelled
         )
         self._set_posterior(stats, prior)
+        if not self.converged_:
+            self.fit_warnings_.append(self._em_warning)
         self.weights_ = theta.weights
 
         distributions = np.zeros((len(X), len(classes)))
@@ -455,13 +460,12 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
                 break
             resp = np.exp(joint_u - log_evidence_u[:, None])
         else:
-            warnings.warn(
+            self._em_warning = ConvergenceWarning(
                 f"EM did not converge in max_iter={self.max_iter} iterations (last "
                 f"change of the objective {change:.3g} >= tol={self.tol}); increase "
-                "max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=caller_stacklevel(),
+                "max_iter or tol."
             )
+            warnings.warn(self._em_warning, stacklevel=caller_stacklevel())
         self.n_iter_ = n_iter
         self.converged_ = converged
         self.lower_bound_ = trace[-1]

@@ -209,8 +209,9 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
     fit_warnings_ : list of Warning
         The warnings raised by the last :meth:`fit`
         (:class:`~sklearn.exceptions.ConvergenceWarning`,
-        :class:`NonDiscriminatingFitWarning`), so that a batch study can count
-        them.
+        :class:`NonDiscriminatingFitWarning`, and the ``UserWarning`` of a
+        ``prune_threshold`` mRVM2 can never reach), so that a batch study can
+        count them.
 
     See Also
     --------
@@ -453,8 +454,9 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         previous_n_features = getattr(self, "n_features_in_", None)
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, y_index = self._encode_labels(y)
+        fit_warnings = []
         if self.method == "mrvm2":
-            self._check_prune_threshold()
+            fit_warnings += self._check_prune_threshold()
         previous = self._previous_solution(
             X.shape[0], classes, previous_n_features == X.shape[1]
         )
@@ -475,7 +477,7 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         self.log_evidence_trace_ = np.asarray(result.log_evidence_trace)
         self._n_samples_fit = X.shape[0]
         self._method_fit = self.method
-        self.fit_warnings_ = []
+        self.fit_warnings_ = fit_warnings
         if not result.converged:
             self._warn(
                 ConvergenceWarning(
@@ -541,15 +543,17 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
             self._warn(warning)
 
     def _check_prune_threshold(self):
+        """Warn (and return the warning) when mRVM2 can never prune."""
         ceiling = (2.0 * self.tau + 1.0) / (2.0 * self.nu)
-        if self.prune_threshold >= ceiling:
-            warnings.warn(
-                f"prune_threshold={self.prune_threshold:g} is not below the "
-                f"largest precision the hyperprior allows, {ceiling:g}; "
-                "mRVM2 will never prune a sample.",
-                UserWarning,
-                stacklevel=caller_stacklevel(),
-            )
+        if self.prune_threshold < ceiling:
+            return []
+        warning = UserWarning(
+            f"prune_threshold={self.prune_threshold:g} is not below the "
+            f"largest precision the hyperprior allows, {ceiling:g}; "
+            "mRVM2 will never prune a sample."
+        )
+        warnings.warn(warning, stacklevel=caller_stacklevel())
+        return [warning]
 
     def _solve(self, design, y_index, classes, previous, random_state):
         """Run the method's solver from a cold start or from ``previous``.
