@@ -166,7 +166,21 @@ def _run(args) -> int:
     print(f"\n{args.repeats} repetitions in {elapsed:.1f} s; wrote:")
     for path in [out / "summary.md", out / "totals.csv", out / "queries.csv", *paths]:
         print(f"  {path}")
+    _warning_notes(study.totals)
     return 0
+
+
+def _warning_notes(totals) -> None:
+    """One line per method and warning category the study recorded."""
+    from skrbal.experiments._report import warning_table
+
+    for row in warning_table(totals).itertuples():
+        print(
+            f"skrbal: note: {row.method} raised {row.warning} {row.count} times "
+            f"in {row.runs} of {row.of_runs} runs (counted in totals.csv, "
+            "not shown one by one)",
+            file=sys.stderr,
+        )
 
 
 def _query_limit(queries: pd.DataFrame) -> int:
@@ -439,6 +453,7 @@ def _reproduce(args) -> int:
     print("wrote:")
     for path in [out / "summary.md", out / "totals.csv", out / "queries.csv", *paths]:
         print(f"  {path}")
+    _warning_notes(study.totals)
     return 0
 
 

@@ -41,7 +41,11 @@ def read_tidy_csv():
     """
 
     def read(path) -> pd.DataFrame:
-        return pd.read_csv(path, **_EXACT_FLOATS)
+        frame = pd.read_csv(path, **_EXACT_FLOATS)
+        if "warnings" in frame.columns:
+            # A CSV cannot tell an empty text (no warning) from a missing one.
+            frame["warnings"] = frame["warnings"].astype(object).fillna("").astype(str)
+        return frame
 
     return read
 

@@ -496,3 +496,54 @@ def test_synthetic_config_records_the_width():
     z24 = _config(get_case_study("z24"), methods, 1, 0)["methods"]
     assert z24["mrvm2-evpi"]["case_params"] == {}
     assert "gamma" not in z24["mrvm2-evpi"]["estimator"]
+
+
+class _WarningNB(GaussianNB):
+    """GaussianNB that warns at every fit, as a non-converging solver would."""
+
+    def fit(self, X, y, sample_weight=None):
+        import warnings
+
+        warnings.warn("fit warns", RuntimeWarning, stacklevel=2)
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def test_warnings_of_a_study_are_counted_not_shown(tmp_path, capsys):
+    # Over 1000 repetitions the same warning used to be printed hundreds of
+    # times (every catch_warnings elsewhere resets the once-per-location
+    # memory) while totals' n_warnings counted only the learner's own.
+    import warnings
+
+    from skrbal.cli import _warning_notes
+    from skrbal.experiments import summarise_study
+
+    warner = Method("warner", _WarningNB)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        study = run_study(
+            "synthetic", [warner, NB], n_repeats=2, progress=False, out=tmp_path
+        )
+    assert not shown
+    totals = study.totals.set_index("method")
+    fits = totals.loc["warner", "n_inspections"] + 1  # the initial fit, one per label
+    np.testing.assert_array_equal(totals.loc["warner", "n_warnings"], fits)
+    assert list(totals.loc["warner", "warnings"]) == [
+        f"RuntimeWarning:{n}" for n in fits
+    ]
+    assert (totals.loc["nb-evpi", "n_warnings"] == 0).all()
+    table = summarise_study(load_study(tmp_path)).warnings
+    assert table.to_dict("records") == [
+        {
+            "method": "warner",
+            "warning": "RuntimeWarning",
+            "of_runs": 2,
+            "runs": 2,
+            "count": int(fits.sum()),
+        }
+    ]
+    assert "## Warnings" in study_report(study)
+    _warning_notes(study.totals)
+    assert capsys.readouterr().err.splitlines() == [
+        f"skrbal: note: warner raised RuntimeWarning {int(fits.sum())} times in 2 "
+        "of 2 runs (counted in totals.csv, not shown one by one)"
+    ]

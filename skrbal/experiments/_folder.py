@@ -29,7 +29,9 @@ __all__ = ["StudyFileWarning", "load_study"]
 # 2: queries gained record_index, totals seconds, the config the data source.
 # 3: each repetition file names its study and repetition, full-precision
 #    numbers with their dtypes.
-FORMAT_VERSION = 3
+# 4: totals count every warning a method raised (n_warnings) by category
+#    (warnings), not only the learner's own.
+FORMAT_VERSION = 4
 
 LOCK_NAME = ".skrbal.lock"
 TIDY_FILES = ("queries.csv", "totals.csv")

@@ -79,6 +79,23 @@ def _timing(totals: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def warning_table(totals: pd.DataFrame) -> pd.DataFrame:
+    """Per method and warning category: runs that raised it, and how often."""
+    rows = []
+    if "warnings" in totals.columns:
+        for (method, text), group in totals.groupby(["method", "warnings"], sort=False):
+            if not isinstance(text, str):
+                continue  # no warning (an empty cell read back from CSV)
+            for part in filter(None, text.split("; ")):
+                name, _, count = part.rpartition(":")
+                rows.append((method, name, len(group), int(count) * len(group)))
+    table = pd.DataFrame(rows, columns=["method", "warning", "runs", "count"])
+    table = table.groupby(["method", "warning"], sort=False).sum()
+    runs = totals.groupby("method", sort=False).size()
+    table.insert(1, "of_runs", runs.reindex(table.index.get_level_values(0)).values)
+    return table.reset_index()
+
+
 def summarise_study(study, at: Sequence[int] = (0, 5, 10, 20, 50)) -> Bunch:
     """Tables of a study: inspections, scores at fixed query counts, timing.
 
@@ -99,9 +116,11 @@ def summarise_study(study, at: Sequence[int] = (0, 5, 10, 20, 50)) -> Bunch:
         spend and decision regret), ``scores`` (long table: ``method``,
         ``metric``, ``at`` (a count or ``'final'``), ``median``, ``q25``,
         ``q75`` and ``n_runs``, the runs that made at least that many
-        inspections, or all runs for ``'final'``) and ``timing`` (per method:
+        inspections, or all runs for ``'final'``), ``timing`` (per method:
         mean, median, maximum and total seconds per repetition; empty when
-        the study has no timing).
+        the study has no timing) and ``warnings`` (per method and warning
+        category: ``runs`` that raised it, of ``of_runs``, and its total
+        ``count``; empty when none was raised).
 
     See Also
     --------
@@ -128,6 +147,7 @@ def summarise_study(study, at: Sequence[int] = (0, 5, 10, 20, 50)) -> Bunch:
         inspections=_inspections(totals),
         scores=_scores(queries, totals, at),
         timing=timing,
+        warnings=warning_table(totals),
     )
 
 
@@ -315,6 +335,16 @@ def study_report(
             f"on average here, so {full_repeats} repetitions on {full_workers} "
             f"workers would take about {estimate / 60:.1f} min (this machine, "
             "perfect parallel scaling, timing under whatever else it ran).",
+            "",
+        ]
+    if not summary.warnings.empty:
+        lines += [
+            "## Warnings",
+            "",
+            "Raised while the methods ran, recorded per repetition in "
+            "`totals.csv` (`n_warnings`, `warnings`) instead of being shown.",
+            "",
+            markdown_table(summary.warnings.set_index("method")),
             "",
         ]
     if figures:

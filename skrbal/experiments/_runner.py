@@ -6,6 +6,8 @@ import contextlib
 import json
 import platform
 import time
+import warnings
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -89,6 +91,12 @@ def _query_frame(learner, split, method: Method, repetition: int) -> pd.DataFram
     return frame
 
 
+def warning_counts(caught) -> str:
+    """``"Category:count"`` of recorded warnings, by name, joined by ``"; "``."""
+    counts = Counter(type(w.message).__name__ for w in caught)
+    return "; ".join(f"{name}:{counts[name]}" for name in sorted(counts))
+
+
 def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
     """Run every method once on one split of a case study.
 
@@ -111,8 +119,12 @@ def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
         ``record_index``, the queried observation's position in the whole
         record, -1 for the initial model); ``totals``: one row per method
         (campaign totals, final test scores, the size of the initial labelled
-        set and ``seconds``, the method's wall-clock time in this repetition,
-        the only column that differs between two runs of a study).
+        set, ``n_warnings`` and ``warnings``, the number of warnings the
+        method raised in this repetition and their counts by category, e.g.
+        ``"ConvergenceWarning:2; NonDiscriminatingFitWarning:1"``, and
+        ``seconds``, the method's wall-clock time in this repetition, the only
+        column that differs between two runs of a study). Warnings raised
+        while a method runs are recorded there, not shown.
         The ``step`` column of ``queries`` is each query's stream position.
 
     See Also
@@ -135,7 +147,12 @@ def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
     queries, totals = [], []
     for method in methods:
         start = time.perf_counter()
-        learner = _fit_learner(_learner(method, case, rng_seed, counts), split)
+        # Recorded, not shown: over a study the same warnings would otherwise
+        # fill the terminal (every catch_warnings elsewhere resets Python's
+        # once-per-location memory); the report counts them instead.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            learner = _fit_learner(_learner(method, case, rng_seed, counts), split)
         seconds = time.perf_counter() - start
         history = learner.history_
         counts[method.name] = history.totals["n_inspections"]
@@ -146,6 +163,8 @@ def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
                 "repetition": repetition,
                 "method": method.name,
                 **history.totals,
+                "n_warnings": len(caught),
+                "warnings": warning_counts(caught),
                 "final_decision_accuracy": final["decision_accuracy"],
                 "final_f1_macro": final["f1_macro"],
                 "n_initial": int(split.initial_indices.size),
