@@ -11,7 +11,7 @@ round), so the machine's drifting load falls on both alike. It reports per
 method the median seconds per repetition of each version, the median of the
 per-round ratios after / before with its quartiles, and whether the two
 versions gave the same results: every column of ``totals`` and ``queries``
-but the wall times, compared exactly.
+but the wall times and the warning counts, compared exactly.
 
 BLAS runs single-threaded, as in a loky or Dask worker on 2 cores.
 
@@ -90,9 +90,15 @@ def run_version(root, case, methods, first, count, out):
     return (pd.read_pickle(f"{out}.totals.pkl"), pd.read_pickle(f"{out}.queries.pkl"))
 
 
+# Not results: wall times, and the warning counts (format 4 counts every
+# warning a method raised, format 3 only the learner's own).
+_BOOKKEEPING = ("seconds", "n_warnings", "warnings")
+
+
 def _without_times(frame):
-    timing = [c for c in frame.columns if c in ("seconds", "fit_seconds")]
-    return frame.drop(columns=timing).reset_index(drop=True)
+    return frame.drop(
+        columns=[c for c in frame.columns if c in _BOOKKEEPING]
+    ).reset_index(drop=True)
 
 
 def compare(before, case, methods, rounds, per_round):

@@ -34,11 +34,13 @@ _KERNELS = frozenset(PAIRWISE_KERNEL_FUNCTIONS) - {"precomputed"}
 # basis functions scaled to unit norm.
 _INITIAL_ALPHA = 1e-3
 # Rows of X per predict batch: the quadrature holds n_classes**2 * n_quadrature
-# floats per row, and batches of about 2**17 floats (a megabyte) keep its
-# passes in the processor's cache: a 6000-row predict with 4 classes runs 20 %
-# faster in batches of 682 rows than in one. Rows are independent, so the
-# batch size changes no result.
-_BATCH_FLOATS = 2**17
+# floats per row. Batches of 2**16 floats (341 rows with 4 classes and 12
+# nodes) keep its (nodes x columns) temporaries just under 128 KiB, glibc's
+# threshold for serving an allocation by mmap: larger ones are mapped and
+# unmapped afresh at every operation, and their page faults cost a third of
+# a 6000-row predict (19 ms in one batch, 14.6 ms in these). Rows are
+# independent, so the batch size changes no result.
+_BATCH_FLOATS = 2**16
 # A fit discriminates its training classes when its training log loss is at
 # least this fraction below the entropy of the class frequencies (the log loss
 # of the best constant belief) and its training accuracy beats the majority
