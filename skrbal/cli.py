@@ -177,7 +177,7 @@ def _warning_notes(totals) -> None:
     for row in warning_table(totals).itertuples():
         print(
             f"skrbal: note: {row.method} raised {row.warning} {row.count} times "
-            f"in {row.runs} of {row.of_runs} runs (counted in totals.csv, "
+            f"in {row.in_runs} of {row.of_runs} runs (counted in totals.csv, "
             "not shown one by one)",
             file=sys.stderr,
         )

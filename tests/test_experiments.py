@@ -536,8 +536,8 @@ def test_warnings_of_a_study_are_counted_not_shown(tmp_path, capsys):
         {
             "method": "warner",
             "warning": "RuntimeWarning",
+            "in_runs": 2,
             "of_runs": 2,
-            "runs": 2,
             "count": int(fits.sum()),
         }
     ]

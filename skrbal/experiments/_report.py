@@ -89,7 +89,7 @@ def warning_table(totals: pd.DataFrame) -> pd.DataFrame:
             for part in filter(None, text.split("; ")):
                 name, _, count = part.rpartition(":")
                 rows.append((method, name, len(group), int(count) * len(group)))
-    table = pd.DataFrame(rows, columns=["method", "warning", "runs", "count"])
+    table = pd.DataFrame(rows, columns=["method", "warning", "in_runs", "count"])
     table = table.groupby(["method", "warning"], sort=False).sum()
     runs = totals.groupby("method", sort=False).size()
     table.insert(1, "of_runs", runs.reindex(table.index.get_level_values(0)).values)
@@ -119,7 +119,7 @@ def summarise_study(study, at: Sequence[int] = (0, 5, 10, 20, 50)) -> Bunch:
         inspections, or all runs for ``'final'``), ``timing`` (per method:
         mean, median, maximum and total seconds per repetition; empty when
         the study has no timing) and ``warnings`` (per method and warning
-        category: ``runs`` that raised it, of ``of_runs``, and its total
+        category: the runs that raised it, ``in_runs`` of ``of_runs``, and its total
         ``count``; empty when none was raised).
 
     See Also
