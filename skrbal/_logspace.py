@@ -120,15 +120,6 @@ def _pairwise(a, start, n):
     for i in range(start + whole, start + n):
         total += a[i]
     return total
-    partial = a[:8].copy()
-    whole = n - n % 8
-    for i in range(8, whole, 8):
-        partial += a[i : i + 8]
-    total = (partial[0] + partial[1]) + (partial[2] + partial[3])
-    total += (partial[4] + partial[5]) + (partial[6] + partial[7])
-    for i in range(whole, n):
-        total += a[i]
-    return total
 
 
 def log_normalise(a, axis: int = -1) -> np.ndarray:
