@@ -149,7 +149,10 @@ def run_repetition(case, methods, repetition: int, *, seed: int = 0) -> Bunch:
         start = time.perf_counter()
         # Recorded, not shown: over a study the same warnings would otherwise
         # fill the terminal (every catch_warnings elsewhere resets Python's
-        # once-per-location memory); the report counts them instead.
+        # once-per-location memory); the report counts them instead. Python's
+        # warning filters are per process: on a Dask worker running several
+        # repetitions in threads at once the counts can be attributed to the
+        # wrong one (the built-in LocalCluster runs one thread per worker).
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             learner = _fit_learner(_learner(method, case, rng_seed, counts), split)
