@@ -9,7 +9,11 @@ import numpy as np
 
 _INTERNAL = (str(Path(__file__).resolve().parent),)
 
-__all__ = ["MissingStatesWarning", "PriorScaleWarning"]
+__all__ = [
+    "MissingStatesWarning",
+    "PriorScaleWarning",
+    "UnlabelledStateSmoothingWarning",
+]
 
 
 class MissingStatesWarning(UserWarning):
@@ -67,6 +71,44 @@ class PriorScaleWarning(UserWarning):
     'PriorScaleWarning'
     >>> type(model.fit_warnings_[0]).__name__
     'PriorScaleWarning'
+    """
+
+
+class UnlabelledStateSmoothingWarning(UserWarning):
+    """Smoothing pseudo-labelled steps while some state has no labelled example.
+
+    ``semi_supervised='smoothing'`` gives each hidden step the most probable
+    state of the forward-backward marginals, whose emissions are the
+    classifier's class densities. A state with no labelled example has only
+    its prior density (for :class:`~skrbal.mixture.BayesianGMMClassifier`
+    centred on ``mean_prior``), so the steps spent in it get the pseudo-label
+    of another state whose density reaches them. And the pseudo-labels, even
+    correct ones, make the model confident about the states it has: where the
+    unlabelled state lies the expected value of perfect information can stay
+    below the inspection cost, and no inspection ever reveals it. The paper's
+    remedy then confirms the model's blind spot instead of correcting it.
+
+    In 1000 repetitions of the synthetic case study the learner warned in 97
+    runs (a state still unlabelled after the first inspection); 27 of them
+    went bad (the intermediate state 3 unlabelled: final decision accuracy
+    0.72 to 0.85, or more than 50 inspections, up to 317), and no run without
+    the warning did. The same 27 runs without smoothing ended at a decision
+    accuracy of 0.9995 or better (see the user guide, "Sampling bias").
+
+    The stream learner raises it once per fit, the first time it smooths a
+    segment while a state of the process has no labelled example. Label an
+    example of every state in the initial set, or learn without pseudo-labels
+    (``semi_supervised=None``) until every state has been inspected.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skrbal.exceptions import UnlabelledStateSmoothingWarning
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn("state [3] has no label", UnlabelledStateSmoothingWarning)
+    >>> caught[0].category.__name__
+    'UnlabelledStateSmoothingWarning'
     """
 
 

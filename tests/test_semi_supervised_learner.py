@@ -1,5 +1,7 @@
 """The stream learner's semi-supervised remedies: EM and latent-state smoothing."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.naive_bayes import GaussianNB
@@ -10,6 +12,7 @@ from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.active import RiskBasedLearner
 from skrbal.active._semi import SmoothingUpdate, StreamState
 from skrbal.datasets import make_degradation_stream, stream_test_split
+from skrbal.exceptions import UnlabelledStateSmoothingWarning
 from skrbal.mixture import SemiSupervisedGMMClassifier
 from skrbal.smoothing import smooth_segment
 
@@ -233,3 +236,88 @@ def test_em_refuses_minus_one_as_a_state(split):
         RiskBasedLearner(
             estimator=BayesianGMMClassifier(), process=process, semi_supervised="em"
         ).fit(split.X_stream, y, initial=split.initial_indices)
+
+
+def _unlabelled_state_case(y, labelled):
+    """Smooth ``y`` between its ``labelled`` steps (the last one just inspected).
+
+    The stream starts with labelled clusters of states 1, 2 and 4 at -5, 0
+    and 19 (the initial set, learned already); state 3 (data near 6) has no
+    label unless one of ``labelled`` shows it, and then only the prior's
+    density, centred on 0. Returns the update, the model, the stream state and
+    the stream step just inspected.
+    """
+    process = synthetic_decision_process()
+    rng = np.random.default_rng(0)
+    initial = np.repeat([1, 2, 4], 5)
+    y = np.r_[initial, y]
+    labelled = np.r_[np.arange(initial.size), initial.size + np.asarray(labelled)]
+    centre = {1: -5.0, 2: 0.0, 3: 6.0, 4: 19.0}
+    X = np.column_stack([[centre[c] for c in y], np.zeros(y.size)])
+    X += rng.normal(scale=0.3, size=X.shape)
+    model = BayesianGMMClassifier(
+        classes=[1, 2, 3, 4], mean_prior=0.0, covariance_prior=1.0
+    ).fit(X[labelled], y[labelled])
+    update = SmoothingUpdate(process, "auto", initial_state=1)
+    update.last_anchor = initial.size  # the initial set and the first anchor
+    known = np.zeros(y.size, dtype=bool)
+    known[labelled] = True
+    state = StreamState(
+        X=X,
+        y=y,
+        known=known,
+        labelled=labelled.tolist(),
+        action=np.zeros(y.size, dtype=np.intp),
+        exogenous_actions=None,
+    )
+    return update, model, state, int(labelled[-1])
+
+
+def test_smoothing_warns_when_a_state_has_no_label():
+    """Damaged (2) then failed (4): the hidden steps in state 3, which no
+    label shows, get another state's pseudo-label; the learner says so."""
+    y = [2, 2, 3, 3, 3, 3, 4, 4]
+    update, model, state, end = _unlabelled_state_case(y, labelled=[0, 7])
+    with pytest.warns(UnlabelledStateSmoothingWarning, match=r"\[3\]") as caught:
+        update.learn(model, state, end)
+    assert len(caught) == 1
+    # The situation it names: the state-3 steps are pseudo-labelled failed.
+    assert [update.pseudo[t] for t in range(16, 22)] == [2, 4, 4, 4, 4, 4]
+    assert len(update.warnings) == 1 and "[3]" in update.warnings[0]
+    # Once per fit: a second such segment does not warn again.
+    state.known[end] = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnlabelledStateSmoothingWarning)
+        update.learn(model, state, end)
+    assert len(update.warnings) == 1
+
+
+def test_smoothing_does_not_warn_once_every_state_has_a_label():
+    """The same segment with one state-3 step inspected: every state has a
+    label, and the smoother names state 3 where it is."""
+    y = [2, 2, 3, 3, 3, 3, 4, 4]
+    update, model, state, end = _unlabelled_state_case(y, labelled=[0, 3, 7])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnlabelledStateSmoothingWarning)
+        update.learn(model, state, end)
+    assert update.warnings == []
+    assert [update.pseudo[t] for t in (16, 17, 19, 20, 21)] == [2, 3, 3, 3, 4]
+
+
+def test_smoothing_warns_in_a_study_repetition_that_ends_badly():
+    """Repetition 578 of the synthetic study: no state-3 label at the start;
+    gmm-smoothing ends at decision accuracy 0.73. The warning is counted."""
+    from skrbal.experiments import get_case_study, get_method
+    from skrbal.experiments._runner import run_repetition
+
+    result = run_repetition(
+        get_case_study("synthetic"),
+        [get_method("gmm-evpi"), get_method("gmm-smoothing")],
+        578,
+    )
+    totals = result.totals.set_index("method")
+    assert totals.loc["gmm-smoothing", "final_decision_accuracy"] < 0.9
+    assert (
+        "UnlabelledStateSmoothingWarning:1" in totals.loc["gmm-smoothing", "warnings"]
+    )
+    assert totals.loc["gmm-evpi", "final_decision_accuracy"] > 0.99

@@ -18,6 +18,7 @@ told to warm-start.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from inspect import signature
 
@@ -28,7 +29,11 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import has_fit_parameter
 
 from skrbal._decision import DecisionProcess
-from skrbal.exceptions import missing_states
+from skrbal.exceptions import (
+    UnlabelledStateSmoothingWarning,
+    caller_stacklevel,
+    missing_states,
+)
 from skrbal.inspection import weighted_copies
 from skrbal.smoothing import ImpossibleEvidenceError, smooth_segment
 
@@ -352,6 +357,13 @@ class SmoothingUpdate(SupervisedUpdate):
     record's (``actions`` given to ``fit``) or else the agent's own. A
     segment the transition model cannot explain (say, a repair the actions do
     not show) is left unlabelled and counted in ``n_skipped_segments``.
+
+    The first segment smoothed while some state of the process has no
+    labelled example raises
+    :class:`~skrbal.exceptions.UnlabelledStateSmoothingWarning` (once per fit;
+    its message is kept in ``warnings``): a pseudo-label can name such a state
+    only through the model's prior density, and the pseudo-labels of the
+    other states can keep the EVPI too low to ever inspect it.
     """
 
     def __init__(self, process, mode, initial_state):
@@ -360,6 +372,7 @@ class SmoothingUpdate(SupervisedUpdate):
         self.last_anchor = -1
         self.pseudo = {}
         self.n_skipped_segments = 0
+        self.warnings = []
 
     def prepare(self, model):
         if not hasattr(model, "class_log_density"):
@@ -380,6 +393,8 @@ class SmoothingUpdate(SupervisedUpdate):
         )
         # The transition into step 0 leaves an assumed state with "do nothing".
         into = actions[start:end] if start >= 0 else np.r_[0, actions[:end]]
+        if not self.warnings:
+            self._check_unlabelled_states(state, start, end)
         result = smooth_segment(
             model,
             take_rows(state.X, hidden),
@@ -390,6 +405,28 @@ class SmoothingUpdate(SupervisedUpdate):
             initial_state=self.initial_state,
         )
         return hidden, result.pseudo_labels
+
+    def _check_unlabelled_states(self, state, start, end):
+        """Warn if a state has no labelled example yet (once per fit)."""
+        classes = self.process.classes_
+        unlabelled = classes[~np.isin(classes, state.y[np.asarray(state.labelled)])]
+        if unlabelled.size == 0:
+            return
+        message = (
+            f"semi_supervised='smoothing' pseudo-labelled stream steps {start + 1} "
+            f"to {end - 1} while no labelled example shows the process's state(s) "
+            f"{unlabelled.tolist()}. A pseudo-label can name such a state only "
+            "through the model's prior density, so its steps get another "
+            "state's pseudo-label, and the pseudo-labels make the model "
+            "confident about the states it has: the EVPI can stay below the "
+            "inspection cost where the unlabelled state lies, and no inspection "
+            "then reveals it. Label an example of every state in the initial "
+            "set, or use semi_supervised=None."
+        )
+        warnings.warn(
+            message, UnlabelledStateSmoothingWarning, stacklevel=caller_stacklevel()
+        )
+        self.warnings.append(message)
 
     def learn(self, model, state: StreamState, step: int):
         if step < self.last_anchor:

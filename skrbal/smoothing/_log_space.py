@@ -41,6 +41,22 @@ def log_sum(log_vector) -> float:
         return float(np.log(np.exp(log_vector - peak).sum()) + peak)
 
 
+def shifted_sum(log_a, log_b):
+    """``log_a + log_b`` shifted to a maximum of zero, and the shift.
+
+    Two log values of order ``-1e308`` sum beyond the float range even when
+    their sum lies within it relative to the others' (two paths that meet
+    their improbable observations at different steps): the shift is
+    subtracted before the second term is added, so such a state is kept
+    instead of becoming ``-inf``, i.e. impossible. The shift is ``-inf`` when
+    every sum is (nothing left, or everything beyond the float range).
+    """
+    peak = float(np.max(log_a + log_b))
+    if peak == -np.inf:
+        return np.full(np.shape(log_a), -np.inf), peak
+    return (log_a - peak) + log_b, peak
+
+
 def impossible_at(step: int) -> ImpossibleEvidenceError:
     return ImpossibleEvidenceError(
         f"the evidence is impossible: no health state at hidden step {step} "
@@ -157,15 +173,10 @@ def forward(log_emission, log_transition, actions, log_start):
             )
             terms = message[:, np.newaxis] + log_transition[actions[t]]
             column_peak = _finite_peak(terms, axis=0)
-            message = (
-                np.log(np.exp(terms - column_peak).sum(axis=0))
-                + column_peak
-                + log_emission[t]
-            )
-            peak = message.max()
+            incoming = np.log(np.exp(terms - column_peak).sum(axis=0)) + column_peak
+            message, peak = shifted_sum(incoming, log_emission[t])
             if peak == -np.inf:
                 raise nothing_left(t + 1, possible)
-            message -= peak
             log_shift += peak
             error = _inherited(terms, error[:, np.newaxis], column_peak, 0) + _rounding(
                 column_peak, log_emission[t], peak
@@ -196,7 +207,7 @@ def backward(log_emission, log_transition, actions, log_end_message, log_alpha):
     log_beta[-1], error_beta[-1] = message, error
     with np.errstate(divide="ignore", invalid="ignore"):
         for t in range(n_steps - 1, 0, -1):
-            weighted = log_emission[t] + message
+            weighted, _ = shifted_sum(message, log_emission[t])
             error = error + _rounding(log_emission[t])
             terms = log_transition[actions[t]] + weighted
             row_peak = _finite_peak(terms, axis=1)
@@ -259,18 +270,16 @@ def viterbi(log_emission, log_transition, actions, log_start, log_end_message):
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         # y_0 is marginalised, not decoded: a sum, then maxima.
-        score = log_matvec_columns(log_start, log_transition[actions[0]])
+        first = log_matvec_columns(log_start, log_transition[actions[0]])
         possible = possible_next(
             log_start > -np.inf, log_transition[actions[0]], log_emission[0]
         )
-        score += log_emission[0]
-        error = _rounding(score)
+        error = _rounding(first, log_emission[0])
+        score, peak = shifted_sum(first, log_emission[0])
         log_shift = 0.0
         for t in range(1, n_steps + 1):
-            peak = score.max()
             if peak == -np.inf:
                 raise nothing_left(t, possible)
-            score -= peak
             log_shift += peak
             error = error + _rounding(peak)
             if t == n_steps:
@@ -282,8 +291,8 @@ def viterbi(log_emission, log_transition, actions, log_start, log_end_message):
             possible = possible_next(
                 possible, log_transition[actions[t]], log_emission[t]
             )
-            score = best + log_emission[t]
             error = error[backpointer[t]] + _rounding(best, log_emission[t])
+            score, peak = shifted_sum(best, log_emission[t])
         final = score + log_end_message
     last = int(final.argmax())
     if final[last] == -np.inf:
