@@ -321,3 +321,16 @@ def test_smoothing_warns_in_a_study_repetition_that_ends_badly():
         "UnlabelledStateSmoothingWarning:1" in totals.loc["gmm-smoothing", "warnings"]
     )
     assert totals.loc["gmm-evpi", "final_decision_accuracy"] > 0.99
+
+
+def test_the_learner_keeps_the_smoothing_warning_in_its_history():
+    """history_.warnings and totals['n_warnings'] count the update rule's
+    warning, not only the learner's own MissingStatesWarning."""
+    from skrbal.experiments import get_case_study
+    from skrbal.experiments._runner import replay_repetition
+
+    with pytest.warns(UnlabelledStateSmoothingWarning):
+        replay = replay_repetition(get_case_study("synthetic"), "gmm-smoothing", 578)
+    history = replay.learner.history_
+    assert [w for w in history.warnings if "no labelled example" in w]
+    assert history.totals["n_warnings"] == len(history.warnings) >= 1

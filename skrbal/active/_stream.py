@@ -706,6 +706,8 @@ class RiskBasedLearner(BaseEstimator):
                 totals=self._chunked_totals(y, state.action, inspected),
             )
         self.history_.queries = pd.DataFrame(queries)
+        # The update rule's own warnings (smoothing with an unlabelled state).
+        warned.extend(getattr(update, "warnings", ()))
         self.history_.warnings = warned
         self.history_.totals["n_warnings"] = len(warned)
         if policy is not None:
