@@ -13,12 +13,9 @@ reported with its median over rounds and its spread (interquartile range).
 BLAS runs single-threaded (``SKRBAL_BENCH_BLAS_THREADS`` overrides it).
 """
 
-import os
-
 import numpy as np
 import pytest
 from _paired import quartiles, repeated, time_paired
-from threadpoolctl import threadpool_limits
 
 from skrbal import synthetic_decision_process
 
@@ -48,13 +45,6 @@ BENCHMARK_RATIOS = [
     for method in ("evpi", "optimal_action")
     for n in (1, 10)
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _blas_threads():
-    threads = int(os.environ.get("SKRBAL_BENCH_BLAS_THREADS", "1"))
-    with threadpool_limits(limits=threads, user_api="blas"):
-        yield
 
 
 def _plain(process):

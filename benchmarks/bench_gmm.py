@@ -20,14 +20,11 @@ every matrix product tenfold or more, for skrbal and the peers alike, which
 would measure the load, not the code.
 """
 
-import os
-
 import numpy as np
 import pytest
 from _paired import time_paired
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 from sklearn.naive_bayes import GaussianNB
-from threadpoolctl import threadpool_limits
 
 from skrbal import synthetic_decision_process
 from skrbal.mixture import BayesianGMMClassifier
@@ -87,13 +84,6 @@ BENCHMARK_RATIOS = [
         "higher",
     ),
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _blas_threads():
-    threads = int(os.environ.get("SKRBAL_BENCH_BLAS_THREADS", "1"))
-    with threadpool_limits(limits=threads, user_api="blas"):
-        yield
 
 
 @pytest.fixture(scope="module")

@@ -30,8 +30,6 @@ timed for 1 and 10 instances only. BLAS runs single-threaded
 (``SKRBAL_BENCH_BLAS_THREADS`` overrides it).
 """
 
-import os
-
 import numpy as np
 import pytest
 from _paired import quartiles, time_paired
@@ -39,7 +37,6 @@ from modAL.models import ActiveLearner
 from modAL.uncertainty import entropy_sampling as modal_entropy_sampling
 from modAL.uncertainty import uncertainty_sampling as modal_uncertainty_sampling
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
-from threadpoolctl import threadpool_limits
 
 from skrbal import synthetic_decision_process
 from skrbal.mixture import BayesianGMMClassifier
@@ -109,13 +106,6 @@ BENCHMARK_RATIOS = (
         ),
     ]
 )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _blas_threads():
-    threads = int(os.environ.get("SKRBAL_BENCH_BLAS_THREADS", "1"))
-    with threadpool_limits(limits=threads, user_api="blas"):
-        yield
 
 
 @pytest.fixture(scope="module")

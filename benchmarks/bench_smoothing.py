@@ -35,7 +35,6 @@ import numpy as np
 import pytest
 from hmmlearn import _hmmc
 from hmmlearn.base import BaseHMM
-from threadpoolctl import threadpool_limits
 
 from skrbal import synthetic_decision_process
 from skrbal.smoothing import forward_backward, viterbi
@@ -81,13 +80,6 @@ for _size in SIZES:
                     "lower",
                 )
             )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _blas_threads():
-    threads = int(os.environ.get("SKRBAL_BENCH_BLAS_THREADS", "1"))
-    with threadpool_limits(limits=threads, user_api="blas"):
-        yield
 
 
 def _problem(n_steps, seed=0):

@@ -9,13 +9,26 @@ busy machine a ratio of two separately timed medians drifts with the load, so
 a benchmark may also time both sides in alternation and report the median of
 the per-round ratios with ``record_median(name, seconds=ratio)``, then name it
 in ``BENCHMARK_RATIOS`` with ``denominator=None``. The ratios are printed with
-their targets in the terminal summary.
+their targets in the terminal summary. BLAS runs single-threaded in every
+benchmark (``SKRBAL_BENCH_BLAS_THREADS`` overrides it), as in a loky or Dask
+worker on 2 cores: idle BLAS threads spinning against other processes on a
+shared machine would time the load, not the code.
 """
 
+import os
+
 import pytest
+from threadpoolctl import threadpool_limits
 
 _MEDIANS = pytest.StashKey[dict]()
 _RATIOS = pytest.StashKey[dict]()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _blas_threads():
+    threads = int(os.environ.get("SKRBAL_BENCH_BLAS_THREADS", "1"))
+    with threadpool_limits(limits=threads, user_api="blas"):
+        yield
 
 
 def pytest_configure(config):
