@@ -95,7 +95,7 @@ def run_version(root, case, methods, first, count, out):
 _BOOKKEEPING = ("seconds", "n_warnings", "warnings")
 
 
-def _without_times(frame):
+def _results_only(frame):
     return frame.drop(
         columns=[c for c in frame.columns if c in _BOOKKEEPING]
     ).reset_index(drop=True)
@@ -133,7 +133,7 @@ def compare(before, case, methods, rounds, per_round):
         same = {}
         for label, frames in (("totals", totals), ("queries", queries)):
             a, b = (
-                _without_times(frames[name][frames[name].method == method])
+                _results_only(frames[name][frames[name].method == method])
                 for name in ("before", "after")
             )
             same[label] = a.shape == b.shape and a.equals(b)

@@ -41,7 +41,11 @@ _NEWTON_TOL = 1e-3
 
 
 def _log_normal_pdf(z):
-    return -0.5 * z * z - _LOG_SQRT_2PI
+    """``log phi(z)`` as ``-0.5 * z * z - log(sqrt(2 pi))``, in one new array."""
+    out = np.multiply(z, -0.5)
+    out *= z
+    out -= _LOG_SQRT_2PI
+    return out
 
 
 @lru_cache(maxsize=16)
@@ -102,18 +106,10 @@ def _log_cdf(z):
     return out
 
 
-def _log_normal_pdf_minus(z, log_cdf):
-    """``log phi(z) - log_cdf``, in the operations of ``_log_normal_pdf``."""
-    out = np.multiply(z, -0.5)
-    out *= z
-    out -= _LOG_SQRT_2PI
-    out -= log_cdf
-    return out
-
-
 def _inverse_mills(z):
     """``phi(z) / Phi(z)``, finite for every finite ``z``."""
-    out = _log_normal_pdf_minus(z, _log_cdf(z))
+    out = _log_normal_pdf(z)
+    out -= _log_cdf(z)
     return np.exp(out, out=out)
 
 
