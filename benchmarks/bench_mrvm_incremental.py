@@ -43,7 +43,7 @@ AGREEMENT_TARGET = 0.99
 def _replay(case, method_name, repetition, n_test):
     """Per refit: share of test decisions that agree, cold and warm fit times."""
     from skrbal.active import RiskBasedLearner
-    from skrbal.active._semi import clone_for
+    from skrbal._learning import clone_for
     from skrbal.experiments import get_method
     from skrbal.experiments._runner import repetition_seed
 

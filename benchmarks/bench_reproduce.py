@@ -358,7 +358,7 @@ def compare_with_naive(n_steps: int, rounds: int = 3) -> str:
 # The learner's own steps, identified by (file, function): their cumulative
 # times do not overlap. The update policy that runs is the outermost "learn".
 _PARTS = {
-    "model fit and updates": (("_semi.py", "initial_fit"), ("_semi.py", "learn")),
+    "model fit and updates": (("_updates.py", "initial_fit"), ("_updates.py", "learn")),
     "test-set scoring after each inspection": (("_stream.py", "_evaluate"),),
     "stream beliefs (predict_proba on blocks)": (("_stream.py", "_beliefs"),),
 }

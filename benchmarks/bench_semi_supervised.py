@@ -81,7 +81,7 @@ def _smoothing_run(case, repetition, check=True):
     import warnings
     from unittest import mock
 
-    from skrbal.active._semi import SmoothingUpdate
+    from skrbal._learning import SmoothingUpdate
     from skrbal.experiments import get_method
     from skrbal.experiments._runner import _fit_learner, _learner, repetition_seed
 

@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skrbal import synthetic_decision_process
 from skrbal.active import ActiveLearner, RiskBasedLearner
-from skrbal.active._semi import clone_for as _with_process_classes
+from skrbal._learning import clone_for as _with_process_classes
 from skrbal.budget import MinimumGap
 from skrbal.exceptions import MissingStatesWarning
 from skrbal.mixture import BayesianGMMClassifier

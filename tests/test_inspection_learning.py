@@ -17,8 +17,8 @@ from sklearn.preprocessing import StandardScaler
 
 from skrbal import synthetic_decision_process
 from skrbal.active import ActiveLearner, RiskBasedLearner
-from skrbal.active._semi import soft_rows
-from skrbal.budget import CostThreshold
+from skrbal._learning import soft_rows
+from skrbal.budget import CostThreshold, SpendCap
 from skrbal.inspection import (
     InspectionMethod,
     perfect_inspection,
@@ -309,17 +309,35 @@ def test_learner_rejects_what_it_cannot_do():
             inspections=methods,
             semi_supervised="smoothing",
         ).fit(X, y, initial=INIT[:6])
-    with pytest.raises(ValueError, match="a BudgetPolicy budgets the perfect"):
-        RiskBasedLearner(
-            estimator=GaussianNB(),
-            process=PROCESS,
-            inspections=methods,
-            query=CostThreshold(),
-        ).fit(X, y, initial=INIT[:6])
     with pytest.raises(TypeError, match="methods must be a sequence"):
         RiskBasedLearner(
             estimator=GaussianNB(), process=PROCESS, inspections=CHEAP
         ).fit(X, y, initial=INIT[:6])
+
+
+def test_budget_policy_with_inspections_budgets_the_chosen_method():
+    # The learner and the agent share one decision kernel: a budget policy
+    # with inspection methods sees the EVSI of the method of largest net value
+    # and that method's cost, so CostThreshold() decides as query='evpi'
+    # (the EVSI rule), and a spend cap is charged each method's own cost.
+    X, y = _stream(30, n_cycles=2)
+    methods = [perfect_inspection(PROCESS), CHEAP]
+    params = dict(estimator=GaussianNB(), process=PROCESS, inspections=methods)
+    rule = RiskBasedLearner(**params, random_state=0).fit(X, y, initial=INIT)
+    policy = RiskBasedLearner(**params, query=CostThreshold(), random_state=0).fit(
+        X, y, initial=INIT
+    )
+    assert rule.history_.totals["n_inspections"] > 0
+    pd.testing.assert_frame_equal(rule.history_.steps, policy.history_.steps)
+    limit = 0.5 * rule.history_.totals["inspection_spend"]
+    capped = RiskBasedLearner(
+        **params,
+        query=CostThreshold() & SpendCap(limit=limit, period=len(y)),
+        random_state=0,
+    ).fit(X, y, initial=INIT)
+    spend = capped.history_.budget_state["policies"][1]["spent"]
+    assert spend == pytest.approx(capped.history_.totals["inspection_spend"])
+    assert 0 < spend <= limit
 
 
 def test_campaign_summary_by_method_checks_its_input():

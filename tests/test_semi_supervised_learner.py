@@ -10,7 +10,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.active import RiskBasedLearner
-from skrbal.active._semi import SmoothingUpdate, StreamState
+from skrbal._learning import SmoothingUpdate, StreamState
 from skrbal.datasets import make_degradation_stream, stream_test_split
 from skrbal.exceptions import UnlabelledStateSmoothingWarning
 from skrbal.mixture import SemiSupervisedGMMClassifier

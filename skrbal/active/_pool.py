@@ -10,7 +10,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import _safe_indexing
 
 from skrbal._decision import DecisionProcess
-from skrbal.active._semi import (
+from skrbal._learning import (
+    UPDATE_MODES,
     can_partial_fit,
     check_labels,
     check_state_coverage,
@@ -23,8 +24,6 @@ from skrbal.inspection import report_posterior
 from skrbal.query import least_confident_sampling
 
 __all__ = ["ActiveLearner"]
-
-_UPDATES = ("auto", "partial_fit", "refit")
 
 
 def _n_rows(X) -> int:
@@ -181,8 +180,8 @@ class ActiveLearner(BaseEstimator):
             raise TypeError(
                 f"query_strategy must be callable, got {type(query_strategy).__name__}."
             )
-        if not isinstance(update, str) or update not in _UPDATES:
-            raise ValueError(f"update must be one of {_UPDATES}, got {update!r}.")
+        if not isinstance(update, str) or update not in UPDATE_MODES:
+            raise ValueError(f"update must be one of {UPDATE_MODES}, got {update!r}.")
         if (X_training is None) != (y_training is None):
             raise ValueError("X_training and y_training must be given together.")
         if y_training is None:

@@ -13,10 +13,12 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
-from skrbal.active._semi import (
-    _EM_STARTS,
+from skrbal._learning import (
+    DecisionKernel,
     StreamState,
+    check_anchor_methods,
     check_labels,
+    check_learning_params,
     clone_for,
     make_update,
     take_rows,
@@ -27,12 +29,6 @@ from skrbal.exceptions import (
     missing_states,
     missing_states_message,
 )
-from skrbal.inspection import (
-    ImpossibleReportError,
-    choose_inspection,
-    report_posterior,
-    simulate_reports,
-)
 from skrbal.inspection._value import _confusions
 from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
 from skrbal.metrics._decision_metrics import macro_f1
@@ -40,7 +36,6 @@ from skrbal.metrics._decision_metrics import macro_f1
 __all__ = ["RiskBasedLearner"]
 
 _QUERIES = ("evpi", "random")
-_UPDATES = ("auto", "partial_fit", "refit")
 _HISTORIES = ("full", "queries")
 # Steps per chunk when the totals are summed without a per-step history.
 _TOTALS_CHUNK = 65536
@@ -283,12 +278,7 @@ class RiskBasedLearner(BaseEstimator):
                 "query='random' needs n_queries, a non-negative integer, got "
                 f"{self.n_queries!r}."
             )
-        if self.update not in _UPDATES:
-            raise ValueError(f"update must be one of {_UPDATES}, got {self.update!r}.")
-        if self.em_start not in _EM_STARTS:
-            raise ValueError(
-                f"em_start must be one of {_EM_STARTS}, got {self.em_start!r}."
-            )
+        check_learning_params(self.semi_supervised, self.update, self.em_start)
         if self.history not in _HISTORIES:
             raise ValueError(
                 f"history must be one of {_HISTORIES}, got {self.history!r}."
@@ -306,12 +296,7 @@ class RiskBasedLearner(BaseEstimator):
     def _check_inspections(self):
         """Check ``inspections`` with ``query`` and ``n_queries``."""
         _confusions(self.inspections, self.process)
-        if isinstance(self.query, BudgetPolicy):
-            raise ValueError(
-                "a BudgetPolicy budgets the perfect inspection at the process's "
-                "cost; with inspections use query='evpi' or 'random'."
-            )
-        if callable(self.query):
+        if callable(self.query) and not isinstance(self.query, BudgetPolicy):
             raise ValueError(
                 "a callable query decides whether to inspect but not with which "
                 "method: use query='evpi' or 'random' with inspections."
@@ -400,42 +385,28 @@ class RiskBasedLearner(BaseEstimator):
         return X, y, initial, X_test, y_test
 
     # -------------------------------------------------------------- #
-    def _beliefs(self, model, X):
-        proba = model.predict_proba(X)
-        classes = model.classes_
-        # Whether the columns already are the process's states, worked out
-        # once per classes_ array (partial_fit keeps the model's).
-        seen, aligned = self._seen_classes
-        if classes is not seen:
-            aligned = np.array_equal(classes, self._classes)
-            self._seen_classes = (classes, aligned)
-        if aligned:
-            return proba  # evpi and optimal_action validate it
-        return self.process.align_proba(proba, classes=classes)
+    def _plan(self, planned, start, stop):
+        """The fixed method choice of a block, or None where a policy decides.
 
-    def _wanted(self, evpi, proba, start, stop, known, planned):
-        """Method index to inspect with at each step of a block (-1: none).
-
-        Without ``inspections`` the one method is the perfect inspection, 0.
+        ``query='random'`` follows its drawn plan; a callable decides whether
+        to inspect each step (with the one method, 0) from the block's EVPI
+        and beliefs.
         """
-        if self.inspections is not None:
-            if self.query == "random":
-                choice = planned[start:stop]
-            else:
-                choice = choose_inspection(proba, self.process, self.inspections)[0]
-            return np.where(known[start:stop], -1, choice)
-        if self.query == "evpi":
-            want = evpi > self.process.inspection_cost
-        elif self.query == "random":
-            want = planned[start:stop] >= 0
-        else:
+        if self.query == "random":
+            return lambda evpi, proba: planned[start:stop]
+        if isinstance(self.query, BudgetPolicy) or self.query == "evpi":
+            return None
+
+        def ask(evpi, proba):
             want = np.asarray(self.query(evpi, proba, self.process), dtype=bool)
             if want.shape != evpi.shape:
                 raise ValueError(
                     f"the query callable returned shape {want.shape}, expected "
                     f"{evpi.shape}."
                 )
-        return np.where(want & ~known[start:stop], 0, -1)
+            return np.where(want, 0, -1)
+
+        return ask
 
     def _evaluate(self, model, X_test, y_test):
         proba = model.predict_proba(X_test)
@@ -546,7 +517,7 @@ class RiskBasedLearner(BaseEstimator):
         label_index = label_positions(y, classes, owner="the process's classes")
         label_index = label_index.astype(np.min_scalar_type(len(classes) - 1))
         self._proportion_keys = [f"proportion_{c}" for c in classes]
-        self._seen_classes = self._seen_coverage = (None, None)
+        self._seen_coverage = (None, None)
         full = self.history == "full"
         n_steps = X.shape[0]
         known = np.zeros(n_steps, dtype=bool)
@@ -556,7 +527,9 @@ class RiskBasedLearner(BaseEstimator):
         if self.query == "random":
             planned = self._random_plan(known, rng)
         if self.inspections is not None and self.semi_supervised == "smoothing":
-            self._check_smoothing_anchors()
+            check_anchor_methods(self.inspections, process)
+        budget = self.query if isinstance(self.query, BudgetPolicy) else None
+        kernel = DecisionKernel(process, self.inspections, budget)
 
         if actions is not None:
             actions = self._check_actions(actions, n_steps)
@@ -604,54 +577,45 @@ class RiskBasedLearner(BaseEstimator):
                 counts,
             )
         ]
-        policy = self.query if isinstance(self.query, BudgetPolicy) else None
-        if policy is not None:
-            budget_state = policy.initial_state()
+        budget_state = None
+        if budget is not None:
+            budget_state = budget.initial_state()
             queries[0]["budget_state"] = budget_state
+        elif self.query == "evpi":
+            budget_state = kernel.budget.initial_state()
 
         start, block = 0, self.block_size
         while start < n_steps:
             stop = min(n_steps, start + block)
-            proba = self._beliefs(model, take_rows(X, slice(start, stop)))
-            block_evpi = process.evpi(proba)
-            if policy is not None:
-                # The policy's state absorbs the steps up to its first
-                # inspection, which is where this block ends.
-                found, budget_state = policy.scan(
-                    block_evpi,
-                    np.arange(start, stop, dtype=float),
-                    ~known[start:stop],
-                    process.inspection_cost,
-                    budget_state,
-                )
-                hit, first, method = found >= 0, int(found), 0
-            else:
-                wanted = self._wanted(block_evpi, proba, start, stop, known, planned)
-                first = int((wanted >= 0).argmax())  # the first inspection, if any
-                method = int(wanted[first])
-                hit = method >= 0
-            decided = first + 1 if hit else stop - start
-            end = start + decided
+            proba = kernel.beliefs(model, take_rows(X, slice(start, stop)))
+            # Each result is learnt before the next step: the block ends at
+            # its first request.
+            decided = kernel.decide(
+                proba,
+                np.arange(start, stop, dtype=float),
+                budget_state,
+                available=~known[start:stop],
+                first_only=True,
+                plan=self._plan(planned, start, stop),
+            )
+            budget_state = decided.budget_state
+            end = start + decided.n_decided
             if full:
-                evpi[start:end] = block_evpi[:decided]
-            report, posterior = None, None
+                evpi[start:end] = decided.evpi
+            hit = decided.requested.size > 0
+            result = None
             if hit:
-                step = end - 1
+                step, method = end - 1, int(decided.methods[0])
                 inspected[step] = True
                 if full:
                     method_used[step] = method
-                if self.inspections is None:
-                    known[step] = True
-                else:
-                    report, posterior = self._inspect(
-                        proba[first], y[step], method, rng
-                    )
-                    # A one-hot posterior on the true state is a label.
-                    known[step] = posterior[label_index[step]] == 1.0
+                belief = proba[step - start]
+                result = kernel.simulate_result(method, belief, y[step], rng)
+                known[step] = result.label is not None
             # The agent acts on the true state wherever it knows it: the
             # initially known steps of the block and an inspection that
             # revealed its state (earlier inspections all lie before start).
-            chosen = process.optimal_action(proba[:decided])
+            chosen = decided.action
             now_known = known[start:end]
             chosen[now_known] = perfect_of_state[label_index[start:end][now_known]]
             state.action[start:end] = chosen
@@ -661,9 +625,9 @@ class RiskBasedLearner(BaseEstimator):
                     counts[label_index[step]] += 1
                     model = update.learn(model, state, step)
                 else:
-                    state.action[step] = process.optimal_action(posterior[None])[0]
-                    counts += posterior
-                    model = update.learn_report(model, state, step, posterior)
+                    state.action[step] = result.action
+                    counts += result.posterior
+                    model = update.learn_report(model, state, step, result.posterior)
                 queries.append(
                     self._query_record(
                         len(queries),
@@ -675,10 +639,10 @@ class RiskBasedLearner(BaseEstimator):
                         y_test,
                         self._check_coverage(model, step, warned),
                         counts,
-                        report,
+                        self._report_columns(method, result),
                     )
                 )
-                if policy is not None:
+                if budget is not None:
                     queries[-1]["budget_state"] = budget_state
                 block = self.block_size
             else:
@@ -710,7 +674,7 @@ class RiskBasedLearner(BaseEstimator):
         warned.extend(getattr(update, "warnings", ()))
         self.history_.warnings = warned
         self.history_.totals["n_warnings"] = len(warned)
-        if policy is not None:
+        if budget is not None:
             self.history_.budget_state = budget_state
         return self
 
@@ -737,31 +701,15 @@ class RiskBasedLearner(BaseEstimator):
             )
         return actions
 
-    def _inspect(self, belief, true_state, k, rng):
-        """Draw the report of method ``k``; its history columns and posterior."""
-        process, method = self.process, self.inspections[k]
-        report = simulate_reports([true_state], process, method, rng)
-        try:
-            posterior = report_posterior(belief[None], report, process, method)[0]
-        except ImpossibleReportError:
-            uniform = np.full((1, process.n_states), 1.0 / process.n_states)
-            likelihood = report_posterior(uniform, report, process, method)
-            posterior = likelihood[0]
-        columns = {"method": method.name, "report": report[0]}
-        columns.update({f"posterior_{c}": p for c, p in zip(self._classes, posterior)})
-        return columns, posterior
-
-    def _check_smoothing_anchors(self):
-        """Smoothing anchors need labels: every method must be perfect."""
-        for method in self.inspections:
-            confusion = method._confusion_for(self.process)
-            if not np.all((confusion == 0) | (confusion == 1)):
-                raise ValueError(
-                    "semi_supervised='smoothing' anchors its segments at known "
-                    f"labels; inspection method {method.name!r} is imperfect "
-                    "(its confusion is not 0/1), so its reports are not labels. "
-                    "Use semi_supervised='em' or None."
-                )
+    def _report_columns(self, k, result):
+        """The query record's columns of a report (None without methods)."""
+        if self.inspections is None:
+            return None
+        columns = {"method": self.inspections[k].name, "report": result.report}
+        columns.update(
+            {f"posterior_{c}": p for c, p in zip(self._classes, result.posterior)}
+        )
+        return columns
 
     def _chunked_totals(self, y, action, inspected):
         """The totals of :func:`campaign_summary`, a chunk of steps at a time.

@@ -16,9 +16,14 @@ from sklearn.utils.validation import check_array
 from skrbal import __version__
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
-from skrbal.active._semi import _EM_STARTS, clone_for, make_update
+from skrbal._learning import (
+    DecisionKernel,
+    check_anchor_methods,
+    check_learning_params,
+    clone_for,
+    make_update,
+)
 from skrbal.budget import BudgetPolicy, CostThreshold
-from skrbal.inspection import ImpossibleReportError, evsi, report_posterior
 from skrbal.inspection._value import _confusions
 from skrbal.online._blocks import make_block
 from skrbal.online._buffers import DenseSteps, SparseSteps
@@ -38,9 +43,6 @@ from skrbal.online._store import AgentStore, StoreError, label_to_json
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["RequestError", "RiskBasedAgent"]
-
-_SEMI = (None, "em", "smoothing")
-_UPDATES = ("auto", "partial_fit", "refit")
 
 
 class RequestError(ValueError):
@@ -256,17 +258,7 @@ class RiskBasedAgent(BaseEstimator):
                 f"process must be a DecisionProcess, got {type(self.process).__name__}."
             )
         self.process._validated()
-        if self.semi_supervised not in _SEMI:
-            raise ValueError(
-                f"semi_supervised must be None, 'em' or 'smoothing', got "
-                f"{self.semi_supervised!r}."
-            )
-        if self.update not in _UPDATES:
-            raise ValueError(f"update must be one of {_UPDATES}, got {self.update!r}.")
-        if self.em_start not in _EM_STARTS:
-            raise ValueError(
-                f"em_start must be one of {_EM_STARTS}, got {self.em_start!r}."
-            )
+        check_learning_params(self.semi_supervised, self.update, self.em_start)
         cap = self.max_open_requests
         if cap is not None and (
             not isinstance(cap, Integral) or isinstance(cap, bool) or cap < 1
@@ -297,16 +289,9 @@ class RiskBasedAgent(BaseEstimator):
         return budget
 
     def _check_inspections(self):
-        confusions = _confusions(self.inspections, self.process)
+        _confusions(self.inspections, self.process)
         if self.semi_supervised == "smoothing":
-            for method, confusion in zip(self.inspections, confusions):
-                if not _reveals_state(confusion):
-                    raise ValueError(
-                        "semi_supervised='smoothing' anchors its segments at known "
-                        f"labels; inspection method {method.name!r} is imperfect "
-                        "(its reports do not reveal the state), so its reports "
-                        "are not labels. Use semi_supervised='em' or None."
-                    )
+            check_anchor_methods(self.inspections, self.process)
 
     def _settings(self) -> dict:
         return {
@@ -483,13 +468,9 @@ class RiskBasedAgent(BaseEstimator):
         self.estimator_ = model
         self.classes_ = self.process.classes_
         self.n_features_in_ = buffers.n_features
-        if self.inspections is None:
-            self._costs = np.array([float(self.process.inspection_cost)])
-            self._reveals = [True]
-        else:
-            self._costs = np.array([m._validated()[2] for m in self.inspections])
-            confusions = _confusions(self.inspections, self.process)
-            self._reveals = [_reveals_state(c) for c in confusions]
+        self._kernel = DecisionKernel(
+            self.process, self.inspections, budget, self.max_open_requests
+        )
 
     @classmethod
     def from_store(
@@ -699,54 +680,6 @@ class RiskBasedAgent(BaseEstimator):
                 )
         return X
 
-    def _method_values(self, proba, evpi):
-        """Per step: the method of largest net value, its EVSI and its cost.
-
-        Without ``inspections`` the method is the process's perfect
-        inspection and its EVSI the EVPI. The argmax is that of
-        :func:`~skrbal.inspection.choose_inspection` (ties to the lowest
-        index), whether or not the net value is positive: the budget policy
-        decides that.
-        """
-        if self.inspections is None:
-            return np.zeros(evpi.shape[0], dtype=np.intp), evpi
-        values = evsi(proba, self.process, self.inspections)
-        best = np.argmax(values - self._costs, axis=1)
-        return best, np.take_along_axis(values, best[:, None], axis=1)[:, 0]
-
-    def _requested_steps(self, proba, evpi, times):
-        """Positions to inspect, their methods and the budget state after."""
-        budget, state = self.budget_, self.budget_state_
-        n_open = sum(1 for r in self._requests.values() if r[1] == "open")
-        cap = self.max_open_requests
-        best, value = self._method_values(proba, evpi)
-        # The policy scans runs of steps whose best method is the same, with
-        # that method's EVSI as the value and its cost as the cost; scanning
-        # pieces in sequence is scanning the whole, so one method (or none
-        # given) is exactly one scan of the block, as without inspections.
-        change = np.flatnonzero(np.diff(best)) + 1
-        run_end = np.append(change, best.shape[0])
-        requested, methods, start = [], [], 0
-        while start < evpi.shape[0]:
-            k = int(best[start])
-            stop = int(run_end[np.searchsorted(run_end, start, side="right")])
-            available = np.full(stop - start, cap is None or n_open < cap)
-            hit, state = budget.scan(
-                value[start:stop],
-                times[start:stop],
-                available,
-                float(self._costs[k]),
-                state,
-            )
-            if hit < 0:
-                start = stop
-                continue
-            requested.append(start + hit)
-            methods.append(k)
-            n_open += 1
-            start += hit + 1
-        return requested, methods, state
-
     def observe(self, X, timestamps=None) -> pd.DataFrame:
         """Decide for new observations, in order; request inspections.
 
@@ -790,10 +723,13 @@ class RiskBasedAgent(BaseEstimator):
                 [],
                 [],
             )
-        proba = self.process.align_proba(model.predict_proba(X), classes=model.classes_)
-        evpi = self.process.evpi(proba)
-        action = self.process.optimal_action(proba)
-        requested, methods, budget_state = self._requested_steps(proba, evpi, times)
+        kernel = self._kernel
+        proba = kernel.beliefs(model, X)
+        n_open = sum(1 for r in self._requests.values() if r[1] == "open")
+        decided = kernel.decide(proba, times, self.budget_state_, n_open=n_open)
+        evpi, action = decided.evpi, decided.action
+        requested, methods = decided.requested.tolist(), decided.methods.tolist()
+        budget_state = decided.budget_state
         request_ids = np.zeros(n, dtype=np.int64)
         request_ids[requested] = np.arange(1, len(requested) + 1) + self._n_requests
         self._commit_observe(
@@ -945,11 +881,10 @@ class RiskBasedAgent(BaseEstimator):
         return rule.learn_report(model, buffers.stream_state(), step, posterior)
 
     def _read_result(self, request_id, step, label, report):
-        """The label, or the report's posterior, of a request's result.
+        """The result of a request, checked and read by the decision kernel.
 
-        Returns ``(label, method, report, posterior)``: ``label`` is None for
-        a report that leaves the state uncertain; ``method`` and ``report``
-        are None without ``inspections``.
+        Returns a :class:`~skrbal._learning.Result`: its ``label`` is None
+        for a report that leaves the state uncertain.
         """
         k = self._requests[request_id][2]
         method = None if k < 0 else self.inspections[k]
@@ -960,7 +895,7 @@ class RiskBasedAgent(BaseEstimator):
                 "nothing was recorded."
             )
         if label is not None:
-            if method is not None and not self._reveals[k]:
+            if method is not None and not self._kernel.reveals[k]:
                 outcomes = method.outcomes_.tolist()
                 raise RequestError(
                     f"request {request_id} (step {step}) was made with inspection "
@@ -972,10 +907,7 @@ class RiskBasedAgent(BaseEstimator):
                 label = self._check_labels([label], "label")[0]
             except ValueError as exc:
                 raise RequestError(f"{exc}; nothing was recorded.") from None
-            posterior = None
-            if method is not None:
-                posterior = (self.classes_ == label).astype(np.float64)
-            return label, method, None, posterior
+            return self._kernel.read_result(k, None, label=label)
         if method is None:
             raise RequestError(
                 f"agent {self.name!r} has no inspection methods: its inspections "
@@ -996,12 +928,8 @@ class RiskBasedAgent(BaseEstimator):
                 f"{method.name!r} (request {request_id}): pass one of "
                 f"{outcomes.tolist()}; nothing was recorded."
             ) from None
-        posterior = _report_posterior(
-            self._requests[request_id][3], report, self.process, method
-        )
-        certain = np.flatnonzero(posterior == 1.0)
-        label = self.classes_[certain[0]] if certain.size else None
-        return label, method, report, posterior
+        belief = self._requests[request_id][3]
+        return self._kernel.read_result(k, belief, report=report)
 
     def record_inspection(
         self, request_id, label=None, *, report=None, timestamp=None
@@ -1044,7 +972,8 @@ class RiskBasedAgent(BaseEstimator):
         """
         self._check_open()
         request_id, step = self._open_request(request_id, "recorded")
-        label, _, report, posterior = self._read_result(request_id, step, label, report)
+        result = self._read_result(request_id, step, label, report)
+        label, report, posterior = result.label, result.report, result.posterior
         stamp = None if timestamp is None else as_seconds(timestamp, "timestamp", 1)
         buffers = self._buffers
         rule = copy.deepcopy(self._update)
@@ -1057,10 +986,9 @@ class RiskBasedAgent(BaseEstimator):
                     model = self._learn_report(
                         model, rule, buffers, step, posterior, undo
                     )
-                    best = int(self.process.optimal_action(posterior[None])[0])
                 else:
                     model, saved = self._learn(model, rule, buffers, step, label)
-                    best = int(self.process.perfect_information_action([label])[0])
+            best = result.action
             self.store_._write_result(
                 self.agent_id_,
                 self._seq,
@@ -1188,27 +1116,6 @@ class RiskBasedAgent(BaseEstimator):
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _reveals_state(confusion) -> bool:
-    """Whether every report of a confusion model names one state for sure."""
-    return bool(
-        np.all((confusion == 0) | (confusion == 1))
-        and np.all(np.count_nonzero(confusion, axis=0) <= 1)
-    )
-
-
-def _report_posterior(belief, report, process, method) -> np.ndarray:
-    """The posterior after ``report``, as :class:`RiskBasedLearner` computes it.
-
-    A report the belief calls impossible (a state the model has no class
-    for) is trusted alone: the method's likelihood of it, normalised.
-    """
-    try:
-        return report_posterior(belief[None], [report], process, method)[0]
-    except ImpossibleReportError:
-        uniform = np.full((1, process.n_states), 1.0 / process.n_states)
-        return report_posterior(uniform, [report], process, method)[0]
 
 
 def _warning_texts(caught) -> list:

@@ -1,7 +1,7 @@
 """What a live agent keeps in memory about its steps.
 
-The update rules of :mod:`skrbal.active._semi` read a
-:class:`~skrbal.active._semi.StreamState` whose arrays are indexed by stream
+The update rules of :mod:`skrbal._learning` read a
+:class:`~skrbal._learning.StreamState` whose arrays are indexed by stream
 step. An agent's stream grows without end, so it keeps buffers and hands the
 rules a ``StreamState`` over the steps seen so far:
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skrbal.active._semi import StreamState
+from skrbal._learning import StreamState
 
 
 class GrowableArray:

@@ -37,7 +37,31 @@ from skrbal.exceptions import (
 from skrbal.inspection import weighted_copies
 from skrbal.smoothing import ImpossibleEvidenceError, smooth_segment
 
-_EM_STARTS = ("labelled", "previous")
+#: How a model learns a result (the learners' ``update`` parameter).
+UPDATE_MODES = ("auto", "partial_fit", "refit")
+#: The remedies for the sampling bias (``semi_supervised``).
+SEMI_SUPERVISED = (None, "em", "smoothing")
+#: Where an EM refit starts (``em_start``).
+EM_STARTS = ("labelled", "previous")
+
+
+def check_learning_params(semi_supervised, update, em_start) -> None:
+    """Name any invalid ``semi_supervised``, ``update`` or ``em_start``.
+
+    The one check of the learning parameters that
+    :class:`~skrbal.active.RiskBasedLearner`,
+    :class:`~skrbal.active.ActiveLearner` and
+    :class:`~skrbal.online.RiskBasedAgent` share.
+    """
+    if semi_supervised not in SEMI_SUPERVISED:
+        raise ValueError(
+            f"semi_supervised must be None, 'em' or 'smoothing', got "
+            f"{semi_supervised!r}."
+        )
+    if not isinstance(update, str) or update not in UPDATE_MODES:
+        raise ValueError(f"update must be one of {UPDATE_MODES}, got {update!r}.")
+    if not isinstance(em_start, str) or em_start not in EM_STARTS:
+        raise ValueError(f"em_start must be one of {EM_STARTS}, got {em_start!r}.")
 
 
 def can_partial_fit(model, y_new, mode: str) -> bool:
@@ -249,8 +273,8 @@ class EMUpdate(SupervisedUpdate):
 
     def __init__(self, process: DecisionProcess, mode: str, em_start="labelled"):
         super().__init__(process, mode)
-        if em_start not in _EM_STARTS:
-            raise ValueError(f"em_start must be one of {_EM_STARTS}, got {em_start!r}.")
+        if em_start not in EM_STARTS:
+            raise ValueError(f"em_start must be one of {EM_STARTS}, got {em_start!r}.")
         if _numeric(process.classes_) and np.any(process.classes_ == -1):
             raise ValueError(
                 "semi_supervised='em' marks unlabelled samples with -1, which is "

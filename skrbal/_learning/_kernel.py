@@ -1,0 +1,359 @@
+"""One decision step of risk-based active learning, for every driver.
+
+:class:`~skrbal.active.RiskBasedLearner` (a recorded stream, walked offline)
+and :class:`~skrbal.online.RiskBasedAgent` (a live feed) decide with the same
+kernel, so that a study measures exactly what an agent deploys:
+
+1. beliefs over the health state from the model (:meth:`DecisionKernel.beliefs`);
+2. the value of inspecting: the EVPI, or with several inspection methods the
+   EVSI of the method of largest net value (:meth:`DecisionKernel.method_values`);
+3. the budget policy's scan over that value, where an inspection is possible
+   (:meth:`DecisionKernel.decide`);
+4. the result of an inspection, a label or a report, read into what the model
+   learns and the action it calls for (:meth:`DecisionKernel.read_result`).
+
+The drivers differ only in when results arrive: the learner learns each result
+before the next step (``first_only=True``: a block of steps ends at its first
+request), the agent when the caller records it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from skrbal._decision import DecisionProcess
+from skrbal.budget import CostThreshold
+from skrbal.inspection import (
+    ImpossibleReportError,
+    evsi,
+    report_posterior,
+    simulate_reports,
+)
+from skrbal.inspection._value import _confusions
+
+__all__ = [
+    "BlockDecisions",
+    "DecisionKernel",
+    "Result",
+    "check_anchor_methods",
+    "reveals_state",
+]
+
+# Steps scanned by one call of the budget policy while nothing is requested;
+# the chunk doubles up to _MAX_CHUNK after a chunk without a request, so one
+# block costs O(steps + requests x _FIRST_CHUNK), never requests x steps.
+_FIRST_CHUNK = 256
+_MAX_CHUNK = 65536
+
+
+def reveals_state(confusion) -> bool:
+    """Whether every report of a confusion model names one state for sure.
+
+    Such a method's reports are labels: each report column has a single
+    non-zero entry, and it is 1.
+    """
+    confusion = np.asarray(confusion)
+    return bool(
+        np.all((confusion == 0) | (confusion == 1))
+        and np.all(np.count_nonzero(confusion, axis=0) <= 1)
+    )
+
+
+def check_anchor_methods(inspections, process) -> None:
+    """Smoothing anchors its segments at labels: every method must reveal the state."""
+    for method, confusion in zip(inspections, _confusions(inspections, process)):
+        if not reveals_state(confusion):
+            raise ValueError(
+                "semi_supervised='smoothing' anchors its segments at known "
+                f"labels; inspection method {method.name!r} is imperfect "
+                "(its reports do not reveal the state), so its reports "
+                "are not labels. Use semi_supervised='em' or None."
+            )
+
+
+@dataclass(frozen=True)
+class BlockDecisions:
+    """What the kernel decided for a block of consecutive steps.
+
+    Attributes
+    ----------
+    n_decided : int
+        Steps decided: the whole block, or with ``first_only`` up to and
+        including the first request.
+    evpi : ndarray of shape (n_decided,)
+        EVPI of each decided step's belief.
+    action : ndarray of int of shape (n_decided,)
+        The optimal action under each belief.
+    requested : ndarray of int
+        Positions (in the block) of the steps to inspect, increasing.
+    methods : ndarray of int
+        The inspection method of each request (0 without methods).
+    budget_state : dict or None
+        The budget policy's state after the decided steps (``None`` for a
+        fixed plan).
+    """
+
+    n_decided: int
+    evpi: np.ndarray
+    action: np.ndarray
+    requested: np.ndarray
+    methods: np.ndarray
+    budget_state: dict | None
+
+
+@dataclass(frozen=True)
+class Result:
+    """An inspection's result, read for learning and acting.
+
+    Attributes
+    ----------
+    label : label or None
+        The state the result reveals, learnt as a label; ``None`` when it
+        leaves the state uncertain (soft evidence).
+    posterior : ndarray of shape (n_states,) or None
+        The posterior over the states after a report (one-hot for a report
+        that reveals the state); ``None`` without inspection methods.
+    action : int
+        The optimal action once the result is known.
+    report : outcome or None
+        The report, with inspection methods.
+    """
+
+    label: object
+    posterior: np.ndarray | None
+    action: int
+    report: object = None
+
+
+class DecisionKernel:
+    """Beliefs -> value -> method -> budget -> request, and results read back.
+
+    Parameters
+    ----------
+    process : DecisionProcess
+        The decision and its inspection cost (validated by the caller).
+    inspections : list of InspectionMethod or None
+        The inspection methods; ``None`` is one perfect inspection at the
+        process's cost.
+    budget : BudgetPolicy or None
+        Which requests to make; ``None`` is :class:`~skrbal.budget.CostThreshold`.
+    max_open_requests : int or None
+        At most this many requests awaiting a result at once.
+    """
+
+    def __init__(
+        self,
+        process: DecisionProcess,
+        inspections=None,
+        budget=None,
+        max_open_requests=None,
+    ):
+        self.process = process
+        self.inspections = inspections
+        self.budget = CostThreshold() if budget is None else budget
+        self.max_open_requests = max_open_requests
+        if inspections is None:
+            self.costs = np.array([float(process.inspection_cost)])
+            self.reveals = [True]
+        else:
+            confusions = _confusions(inspections, process)
+            self.costs = np.array([m._validated()[2] for m in inspections])
+            self.reveals = [reveals_state(c) for c in confusions]
+        self.classes = process.classes_
+        self._seen_classes = (None, None)
+
+    # -------------------------------------------------------------- #
+    def beliefs(self, model, X) -> np.ndarray:
+        """The model's beliefs over ``X``, columns in the process's states."""
+        proba = model.predict_proba(X)
+        classes = model.classes_
+        # Whether the columns already are the process's states, worked out
+        # once per classes_ array (partial_fit keeps the model's).
+        seen, aligned = self._seen_classes
+        if classes is not seen:
+            aligned = np.array_equal(classes, self.classes)
+            self._seen_classes = (classes, aligned)
+        if aligned:
+            return proba  # evpi and optimal_action validate it
+        return self.process.align_proba(proba, classes=classes)
+
+    def method_values(self, proba, evpi) -> tuple[np.ndarray, np.ndarray]:
+        """Per step: the method of largest net value and its EVSI.
+
+        Without ``inspections`` the method is the process's perfect
+        inspection and its value the EVPI. The argmax is that of
+        :func:`~skrbal.inspection.choose_inspection` (ties to the lowest
+        index), whether or not the net value is positive: the budget policy
+        decides that.
+        """
+        if self.inspections is None:
+            return np.zeros(evpi.shape[0], dtype=np.intp), evpi
+        values = evsi(proba, self.process, self.inspections)
+        best = np.argmax(values - self.costs, axis=1)
+        return best, np.take_along_axis(values, best[:, None], axis=1)[:, 0]
+
+    def decide(
+        self,
+        proba,
+        times,
+        budget_state,
+        *,
+        available=None,
+        n_open: int = 0,
+        first_only: bool = False,
+        plan=None,
+    ) -> BlockDecisions:
+        """Decide a block of consecutive steps.
+
+        Parameters
+        ----------
+        proba : ndarray of shape (n_steps, n_states)
+            Beliefs, columns in the process's states.
+        times : ndarray of shape (n_steps,)
+            Step indices or timestamps, for the budget policy.
+        budget_state : dict or None
+            The policy's state before the block (ignored with ``plan``).
+        available : ndarray of bool, default=None
+            False where an inspection is impossible (a known label).
+        n_open : int, default=0
+            Requests awaiting a result before the block.
+        first_only : bool, default=False
+            Stop at the first request (its result changes the model).
+        plan : callable, default=None
+            A fixed choice instead of the policy: ``plan(evpi, proba)``
+            returns, per step, the method index to inspect with or -1 (random
+            inspection, a user's callable query).
+
+        Returns
+        -------
+        decisions : BlockDecisions
+        """
+        n = proba.shape[0]
+        evpi = self.process.evpi(proba)
+        if available is None:
+            available = np.ones(n, dtype=bool)
+        if plan is not None:
+            choice = np.asarray(plan(evpi, proba))
+            requested, methods, state = self._follow(choice, available, n_open)
+        else:
+            requested, methods, state = self._scan(
+                proba, evpi, times, available, budget_state, n_open, first_only
+            )
+        if first_only and requested:
+            requested, methods = requested[:1], methods[:1]
+            n_decided = requested[0] + 1
+        else:
+            n_decided = n
+        return BlockDecisions(
+            n_decided=n_decided,
+            evpi=evpi[:n_decided],
+            action=self.process.optimal_action(proba[:n_decided]),
+            requested=np.asarray(requested, dtype=np.intp),
+            methods=np.asarray(methods, dtype=np.intp),
+            budget_state=state,
+        )
+
+    def _room(self, n_open: int) -> bool:
+        cap = self.max_open_requests
+        return cap is None or n_open < cap
+
+    def _follow(self, plan, available, n_open):
+        """The requests of a fixed plan, within the cap on open requests."""
+        requested, methods = [], []
+        for i in np.flatnonzero((plan >= 0) & available):
+            if not self._room(n_open):
+                break
+            requested.append(int(i))
+            methods.append(int(plan[i]))
+            n_open += 1
+        return requested, methods, None
+
+    def _scan(self, proba, evpi, times, available, state, n_open, first_only):
+        """The budget policy's requests: one pass over the block.
+
+        The policy scans runs of steps whose best method is the same, with
+        that method's value and cost; scanning pieces in sequence is
+        scanning the whole, so the chunks change nothing but the cost.
+        """
+        best, value = self.method_values(proba, evpi)
+        run_end = np.append(np.flatnonzero(np.diff(best)) + 1, best.shape[0])
+        requested, methods = [], []
+        start, chunk, n = 0, _FIRST_CHUNK, evpi.shape[0]
+        while start < n:
+            k = int(best[start])
+            run_stop = int(run_end[np.searchsorted(run_end, start, side="right")])
+            stop = min(run_stop, start + chunk)
+            room = available[start:stop] & self._room(n_open)
+            hit, state = self.budget.scan(
+                value[start:stop], times[start:stop], room, float(self.costs[k]), state
+            )
+            if hit < 0:
+                start = stop
+                chunk = min(2 * chunk, _MAX_CHUNK)
+                continue
+            requested.append(start + hit)
+            methods.append(k)
+            if first_only:
+                break
+            n_open += 1
+            start += hit + 1
+            chunk = _FIRST_CHUNK
+        return requested, methods, state
+
+    # -------------------------------------------------------------- #
+    def read_result(self, k: int, belief, *, label=None, report=None) -> Result:
+        """What a result teaches and the action it calls for.
+
+        Parameters
+        ----------
+        k : int
+            The request's method index (ignored without methods).
+        belief : ndarray of shape (n_states,)
+            The belief when the request was made (for a report's posterior).
+        label : label, default=None
+            A state of the process (checked by the caller).
+        report : outcome, default=None
+            A report of method ``k`` (checked by the caller).
+        """
+        process = self.process
+        if label is not None:
+            posterior = None
+            if self.inspections is not None:
+                posterior = (self.classes == label).astype(np.float64)
+            action = int(process.perfect_information_action([label])[0])
+            return Result(label, posterior, action)
+        posterior = self.report_posterior(belief, report, k)
+        certain = np.flatnonzero(posterior == 1.0)
+        if certain.size:
+            found = self.classes[certain[0]]
+            action = int(process.perfect_information_action([found])[0])
+            return Result(found, posterior, action, report)
+        action = int(process.optimal_action(posterior[None])[0])
+        return Result(None, posterior, action, report)
+
+    def report_posterior(self, belief, report, k: int) -> np.ndarray:
+        """The posterior after ``report`` of method ``k``.
+
+        A report the belief calls impossible (a state the model has no class
+        for) is trusted alone: the method's likelihood of it, normalised.
+        """
+        process, method = self.process, self.inspections[k]
+        try:
+            return report_posterior(belief[None], [report], process, method)[0]
+        except ImpossibleReportError:
+            uniform = np.full((1, process.n_states), 1.0 / process.n_states)
+            return report_posterior(uniform, [report], process, method)[0]
+
+    def simulate_result(self, k: int, belief, true_state, random_state) -> Result:
+        """The result of inspecting a step whose true state is known (a study).
+
+        Without methods the label itself; with methods a report drawn from
+        method ``k``'s confusion model (one draw of ``random_state``).
+        """
+        if self.inspections is None:
+            return self.read_result(k, belief, label=true_state)
+        method = self.inspections[k]
+        report = simulate_reports([true_state], self.process, method, random_state)
+        return self.read_result(k, belief, report=report[0])
