@@ -42,8 +42,8 @@ AGREEMENT_TARGET = 0.99
 
 def _replay(case, method_name, repetition, n_test):
     """Per refit: share of test decisions that agree, cold and warm fit times."""
-    from skrbal.active import RiskBasedLearner
     from skrbal._learning import clone_for
+    from skrbal.active import RiskBasedLearner
     from skrbal.experiments import get_method
     from skrbal.experiments._runner import repetition_seed
 

@@ -12,8 +12,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skrbal import synthetic_decision_process
-from skrbal.active import ActiveLearner, RiskBasedLearner
 from skrbal._learning import clone_for as _with_process_classes
+from skrbal.active import ActiveLearner, RiskBasedLearner
 from skrbal.budget import MinimumGap
 from skrbal.exceptions import MissingStatesWarning
 from skrbal.mixture import BayesianGMMClassifier

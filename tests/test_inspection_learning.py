@@ -16,8 +16,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skrbal import synthetic_decision_process
-from skrbal.active import ActiveLearner, RiskBasedLearner
 from skrbal._learning import soft_rows
+from skrbal.active import ActiveLearner, RiskBasedLearner
 from skrbal.budget import CostThreshold, SpendCap
 from skrbal.inspection import (
     InspectionMethod,

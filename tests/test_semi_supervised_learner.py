@@ -9,8 +9,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
-from skrbal.active import RiskBasedLearner
 from skrbal._learning import SmoothingUpdate, StreamState
+from skrbal.active import RiskBasedLearner
 from skrbal.datasets import make_degradation_stream, stream_test_split
 from skrbal.exceptions import UnlabelledStateSmoothingWarning
 from skrbal.mixture import SemiSupervisedGMMClassifier

@@ -163,6 +163,15 @@ class DecisionKernel:
             self.reveals = [reveals_state(c) for c in confusions]
         self.classes = process.classes_
         self._seen_classes = (None, None)
+        # EVPI and EVSI are differences of expected utilities: a value within
+        # a few ulps of the utilities' scale is rounding, not information. It
+        # is read as 0, so that a policy that ranks values (a quantile) does
+        # not rank noise, and a block predicted at once decides as the same
+        # steps predicted one by one (their rounding differs).
+        utilities = process._validated()[1]
+        self._noise = (
+            64 * np.finfo(float).eps * max(1.0, float(np.abs(utilities).max()))
+        )
 
     # -------------------------------------------------------------- #
     def beliefs(self, model, X) -> np.ndarray:
@@ -183,16 +192,19 @@ class DecisionKernel:
         """Per step: the method of largest net value and its EVSI.
 
         Without ``inspections`` the method is the process's perfect
-        inspection and its value the EVPI. The argmax is that of
+        inspection and its value the EVPI. A value within rounding of zero
+        (relative to the utilities) is 0. The argmax is that of
         :func:`~skrbal.inspection.choose_inspection` (ties to the lowest
         index), whether or not the net value is positive: the budget policy
         decides that.
         """
         if self.inspections is None:
-            return np.zeros(evpi.shape[0], dtype=np.intp), evpi
-        values = evsi(proba, self.process, self.inspections)
-        best = np.argmax(values - self.costs, axis=1)
-        return best, np.take_along_axis(values, best[:, None], axis=1)[:, 0]
+            best, value = np.zeros(evpi.shape[0], dtype=np.intp), evpi
+        else:
+            values = evsi(proba, self.process, self.inspections)
+            best = np.argmax(values - self.costs, axis=1)
+            value = np.take_along_axis(values, best[:, None], axis=1)[:, 0]
+        return best, np.where(value > self._noise, value, 0.0)
 
     def decide(
         self,

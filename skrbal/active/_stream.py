@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from collections import deque
+from dataclasses import dataclass, field
 from numbers import Integral
 
 import numpy as np
@@ -113,6 +115,18 @@ class RiskBasedLearner(BaseEstimator):
         With ``semi_supervised='smoothing'``, the state assumed one step before
         the stream starts (the paper: undamaged). Defaults to the process's
         first state.
+    result_delay : int, default=0
+        Steps an inspection's result takes to come back: the result of an
+        inspection at step ``t`` is learnt before step ``t + 1 +
+        result_delay`` is decided (0: at once, the paper's setting), and the
+        action at step ``t`` is the one its result calls for. Meanwhile the
+        request is open, as in :class:`~skrbal.online.RiskBasedAgent` fed one
+        observation per call with each result recorded ``result_delay``
+        observations later (it then decides identically). Results still on
+        their way when the stream ends are learnt last.
+    max_open_requests : int, default=None
+        At most this many requests wait for a result at once; while the cap
+        is reached nothing is inspected. ``None``: no cap.
     block_size : int, default=256
         Steps predicted at once while no inspection happens; the block doubles
         (up to 64 times) after each block without one. Only speed depends on
@@ -239,6 +253,8 @@ class RiskBasedLearner(BaseEstimator):
         semi_supervised: str | None = None,
         em_start: str = "labelled",
         initial_state=None,
+        result_delay: int = 0,
+        max_open_requests: int | None = None,
         block_size: int = 256,
         history: str = "full",
         random_state=None,
@@ -252,6 +268,8 @@ class RiskBasedLearner(BaseEstimator):
         self.semi_supervised = semi_supervised
         self.em_start = em_start
         self.initial_state = initial_state
+        self.result_delay = result_delay
+        self.max_open_requests = max_open_requests
         self.block_size = block_size
         self.history = history
         self.random_state = random_state
@@ -288,6 +306,9 @@ class RiskBasedLearner(BaseEstimator):
                 "history='queries' does not support inspections yet (the totals "
                 "by method need each step's method); use history='full'."
             )
+        _check_count(self.result_delay, "result_delay", minimum=0)
+        if self.max_open_requests is not None:
+            _check_count(self.max_open_requests, "max_open_requests", minimum=1)
         if not isinstance(self.block_size, Integral) or self.block_size < 1:
             raise ValueError(
                 f"block_size must be a positive integer, got {self.block_size!r}."
@@ -529,7 +550,9 @@ class RiskBasedLearner(BaseEstimator):
         if self.inspections is not None and self.semi_supervised == "smoothing":
             check_anchor_methods(self.inspections, process)
         budget = self.query if isinstance(self.query, BudgetPolicy) else None
-        kernel = DecisionKernel(process, self.inspections, budget)
+        kernel = DecisionKernel(
+            process, self.inspections, budget, self.max_open_requests
+        )
 
         if actions is not None:
             actions = self._check_actions(actions, n_steps)
@@ -584,70 +607,74 @@ class RiskBasedLearner(BaseEstimator):
         elif self.query == "evpi":
             budget_state = kernel.budget.initial_state()
 
+        walk = _Walk(
+            kernel=kernel,
+            update=update,
+            model=model,
+            state=state,
+            label_index=label_index,
+            counts=counts,
+            queries=queries,
+            warned=warned,
+            rng=rng,
+            budget=budget,
+            budget_state=budget_state,
+            X_test=X_test,
+            y_test=y_test,
+        )
         start, block = 0, self.block_size
         while start < n_steps:
+            # Results due by this step are learnt before it is decided.
+            while walk.pending and walk.pending[0].arrival <= start:
+                self._learn_result(walk, walk.pending.popleft())
             stop = min(n_steps, start + block)
-            proba = kernel.beliefs(model, take_rows(X, slice(start, stop)))
-            # Each result is learnt before the next step: the block ends at
-            # its first request.
+            if walk.pending:
+                stop = min(stop, walk.pending[0].arrival)
+            proba = kernel.beliefs(walk.model, take_rows(X, slice(start, stop)))
+            # A block ends at its first request: the model does not change
+            # until that request's result arrives, so this only splits the
+            # work, and keeps one request (and its method) per block.
             decided = kernel.decide(
                 proba,
                 np.arange(start, stop, dtype=float),
-                budget_state,
+                walk.budget_state,
                 available=~known[start:stop],
+                n_open=len(walk.pending),
                 first_only=True,
                 plan=self._plan(planned, start, stop),
             )
-            budget_state = decided.budget_state
+            walk.budget_state = decided.budget_state
             end = start + decided.n_decided
             if full:
                 evpi[start:end] = decided.evpi
-            hit = decided.requested.size > 0
-            result = None
-            if hit:
-                step, method = end - 1, int(decided.methods[0])
-                inspected[step] = True
-                if full:
-                    method_used[step] = method
-                belief = proba[step - start]
-                result = kernel.simulate_result(method, belief, y[step], rng)
-                known[step] = result.label is not None
-            # The agent acts on the true state wherever it knows it: the
-            # initially known steps of the block and an inspection that
-            # revealed its state (earlier inspections all lie before start).
+            # The agent acts on the true state wherever it knows it (the
+            # initially known steps); an inspected step's action is set when
+            # its result arrives.
             chosen = decided.action
             now_known = known[start:end]
             chosen[now_known] = perfect_of_state[label_index[start:end][now_known]]
             state.action[start:end] = chosen
-            if hit:
-                if known[step]:
-                    state.labelled.append(step)
-                    counts[label_index[step]] += 1
-                    model = update.learn(model, state, step)
-                else:
-                    state.action[step] = result.action
-                    counts += result.posterior
-                    model = update.learn_report(model, state, step, result.posterior)
-                queries.append(
-                    self._query_record(
-                        len(queries),
-                        step,
-                        state,
-                        update,
-                        model,
-                        X_test,
-                        y_test,
-                        self._check_coverage(model, step, warned),
-                        counts,
-                        self._report_columns(method, result),
+            if decided.requested.size:
+                step, method = end - 1, int(decided.methods[0])
+                inspected[step] = True
+                if full:
+                    method_used[step] = method
+                walk.pending.append(
+                    _Request(
+                        arrival=step + 1 + self.result_delay,
+                        step=step,
+                        method=method,
+                        belief=proba[step - start],
                     )
                 )
-                if budget is not None:
-                    queries[-1]["budget_state"] = budget_state
                 block = self.block_size
             else:
                 block = min(2 * block, 64 * self.block_size)
             start = end
+        # Results still on their way when the stream ends are learnt last.
+        while walk.pending:
+            self._learn_result(walk, walk.pending.popleft())
+        model, budget_state = walk.model, walk.budget_state
 
         self.estimator_ = model
         self.classes_ = np.asarray(model.classes_)
@@ -700,6 +727,42 @@ class RiskBasedLearner(BaseEstimator):
                 f"{actions.max()}."
             )
         return actions
+
+    def _learn_result(self, walk, request):
+        """Read a request's result from the oracle and teach it to the model."""
+        kernel, state, step = walk.kernel, walk.state, request.step
+        true_state = state.y[step]
+        result = kernel.simulate_result(
+            request.method, request.belief, true_state, walk.rng
+        )
+        # The action at an inspected step waits for its result.
+        state.action[step] = result.action
+        if result.label is not None:
+            state.known[step] = True
+            state.labelled.append(step)
+            walk.counts[walk.label_index[step]] += 1
+            walk.model = walk.update.learn(walk.model, state, step)
+        else:
+            walk.counts += result.posterior
+            walk.model = walk.update.learn_report(
+                walk.model, state, step, result.posterior
+            )
+        walk.queries.append(
+            self._query_record(
+                len(walk.queries),
+                step,
+                state,
+                walk.update,
+                walk.model,
+                walk.X_test,
+                walk.y_test,
+                self._check_coverage(walk.model, step, walk.warned),
+                walk.counts,
+                self._report_columns(request.method, result),
+            )
+        )
+        if walk.budget is not None:
+            walk.queries[-1]["budget_state"] = walk.budget_state
 
     def _report_columns(self, k, result):
         """The query record's columns of a report (None without methods)."""
@@ -815,6 +878,42 @@ class RiskBasedLearner(BaseEstimator):
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, reset=False)
         return self.estimator_.predict_proba(X)
+
+
+@dataclass
+class _Request:
+    """An inspection on its way: its result is learnt before step ``arrival``."""
+
+    arrival: int
+    step: int
+    method: int
+    belief: np.ndarray  # when requested, for a report's posterior
+
+
+@dataclass
+class _Walk:
+    """The running state of one walk of the stream."""
+
+    kernel: DecisionKernel
+    update: object
+    model: object
+    state: StreamState
+    label_index: np.ndarray
+    counts: np.ndarray
+    queries: list
+    warned: list
+    rng: np.random.RandomState
+    budget: BudgetPolicy | None
+    budget_state: dict | None
+    X_test: object
+    y_test: object
+    pending: deque = field(default_factory=deque)
+
+
+def _check_count(value, name: str, minimum: int) -> None:
+    """Name ``value`` unless it is an integer (not a bool) >= ``minimum``."""
+    if not isinstance(value, Integral) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
 
 
 def _checked_features(X, name: str):

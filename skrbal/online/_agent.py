@@ -385,17 +385,20 @@ class RiskBasedAgent(BaseEstimator):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = self._new_model(buffers)
-        proba = self.process.align_proba(model.predict_proba(X), classes=model.classes_)
-        evpi = self.process.evpi(proba)
         clock = "step" if timestamps is None else "timestamp"  # for good
         times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
-        _, budget_state = budget.scan(
-            evpi,
-            times,
-            np.zeros(X.shape[0], dtype=bool),
-            float(self.process.inspection_cost),
-            budget.initial_state(),
+        # The policy sees the commissioning steps as steps it cannot inspect,
+        # valued as every later step is (the best method's EVSI).
+        kernel = DecisionKernel(
+            self.process, self.inspections, budget, self.max_open_requests
         )
+        decided = kernel.decide(
+            kernel.beliefs(model, X),
+            times,
+            budget.initial_state(),
+            available=np.zeros(X.shape[0], dtype=bool),
+        )
+        evpi, budget_state = decided.evpi, decided.budget_state
 
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
