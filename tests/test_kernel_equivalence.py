@@ -9,9 +9,13 @@ inspection methods and delays both must make the same decisions.
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
+from skrbal._learning import DecisionKernel, top_combinations
 from skrbal.active import RiskBasedLearner
 from skrbal.budget import CostThreshold, MinimumGap, QuantileThreshold, SpendCap
 from skrbal.inspection import InspectionMethod, perfect_inspection
@@ -165,3 +169,85 @@ def test_learner_names_a_bad_delay_or_cap(name, value):
     )
     with pytest.raises(ValueError, match=name):
         learner.fit(X, y, initial=np.arange(N0))
+
+
+# ---------------------------------------------------------------------- #
+# pending results counted: fantasised outcomes
+# ---------------------------------------------------------------------- #
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_pending=st.integers(1, 3),
+    with_methods=st.booleans(),
+)
+def test_pending_value_never_exceeds_the_plain_value(seed, n_pending, with_methods):
+    rng = np.random.default_rng(seed)
+    X, y = _stream(int(rng.integers(1000)), per_state=6, n_cycles=1)
+    model = BayesianGMMClassifier(
+        classes=PROCESS.classes_, mean_prior="data", covariance_prior="data"
+    ).fit(X, y)
+    kernel = DecisionKernel(
+        PROCESS, INSPECTIONS["two-methods"] if with_methods else None
+    )
+    X_pending = rng.normal(0.0, 8.0, size=(n_pending, 1))
+    # the block: duplicates of the pending observations and fresh ones
+    block = np.vstack([X_pending, rng.normal(0.0, 8.0, size=(5, 1))])
+    proba = kernel.beliefs(model, block)
+    evpi = PROCESS.evpi(proba)
+    plain = kernel.method_values(proba, evpi)[1]
+    fantasies = kernel.fantasise(model, block, X_pending)
+    assert fantasies is not None
+    np.testing.assert_allclose(fantasies.weights.sum(), 1.0)
+    pending = kernel.method_values(proba, evpi, fantasies)[1]
+    assert np.all(pending <= plain)
+    # nothing pending: nothing changes, bit for bit
+    assert kernel.fantasise(model, block, X_pending[:0]) is None
+    np.testing.assert_array_equal(kernel.method_values(proba, evpi, None)[1], plain)
+
+
+def test_a_duplicate_of_a_pending_observation_loses_value():
+    # The feature can fail: a step like an uncertain pending one must be worth
+    # less than on its own (its result will teach the model that region). A
+    # young model (two labels a state) moves most with one more label.
+    X, y = _stream(3, per_state=2, n_cycles=1)
+    model = BayesianGMMClassifier(
+        classes=PROCESS.classes_, mean_prior="data", covariance_prior="data"
+    ).fit(X, y)
+    kernel = DecisionKernel(PROCESS)
+    grid = np.linspace(-12, 25, 200)[:, None]
+    evpi = PROCESS.evpi(kernel.beliefs(model, grid))
+    x = grid[[np.argmax(evpi)]]  # the most uncertain observation
+    proba = kernel.beliefs(model, x)
+    plain = kernel.method_values(proba, PROCESS.evpi(proba))[1]
+    fantasies = kernel.fantasise(model, x, x)
+    pending = kernel.method_values(proba, PROCESS.evpi(proba), fantasies)[1]
+    assert plain[0] > PROCESS.inspection_cost
+    assert pending[0] < 0.9 * plain[0]
+
+
+def test_top_combinations_are_the_most_probable_joint_outcomes():
+    proba = np.array([[0.5, 0.3, 0.2, 0.0], [0.1, 0.6, 0.3, 0.0], [0.7, 0.0, 0.3, 0.0]])
+    combos, probs = top_combinations(proba, 5)
+    full = [
+        (p0 * p1 * p2, (a, b, c))
+        for a, p0 in enumerate(proba[0])
+        for b, p1 in enumerate(proba[1])
+        for c, p2 in enumerate(proba[2])
+        if p0 * p1 * p2 > 0
+    ]
+    expected = sorted(full, key=lambda item: -item[0])[:5]
+    np.testing.assert_allclose(probs, [p for p, _ in expected])
+    assert [tuple(c) for c in combos] == [combo for _, combo in expected]
+
+
+def test_with_results_at_once_pending_values_change_nothing():
+    X, y = _stream(2)
+    params = dict(
+        estimator=BayesianGMMClassifier(mean_prior="data", covariance_prior="data"),
+        process=PROCESS,
+    )
+    fantasy = RiskBasedLearner(**params).fit(X, y, initial=np.arange(N0))
+    ignore = RiskBasedLearner(**params, pending_value="ignore").fit(
+        X, y, initial=np.arange(N0)
+    )
+    pd.testing.assert_frame_equal(fantasy.history_.steps, ignore.history_.steps)

@@ -12,11 +12,14 @@ rules, :func:`clone_for` and the shared parameter checks).
 """
 
 from skrbal._learning._kernel import (
+    PENDING_VALUES,
     BlockDecisions,
     DecisionKernel,
+    Fantasies,
     Result,
     check_anchor_methods,
     reveals_state,
+    top_combinations,
 )
 from skrbal._learning._updates import (
     EM_STARTS,
@@ -40,11 +43,13 @@ from skrbal._learning._updates import (
 
 __all__ = [
     "EM_STARTS",
+    "PENDING_VALUES",
     "SEMI_SUPERVISED",
     "UPDATE_MODES",
     "BlockDecisions",
     "DecisionKernel",
     "EMUpdate",
+    "Fantasies",
     "Result",
     "SmoothingUpdate",
     "StreamState",
@@ -61,4 +66,5 @@ __all__ = [
     "soft_rows",
     "stack_rows",
     "take_rows",
+    "top_combinations",
 ]

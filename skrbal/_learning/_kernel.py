@@ -19,6 +19,7 @@ request), the agent when the caller records it.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,12 +35,20 @@ from skrbal.inspection import (
 from skrbal.inspection._value import _confusions
 
 __all__ = [
+    "PENDING_VALUES",
     "BlockDecisions",
     "DecisionKernel",
+    "Fantasies",
     "Result",
     "check_anchor_methods",
     "reveals_state",
 ]
+
+#: How the value of a request counts the results still pending.
+PENDING_VALUES = ("fantasy", "ignore")
+# Joint label combinations of the pending requests a fantasy averages over
+# (the most probable ones; their weights are renormalised).
+_MAX_FANTASIES = 32
 
 # Steps scanned by one call of the budget policy while nothing is requested;
 # the chunk doubles up to _MAX_CHUNK after a chunk without a request, so one
@@ -71,6 +80,43 @@ def check_anchor_methods(inspections, process) -> None:
                 "(its reports do not reveal the state), so its reports "
                 "are not labels. Use semi_supervised='em' or None."
             )
+
+
+@dataclass(frozen=True)
+class Fantasies:
+    """Beliefs over a block after fantasised results of the pending requests.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (n_fantasies,)
+        Probability of each joint outcome of the pending requests, summing
+        to 1.
+    proba : ndarray of shape (n_fantasies, n_steps, n_states)
+        The block's beliefs after the model learns each joint outcome.
+    """
+
+    weights: np.ndarray
+    proba: np.ndarray
+
+
+def top_combinations(proba, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``limit`` most probable joint outcomes of independent categoricals.
+
+    ``proba`` has one row per variable. A beam that keeps the ``limit`` best
+    partial combinations is exact: extending two prefixes by the same
+    suffix keeps their order. Returns the combinations (state indices, one
+    row each) and their probabilities, most probable first.
+    """
+    combos = np.zeros((1, 0), dtype=np.intp)
+    probs = np.ones(1)
+    for row in np.asarray(proba, dtype=float):
+        support = np.flatnonzero(row > 0)
+        joint = probs[:, None] * row[support][None, :]
+        order = np.argsort(-joint, axis=None, kind="stable")[:limit]
+        prefix, choice = np.unravel_index(order, joint.shape)
+        combos = np.column_stack([combos[prefix], support[choice]])
+        probs = joint[prefix, choice]
+    return combos, probs
 
 
 @dataclass(frozen=True)
@@ -188,8 +234,15 @@ class DecisionKernel:
             return proba  # evpi and optimal_action validate it
         return self.process.align_proba(proba, classes=classes)
 
-    def method_values(self, proba, evpi) -> tuple[np.ndarray, np.ndarray]:
+    def method_values(
+        self, proba, evpi, fantasies: Fantasies | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per step: the method of largest net value and its EVSI.
+
+        With ``fantasies`` (requests awaiting results), each method's value
+        is the smaller of its value now and its expected value once the
+        pending results are in: a pending result can make a request
+        redundant, never more urgent (see :meth:`fantasise`).
 
         Without ``inspections`` the method is the process's perfect
         inspection and its value the EVPI. A value within rounding of zero
@@ -199,12 +252,49 @@ class DecisionKernel:
         decides that.
         """
         if self.inspections is None:
-            best, value = np.zeros(evpi.shape[0], dtype=np.intp), evpi
+            value = evpi
+            if fantasies is not None:
+                after = [self.process.evpi(p) for p in fantasies.proba]
+                value = np.minimum(value, fantasies.weights @ np.stack(after))
+            best = np.zeros(evpi.shape[0], dtype=np.intp)
         else:
             values = evsi(proba, self.process, self.inspections)
+            if fantasies is not None:
+                after = [
+                    evsi(p, self.process, self.inspections) for p in fantasies.proba
+                ]
+                expected = np.tensordot(fantasies.weights, np.stack(after), axes=1)
+                values = np.minimum(values, expected)
             best = np.argmax(values - self.costs, axis=1)
             value = np.take_along_axis(values, best[:, None], axis=1)[:, 0]
         return best, np.where(value > self._noise, value, 0.0)
+
+    def fantasise(self, model, X, X_pending) -> Fantasies | None:
+        """The beliefs over ``X`` after the pending requests' results.
+
+        The results are fantasised, as batch Bayesian optimisation does with
+        pending evaluations: each joint outcome of the pending requests (the
+        most probable, at most 32, weighted by the model's current beliefs at
+        their steps) is taught to a copy of the model by ``partial_fit``, and
+        ``X`` is predicted again. ``None`` when nothing is pending or the model
+        cannot learn one label incrementally (no ``partial_fit``, or a state
+        it has no class for): the value then ignores the pending results.
+        """
+        n_pending = 0 if X_pending is None else X_pending.shape[0]
+        if n_pending == 0 or not hasattr(model, "partial_fit"):
+            return None
+        classes = getattr(model, "classes_", None)
+        if classes is None or not np.array_equal(classes, self.classes):
+            return None
+        belief = self.process.align_proba(model.predict_proba(X_pending), classes)
+        combos, weights = top_combinations(belief, _MAX_FANTASIES)
+        proba = np.empty((len(weights), X.shape[0], self.classes.size))
+        for i, combo in enumerate(combos):
+            fantasy = copy.deepcopy(model).partial_fit(X_pending, self.classes[combo])
+            proba[i] = self.process.align_proba(
+                fantasy.predict_proba(X), fantasy.classes_
+            )
+        return Fantasies(weights / weights.sum(), proba)
 
     def decide(
         self,
@@ -216,6 +306,7 @@ class DecisionKernel:
         n_open: int = 0,
         first_only: bool = False,
         plan=None,
+        fantasies: Fantasies | None = None,
     ) -> BlockDecisions:
         """Decide a block of consecutive steps.
 
@@ -237,6 +328,10 @@ class DecisionKernel:
             A fixed choice instead of the policy: ``plan(evpi, proba)``
             returns, per step, the method index to inspect with or -1 (random
             inspection, a user's callable query).
+        fantasies : Fantasies, default=None
+            The block's beliefs after the pending results
+            (:meth:`fantasise`): the policy then sees the pending-aware
+            values. Actions are still those of the current beliefs.
 
         Returns
         -------
@@ -251,7 +346,14 @@ class DecisionKernel:
             requested, methods, state = self._follow(choice, available, n_open)
         else:
             requested, methods, state = self._scan(
-                proba, evpi, times, available, budget_state, n_open, first_only
+                proba,
+                evpi,
+                times,
+                available,
+                budget_state,
+                n_open,
+                first_only,
+                fantasies,
             )
         if first_only and requested:
             requested, methods = requested[:1], methods[:1]
@@ -282,14 +384,16 @@ class DecisionKernel:
             n_open += 1
         return requested, methods, None
 
-    def _scan(self, proba, evpi, times, available, state, n_open, first_only):
+    def _scan(
+        self, proba, evpi, times, available, state, n_open, first_only, fantasies
+    ):
         """The budget policy's requests: one pass over the block.
 
         The policy scans runs of steps whose best method is the same, with
         that method's value and cost; scanning pieces in sequence is
         scanning the whole, so the chunks change nothing but the cost.
         """
-        best, value = self.method_values(proba, evpi)
+        best, value = self.method_values(proba, evpi, fantasies)
         run_end = np.append(np.flatnonzero(np.diff(best)) + 1, best.shape[0])
         requested, methods = [], []
         start, chunk, n = 0, _FIRST_CHUNK, evpi.shape[0]

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
 from skrbal._learning import (
+    PENDING_VALUES,
     DecisionKernel,
     StreamState,
     check_anchor_methods,
@@ -127,6 +128,15 @@ class RiskBasedLearner(BaseEstimator):
     max_open_requests : int, default=None
         At most this many requests wait for a result at once; while the cap
         is reached nothing is inspected. ``None``: no cap.
+    pending_value : {'fantasy', 'ignore'}, default='fantasy'
+        How the value of a new request counts the results still pending
+        (with ``result_delay``): ``'fantasy'`` averages it over the pending
+        results' joint outcomes, taught to copies of the model by
+        ``partial_fit`` (as batch Bayesian optimisation fantasises pending
+        evaluations), and keeps the smaller of that and the plain value, so
+        a step like a pending one loses value; ``'ignore'`` uses the plain
+        value. Models without ``partial_fit`` use the plain value. Nothing
+        changes while no result is pending.
     block_size : int, default=256
         Steps predicted at once while no inspection happens; the block doubles
         (up to 64 times) after each block without one. Only speed depends on
@@ -255,6 +265,7 @@ class RiskBasedLearner(BaseEstimator):
         initial_state=None,
         result_delay: int = 0,
         max_open_requests: int | None = None,
+        pending_value: str = "fantasy",
         block_size: int = 256,
         history: str = "full",
         random_state=None,
@@ -270,6 +281,7 @@ class RiskBasedLearner(BaseEstimator):
         self.initial_state = initial_state
         self.result_delay = result_delay
         self.max_open_requests = max_open_requests
+        self.pending_value = pending_value
         self.block_size = block_size
         self.history = history
         self.random_state = random_state
@@ -297,6 +309,11 @@ class RiskBasedLearner(BaseEstimator):
                 f"{self.n_queries!r}."
             )
         check_learning_params(self.semi_supervised, self.update, self.em_start)
+        if self.pending_value not in PENDING_VALUES:
+            raise ValueError(
+                f"pending_value must be one of {PENDING_VALUES}, got "
+                f"{self.pending_value!r}."
+            )
         if self.history not in _HISTORIES:
             raise ValueError(
                 f"history must be one of {_HISTORIES}, got {self.history!r}."
@@ -630,7 +647,13 @@ class RiskBasedLearner(BaseEstimator):
             stop = min(n_steps, start + block)
             if walk.pending:
                 stop = min(stop, walk.pending[0].arrival)
-            proba = kernel.beliefs(walk.model, take_rows(X, slice(start, stop)))
+            rows = take_rows(X, slice(start, stop))
+            proba = kernel.beliefs(walk.model, rows)
+            plan = self._plan(planned, start, stop)
+            fantasies = None
+            if walk.pending and plan is None and self.pending_value == "fantasy":
+                steps = [request.step for request in walk.pending]
+                fantasies = kernel.fantasise(walk.model, rows, take_rows(X, steps))
             # A block ends at its first request: the model does not change
             # until that request's result arrives, so this only splits the
             # work, and keeps one request (and its method) per block.
@@ -641,7 +664,8 @@ class RiskBasedLearner(BaseEstimator):
                 available=~known[start:stop],
                 n_open=len(walk.pending),
                 first_only=True,
-                plan=self._plan(planned, start, stop),
+                plan=plan,
+                fantasies=fantasies,
             )
             walk.budget_state = decided.budget_state
             end = start + decided.n_decided

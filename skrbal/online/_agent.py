@@ -17,6 +17,7 @@ from skrbal import __version__
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
 from skrbal._learning import (
+    PENDING_VALUES,
     DecisionKernel,
     check_anchor_methods,
     check_learning_params,
@@ -125,6 +126,14 @@ class RiskBasedAgent(BaseEstimator):
     max_open_requests : int, default=None
         At most this many requests wait for a result at once; while the cap
         is reached no inspection is requested. ``None``: no cap.
+    pending_value : {'fantasy', 'ignore'}, default='fantasy'
+        How the value of a new request counts the requests still awaiting a
+        result, as in :class:`~skrbal.active.RiskBasedLearner`:
+        ``'fantasy'`` averages it over the pending results' joint outcomes
+        taught to copies of the model by ``partial_fit``, keeping the smaller
+        of that and the plain value (an observation like a pending one loses
+        value); ``'ignore'`` uses the plain value. Agents stored before this
+        option existed resume with ``'ignore'``, as they decided.
     store : AgentStore, str or path-like, default=None
         Where the agent lives: an :class:`AgentStore` or its URL / SQLite
         path. ``None``: a private in-memory SQLite store (nothing durable).
@@ -234,6 +243,7 @@ class RiskBasedAgent(BaseEstimator):
         em_start: str = "labelled",
         initial_state=None,
         max_open_requests: int | None = None,
+        pending_value: str = "fantasy",
         store=None,
         name: str = "agent",
     ):
@@ -246,6 +256,7 @@ class RiskBasedAgent(BaseEstimator):
         self.em_start = em_start
         self.initial_state = initial_state
         self.max_open_requests = max_open_requests
+        self.pending_value = pending_value
         self.store = store
         self.name = name
 
@@ -259,6 +270,11 @@ class RiskBasedAgent(BaseEstimator):
             )
         self.process._validated()
         check_learning_params(self.semi_supervised, self.update, self.em_start)
+        if self.pending_value not in PENDING_VALUES:
+            raise ValueError(
+                f"pending_value must be one of {PENDING_VALUES}, got "
+                f"{self.pending_value!r}."
+            )
         cap = self.max_open_requests
         if cap is not None and (
             not isinstance(cap, Integral) or isinstance(cap, bool) or cap < 1
@@ -300,6 +316,7 @@ class RiskBasedAgent(BaseEstimator):
             "em_start": self.em_start,
             "initial_state": encode_config(self.initial_state),
             "max_open_requests": self.max_open_requests,
+            "pending_value": self.pending_value,
             "inspections": inspections_to_config(self.inspections),
         }
 
@@ -536,6 +553,7 @@ class RiskBasedAgent(BaseEstimator):
                 em_start=settings["em_start"],
                 initial_state=decode_config(settings["initial_state"]),
                 max_open_requests=settings["max_open_requests"],
+                pending_value=settings.get("pending_value", "ignore"),
                 store=store if not owned else store.display_url,
                 name=name,
             )
@@ -728,8 +746,18 @@ class RiskBasedAgent(BaseEstimator):
             )
         kernel = self._kernel
         proba = kernel.beliefs(model, X)
-        n_open = sum(1 for r in self._requests.values() if r[1] == "open")
-        decided = kernel.decide(proba, times, self.budget_state_, n_open=n_open)
+        pending = [r[0] for r in self._requests.values() if r[1] == "open"]
+        fantasies = None
+        if pending and self.pending_value == "fantasy":
+            X_pending = self._buffers.stream_state().X[np.asarray(pending)]
+            fantasies = kernel.fantasise(model, X, X_pending)
+        decided = kernel.decide(
+            proba,
+            times,
+            self.budget_state_,
+            n_open=len(pending),
+            fantasies=fantasies,
+        )
         evpi, action = decided.evpi, decided.action
         requested, methods = decided.requested.tolist(), decided.methods.tolist()
         budget_state = decided.budget_state
