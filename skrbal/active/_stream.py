@@ -2,39 +2,23 @@
 
 from __future__ import annotations
 
-import warnings
-from collections import deque
-from dataclasses import dataclass, field
 from numbers import Integral
 
 import numpy as np
-import pandas as pd
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from skrbal._decision import DecisionProcess
-from skrbal._labels import label_positions
 from skrbal._learning import (
     PENDING_VALUES,
-    DecisionKernel,
-    StreamState,
     check_anchor_methods,
     check_labels,
     check_learning_params,
-    clone_for,
-    make_update,
-    take_rows,
 )
+from skrbal.active._walk import StreamWalk
 from skrbal.budget import BudgetPolicy
-from skrbal.exceptions import (
-    MissingStatesWarning,
-    missing_states,
-    missing_states_message,
-)
 from skrbal.inspection._value import _confusions
-from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
-from skrbal.metrics._decision_metrics import macro_f1
 
 __all__ = ["RiskBasedLearner"]
 
@@ -446,71 +430,6 @@ class RiskBasedLearner(BaseEstimator):
 
         return ask
 
-    def _evaluate(self, model, X_test, y_test):
-        proba = model.predict_proba(X_test)
-        accuracy = decision_accuracy(
-            y_test, proba, self.process, classes=model.classes_
-        )
-        predicted = np.asarray(model.classes_)[np.argmax(proba, axis=1)]
-        f1 = macro_f1(y_test, predicted)
-        return {"decision_accuracy": accuracy, "f1_macro": f1}
-
-    def _check_coverage(self, model, step, warned):
-        """Number of process states ``model`` lacks; warn the first time in a fit."""
-        classes = getattr(model, "classes_", None)
-        seen, n_missing = self._seen_coverage
-        if classes is seen and classes is not None:
-            return n_missing  # the same classes_ array: the same answer
-        missing = missing_states(classes, self._classes)
-        self._seen_coverage = (classes, int(missing.size))
-        if missing.size and not warned:
-            where = "initial model" if step < 0 else f"model after step {step}"
-            message = missing_states_message(
-                f"The {where} ({type(model).__name__})", missing, self.process.classes_
-            )
-            warnings.warn(message, MissingStatesWarning, stacklevel=3)
-            warned.append(message)
-        return int(missing.size)
-
-    def _query_record(
-        self,
-        number,
-        step,
-        state,
-        update,
-        model,
-        X_test,
-        y_test,
-        n_missing,
-        counts,
-        report=None,
-    ):
-        """One row of ``history_.queries``; ``counts`` are the labelled set's.
-
-        ``report``: the method, report and posterior columns of an inspection
-        with ``inspections``. ``counts`` are fractional then (posteriors).
-        """
-        classes = self._classes
-        n_labelled = round(float(counts.sum()))
-        record = {
-            "query": number,
-            "step": step,
-            "label": state.y[step] if step >= 0 else None,
-            **(report or {}),
-            "n_labelled": n_labelled,
-            "n_missing_states": n_missing,
-        }
-        record.update(zip(self._proportion_keys, (counts / n_labelled).tolist()))
-        effective = update.effective_labels(model, state)
-        if effective is not None:
-            proportions = class_proportions(effective, classes)
-            record.update(
-                {f"effective_proportion_{c}": p for c, p in zip(classes, proportions)}
-            )
-        if X_test is not None:
-            record.update(self._evaluate(model, X_test, y_test))
-        return record
-
     # -------------------------------------------------------------- #
     def fit(self, X, y, *, initial, X_test=None, y_test=None, actions=None):
         """Walk the stream in order, inspecting and learning as it goes.
@@ -547,186 +466,29 @@ class RiskBasedLearner(BaseEstimator):
         X, y, initial, X_test, y_test = self._check_stream(
             X, y, initial, X_test, y_test
         )
-        process = self.process
-        # The process's states, validated once for the whole walk.
-        self._classes = classes = process.classes_
-        # Each step's state as a position in the process's states (naming any
-        # unknown label), in the smallest integer type that holds them.
-        label_index = label_positions(y, classes, owner="the process's classes")
-        label_index = label_index.astype(np.min_scalar_type(len(classes) - 1))
-        self._proportion_keys = [f"proportion_{c}" for c in classes]
-        self._seen_coverage = (None, None)
-        full = self.history == "full"
-        n_steps = X.shape[0]
-        known = np.zeros(n_steps, dtype=bool)
-        known[initial] = True
-        planned = None
         rng = check_random_state(self.random_state)
+        planned = None
         if self.query == "random":
+            known = np.zeros(X.shape[0], dtype=bool)
+            known[initial] = True
             planned = self._random_plan(known, rng)
         if self.inspections is not None and self.semi_supervised == "smoothing":
-            check_anchor_methods(self.inspections, process)
-        budget = self.query if isinstance(self.query, BudgetPolicy) else None
-        kernel = DecisionKernel(
-            process, self.inspections, budget, self.max_open_requests
-        )
-
+            check_anchor_methods(self.inspections, self.process)
         if actions is not None:
-            actions = self._check_actions(actions, n_steps)
-        state = StreamState(
-            X=X,
-            y=y,
-            known=known,
-            labelled=list(initial),
-            action=np.zeros(
-                n_steps,
-                dtype=np.intp if full else np.min_scalar_type(process.n_actions - 1),
-            ),
-            exogenous_actions=actions,
-        )
-        update = make_update(
-            self.semi_supervised,
-            process,
-            self.update,
-            self.initial_state,
-            em_start=self.em_start,
-        )
-        model = update.prepare(clone_for(self.estimator, process))
-        model = update.initial_fit(model, state)
-        warned = []
-        # Running count of the labelled set's states, for the query records.
-        counts = np.bincount(label_index[initial], minlength=len(classes))
-        if self.inspections is not None:
-            counts = counts.astype(np.float64)
-        # The inspection method of each inspected step, for the full history.
-        method_used = np.full(n_steps, -1, dtype=np.intp) if full else None
-        evpi = np.empty(n_steps) if full else None
-        inspected = np.zeros(n_steps, dtype=bool)
-        # The perfect-information action of a known step, by its state.
-        perfect_of_state = process.perfect_information_action(classes)
-        queries = [
-            self._query_record(
-                0,
-                -1,
-                state,
-                update,
-                model,
-                X_test,
-                y_test,
-                self._check_coverage(model, -1, warned),
-                counts,
-            )
-        ]
-        budget_state = None
-        if budget is not None:
-            budget_state = budget.initial_state()
-            queries[0]["budget_state"] = budget_state
-        elif self.query == "evpi":
-            budget_state = kernel.budget.initial_state()
-
-        walk = _Walk(
-            kernel=kernel,
-            update=update,
-            model=model,
-            state=state,
-            label_index=label_index,
-            counts=counts,
-            queries=queries,
-            warned=warned,
-            rng=rng,
-            budget=budget,
-            budget_state=budget_state,
-            X_test=X_test,
-            y_test=y_test,
-        )
-        start, block = 0, self.block_size
-        while start < n_steps:
-            # Results due by this step are learnt before it is decided.
-            while walk.pending and walk.pending[0].arrival <= start:
-                self._learn_result(walk, walk.pending.popleft())
-            stop = min(n_steps, start + block)
-            if walk.pending:
-                stop = min(stop, walk.pending[0].arrival)
-            rows = take_rows(X, slice(start, stop))
-            proba = kernel.beliefs(walk.model, rows)
-            plan = self._plan(planned, start, stop)
-            fantasies = None
-            if walk.pending and plan is None and self.pending_value == "fantasy":
-                steps = [request.step for request in walk.pending]
-                fantasies = kernel.fantasise(walk.model, rows, take_rows(X, steps))
-            # A block ends at its first request: the model does not change
-            # until that request's result arrives, so this only splits the
-            # work, and keeps one request (and its method) per block.
-            decided = kernel.decide(
-                proba,
-                np.arange(start, stop, dtype=float),
-                walk.budget_state,
-                available=~known[start:stop],
-                n_open=len(walk.pending),
-                first_only=True,
-                plan=plan,
-                fantasies=fantasies,
-            )
-            walk.budget_state = decided.budget_state
-            end = start + decided.n_decided
-            if full:
-                evpi[start:end] = decided.evpi
-            # The agent acts on the true state wherever it knows it (the
-            # initially known steps); an inspected step's action is set when
-            # its result arrives.
-            chosen = decided.action
-            now_known = known[start:end]
-            chosen[now_known] = perfect_of_state[label_index[start:end][now_known]]
-            state.action[start:end] = chosen
-            if decided.requested.size:
-                step, method = end - 1, int(decided.methods[0])
-                inspected[step] = True
-                if full:
-                    method_used[step] = method
-                walk.pending.append(
-                    _Request(
-                        arrival=step + 1 + self.result_delay,
-                        step=step,
-                        method=method,
-                        belief=proba[step - start],
-                    )
-                )
-                block = self.block_size
-            else:
-                block = min(2 * block, 64 * self.block_size)
-            start = end
-        # Results still on their way when the stream ends are learnt last.
-        while walk.pending:
-            self._learn_result(walk, walk.pending.popleft())
-        model, budget_state = walk.model, walk.budget_state
-
-        self.estimator_ = model
+            actions = self._check_actions(actions, X.shape[0])
+        walk = StreamWalk(
+            self, X, y, initial, X_test, y_test, actions, rng, planned
+        ).run()
+        self.estimator_ = model = walk.model
         self.classes_ = np.asarray(model.classes_)
-        self.labelled_indices_ = np.asarray(state.labelled, dtype=np.intp)
-        self.n_skipped_segments_ = getattr(update, "n_skipped_segments", 0)
-        pseudo = getattr(update, "pseudo", {})
+        self.labelled_indices_ = np.asarray(walk.state.labelled, dtype=np.intp)
+        self.n_skipped_segments_ = getattr(walk.update, "n_skipped_segments", 0)
+        pseudo = getattr(walk.update, "pseudo", {})
         self.pseudo_labelled_indices_ = np.fromiter(
             pseudo, dtype=np.intp, count=len(pseudo)
         )
         self.pseudo_labels_ = np.array(list(pseudo.values()), dtype=y.dtype)
-        if full:
-            perfect = perfect_of_state[label_index]
-            self.history_ = self._history(
-                y, evpi, state.action, perfect, inspected, initial, method_used
-            )
-        else:
-            self.history_ = Bunch(
-                steps=None,
-                queries=None,
-                totals=self._chunked_totals(y, state.action, inspected),
-            )
-        self.history_.queries = pd.DataFrame(queries)
-        # The update rule's own warnings (smoothing with an unlabelled state).
-        warned.extend(getattr(update, "warnings", ()))
-        self.history_.warnings = warned
-        self.history_.totals["n_warnings"] = len(warned)
-        if budget is not None:
-            self.history_.budget_state = budget_state
+        self.history_ = walk.history()
         return self
 
     def _check_actions(self, actions, n_steps):
@@ -751,102 +513,6 @@ class RiskBasedLearner(BaseEstimator):
                 f"{actions.max()}."
             )
         return actions
-
-    def _learn_result(self, walk, request):
-        """Read a request's result from the oracle and teach it to the model."""
-        kernel, state, step = walk.kernel, walk.state, request.step
-        true_state = state.y[step]
-        result = kernel.simulate_result(
-            request.method, request.belief, true_state, walk.rng
-        )
-        # The action at an inspected step waits for its result.
-        state.action[step] = result.action
-        if result.label is not None:
-            state.known[step] = True
-            state.labelled.append(step)
-            walk.counts[walk.label_index[step]] += 1
-            walk.model = walk.update.learn(walk.model, state, step)
-        else:
-            walk.counts += result.posterior
-            walk.model = walk.update.learn_report(
-                walk.model, state, step, result.posterior
-            )
-        walk.queries.append(
-            self._query_record(
-                len(walk.queries),
-                step,
-                state,
-                walk.update,
-                walk.model,
-                walk.X_test,
-                walk.y_test,
-                self._check_coverage(walk.model, step, walk.warned),
-                walk.counts,
-                self._report_columns(request.method, result),
-            )
-        )
-        if walk.budget is not None:
-            walk.queries[-1]["budget_state"] = walk.budget_state
-
-    def _report_columns(self, k, result):
-        """The query record's columns of a report (None without methods)."""
-        if self.inspections is None:
-            return None
-        columns = {"method": self.inspections[k].name, "report": result.report}
-        columns.update(
-            {f"posterior_{c}": p for c, p in zip(self._classes, result.posterior)}
-        )
-        return columns
-
-    def _chunked_totals(self, y, action, inspected):
-        """The totals of :func:`campaign_summary`, a chunk of steps at a time.
-
-        For ``history='queries'``: the per-step temporaries then stay a chunk
-        long; the sums are added up and the decision accuracy weighted by
-        each chunk's decisions.
-        """
-        parts = [
-            campaign_summary(
-                y[start : start + _TOTALS_CHUNK],
-                action[start : start + _TOTALS_CHUNK],
-                self.process,
-                inspected=inspected[start : start + _TOTALS_CHUNK],
-            )
-            for start in range(0, len(y), _TOTALS_CHUNK)
-        ]
-        totals = {key: sum(part[key] for part in parts) for key in parts[0]}
-        totals["decision_accuracy"] = (
-            sum(part["decision_accuracy"] * part["n_decisions"] for part in parts)
-            / totals["n_decisions"]
-        )
-        return totals
-
-    def _history(self, y, evpi, action, perfect, inspected, initial, method_used):
-        known_before = np.zeros(y.shape[0], dtype=bool)
-        known_before[initial] = True
-        steps = pd.DataFrame(
-            {
-                "evpi": evpi,
-                "inspected": inspected,
-                "known": known_before,
-                "action": action,
-                "perfect_action": perfect,
-                "utility": self.process.realised_utility(y, action),
-            }
-        )
-        if self.inspections is None:
-            summary = campaign_summary(y, action, self.process, inspected=inspected)
-        else:
-            names = np.array([m.name for m in self.inspections] + [None], dtype=object)
-            steps["method"] = names[method_used]
-            summary = campaign_summary(
-                y,
-                action,
-                self.process,
-                inspected=method_used,
-                methods=self.inspections,
-            )
-        return Bunch(steps=steps, queries=None, totals=dict(summary))
 
     # -------------------------------------------------------------- #
     def random_baseline(self, random_state=None) -> RiskBasedLearner:
@@ -902,36 +568,6 @@ class RiskBasedLearner(BaseEstimator):
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, reset=False)
         return self.estimator_.predict_proba(X)
-
-
-@dataclass
-class _Request:
-    """An inspection on its way: its result is learnt before step ``arrival``."""
-
-    arrival: int
-    step: int
-    method: int
-    belief: np.ndarray  # when requested, for a report's posterior
-
-
-@dataclass
-class _Walk:
-    """The running state of one walk of the stream."""
-
-    kernel: DecisionKernel
-    update: object
-    model: object
-    state: StreamState
-    label_index: np.ndarray
-    counts: np.ndarray
-    queries: list
-    warned: list
-    rng: np.random.RandomState
-    budget: BudgetPolicy | None
-    budget_state: dict | None
-    X_test: object
-    y_test: object
-    pending: deque = field(default_factory=deque)
 
 
 def _check_count(value, name: str, minimum: int) -> None:

@@ -1,0 +1,364 @@
+"""One walk of a recorded stream by :class:`~skrbal.active.RiskBasedLearner`.
+
+The learner holds the configuration; a :class:`StreamWalk` holds what changes
+while the stream is walked (the model, the labelled set, the requests whose
+results are on their way, the budget's state) and what the walk records (the
+per-step and per-inspection histories). Deciding is the shared kernel's
+(:class:`skrbal._learning.DecisionKernel`), so the walk makes the decisions
+of the live agent fed the same stream.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import Bunch
+
+from skrbal._labels import label_positions
+from skrbal._learning import (
+    DecisionKernel,
+    StreamState,
+    clone_for,
+    make_update,
+    take_rows,
+)
+from skrbal.budget import BudgetPolicy
+from skrbal.exceptions import (
+    MissingStatesWarning,
+    caller_stacklevel,
+    missing_states,
+    missing_states_message,
+)
+from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
+from skrbal.metrics._decision_metrics import macro_f1
+
+# Steps per chunk when the totals are summed without a per-step history.
+_TOTALS_CHUNK = 65536
+
+
+@dataclass
+class _Request:
+    """An inspection on its way: its result is learnt before step ``arrival``."""
+
+    arrival: int
+    step: int
+    method: int
+    belief: np.ndarray  # when requested, for a report's posterior
+
+
+class StreamWalk:
+    """The running state and the records of one walk of the stream.
+
+    Parameters
+    ----------
+    learner : RiskBasedLearner
+        The configuration (validated by the learner).
+    X, y, initial, X_test, y_test, actions
+        As checked by :meth:`RiskBasedLearner.fit`.
+    rng : RandomState
+        Draws the random plan (already drawn) and the reports.
+    planned : ndarray of int or None
+        The plan of ``query='random'``: a method index per step, or -1.
+    """
+
+    def __init__(self, learner, X, y, initial, X_test, y_test, actions, rng, planned):
+        process = learner.process
+        self.learner, self.process = learner, process
+        self.X, self.X_test, self.y_test = X, X_test, y_test
+        self.rng, self.planned = rng, planned
+        self.full = learner.history == "full"
+        # The process's states, validated once for the whole walk.
+        self.classes = classes = process.classes_
+        # Each step's state as a position in the process's states (naming any
+        # unknown label), in the smallest integer type that holds them.
+        index = label_positions(y, classes, owner="the process's classes")
+        self.label_index = index.astype(np.min_scalar_type(len(classes) - 1))
+        self.proportion_keys = [f"proportion_{c}" for c in classes]
+        self._seen_coverage = (None, None)
+        self.initial = initial
+        n_steps = X.shape[0]
+        known = np.zeros(n_steps, dtype=bool)
+        known[initial] = True
+        query = learner.query
+        self.budget = query if isinstance(query, BudgetPolicy) else None
+        self.kernel = DecisionKernel(
+            process, learner.inspections, self.budget, learner.max_open_requests
+        )
+        action_type = (
+            np.intp if self.full else np.min_scalar_type(process.n_actions - 1)
+        )
+        self.state = StreamState(
+            X=X,
+            y=y,
+            known=known,
+            labelled=list(initial),
+            action=np.zeros(n_steps, dtype=action_type),
+            exogenous_actions=actions,
+        )
+        self.update = make_update(
+            learner.semi_supervised,
+            process,
+            learner.update,
+            learner.initial_state,
+            em_start=learner.em_start,
+        )
+        model = self.update.prepare(clone_for(learner.estimator, process))
+        self.model = self.update.initial_fit(model, self.state)
+        self.warned = []
+        # Running count of the labelled set's states, for the query records.
+        self.counts = np.bincount(self.label_index[initial], minlength=len(classes))
+        if learner.inspections is not None:
+            self.counts = self.counts.astype(np.float64)
+        # The inspection method of each inspected step, for the full history.
+        self.method_used = np.full(n_steps, -1, dtype=np.intp) if self.full else None
+        self.evpi = np.empty(n_steps) if self.full else None
+        self.inspected = np.zeros(n_steps, dtype=bool)
+        # The perfect-information action of a known step, by its state.
+        self.perfect_of_state = process.perfect_information_action(classes)
+        self.queries = []
+        self.queries.append(self.query_record(-1))
+        self.budget_state = self.kernel.budget.initial_state()
+        if self.budget is not None:
+            self.queries[0]["budget_state"] = self.budget_state
+        self.pending = deque()
+
+    # -------------------------------------------------------------- #
+    def run(self) -> StreamWalk:
+        """Walk the stream: decide, request, learn each result when it arrives."""
+        n_steps, block_size = self.X.shape[0], self.learner.block_size
+        start, block = 0, block_size
+        while start < n_steps:
+            # Results due by this step are learnt before it is decided.
+            while self.pending and self.pending[0].arrival <= start:
+                self.learn_result(self.pending.popleft())
+            stop = min(n_steps, start + block)
+            if self.pending:
+                stop = min(stop, self.pending[0].arrival)
+            if self.decide_block(start, stop):
+                block = block_size
+            else:
+                block = min(2 * block, 64 * block_size)
+            start = self.decided_until
+        # Results still on their way when the stream ends are learnt last.
+        while self.pending:
+            self.learn_result(self.pending.popleft())
+        return self
+
+    def decide_block(self, start: int, stop: int) -> bool:
+        """Decide steps ``start..`` up to the block's first request, if any.
+
+        Sets ``decided_until``; returns whether a request was made.
+        """
+        kernel, state = self.kernel, self.state
+        rows = take_rows(self.X, slice(start, stop))
+        proba = kernel.beliefs(self.model, rows)
+        plan = self.learner._plan(self.planned, start, stop)
+        fantasies = None
+        if self.pending and plan is None and self.learner.pending_value == "fantasy":
+            steps = [request.step for request in self.pending]
+            fantasies = kernel.fantasise(self.model, rows, take_rows(self.X, steps))
+        # A block ends at its first request: the model does not change until
+        # that request's result arrives, so this only splits the work, and
+        # keeps one request (and its method) per block.
+        decided = kernel.decide(
+            proba,
+            np.arange(start, stop, dtype=float),
+            self.budget_state,
+            available=~state.known[start:stop],
+            n_open=len(self.pending),
+            first_only=True,
+            plan=plan,
+            fantasies=fantasies,
+        )
+        self.budget_state = decided.budget_state
+        end = self.decided_until = start + decided.n_decided
+        if self.full:
+            self.evpi[start:end] = decided.evpi
+        # The agent acts on the true state wherever it knows it (the initially
+        # known steps); an inspected step's action is set when its result
+        # arrives.
+        chosen = decided.action
+        now_known = state.known[start:end]
+        chosen[now_known] = self.perfect_of_state[
+            self.label_index[start:end][now_known]
+        ]
+        state.action[start:end] = chosen
+        if not decided.requested.size:
+            return False
+        step, method = end - 1, int(decided.methods[0])
+        self.inspected[step] = True
+        if self.full:
+            self.method_used[step] = method
+        self.pending.append(
+            _Request(
+                arrival=step + 1 + self.learner.result_delay,
+                step=step,
+                method=method,
+                belief=proba[step - start],
+            )
+        )
+        return True
+
+    def learn_result(self, request: _Request) -> None:
+        """Read a request's result from the oracle and teach it to the model."""
+        state, step = self.state, request.step
+        result = self.kernel.simulate_result(
+            request.method, request.belief, state.y[step], self.rng
+        )
+        # The action at an inspected step waits for its result.
+        state.action[step] = result.action
+        if result.label is not None:
+            state.known[step] = True
+            state.labelled.append(step)
+            self.counts[self.label_index[step]] += 1
+            self.model = self.update.learn(self.model, state, step)
+        else:
+            self.counts += result.posterior
+            self.model = self.update.learn_report(
+                self.model, state, step, result.posterior
+            )
+        self.queries.append(
+            self.query_record(step, self.report_columns(request, result))
+        )
+        if self.budget is not None:
+            self.queries[-1]["budget_state"] = self.budget_state
+
+    # -------------------------------------------------------------- #
+    def report_columns(self, request, result):
+        """The query record's columns of a report (None without methods)."""
+        if self.learner.inspections is None:
+            return None
+        method = self.learner.inspections[request.method]
+        columns = {"method": method.name, "report": result.report}
+        columns.update(
+            {f"posterior_{c}": p for c, p in zip(self.classes, result.posterior)}
+        )
+        return columns
+
+    def evaluate(self):
+        """Decision accuracy and macro-F1 of the current model on the test set."""
+        model = self.model
+        proba = model.predict_proba(self.X_test)
+        accuracy = decision_accuracy(
+            self.y_test, proba, self.process, classes=model.classes_
+        )
+        predicted = np.asarray(model.classes_)[np.argmax(proba, axis=1)]
+        return {
+            "decision_accuracy": accuracy,
+            "f1_macro": macro_f1(self.y_test, predicted),
+        }
+
+    def check_coverage(self, step: int) -> int:
+        """Number of process states the model lacks; warn the first time."""
+        model = self.model
+        classes = getattr(model, "classes_", None)
+        seen, n_missing = self._seen_coverage
+        if classes is seen and classes is not None:
+            return n_missing  # the same classes_ array: the same answer
+        missing = missing_states(classes, self.classes)
+        self._seen_coverage = (classes, int(missing.size))
+        if missing.size and not self.warned:
+            where = "initial model" if step < 0 else f"model after step {step}"
+            message = missing_states_message(
+                f"The {where} ({type(model).__name__})", missing, self.classes
+            )
+            warnings.warn(message, MissingStatesWarning, stacklevel=caller_stacklevel())
+            self.warned.append(message)
+        return int(missing.size)
+
+    def query_record(self, step: int, report=None) -> dict:
+        """One row of ``history_.queries`` after learning ``step`` (-1: initial).
+
+        ``report``: the method, report and posterior columns of an inspection
+        with ``inspections``; the counts are fractional then (posteriors).
+        """
+        classes, counts, state = self.classes, self.counts, self.state
+        n_missing = self.check_coverage(step)
+        n_labelled = round(float(counts.sum()))
+        record = {
+            "query": len(self.queries),
+            "step": step,
+            "label": state.y[step] if step >= 0 else None,
+            **(report or {}),
+            "n_labelled": n_labelled,
+            "n_missing_states": n_missing,
+        }
+        record.update(zip(self.proportion_keys, (counts / n_labelled).tolist()))
+        effective = self.update.effective_labels(self.model, state)
+        if effective is not None:
+            proportions = class_proportions(effective, classes)
+            record.update(
+                {f"effective_proportion_{c}": p for c, p in zip(classes, proportions)}
+            )
+        if self.X_test is not None:
+            record.update(self.evaluate())
+        return record
+
+    # -------------------------------------------------------------- #
+    def history(self) -> Bunch:
+        """The learner's ``history_``: steps, queries, totals, warnings."""
+        if self.full:
+            history = self._full_history()
+        else:
+            history = Bunch(steps=None, queries=None, totals=self._chunked_totals())
+        history.queries = pd.DataFrame(self.queries)
+        # The update rule's own warnings (smoothing with an unlabelled state).
+        self.warned.extend(getattr(self.update, "warnings", ()))
+        history.warnings = self.warned
+        history.totals["n_warnings"] = len(self.warned)
+        if self.budget is not None:
+            history.budget_state = self.budget_state
+        return history
+
+    def _chunked_totals(self):
+        """The totals of :func:`campaign_summary`, a chunk of steps at a time.
+
+        For ``history='queries'``: the per-step temporaries then stay a chunk
+        long; the sums are added up and the decision accuracy weighted by
+        each chunk's decisions.
+        """
+        y, action, inspected = self.state.y, self.state.action, self.inspected
+        parts = [
+            campaign_summary(
+                y[start : start + _TOTALS_CHUNK],
+                action[start : start + _TOTALS_CHUNK],
+                self.process,
+                inspected=inspected[start : start + _TOTALS_CHUNK],
+            )
+            for start in range(0, len(y), _TOTALS_CHUNK)
+        ]
+        totals = {key: sum(part[key] for part in parts) for key in parts[0]}
+        totals["decision_accuracy"] = (
+            sum(part["decision_accuracy"] * part["n_decisions"] for part in parts)
+            / totals["n_decisions"]
+        )
+        return totals
+
+    def _full_history(self) -> Bunch:
+        y, action, process = self.state.y, self.state.action, self.process
+        known_before = np.zeros(y.shape[0], dtype=bool)
+        known_before[self.initial] = True
+        steps = pd.DataFrame(
+            {
+                "evpi": self.evpi,
+                "inspected": self.inspected,
+                "known": known_before,
+                "action": action,
+                "perfect_action": self.perfect_of_state[self.label_index],
+                "utility": process.realised_utility(y, action),
+            }
+        )
+        methods = self.learner.inspections
+        if methods is None:
+            summary = campaign_summary(y, action, process, inspected=self.inspected)
+        else:
+            names = np.array([m.name for m in methods] + [None], dtype=object)
+            steps["method"] = names[self.method_used]
+            summary = campaign_summary(
+                y, action, process, inspected=self.method_used, methods=methods
+            )
+        return Bunch(steps=steps, queries=None, totals=dict(summary))
