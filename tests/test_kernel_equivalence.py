@@ -156,6 +156,21 @@ def test_a_delay_keeps_requests_open_and_the_cap_holds():
     assert gaps_late.min() >= 6
     # every request's result is learnt, also the ones due after the end
     assert len(late.history_.queries) == 1 + late.history_.totals["n_inspections"]
+    # the cap blocked steps the rule wanted: counted, not silent
+    assert late.history_.totals["n_blocked"] > 0
+    assert "n_blocked" not in at_once.history_.totals
+
+
+def test_blocked_steps_are_those_the_policy_would_have_inspected():
+    # Steps the policy wants while the cap holds are counted one by one, the
+    # policy's state moving as if nothing were inspected.
+    kernel = DecisionKernel(PROCESS, max_open_requests=1)
+    proba = np.array([[0.5, 0, 0, 0.5], [1, 0, 0, 0], [0.5, 0, 0, 0.5]] * 3)
+    decided = kernel.decide(proba, np.arange(9.0), {}, n_open=1)
+    assert decided.requested.size == 0
+    assert decided.n_blocked == 6
+    free = kernel.decide(proba, np.arange(9.0), {}, n_open=0)
+    assert free.requested.tolist() == [0] and free.n_blocked == 5
 
 
 @pytest.mark.parametrize(

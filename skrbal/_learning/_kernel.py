@@ -139,6 +139,9 @@ class BlockDecisions:
     budget_state : dict or None
         The budget policy's state after the decided steps (``None`` for a
         fixed plan).
+    n_blocked : int
+        Steps the policy (or plan) wanted to inspect but could not, every
+        allowed request being open (``max_open_requests``).
     """
 
     n_decided: int
@@ -147,6 +150,7 @@ class BlockDecisions:
     requested: np.ndarray
     methods: np.ndarray
     budget_state: dict | None
+    n_blocked: int = 0
 
 
 @dataclass(frozen=True)
@@ -343,9 +347,9 @@ class DecisionKernel:
             available = np.ones(n, dtype=bool)
         if plan is not None:
             choice = np.asarray(plan(evpi, proba))
-            requested, methods, state = self._follow(choice, available, n_open)
+            requested, methods, state, blocked = self._follow(choice, available, n_open)
         else:
-            requested, methods, state = self._scan(
+            requested, methods, state, blocked = self._scan(
                 proba,
                 evpi,
                 times,
@@ -367,6 +371,7 @@ class DecisionKernel:
             requested=np.asarray(requested, dtype=np.intp),
             methods=np.asarray(methods, dtype=np.intp),
             budget_state=state,
+            n_blocked=blocked,
         )
 
     def _room(self, n_open: int) -> bool:
@@ -376,13 +381,14 @@ class DecisionKernel:
     def _follow(self, plan, available, n_open):
         """The requests of a fixed plan, within the cap on open requests."""
         requested, methods = [], []
-        for i in np.flatnonzero((plan >= 0) & available):
+        wanted = np.flatnonzero((plan >= 0) & available)
+        for position, i in enumerate(wanted):
             if not self._room(n_open):
-                break
+                return requested, methods, None, int(wanted.size - position)
             requested.append(int(i))
             methods.append(int(plan[i]))
             n_open += 1
-        return requested, methods, None
+        return requested, methods, None, 0
 
     def _scan(
         self, proba, evpi, times, available, state, n_open, first_only, fantasies
@@ -395,15 +401,24 @@ class DecisionKernel:
         """
         best, value = self.method_values(proba, evpi, fantasies)
         run_end = np.append(np.flatnonzero(np.diff(best)) + 1, best.shape[0])
-        requested, methods = [], []
+        requested, methods, blocked = [], [], 0
         start, chunk, n = 0, _FIRST_CHUNK, evpi.shape[0]
         while start < n:
             k = int(best[start])
             run_stop = int(run_end[np.searchsorted(run_end, start, side="right")])
             stop = min(run_stop, start + chunk)
+            cost = float(self.costs[k])
+            if not self._room(n_open):
+                blocked += self._blocked(
+                    value[start:stop],
+                    times[start:stop],
+                    available[start:stop],
+                    cost,
+                    state,
+                )
             room = available[start:stop] & self._room(n_open)
             hit, state = self.budget.scan(
-                value[start:stop], times[start:stop], room, float(self.costs[k]), state
+                value[start:stop], times[start:stop], room, cost, state
             )
             if hit < 0:
                 start = stop
@@ -416,7 +431,28 @@ class DecisionKernel:
             n_open += 1
             start += hit + 1
             chunk = _FIRST_CHUNK
-        return requested, methods, state
+        return requested, methods, state, blocked
+
+    def _blocked(self, value, times, available, cost, state) -> int:
+        """Steps the policy would inspect but for the cap on open requests.
+
+        The policy's state moves as it does while the cap holds (nothing is
+        inspected); each step it would have inspected is counted.
+        """
+        count, position, n = 0, 0, value.shape[0]
+        while position < n:
+            hit, _ = self.budget.scan(
+                value[position:], times[position:], available[position:], cost, state
+            )
+            if hit < 0:
+                return count
+            count += 1
+            upto = slice(position, position + hit + 1)
+            _, state = self.budget.scan(
+                value[upto], times[upto], np.zeros(hit + 1, dtype=bool), cost, state
+            )
+            position += hit + 1
+        return count
 
     # -------------------------------------------------------------- #
     def read_result(self, k: int, belief, *, label=None, report=None) -> Result:

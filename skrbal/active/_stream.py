@@ -111,7 +111,9 @@ class RiskBasedLearner(BaseEstimator):
         their way when the stream ends are learnt last.
     max_open_requests : int, default=None
         At most this many requests wait for a result at once; while the cap
-        is reached nothing is inspected. ``None``: no cap.
+        is reached nothing is inspected, and ``history_.totals["n_blocked"]``
+        counts the steps the query wanted to inspect meanwhile. ``None``: no
+        cap.
     pending_value : {'fantasy', 'ignore'}, default='fantasy'
         How the value of a new request counts the results still pending
         (with ``result_delay``): ``'fantasy'`` averages it over the pending

@@ -125,6 +125,7 @@ class StreamWalk:
         if self.budget is not None:
             self.queries[0]["budget_state"] = self.budget_state
         self.pending = deque()
+        self.n_blocked = 0
 
     # -------------------------------------------------------------- #
     def run(self) -> StreamWalk:
@@ -175,6 +176,7 @@ class StreamWalk:
             fantasies=fantasies,
         )
         self.budget_state = decided.budget_state
+        self.n_blocked += decided.n_blocked
         end = self.decided_until = start + decided.n_decided
         if self.full:
             self.evpi[start:end] = decided.evpi
@@ -312,6 +314,8 @@ class StreamWalk:
         history.totals["n_warnings"] = len(self.warned)
         if self.budget is not None:
             history.budget_state = self.budget_state
+        if self.learner.max_open_requests is not None:
+            history.totals["n_blocked"] = self.n_blocked
         return history
 
     def _chunked_totals(self):
