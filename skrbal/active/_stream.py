@@ -70,7 +70,9 @@ class RiskBasedLearner(BaseEstimator):
         draws each report from the method's confusion model with the
         generator of ``random_state``; the agent acts on the posterior
         (:func:`~skrbal.inspection.report_posterior`), and the model learns
-        it as soft evidence (see Notes).
+        it as soft evidence (see Notes). A budget policy then sees, at each
+        step, the EVSI of the method of largest net value and that method's
+        cost, as :class:`~skrbal.online.RiskBasedAgent` does.
     update : {'auto', 'partial_fit', 'refit'}, default='auto'
         How the model learns an inspected label: ``'partial_fit'`` on the new
         sample, ``'refit'`` on all labelled samples; ``'auto'`` uses
