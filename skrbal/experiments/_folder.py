@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
+from skrbal.exceptions import StudyFileWarning
+
 __all__ = ["StudyFileWarning", "load_study"]
 
 # 2: queries gained record_index, totals seconds, the config the data source.
@@ -42,32 +44,6 @@ _TABLE_COLUMNS = {
     "totals": ("repetition", "method", "n_inspections"),
     "queries": ("repetition", "method", "query"),
 }
-
-
-class StudyFileWarning(UserWarning):
-    """A repetition file of a resumed study is unusable and is redone.
-
-    Raised by :func:`run_study` with ``resume=True`` for each file in
-    ``repetitions/`` that does not hold the complete repetition its name
-    says (unreadable, truncated, empty tables, another repetition's or
-    another study's content). The message names the file and what is wrong;
-    the repetition is computed again and the file replaced.
-
-    See Also
-    --------
-    run_study : Runs, saves and resumes a study.
-    load_study : Reads a study's folder; raises on such a file.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> from skrbal.experiments import StudyFileWarning
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     warnings.warn("rep-00001.json: redone", StudyFileWarning)
-    >>> issubclass(caught[0].category, UserWarning)
-    True
-    """
 
 
 # ---------------------------------------------------------------------- #

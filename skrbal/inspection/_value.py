@@ -27,8 +27,8 @@ import numpy as np
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
 from skrbal._logspace import logsumexp
+from skrbal.exceptions import ImpossibleReportError
 from skrbal.inspection._method import InspectionMethod
-from skrbal.smoothing import ImpossibleEvidenceError
 
 __all__ = [
     "ImpossibleReportError",
@@ -36,32 +36,6 @@ __all__ = [
     "evsi",
     "report_posterior",
 ]
-
-
-class ImpossibleReportError(ImpossibleEvidenceError):
-    """A report has probability zero under the belief it should update.
-
-    Raised by :func:`report_posterior` when every state the belief allows has
-    probability zero of producing the report, for instance a perfect
-    inspection that finds a state the classifier has never seen (its
-    ``predict_proba`` has no column for it). Bayes' rule has no answer then;
-    the caller decides, e.g. by trusting the report alone. It subclasses
-    :class:`~skrbal.smoothing.ImpossibleEvidenceError` (a ``ValueError``).
-
-    Examples
-    --------
-    >>> from skrbal import synthetic_decision_process
-    >>> from skrbal.inspection import (
-    ...     ImpossibleReportError, perfect_inspection, report_posterior)
-    >>> process = synthetic_decision_process()
-    >>> try:
-    ...     report_posterior([[1.0, 0.0, 0.0, 0.0]], [4], process,
-    ...                      perfect_inspection(process))
-    ... except ImpossibleReportError as exc:
-    ...     print(exc)
-    report 4 of inspection method 'perfect' has probability zero under the belief
-    of row 0: ...
-    """
 
 
 def _check_process(process) -> None:

@@ -18,6 +18,7 @@ from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
 from skrbal.active._semi import _EM_STARTS, clone_for, make_update
 from skrbal.budget import BudgetPolicy, CostThreshold
+from skrbal.exceptions import RequestError
 from skrbal.inspection import ImpossibleReportError, evsi, report_posterior
 from skrbal.inspection._value import _confusions
 from skrbal.online._blocks import make_block
@@ -41,29 +42,6 @@ __all__ = ["RequestError", "RiskBasedAgent"]
 
 _SEMI = (None, "em", "smoothing")
 _UPDATES = ("auto", "partial_fit", "refit")
-
-
-class RequestError(ValueError):
-    """An inspection result or cancellation the agent cannot accept.
-
-    Raised for an unknown request, a cancelled one, a repeated result or a
-    label outside the process; the agent and its store are left unchanged.
-
-    Examples
-    --------
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from skrbal import synthetic_decision_process
-    >>> from skrbal.online import RequestError, RiskBasedAgent
-    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
-    ...                        process=synthetic_decision_process())
-    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
-    >>> try:
-    ...     agent.record_inspection(1, 2)
-    ... except RequestError as exc:
-    ...     print(str(exc)[:36])
-    request_id 1 is not a request of age
-    >>> agent.close()
-    """
 
 
 class RiskBasedAgent(BaseEstimator):

@@ -19,29 +19,11 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from skrbal.exceptions import ConfigurationError
+
 # Classes a store may rebuild by importing them: modules of these packages
 # define classes and functions only, so importing them runs no stored code.
 _REBUILDABLE_PACKAGES = ("sklearn", "skrbal")
-
-
-class ConfigurationError(ValueError):
-    """A stored configuration does not match, or cannot be rebuilt.
-
-    Examples
-    --------
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from skrbal import synthetic_decision_process
-    >>> from skrbal.online import AgentStore, ConfigurationError, RiskBasedAgent
-    >>> store = AgentStore(":memory:")
-    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
-    ...                process=synthetic_decision_process()).fit(
-    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
-    >>> try:
-    ...     RiskBasedAgent.from_store(store, estimator=GaussianNB(var_smoothing=1.0))
-    ... except ConfigurationError as exc:
-    ...     print(str(exc)[:60])
-    estimator differs from the one stored with the agent: params
-    """
 
 
 def encode_config(value: Any) -> Any:
