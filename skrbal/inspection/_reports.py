@@ -65,7 +65,7 @@ def simulate_reports(
             f"method must be an InspectionMethod, got {type(method).__name__}."
         )
     confusion = method._confusion_for(process)
-    outcomes = method._validated()[1]
+    outcomes = method.outcomes_
     rows = label_positions(y_true, process.classes_, owner="the process's classes")
     uniform = check_random_state(random_state).random_sample(rows.shape[0])
     cumulative = np.cumsum(confusion[rows], axis=1)

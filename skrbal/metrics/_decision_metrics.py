@@ -16,7 +16,7 @@ from sklearn.utils import Bunch
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
-from skrbal.inspection._value import _confusions
+from skrbal.inspection import check_methods
 
 __all__ = [
     "campaign_summary",
@@ -371,7 +371,7 @@ def _summary(y_true, actions, process, n_inspections, spend) -> Bunch:
 
 def _summary_by_method(y_true, actions, process, inspected, methods) -> Bunch:
     """:func:`campaign_summary` with the spend split by inspection method."""
-    _confusions(methods, process)  # validates the list and every method
+    check_methods(methods, process)  # validates the list and every method
     n_methods = len(methods)
     if inspected is None:
         inspected = np.full(y_true.shape, -1)
@@ -392,7 +392,7 @@ def _summary_by_method(y_true, actions, process, inspected, methods) -> Bunch:
             f"or be -1, got values from {inspected.min()} to {inspected.max()}."
         )
     counts = np.bincount(inspected[inspected >= 0], minlength=n_methods)
-    costs = [method._validated()[2] for method in methods]
+    costs = [method.cost_ for method in methods]
     spends = [int(n) * cost for n, cost in zip(counts, costs)]
     summary = _summary(y_true, actions, process, int(counts.sum()), fsum(spends))
     names = [method.name for method in methods]
