@@ -18,14 +18,13 @@ from joblib import Parallel, delayed, parallel_backend
 from sklearn.utils import Bunch
 from tqdm.auto import tqdm
 
+from skrbal._files import atomic_write_text, folder_lock
+from skrbal._validation import check_int
 from skrbal.active import RiskBasedLearner
-from skrbal.datasets._validation import check_int
 from skrbal.experiments._cases import CaseStudy, get_case_study
 from skrbal.experiments._folder import (
     FORMAT_VERSION,
-    atomic_write_text,
     combine,
-    folder_lock,
     open_study,
     rep_path,
     repetition_payload,
