@@ -15,6 +15,7 @@ from sklearn.utils import Bunch
 
 from skrbal._decision import (
     DecisionProcess,
+    as_process,
     synthetic_decision_process,
     z24_decision_process,
 )
@@ -24,7 +25,6 @@ from skrbal.datasets import (
     make_z24_like,
     stream_test_split,
 )
-from skrbal.datasets._campaign import as_process
 from skrbal.datasets._z24 import (
     Z24_DAMAGE_ONSET,
     Z24_N_SAMPLES,

@@ -38,7 +38,7 @@ def _inspections(totals: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scores(queries, totals, at: Sequence[int]) -> pd.DataFrame:
-    from skrbal.plotting._curves import query_curve_summary
+    from skrbal.plotting import query_curve_summary
 
     rows = []
     for metric, (final_column, _) in _METRICS.items():

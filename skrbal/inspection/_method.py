@@ -8,11 +8,8 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from skrbal._decision import (
-    DecisionProcess,
-    _as_finite_array,
-    _check_probability_rows,
-)
+from skrbal._decision import DecisionProcess
+from skrbal._validation import as_finite_array, check_probability_rows
 
 __all__ = ["InspectionMethod", "perfect_inspection"]
 
@@ -102,14 +99,14 @@ class InspectionMethod(BaseEstimator):
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name must be a non-empty string, got {self.name!r}.")
         who = f"confusion of inspection method {self.name!r}"
-        confusion = _as_finite_array(self.confusion, who, 2)
+        confusion = as_finite_array(self.confusion, who, 2)
         n_states, n_outcomes = confusion.shape
         if n_states < 1 or n_outcomes < 1:
             raise ValueError(
                 f"{who} must have shape (n_states, n_outcomes) with both >= 1, "
                 f"got {confusion.shape}."
             )
-        _check_probability_rows(
+        check_probability_rows(
             confusion,
             entry=lambda y, z: f"{who}: entry [{y}, {z}]",
             row=lambda y: f"{who}: row {y}",
