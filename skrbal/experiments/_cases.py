@@ -19,6 +19,7 @@ from skrbal._decision import (
     synthetic_decision_process,
     z24_decision_process,
 )
+from skrbal._fingerprint import fingerprint
 from skrbal.datasets import (
     load_campaign,
     make_degradation_stream,
@@ -371,20 +372,6 @@ def _z24_like(damage_onset, cold_rule) -> CaseStudy:
     )
 
 
-def _process_digest(process: DecisionProcess) -> str:
-    """SHA-256 of the process's values (exact: repr of floats round-trips)."""
-    values = [
-        np.asarray(process.transition, dtype=float).tolist(),
-        np.asarray(process.state_utility, dtype=float).tolist(),
-        np.asarray(process.action_utility, dtype=float).tolist(),
-        float(process.inspection_cost),
-        process.classes_.tolist(),
-        None if process.state_names is None else list(process.state_names),
-        None if process.action_names is None else list(process.action_names),
-    ]
-    return hashlib.sha256(repr(values).encode()).hexdigest()
-
-
 def campaign_case(
     data,
     process,
@@ -486,7 +473,7 @@ def campaign_case(
         time_column=time_column,
     )
     X, y, actions = campaign.X, campaign.y, campaign.actions
-    source = f"{campaign.source}; process {origin}sha256 {_process_digest(process)}"
+    source = f"{campaign.source}; process {origin}sha256 {fingerprint(process)}"
     case = CaseStudy(
         name=name,
         make_process=partial(copy.deepcopy, process),

@@ -19,6 +19,7 @@ from sklearn.utils import Bunch
 from tqdm.auto import tqdm
 
 from skrbal._files import atomic_write_text, folder_lock
+from skrbal._fingerprint import fingerprint
 from skrbal._validation import check_int
 from skrbal.active import RiskBasedLearner
 from skrbal.experiments._cases import CaseStudy, get_case_study
@@ -257,6 +258,30 @@ def replay_repetition(
 # ---------------------------------------------------------------------- #
 # the study
 # ---------------------------------------------------------------------- #
+def _method_config(method: Method, case: CaseStudy) -> dict:
+    # Built as every run builds it: the case's parameters included, and
+    # refused here, before anything runs, if they do not apply.
+    estimator = method.estimator(case)
+    case_params = case.method_params.get(method.name, {})
+    return {
+        # The reprs are for people reading config.json and the report; they
+        # are shortened for long parameters, so the fingerprint (canonical
+        # JSON, every number) is what a resumed study must match.
+        "estimator": repr(estimator),
+        "case_params": {k: repr(v) for k, v in case_params.items()},
+        "query": method.query,
+        "matched_to": method.matched_to,
+        "learner_params": {k: repr(v) for k, v in method.learner_params.items()},
+        "fingerprint": fingerprint(
+            {
+                "estimator": estimator,
+                "case_params": case_params,
+                "learner_params": method.learner_params,
+            }
+        ),
+    }
+
+
 def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
     return {
         "format_version": FORMAT_VERSION,
@@ -267,20 +292,7 @@ def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
         "initial_size": case.initial_size,
         "test_size": case.test_size,
         "standardise": case.standardise,
-        "methods": {
-            m.name: {
-                # Built as every run builds it: the case's parameters included,
-                # and refused here, before anything runs, if they do not apply.
-                "estimator": repr(m.estimator(case)),
-                "case_params": {
-                    k: repr(v) for k, v in case.method_params.get(m.name, {}).items()
-                },
-                "query": m.query,
-                "matched_to": m.matched_to,
-                "learner_params": {k: repr(v) for k, v in m.learner_params.items()},
-            }
-            for m in methods
-        },
+        "methods": {m.name: _method_config(m, case) for m in methods},
         "n_repeats": n_repeats,
         "seed": seed,
     }
