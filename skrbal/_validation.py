@@ -9,6 +9,9 @@ import numpy as np
 # Tolerance on the sum of a row of probabilities (a transition row, a
 # confusion row).
 ROW_SUM_TOL = 1e-8
+# Tolerance on the sum of a belief (a row of predict_proba, a posterior):
+# classifiers normalise in floating point, some in single precision.
+BELIEF_TOL = 1e-6
 
 
 def check_int(value, name: str, *, minimum: int) -> int:

@@ -28,11 +28,10 @@ from skrbal._decision._serialisation import (
 )
 from skrbal._labels import label_positions
 from skrbal._params import same_value, snapshot
-from skrbal._validation import as_finite_array, check_probability_rows
+from skrbal._validation import BELIEF_TOL, as_finite_array, check_probability_rows
 
 __all__ = ["DecisionProcess", "as_process"]
 
-_BELIEF_TOL = 1e-6
 # Rows of beliefs per block in DecisionProcess.evpi: the block and its
 # products (a few hundred kB) stay in cache.
 _EVPI_BLOCK = 8192
@@ -509,13 +508,13 @@ class DecisionProcess(BaseEstimator):
             return
         # Non-negative rows that sum to one lie in [0, 1], so the minimum and
         # the row sums suffice; a NaN propagates through the minimum.
-        if not proba.min() >= -_BELIEF_TOL:
+        if not proba.min() >= -BELIEF_TOL:
             if not np.isfinite(proba).all():
                 row = int(np.argwhere(~np.isfinite(proba))[0, 0])
                 raise ValueError(
                     f"proba has a non-finite value in row {first_row + row}."
                 )
-            row, col = (int(v) for v in np.argwhere(proba < -_BELIEF_TOL)[0])
+            row, col = (int(v) for v in np.argwhere(proba < -BELIEF_TOL)[0])
             raise ValueError(
                 f"proba[{first_row + row}, {col}] = {float(proba[row, col]):.10g} "
                 "is outside [0, 1]."
@@ -525,7 +524,7 @@ class DecisionProcess(BaseEstimator):
 
     @staticmethod
     def _check_row_sums(sums: np.ndarray, first_row: int = 0) -> None:
-        off = np.abs(sums - 1.0) > _BELIEF_TOL
+        off = np.abs(sums - 1.0) > BELIEF_TOL
         if off.any():
             row = int(np.argmax(off))
             raise ValueError(
@@ -644,12 +643,12 @@ class DecisionProcess(BaseEstimator):
             # Non-negative rows that sum to one lie in [0, 1]: the minimum and
             # the sums suffice, and a NaN propagates through the minimum.
             lowest = block.min()
-            if not lowest >= -_BELIEF_TOL:
+            if not lowest >= -BELIEF_TOL:
                 self._check_beliefs(block, check_sums=False, first_row=start)
             products = buffer[:, : block.shape[0]]
             np.matmul(weights, block.T, out=products)
             sums = products[n_actions]
-            if sums.max() > 1.0 + _BELIEF_TOL or sums.min() < 1.0 - _BELIEF_TOL:
+            if sums.max() > 1.0 + BELIEF_TOL or sums.min() < 1.0 - BELIEF_TOL:
                 self._check_row_sums(sums, first_row=start)
             out = value[start : start + block.shape[0]]
             if n_actions == 1:

@@ -42,12 +42,20 @@ def repetition_seed(seed: int, repetition: int) -> int:
 
 def _ordered(methods: Sequence[Method]) -> list[Method]:
     """EVPI methods first, so a random method can match their counts."""
-    names = {m.name for m in methods}
+    queries = {m.name: m.query for m in methods}
     for method in methods:
-        if method.query == "random" and method.matched_to not in names:
+        if method.query != "random":
+            continue
+        if method.matched_to not in queries:
             raise ValueError(
                 f"method {method.name!r} matches the inspections of "
                 f"{method.matched_to!r}, which is not in the study."
+            )
+        if queries[method.matched_to] != "evpi":
+            raise ValueError(
+                f"method {method.name!r} matches the inspections of "
+                f"{method.matched_to!r}, a random method: match an EVPI method, "
+                "whose inspections the random one counts."
             )
     return sorted(methods, key=lambda m: m.query == "random")
 
