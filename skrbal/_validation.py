@@ -74,3 +74,30 @@ def check_probability_rows(array, entry, row, kind: str, law: str) -> None:
             f"{row(*index)} sums to {float(row_sums[index]):.10g}, not 1: each row "
             f"{law} must be a probability distribution."
         )
+
+
+def check_cost(value, what: str) -> float:
+    """``value`` as a float if it is a finite number ``>= 0``; ``what`` names it."""
+    if (
+        not isinstance(value, Real)
+        or isinstance(value, bool)
+        or not np.isfinite(value)
+        or value < 0
+    ):
+        raise ValueError(f"{what} must be a finite number >= 0, got {value!r}.")
+    return float(value)
+
+
+def check_belief_sums(sums, name: str, meaning: str, first_row: int = 0) -> None:
+    """Raise unless every row sum of a belief is one within ``BELIEF_TOL``.
+
+    The message names the row of ``name`` (numbered from ``first_row``) and
+    says what its rows must be (``meaning``).
+    """
+    off = np.abs(sums - 1.0) > BELIEF_TOL
+    if off.any():
+        row = int(np.argmax(off))
+        raise ValueError(
+            f"{name} row {first_row + row} sums to {float(sums[row]):.10g}, not 1: "
+            f"{meaning}."
+        )

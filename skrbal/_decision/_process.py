@@ -14,7 +14,6 @@ import copy
 import operator
 import os
 from collections.abc import Mapping, Sequence
-from numbers import Real
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,13 @@ from skrbal._decision._serialisation import (
 )
 from skrbal._labels import label_positions
 from skrbal._params import same_value, snapshot
-from skrbal._validation import BELIEF_TOL, as_finite_array, check_probability_rows
+from skrbal._validation import (
+    BELIEF_TOL,
+    as_finite_array,
+    check_belief_sums,
+    check_cost,
+    check_probability_rows,
+)
 
 __all__ = ["DecisionProcess", "as_process"]
 
@@ -196,16 +201,7 @@ class DecisionProcess(BaseEstimator):
                 f"action_utility must have shape ({n_actions},) to match "
                 f"transition, got {action_utility.shape}."
             )
-        cost = self.inspection_cost
-        if (
-            not isinstance(cost, Real)
-            or isinstance(cost, bool)
-            or not np.isfinite(cost)
-            or cost < 0
-        ):
-            raise ValueError(
-                f"inspection_cost must be a finite number >= 0, got {cost!r}."
-            )
+        check_cost(self.inspection_cost, "inspection_cost")
         classes = self._validated_classes(n_states)
         for attr, n in (("state_names", n_states), ("action_names", n_actions)):
             names = getattr(self, attr)
@@ -524,13 +520,12 @@ class DecisionProcess(BaseEstimator):
 
     @staticmethod
     def _check_row_sums(sums: np.ndarray, first_row: int = 0) -> None:
-        off = np.abs(sums - 1.0) > BELIEF_TOL
-        if off.any():
-            row = int(np.argmax(off))
-            raise ValueError(
-                f"proba row {first_row + row} sums to {float(sums[row]):.10g}, not 1: "
-                "beliefs must be probability distributions over the health states."
-            )
+        check_belief_sums(
+            sums,
+            "proba",
+            "beliefs must be probability distributions over the health states",
+            first_row,
+        )
 
     # ------------------------------------------------------------------ #
     # decisions

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from numbers import Real
 from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from skrbal._decision import DecisionProcess
-from skrbal._validation import as_finite_array, check_probability_rows
+from skrbal._validation import as_finite_array, check_cost, check_probability_rows
 
 __all__ = ["InspectionMethod", "perfect_inspection"]
 
@@ -113,17 +112,7 @@ class InspectionMethod(BaseEstimator):
             kind="report",
             law="P(report | state)",
         )
-        cost = self.cost
-        if (
-            not isinstance(cost, Real)
-            or isinstance(cost, bool)
-            or not np.isfinite(cost)
-            or cost < 0
-        ):
-            raise ValueError(
-                f"cost of inspection method {self.name!r} must be a finite "
-                f"number >= 0, got {cost!r}."
-            )
+        cost = check_cost(self.cost, f"cost of inspection method {self.name!r}")
         if self.outcomes is None:
             outcomes = np.arange(n_outcomes)
         else:
@@ -138,7 +127,7 @@ class InspectionMethod(BaseEstimator):
                     f"outcomes of inspection method {self.name!r} must be "
                     f"distinct, got {outcomes.tolist()}."
                 )
-        return _Validated(confusion, outcomes, float(cost))
+        return _Validated(confusion, outcomes, cost)
 
     def _confusion_for(self, process: DecisionProcess) -> np.ndarray:
         """The validated confusion, checked against the process's states."""

@@ -8,7 +8,7 @@ from sklearn.utils.validation import _num_samples
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
-from skrbal._validation import BELIEF_TOL
+from skrbal._validation import check_belief_sums
 from skrbal.inspection._method import InspectionMethod
 
 __all__ = ["simulate_reports", "weighted_copies"]
@@ -124,13 +124,10 @@ def weighted_copies(X, posterior, classes):
         )
     if not np.all(np.isfinite(posterior)) or np.any(posterior < 0):
         raise ValueError("posterior must hold finite, non-negative probabilities.")
-    sums = posterior.sum(axis=1)
-    off = np.abs(sums - 1.0) > BELIEF_TOL
-    if off.any():
-        row = int(np.argmax(off))
-        raise ValueError(
-            f"posterior row {row} sums to {float(sums[row]):.10g}, not 1: each row "
-            "must be a probability distribution over the classes."
-        )
+    check_belief_sums(
+        posterior.sum(axis=1),
+        "posterior",
+        "each row must be a probability distribution over the classes",
+    )
     rows, columns = np.nonzero(posterior > 0)
     return _safe_indexing(X, rows), classes[columns], posterior[rows, columns]
