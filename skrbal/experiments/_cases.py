@@ -20,19 +20,19 @@ from skrbal._decision import (
     z24_decision_process,
 )
 from skrbal._fingerprint import fingerprint
-from skrbal.datasets import (
-    load_campaign,
-    make_degradation_stream,
-    make_z24_like,
-    stream_test_split,
-)
-from skrbal.datasets._z24 import (
+from skrbal._z24_labels import (
     Z24_DAMAGE_ONSET,
     Z24_N_SAMPLES,
     label_z24,
-    read_z24,
     resolve_cold_rule,
     z24_protocol,
+)
+from skrbal.datasets import (
+    load_campaign,
+    load_z24,
+    make_degradation_stream,
+    make_z24_like,
+    stream_test_split,
 )
 
 __all__ = ["CaseStudy", "campaign_case", "get_case_study"]
@@ -315,18 +315,17 @@ def _z24_from(data, protocol: dict) -> CaseStudy:
     """The Z24 case study on a given record (file or arrays)."""
     if isinstance(data, str | PathLike):
         path = Path(data)
-        record = read_z24(
+        X, y, actions, labelling = load_z24(
             path,
             damage_onset=_or(protocol["damage_onset"], Z24_DAMAGE_ONSET),
             cold_rule=_or(protocol["cold_rule"], "auto"),
             key=protocol["key"],
             temperature_key=protocol["temperature_key"],
+            return_protocol=True,
         )
-        X, y, actions = record.X, record.y, record.actions
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         source = f"load_z24({str(path)!r}), sha256 {digest}"
         description = f"Z24 natural frequencies (4 modes) from {path.name}"
-        labelling = record.protocol
     else:
         given = sorted(k for k, v in protocol.items() if v is not None)
         if given:
