@@ -1,4 +1,8 @@
-"""Mapping class labels to positions, shared by the process and the metrics."""
+"""Checking class labels and mapping them to positions: the one label check.
+
+Shared by the process, the learners, the agent, the inspections and the
+metrics.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +32,55 @@ def labels_differ(a, b) -> np.ndarray:
     return np.asarray(a != b, dtype=bool)
 
 
-def label_positions(y, classes, *, owner: str = "classes") -> np.ndarray:
+def check_labels(y, name: str = "y") -> np.ndarray:
+    """``y`` as an array whose labels are all of one kind.
+
+    Rejects a mix of numbers and strings (or other objects), which numpy
+    would otherwise turn into strings (``[1, 'a']`` becomes ``['1', 'a']``)
+    or keep as objects that cannot be sorted or compared; the message names
+    one label of each kind.
+
+    Examples
+    --------
+    >>> from skrbal._labels import check_labels
+    >>> check_labels([1, 2]).tolist()
+    [1, 2]
+    >>> check_labels([1, "a"], "y_test")
+    Traceback (most recent call last):
+    ...
+    ValueError: y_test mixes label types: 1 (number) and 'a' (string); use one type
+    for every label (all numbers or all strings).
+    """
+    raw = y if hasattr(y, "dtype") else np.asarray(y, dtype=object)
+    raw = np.asarray(raw)
+    if raw.dtype == object:
+        examples = {}
+        for label in raw.ravel().tolist():
+            examples.setdefault(_label_kind(label), label)
+        if len(examples) > 1:
+            shown = " and ".join(
+                f"{label!r} ({kind})" for kind, label in examples.items()
+            )
+            raise ValueError(
+                f"{name} mixes label types: {shown}; use one type for every "
+                "label (all numbers or all strings)."
+            )
+    return np.asarray(y)
+
+
+def _label_kind(label) -> str:
+    if isinstance(label, (str, np.str_, bytes)):
+        return "string"
+    if isinstance(label, (bool, np.bool_)):
+        return "bool"
+    if isinstance(label, (int, float, np.number)):
+        return "number"
+    return type(label).__name__
+
+
+def label_positions(
+    y, classes, *, owner: str = "classes", name: str = "y"
+) -> np.ndarray:
     """Position of each label of ``y`` in ``classes``.
 
     Parameters
@@ -39,6 +91,8 @@ def label_positions(y, classes, *, owner: str = "classes") -> np.ndarray:
         Distinct labels, in any order.
     owner : str, default="classes"
         How the error message names ``classes``.
+    name : str, default="y"
+        How the error message names ``y``.
 
     Returns
     -------
@@ -47,7 +101,8 @@ def label_positions(y, classes, *, owner: str = "classes") -> np.ndarray:
     Raises
     ------
     ValueError
-        Naming the first label of ``y`` that is not in ``classes``.
+        Naming the first label of ``y`` that is not in ``classes``, or the
+        labels of different kinds that ``y`` mixes.
 
     Examples
     --------
@@ -56,12 +111,18 @@ def label_positions(y, classes, *, owner: str = "classes") -> np.ndarray:
     >>> label_positions([4, 1], np.array([1, 2, 3, 4]))
     array([3, 0])
     """
-    y = np.asarray(y)
+    y = check_labels(y, name)
     if y.ndim != 1:
-        raise ValueError(f"y must be 1-d, got shape {y.shape}.")
+        raise ValueError(f"{name} must be 1-d, got shape {y.shape}.")
     sorter = np.argsort(classes)
     sorted_classes = classes[sorter]
-    pos = np.clip(np.searchsorted(sorted_classes, y), 0, len(classes) - 1)
+    try:
+        pos = np.clip(np.searchsorted(sorted_classes, y), 0, len(classes) - 1)
+    except TypeError:  # one kind, but not one the classes can be compared with
+        raise ValueError(
+            f"{name} holds labels of type {type(y.ravel()[0]).__name__}, which "
+            f"cannot be compared with {owner} {classes.tolist()}."
+        ) from None
     unknown = labels_differ(sorted_classes[pos], y)
     if np.any(unknown):
         raise ValueError(

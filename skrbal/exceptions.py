@@ -1,4 +1,10 @@
-"""Warnings and errors that skrbal raises, so a user can filter or count them."""
+"""Every warning and error that skrbal raises, so a user can filter or count them.
+
+This module is the one home of skrbal's public warning and error classes; each
+is also importable from the package that raises it (``skrbal.online.StoreError``
+is ``skrbal.exceptions.StoreError``). It imports no optional or heavy dependency,
+so any module can import it.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,16 @@ import numpy as np
 _INTERNAL = (str(Path(__file__).resolve().parent),)
 
 __all__ = [
+    "AgentLockedError",
+    "ConfigurationError",
+    "ImpossibleEvidenceError",
+    "ImpossibleReportError",
     "MissingStatesWarning",
+    "NonDiscriminatingFitWarning",  # noqa: F822 (made on first use, see the end)
     "PriorScaleWarning",
+    "RequestError",
+    "StoreError",
+    "StudyFileWarning",
     "UnlabelledStateSmoothingWarning",
 ]
 
@@ -112,6 +126,161 @@ class UnlabelledStateSmoothingWarning(UserWarning):
     """
 
 
+class ImpossibleEvidenceError(ValueError):
+    """The anchors, actions and emissions of a segment have probability zero.
+
+    Raised when no sequence of health states is consistent with the evidence,
+    for instance an end inspection that the transition model cannot reach from
+    the start inspection under the actions taken (a structure found repaired
+    although nothing was done, under monotone degradation). It subclasses
+    ``ValueError`` so that generic input handling still catches it, while a
+    caller can catch it alone to skip an inconsistent segment.
+
+    Examples
+    --------
+    >>> from skrbal.smoothing import ImpossibleEvidenceError, forward_backward
+    >>> degrade = [[0.5, 0.5], [0.0, 1.0]]
+    >>> try:
+    ...     forward_backward([[0.0, 0.0]], degrade, start=1, end=0)
+    ... except ImpossibleEvidenceError as exc:
+    ...     print(type(exc).__name__)
+    ImpossibleEvidenceError
+    """
+
+
+class ImpossibleReportError(ImpossibleEvidenceError):
+    """A report has probability zero under the belief it should update.
+
+    Raised by :func:`report_posterior` when every state the belief allows has
+    probability zero of producing the report, for instance a perfect
+    inspection that finds a state the classifier has never seen (its
+    ``predict_proba`` has no column for it). Bayes' rule has no answer then;
+    the caller decides, e.g. by trusting the report alone. It subclasses
+    :class:`~skrbal.smoothing.ImpossibleEvidenceError` (a ``ValueError``).
+
+    Examples
+    --------
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.inspection import (
+    ...     ImpossibleReportError, perfect_inspection, report_posterior)
+    >>> process = synthetic_decision_process()
+    >>> try:
+    ...     report_posterior([[1.0, 0.0, 0.0, 0.0]], [4], process,
+    ...                      perfect_inspection(process))
+    ... except ImpossibleReportError as exc:
+    ...     print(exc)
+    report 4 of inspection method 'perfect' has probability zero under the belief
+    of row 0: ...
+    """
+
+
+class StudyFileWarning(UserWarning):
+    """A repetition file of a resumed study is unusable and is redone.
+
+    Raised by :func:`run_study` with ``resume=True`` for each file in
+    ``repetitions/`` that does not hold the complete repetition its name
+    says (unreadable, truncated, empty tables, another repetition's or
+    another study's content). The message names the file and what is wrong;
+    the repetition is computed again and the file replaced.
+
+    See Also
+    --------
+    run_study : Runs, saves and resumes a study.
+    load_study : Reads a study's folder; raises on such a file.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skrbal.experiments import StudyFileWarning
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn("rep-00001.json: redone", StudyFileWarning)
+    >>> issubclass(caught[0].category, UserWarning)
+    True
+    """
+
+
+class ConfigurationError(ValueError):
+    """A stored configuration does not match, or cannot be rebuilt.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentStore, ConfigurationError, RiskBasedAgent
+    >>> store = AgentStore(":memory:")
+    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                process=synthetic_decision_process()).fit(
+    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+    >>> try:
+    ...     RiskBasedAgent.from_store(store, estimator=GaussianNB(var_smoothing=1.0))
+    ... except ConfigurationError as exc:
+    ...     print(str(exc)[:60])
+    estimator differs from the one stored with the agent: params
+    """
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used: wrong version, missing agent, lost update.
+
+    Examples
+    --------
+    >>> from skrbal.online import AgentStore, StoreError
+    >>> store = AgentStore(":memory:")
+    >>> try:
+    ...     store.status("bridge")
+    ... except StoreError as exc:
+    ...     print(exc)
+    store sqlite:// has no agent named 'bridge'; it holds [].
+    >>> store.close()
+    """
+
+
+class AgentLockedError(RuntimeError):
+    """The agent is open for writing elsewhere (another process or object).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentLockedError, AgentStore, RiskBasedAgent
+    >>> store = AgentStore(":memory:")
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> try:
+    ...     RiskBasedAgent.from_store(store, "agent")
+    ... except AgentLockedError:
+    ...     print("locked")
+    locked
+    >>> agent.close()
+    >>> RiskBasedAgent.from_store(store, "agent").close()
+    """
+
+
+class RequestError(ValueError):
+    """An inspection result or cancellation the agent cannot accept.
+
+    Raised for an unknown request, a cancelled one, a repeated result or a
+    label outside the process; the agent and its store are left unchanged.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import RequestError, RiskBasedAgent
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> try:
+    ...     agent.record_inspection(1, 2)
+    ... except RequestError as exc:
+    ...     print(str(exc)[:36])
+    request_id 1 is not a request of age
+    >>> agent.close()
+    """
+
+
 def missing_states(model_classes, process_classes) -> np.ndarray:
     """The process's states that ``model_classes`` lacks, in the process's order."""
     if model_classes is None:
@@ -147,3 +316,59 @@ def caller_stacklevel() -> int:
     while frame is not None and frame.f_code.co_filename.startswith(internal):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _non_discriminating_fit_warning():
+    from sklearn.exceptions import ConvergenceWarning
+
+    class NonDiscriminatingFitWarning(ConvergenceWarning):
+        """Warning of a fit whose beliefs cannot discriminate its training classes.
+
+        Raised by :meth:`MulticlassRVC.fit <skrbal.rvm.MulticlassRVC.fit>` when, on the
+        training data, the fitted model's predictions are no better than always
+        predicting the most frequent class, or its log loss is within 5 % of the entropy
+        of the class frequencies (the beliefs carry next to no information beyond the
+        class shares: typically nearly uniform probabilities). Decisions based on such
+        beliefs ignore the features. It is also recorded in the estimator's
+        ``fit_warnings_``.
+
+        Its message does not depend on the fit's numbers, so that a run of
+        refits shows it once under Python's default warning filter; they are in
+        its attribute ``diagnostics``, a dict with ``training_accuracy``,
+        ``majority_share``, ``log_loss``, ``class_entropy`` (the log loss of the
+        class frequencies) and ``n_relevance``.
+
+        See Also
+        --------
+        skrbal.rvm.MulticlassRVC : The estimator that raises it.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numpy as np
+        >>> from skrbal.rvm import MulticlassRVC, NonDiscriminatingFitWarning
+        >>> X = np.repeat([[0.0], [1.0]], 4, axis=0)
+        >>> y = np.tile([0, 1], 4)  # labels unrelated to X
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     model = MulticlassRVC().fit(X, y)
+        >>> [w.category.__name__ for w in caught]
+        ['NonDiscriminatingFitWarning']
+        >>> model.discriminates_
+        False
+        >>> model.fit_warnings_[0].diagnostics["training_accuracy"]
+        0.5
+        """
+
+    NonDiscriminatingFitWarning.__qualname__ = "NonDiscriminatingFitWarning"
+    return NonDiscriminatingFitWarning
+
+
+def __getattr__(name: str):
+    # It subclasses scikit-learn's ConvergenceWarning, and importing sklearn
+    # takes about a second: the class is made on first use, once (setdefault
+    # keeps the first one if two threads race), so that importing this module
+    # stays cheap for the command line.
+    if name == "NonDiscriminatingFitWarning":
+        return globals().setdefault(name, _non_discriminating_fit_warning())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

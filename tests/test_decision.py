@@ -8,8 +8,8 @@ from hypothesis.extra.numpy import arrays
 from sklearn.base import clone
 
 from skrbal import DecisionProcess, synthetic_decision_process, z24_decision_process
-from skrbal._decision import _SYNTHETIC_TRANSITION as _SYNTHETIC
-from skrbal._decision import _Z24_TRANSITION_AS_PRINTED
+from skrbal._decision._presets import _SYNTHETIC_TRANSITION as _SYNTHETIC
+from skrbal._decision._presets import _Z24_TRANSITION_AS_PRINTED
 
 
 def _random_process(rng, n_actions, n_states, cost=1.0):
@@ -460,7 +460,7 @@ def test_pickle_and_clone_drop_the_cache():
 
 
 def test_evpi_over_many_blocks_and_errors_name_the_global_row():
-    from skrbal._decision import _EVPI_BLOCK
+    from skrbal._decision._process import _EVPI_BLOCK
 
     process = _random_process(np.random.default_rng(2), n_actions=3, n_states=4)
     n = 2 * _EVPI_BLOCK + 17

@@ -547,3 +547,19 @@ def test_warnings_of_a_study_are_counted_not_shown(tmp_path, capsys):
         f"skrbal: note: warner raised RuntimeWarning {int(fits.sum())} times in 2 "
         "of 2 runs (counted in totals.csv, not shown one by one)"
     ]
+
+
+def test_a_random_method_cannot_match_itself():
+    # It ended in a KeyError from the runner's count table.
+    with pytest.raises(ValueError, match="'nb-random' cannot match its own"):
+        Method("nb-random", GaussianNB, query="random", matched_to="nb-random")
+
+
+def test_a_random_method_matches_an_evpi_method():
+    first = Method("r1", GaussianNB, query="random", matched_to="nb-evpi")
+    second = Method("r2", GaussianNB, query="random", matched_to="r1")
+    methods = [Method("nb-evpi", GaussianNB), first, second]
+    with pytest.raises(ValueError, match=r"'r2' matches .*'r1', a random method"):
+        run_study("synthetic", methods, n_repeats=1, progress=False)
+    with pytest.raises(ValueError, match=r"'r2' matches .*'r1', a random method"):
+        run_repetition("synthetic", methods, 0)

@@ -20,6 +20,7 @@ from skrbal import DecisionProcess, synthetic_decision_process, z24_decision_pro
 from skrbal.inspection import (
     ImpossibleReportError,
     InspectionMethod,
+    check_methods,
     choose_inspection,
     evsi,
     perfect_inspection,
@@ -422,6 +423,64 @@ def test_method_lists_are_checked(methods, error, message):
     for function in (evsi, choose_inspection):
         with pytest.raises(error, match=message):
             function([[1, 0, 0, 0]], process, methods)
+    with pytest.raises(error, match=message):
+        check_methods(methods, process)
+
+
+def test_check_methods_returns_the_validated_confusions():
+    process = synthetic_decision_process()
+    confusions = check_methods([DRONE, perfect_inspection(process)], process)
+    np.testing.assert_array_equal(confusions[0], DRONE.confusion)
+    np.testing.assert_array_equal(confusions[1], np.eye(4))
+    with pytest.raises(ValueError, match="'small' has 2 rows but the process has 4"):
+        check_methods([_method([[1.0, 0.0], [0.0, 1.0]], name="small")], process)
+
+
+def test_a_method_round_trips_through_json():
+    import json
+
+    for method in (DRONE, perfect_inspection(z24_decision_process()), _method([[1.0]])):
+        data = json.loads(json.dumps(method.to_dict()))
+        assert list(data) == ["name", "cost", "confusion", "outcomes"]
+        twin = InspectionMethod.from_dict(data)
+        assert twin.name == method.name and twin.cost_ == method.cost_
+        np.testing.assert_array_equal(twin.confusion, method._validated().confusion)
+        np.testing.assert_array_equal(twin.outcomes_, method.outcomes_)
+        assert twin.to_dict() == method.to_dict()
+    # Full precision: a cost and a probability that a short repr would round.
+    exact = InspectionMethod(name="m", cost=0.1 + 0.2, confusion=[[1 / 3, 2 / 3]])
+    back = InspectionMethod.from_dict(json.loads(json.dumps(exact.to_dict())))
+    assert back.cost_ == 0.1 + 0.2 and back.confusion[0][0] == 1 / 3
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (["drone"], "must be a dict with exactly the keys name, cost"),
+        ({"name": "m", "cost": 1.0, "confusion": [[1.0]]}, "exactly the keys"),
+        (
+            {"name": "m", "cost": 1.0, "confusion": [[1.0]], "outcomes": None, "x": 1},
+            "exactly the keys",
+        ),
+        (
+            {"name": "m", "cost": -1.0, "confusion": [[1.0]], "outcomes": None},
+            "cost of inspection method 'm' must be a finite number",
+        ),
+        (
+            {"name": "m", "cost": 1.0, "confusion": [[0.5]], "outcomes": None},
+            "inspection method 'm'",
+        ),
+    ],
+)
+def test_from_dict_refuses_a_bad_value(data, message):
+    with pytest.raises(ValueError, match=message):
+        InspectionMethod.from_dict(data)
+
+
+def test_cost_is_read_validated():
+    assert DRONE.cost_ == 1.4 and isinstance(_method([[1.0]]).cost_, float)
+    with pytest.raises(ValueError, match="must be a finite number"):
+        _ = InspectionMethod(name="m", cost=np.nan, confusion=[[1.0]]).cost_
 
 
 def test_process_and_beliefs_are_checked():

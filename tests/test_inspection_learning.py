@@ -88,6 +88,11 @@ def test_weighted_copies_and_their_errors():
         weighted_copies([[1.0]], [[0.5, 0.5]], [1, 2, 3])
     with pytest.raises(ValueError, match="non-negative"):
         weighted_copies([[1.0]], [[-0.5, 1.5]], [1, 2])
+    # A row summing to 2 gave twice the weight of a label, silently.
+    with pytest.raises(ValueError, match=r"posterior row 1 sums to 2, not 1"):
+        weighted_copies([[1.0], [2.0]], [[0.5, 0.5], [1.0, 1.0]], [1, 2])
+    with pytest.raises(ValueError, match=r"posterior row 0 sums to 0\.5, not 1"):
+        weighted_copies([[1.0]], [[0.5, 0.0]], [1, 2])
 
 
 # ------------------------------------------------------------ soft evidence

@@ -10,6 +10,7 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.naive_bayes import GaussianNB
 
 from skrbal import DecisionProcess, synthetic_decision_process, z24_decision_process
+from skrbal._scores import macro_f1
 from skrbal.metrics import (
     campaign_summary,
     class_proportions,
@@ -17,7 +18,6 @@ from skrbal.metrics import (
     make_decision_scorer,
     utility_regret,
 )
-from skrbal.metrics._decision_metrics import macro_f1
 
 # Q(y, d) of the synthetic process, rows y = 1..4, columns d = nothing, repair.
 Q_SYNTHETIC = np.array([[9.5, -20.0], [5.0, -20.0], [-11.0, -20.05], [-75.0, -20.85]])

@@ -181,11 +181,27 @@ def test_observe_returns_one_decision_per_row():
 
 
 def test_one_block_decides_as_its_rows_one_by_one():
+    # A call judges its rows by the model and the requests open when it
+    # starts; with pending results ignored, a block is its rows one by one.
     X = np.vstack([AMBIGUOUS, [[-5.0]], AMBIGUOUS])
-    with _agent() as one, _agent(name="other") as block:
+    with (
+        _agent(pending_value="ignore") as one,
+        _agent(name="other", pending_value="ignore") as block,
+    ):
         rows = pd.concat([one.observe(X[i : i + 1]) for i in range(len(X))])
         together = block.observe(X)
     pd.testing.assert_frame_equal(rows.reset_index(drop=True), together)
+
+
+def test_an_observation_like_a_pending_one_is_not_requested_again():
+    # Issue 20: the one-step agent fed one observation per call kept asking
+    # for near-duplicates of what was on its way. Counting the pending result
+    # (a fantasy of its outcomes) stops that; ignoring it does not.
+    with _agent(pending_value="ignore") as plain, _agent(name="p") as pending:
+        asked = [bool(plain.observe(x[None])["inspect"].iloc[0]) for x in AMBIGUOUS]
+        counted = [bool(pending.observe(x[None])["inspect"].iloc[0]) for x in AMBIGUOUS]
+    assert asked == [True] * 5
+    assert counted == [True, False, False, False, False]
 
 
 def test_results_may_come_late_and_in_any_order():
@@ -237,7 +253,8 @@ def test_bad_results_raise_and_change_nothing():
 
 
 def test_open_requests_are_capped():
-    with _agent(max_open_requests=2) as agent:
+    # (pending results ignored: the rows are near-duplicates of the pending)
+    with _agent(max_open_requests=2, pending_value="ignore") as agent:
         first = agent.observe(AMBIGUOUS)
         np.testing.assert_array_equal(
             first["inspect"], [True, True, False, False, False]

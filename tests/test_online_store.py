@@ -76,13 +76,17 @@ def _compare_agents(a, b):
 
 
 @pytest.mark.parametrize("semi_supervised", [None, "em", "smoothing"])
-def test_restart_continues_with_identical_decisions(store_url, stream, semi_supervised):
+@pytest.mark.parametrize("pending_value", ["ignore", "fantasy"])
+def test_restart_continues_with_identical_decisions(
+    store_url, stream, semi_supervised, pending_value
+):
     X0, y0, X, y = stream
     n = 120
     params = dict(
         estimator=BayesianGMMClassifier(),
         process=PROCESS,
         semi_supervised=semi_supervised,
+        pending_value=pending_value,
     )
     with RiskBasedAgent(**params, name="reference").fit(X0, y0) as reference:
         _run(reference, X, y, 0, n)
@@ -93,8 +97,9 @@ def test_restart_continues_with_identical_decisions(store_url, stream, semi_supe
         # the model is rebuilt from the store alone: no estimator passed
         with RiskBasedAgent.from_store(store_url, "bridge") as resumed:
             assert resumed.semi_supervised == semi_supervised
+            assert resumed.pending_value == pending_value
             _run(resumed, X, y, n // 2, n)
-            assert resumed.status()["n_results"] > 2
+            assert resumed.status()["n_results"] >= 2
             _compare_agents(reference, resumed)
 
 

@@ -296,3 +296,48 @@ def test_arguments_are_named():
     assert np.int64(2) == len(
         run_study("synthetic", [NB], n_repeats=np.int64(2), progress=False).totals
     )
+
+
+def _scaled_by_first(X, weights):
+    return X * weights[0]
+
+
+def _padded_nb(weights):
+    """GaussianNB behind a transformer whose long parameter repr() truncates."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    return make_pipeline(
+        FunctionTransformer(_scaled_by_first, kw_args={"weights": weights}),
+        GaussianNB(),
+    )
+
+
+def test_a_changed_long_parameter_is_not_resumed(tmp_path):
+    # scikit-learn's repr summarises an array of more than 1000 numbers
+    # ("[1., 1., 1., ..., 1., 1., 1.]"), so a configuration fingerprinted by
+    # repr accepted a resumed study whose estimator differs deep inside.
+    from functools import partial
+
+    weights = np.ones(2000)
+    changed = weights.copy()
+    changed[1000] = 2.0
+    first = Method("padded", partial(_padded_nb, weights))
+    second = Method("padded", partial(_padded_nb, changed))
+    assert repr(first.estimator()) == repr(second.estimator())
+    run_study("synthetic", [first], n_repeats=1, out=tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"configuration differs in \['methods'\]"):
+        run_study(
+            "synthetic",
+            [second],
+            n_repeats=2,
+            out=tmp_path,
+            resume=True,
+            progress=False,
+        )
+    # The same configuration, built afresh, is still resumed.
+    again = Method("padded", partial(_padded_nb, weights.copy()))
+    resumed = run_study(
+        "synthetic", [again], n_repeats=2, out=tmp_path, resume=True, progress=False
+    )
+    assert resumed.totals["repetition"].tolist() == [0, 1]

@@ -28,11 +28,11 @@ from skrbal._decision import DecisionProcess
 from skrbal.budget import CostThreshold
 from skrbal.inspection import (
     ImpossibleReportError,
+    check_methods,
     evsi,
     report_posterior,
     simulate_reports,
 )
-from skrbal.inspection._value import _confusions
 
 __all__ = [
     "PENDING_VALUES",
@@ -72,7 +72,7 @@ def reveals_state(confusion) -> bool:
 
 def check_anchor_methods(inspections, process) -> None:
     """Smoothing anchors its segments at labels: every method must reveal the state."""
-    for method, confusion in zip(inspections, _confusions(inspections, process)):
+    for method, confusion in zip(inspections, check_methods(inspections, process)):
         if not reveals_state(confusion):
             raise ValueError(
                 "semi_supervised='smoothing' anchors its segments at known "
@@ -208,8 +208,8 @@ class DecisionKernel:
             self.costs = np.array([float(process.inspection_cost)])
             self.reveals = [True]
         else:
-            confusions = _confusions(inspections, process)
-            self.costs = np.array([m._validated()[2] for m in inspections])
+            confusions = check_methods(inspections, process)
+            self.costs = np.array([m.cost_ for m in inspections])
             self.reveals = [reveals_state(c) for c in confusions]
         self.classes = process.classes_
         self._seen_classes = (None, None)

@@ -18,7 +18,7 @@ from skrbal._learning import (
 )
 from skrbal.active._walk import StreamWalk
 from skrbal.budget import BudgetPolicy
-from skrbal.inspection._value import _confusions
+from skrbal.inspection import check_methods
 
 __all__ = ["RiskBasedLearner"]
 
@@ -321,7 +321,7 @@ class RiskBasedLearner(BaseEstimator):
 
     def _check_inspections(self):
         """Check ``inspections`` with ``query`` and ``n_queries``."""
-        _confusions(self.inspections, self.process)
+        check_methods(self.inspections, self.process)
         if callable(self.query) and not isinstance(self.query, BudgetPolicy):
             raise ValueError(
                 "a callable query decides whether to inspect but not with which "

@@ -26,6 +26,7 @@ from skrbal._learning import (
     make_update,
     take_rows,
 )
+from skrbal._scores import macro_f1
 from skrbal.budget import BudgetPolicy
 from skrbal.exceptions import (
     MissingStatesWarning,
@@ -34,7 +35,6 @@ from skrbal.exceptions import (
     missing_states_message,
 )
 from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
-from skrbal.metrics._decision_metrics import macro_f1
 
 # Steps per chunk when the totals are summed without a per-step history.
 _TOTALS_CHUNK = 65536

@@ -2,44 +2,23 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import importlib.util
 import io
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from skrbal._decision import DecisionProcess
+from skrbal._decision import as_process
 from skrbal.datasets._files import csv_text
 
-__all__ = ["as_process", "load_campaign"]
+__all__ = ["load_campaign"]
 
 _PARQUET_SUFFIXES = (".parquet", ".pq")
-
-
-def as_process(process) -> DecisionProcess:
-    """A validated copy of a process given as an object, a dict or a JSON file."""
-    if isinstance(process, DecisionProcess):
-        process = copy.deepcopy(process)
-    elif isinstance(process, Mapping):
-        process = DecisionProcess.from_dict(process)
-    elif isinstance(process, str | os.PathLike):
-        if not Path(process).is_file():
-            raise FileNotFoundError(f"process file not found: {process}.")
-        process = DecisionProcess.from_json(process)
-    else:
-        raise ValueError(
-            "process must be a DecisionProcess, a dict as DecisionProcess.to_dict "
-            "writes, or the path of a JSON file as DecisionProcess.to_json writes, "
-            f"got {type(process).__name__}."
-        )
-    process._validated()
-    return process
 
 
 def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from skrbal.datasets._validation import check_int, check_positive_real
+from skrbal._validation import check_int, check_positive_real
 
 __all__ = ["make_degradation_stream"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from numbers import Real
 from pathlib import Path
 
 import numpy as np
@@ -12,22 +11,27 @@ from scipy.signal import lfilter
 from scipy.signal.windows import tukey
 from sklearn.utils import Bunch, check_random_state
 
+from skrbal._validation import check_int
+from skrbal._z24_labels import (  # noqa: F401 (the constants' old home)
+    TEMPERATURE_NAMES,
+    Z24_COLD_F1_THRESHOLD,
+    Z24_COLD_RULES,
+    Z24_DAMAGE_ONSET,
+    Z24_DAMAGE_ONSET_CIRCULATED,
+    Z24_N_SAMPLES,
+    check_damage_onset,
+    label_z24,
+    z24_classes,
+)
 from skrbal.datasets._files import csv_text
 from skrbal.datasets._matfile import describe_mat, find_arrays, mat_value, read_mat
-from skrbal.datasets._validation import check_int
 
 __all__ = ["load_z24", "make_z24_like"]
 
-Z24_N_SAMPLES = 3932
-# The paper's onset ("from observation 3476 onwards"), the default; the
-# annotation that comes with commonly circulated copies of the data says 3462.
-Z24_DAMAGE_ONSET = 3476
-Z24_DAMAGE_ONSET_CIRCULATED = 3462
-# Pre-damage observations whose first natural frequency exceeds this are cold.
-Z24_COLD_F1_THRESHOLD = 4.1
-Z24_COLD_RULES = ("auto", "frequency", "temperature")
-# Names under which a deck or air temperature (degC) is recognised in a file.
-_TEMPERATURE_NAMES = ("temperature", "temperatures", "temp")
+# The generator's names for the protocol's helpers, defined here before the
+# protocol moved to skrbal._z24_labels.
+_check_damage_onset, _z24_classes = check_damage_onset, z24_classes
+
 _N_MODES = 4
 
 # Look-alike model. Natural frequencies (Hz) at the reference temperature of
@@ -46,31 +50,6 @@ _NOISE_RELATIVE_STD = np.array([0.004, 0.004, 0.003, 0.004])
 _COLD_PERIOD = (1200 / 3476, 1500 / 3476)
 _N_COLD_SPELLS = 3
 _N_DAMAGE_STAGES = 6
-
-
-def _check_damage_onset(damage_onset, n_samples: int) -> int:
-    damage_onset = check_int(damage_onset, "damage_onset", minimum=1)
-    if damage_onset > n_samples - 2:
-        raise ValueError(
-            f"damage_onset={damage_onset} leaves fewer than 2 post-damage "
-            f"observations of {n_samples}: the incipient and advanced damage "
-            "classes need one each."
-        )
-    return damage_onset
-
-
-def _z24_classes(n_samples: int, damage_onset: int, cold) -> np.ndarray:
-    """Classes 1..4 from the cold flags (pre-damage only) and the damage onset.
-
-    The post-damage record is halved; the incipient half gets the extra
-    observation when its length is odd.
-    """
-    y = np.where(cold, 2, 1)
-    n_damaged = n_samples - damage_onset
-    advanced_from = damage_onset + (n_damaged + 1) // 2
-    y[damage_onset:advanced_from] = 3
-    y[advanced_from:] = 4
-    return y
 
 
 def _temperature(rng, n_samples: int, damage_onset: int) -> np.ndarray:
@@ -245,7 +224,7 @@ def _csv_record(path: Path, temperature_key: str | None) -> Bunch:
                 f"{temperature_key!r} (temperature_key=)."
             )
         return Bunch(raw=table, where="its columns", temperature=None)
-    wanted = (temperature_key,) if temperature_key is not None else _TEMPERATURE_NAMES
+    wanted = (temperature_key,) if temperature_key is not None else TEMPERATURE_NAMES
     matches = [i for i, name in enumerate(header) if name.lower() in wanted]
     if temperature_key is not None and not matches:
         raise ValueError(
@@ -316,7 +295,7 @@ def _mat_record(path: Path, key: str | None, temperature_key: str | None) -> Bun
         named = find_arrays(
             contents,
             lambda key, a: (
-                key.rsplit(".", 1)[-1].lower() in _TEMPERATURE_NAMES and a.ndim == 1
+                key.rsplit(".", 1)[-1].lower() in TEMPERATURE_NAMES and a.ndim == 1
             ),
         )
         if len(named) > 1:
@@ -392,78 +371,6 @@ def _checked_temperature(raw, path: Path, where: str, n_samples: int) -> np.ndar
     return temperature
 
 
-def resolve_cold_rule(cold_rule, temperature_where, source: str) -> tuple:
-    """The rule to apply (``'temperature'``, a threshold or a callable), in words.
-
-    ``temperature_where`` says where the temperatures come from, or is
-    ``None`` when there are none; ``source`` names the record in errors.
-    """
-    if callable(cold_rule):
-        name = getattr(cold_rule, "__name__", type(cold_rule).__name__)
-        return cold_rule, f"flagged by the callable {name}"
-    threshold = Z24_COLD_F1_THRESHOLD
-    if isinstance(cold_rule, str) and cold_rule in Z24_COLD_RULES:
-        rule = cold_rule
-        if rule == "auto":
-            rule = "frequency" if temperature_where is None else "temperature"
-        if rule == "temperature":
-            if temperature_where is None:
-                raise ValueError(
-                    f"cold_rule='temperature' needs the temperatures, and {source} "
-                    "holds none (a variable, struct field or CSV column named one "
-                    f"of {list(_TEMPERATURE_NAMES)}); pass temperature_key= "
-                    "(--temperature-key) or use cold_rule='frequency' "
-                    "(--cold-rule frequency)."
-                )
-            return "temperature", f"temperature ({temperature_where}) below 0 degC"
-    elif isinstance(cold_rule, Real) and not isinstance(cold_rule, bool):
-        threshold = float(cold_rule)
-    else:
-        raise ValueError(
-            "cold_rule must be a threshold on the first natural frequency (Hz), "
-            f"one of {list(Z24_COLD_RULES)} or a callable X -> boolean mask, got "
-            f"{cold_rule!r}."
-        )
-    return threshold, f"first natural frequency above {threshold:g} Hz"
-
-
-def z24_protocol(damage_onset: int, n_samples: int, rule: str) -> str:
-    """The labelling protocol of a Z24 record in one sentence."""
-    n_damaged = n_samples - damage_onset
-    return (
-        f"damage from observation {damage_onset} (counted from 0) of "
-        f"{n_samples}; classes 3 and 4 are the first {(n_damaged + 1) // 2} and "
-        f"the last {n_damaged // 2} damaged observations; class 2 (cold) the "
-        f"pre-damage observations with {rule}; class 1 the other pre-damage ones"
-    )
-
-
-def label_z24(X, damage_onset, cold_rule, temperature, source: str) -> tuple:
-    """Classes 1..4 of a Z24 record and its labelling protocol in words.
-
-    ``temperature`` is ``None`` or ``(values, where)``; ``source`` names the
-    record in error messages.
-    """
-    n_samples = X.shape[0]
-    damage_onset = _check_damage_onset(damage_onset, n_samples)
-    where = None if temperature is None else temperature[1]
-    rule, text = resolve_cold_rule(cold_rule, where, source)
-    if callable(rule):
-        cold = np.asarray(rule(X))
-        if cold.shape != (n_samples,) or cold.dtype != bool:
-            raise ValueError(
-                "cold_rule(X) must return a boolean array of shape "
-                f"({n_samples},), got dtype {cold.dtype} and shape {cold.shape}."
-            )
-    elif isinstance(rule, str):
-        cold = temperature[0] < 0.0
-    else:
-        cold = X[:, 0] > rule
-    cold = cold & (np.arange(n_samples) < damage_onset)
-    y = _z24_classes(n_samples, damage_onset, cold)
-    return y, z24_protocol(damage_onset, n_samples, text)
-
-
 def read_z24(path, *, damage_onset, cold_rule, key=None, temperature_key=None) -> Bunch:
     """Read and label a Z24 file: ``X``, ``y``, ``actions`` and ``protocol``."""
     path = Path(path)
@@ -506,7 +413,8 @@ def load_z24(
     cold_rule: str | float | Callable[[np.ndarray], np.ndarray] = "auto",
     key: str | None = None,
     temperature_key: str | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return_protocol: bool = False,
+) -> tuple:
     """Load a copy of the Z24 bridge natural frequencies and label four classes.
 
     The Z24 data cannot be distributed with skrbal; this reads the widely
@@ -552,6 +460,10 @@ def load_z24(
     temperature_key : str, default=None
         Key path (``.mat``) or column name (CSV) of the temperatures (degC),
         when they are not under one of the names above.
+    return_protocol : bool, default=False
+        Also return the labelling protocol in words: where the frequencies
+        were found, the damage onset and the cold rule applied. A study
+        records it with its results.
 
     Returns
     -------
@@ -563,6 +475,8 @@ def load_z24(
         odd), 4 advanced damage (the second half).
     actions : ndarray of int of shape (n_samples,)
         All zeros: the bridge was never repaired during the campaign.
+    protocol : str
+        The labelling protocol; only with ``return_protocol=True``.
 
     Raises
     ------
@@ -620,6 +534,18 @@ def load_z24(
     ...     _, y, _ = load_z24(path, damage_onset=3462)
     >>> int((y >= 3).sum())
     470
+
+    The protocol, as a study records it:
+
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder) / "z24.csv"
+    ...     np.savetxt(path, X, delimiter=",")
+    ...     *_, protocol = load_z24(path, cold_rule="frequency", return_protocol=True)
+    >>> print(protocol)
+    frequencies from ...; damage from observation 3476 (counted from 0) of 3932;
+    classes 3 and 4 are the first 228 and the last 228 damaged observations; class 2
+    (cold) the pre-damage observations with first natural frequency above 4.1 Hz;
+    class 1 the other pre-damage ones
     """
     record = read_z24(
         path,
@@ -628,4 +554,6 @@ def load_z24(
         key=key,
         temperature_key=temperature_key,
     )
+    if return_protocol:
+        return record.X, record.y, record.actions, record.protocol
     return record.X, record.y, record.actions

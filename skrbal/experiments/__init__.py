@@ -1,7 +1,8 @@
 """Repeated risk-based active-learning studies: case studies, methods, runner."""
 
+from skrbal.exceptions import StudyFileWarning
 from skrbal.experiments._cases import CaseStudy, campaign_case, get_case_study
-from skrbal.experiments._folder import StudyFileWarning, load_study
+from skrbal.experiments._folder import load_study
 from skrbal.experiments._methods import Method, available_methods, get_method
 from skrbal.experiments._report import study_report, summarise_study
 from skrbal.experiments._runner import (

@@ -15,23 +15,24 @@ from sklearn.utils import Bunch
 
 from skrbal._decision import (
     DecisionProcess,
+    as_process,
     synthetic_decision_process,
     z24_decision_process,
 )
-from skrbal.datasets import (
-    load_campaign,
-    make_degradation_stream,
-    make_z24_like,
-    stream_test_split,
-)
-from skrbal.datasets._campaign import as_process
-from skrbal.datasets._z24 import (
+from skrbal._fingerprint import fingerprint
+from skrbal._z24_labels import (
     Z24_DAMAGE_ONSET,
     Z24_N_SAMPLES,
     label_z24,
-    read_z24,
     resolve_cold_rule,
     z24_protocol,
+)
+from skrbal.datasets import (
+    load_campaign,
+    load_z24,
+    make_degradation_stream,
+    make_z24_like,
+    stream_test_split,
 )
 
 __all__ = ["CaseStudy", "campaign_case", "get_case_study"]
@@ -314,18 +315,17 @@ def _z24_from(data, protocol: dict) -> CaseStudy:
     """The Z24 case study on a given record (file or arrays)."""
     if isinstance(data, str | PathLike):
         path = Path(data)
-        record = read_z24(
+        X, y, actions, labelling = load_z24(
             path,
             damage_onset=_or(protocol["damage_onset"], Z24_DAMAGE_ONSET),
             cold_rule=_or(protocol["cold_rule"], "auto"),
             key=protocol["key"],
             temperature_key=protocol["temperature_key"],
+            return_protocol=True,
         )
-        X, y, actions = record.X, record.y, record.actions
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         source = f"load_z24({str(path)!r}), sha256 {digest}"
         description = f"Z24 natural frequencies (4 modes) from {path.name}"
-        labelling = record.protocol
     else:
         given = sorted(k for k, v in protocol.items() if v is not None)
         if given:
@@ -369,20 +369,6 @@ def _z24_like(damage_onset, cold_rule) -> CaseStudy:
         source=source,
         labelling=labelling,
     )
-
-
-def _process_digest(process: DecisionProcess) -> str:
-    """SHA-256 of the process's values (exact: repr of floats round-trips)."""
-    values = [
-        np.asarray(process.transition, dtype=float).tolist(),
-        np.asarray(process.state_utility, dtype=float).tolist(),
-        np.asarray(process.action_utility, dtype=float).tolist(),
-        float(process.inspection_cost),
-        process.classes_.tolist(),
-        None if process.state_names is None else list(process.state_names),
-        None if process.action_names is None else list(process.action_names),
-    ]
-    return hashlib.sha256(repr(values).encode()).hexdigest()
 
 
 def campaign_case(
@@ -486,7 +472,7 @@ def campaign_case(
         time_column=time_column,
     )
     X, y, actions = campaign.X, campaign.y, campaign.actions
-    source = f"{campaign.source}; process {origin}sha256 {_process_digest(process)}"
+    source = f"{campaign.source}; process {origin}sha256 {fingerprint(process)}"
     case = CaseStudy(
         name=name,
         make_process=partial(copy.deepcopy, process),

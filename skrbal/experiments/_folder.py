@@ -9,20 +9,25 @@ precision; a second writer is locked out; files get the user's umask.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import secrets
-import socket
-import threading
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
+
+# atomic_write_* and folder_lock were defined here; the command line still
+# imports them from this module.
+from skrbal._files import (  # noqa: F401
+    LOCK_NAME,
+    atomic_write_bytes,
+    atomic_write_text,
+    folder_lock,
+)
+from skrbal.exceptions import StudyFileWarning
 
 __all__ = ["StudyFileWarning", "load_study"]
 
@@ -33,7 +38,6 @@ __all__ = ["StudyFileWarning", "load_study"]
 #    (warnings), not only the learner's own.
 FORMAT_VERSION = 4
 
-LOCK_NAME = ".skrbal.lock"
 TIDY_FILES = ("queries.csv", "totals.csv")
 _REP_NAME = re.compile(r"rep-(\d{5,})\.json")
 # What a configuration must hold for its repetitions to be read.
@@ -44,67 +48,9 @@ _TABLE_COLUMNS = {
 }
 
 
-class StudyFileWarning(UserWarning):
-    """A repetition file of a resumed study is unusable and is redone.
-
-    Raised by :func:`run_study` with ``resume=True`` for each file in
-    ``repetitions/`` that does not hold the complete repetition its name
-    says (unreadable, truncated, empty tables, another repetition's or
-    another study's content). The message names the file and what is wrong;
-    the repetition is computed again and the file replaced.
-
-    See Also
-    --------
-    run_study : Runs, saves and resumes a study.
-    load_study : Reads a study's folder; raises on such a file.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> from skrbal.experiments import StudyFileWarning
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     warnings.warn("rep-00001.json: redone", StudyFileWarning)
-    >>> issubclass(caught[0].category, UserWarning)
-    True
-    """
-
-
 # ---------------------------------------------------------------------- #
 # files
 # ---------------------------------------------------------------------- #
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that ``path`` is either absent, old or complete.
-
-    The temporary file is created with mode 0o666 and the process umask,
-    like any other file the user writes (``mkstemp`` would give 0o600).
-    """
-    _atomic_write(path, text, "w", "utf-8")
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """:func:`atomic_write_text` for bytes (a Parquet file, say)."""
-    _atomic_write(path, data, "wb", None)
-
-
-def _atomic_write(path, data, mode: str, encoding) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, mode, encoding=encoding) as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename is None:
-            exc.filename = str(path)  # a full disk says which file it cost
-        raise
-
-
 def rep_path(out: Path, repetition: int) -> Path:
     return out / "repetitions" / f"rep-{repetition:05d}.json"
 
@@ -139,84 +85,6 @@ def _remove_study(out: Path) -> None:
     for name in ("config.json", *TIDY_FILES):
         (out / name).unlink(missing_ok=True)
     _remove_stale_temporaries(out)
-
-
-# ---------------------------------------------------------------------- #
-# lock
-# ---------------------------------------------------------------------- #
-_held = threading.local()
-
-
-def _try_lock(fd: int) -> bool:
-    if os.name == "nt":  # pragma: no cover - Windows
-        import msvcrt
-
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
-def _lock_holder(path: Path) -> str:
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        holder = path.read_text(encoding="utf-8").strip()
-        if holder:
-            return f" ({holder})"
-    return ""
-
-
-@contextlib.contextmanager
-def folder_lock(out):
-    """Hold the study folder ``out`` for this thread, creating it if needed.
-
-    An operating-system lock (``flock``) on ``out/.skrbal.lock``: released by
-    the system when the holder ends, even by SIGKILL, so a killed run never
-    leaves the folder locked. Re-entrant within one thread, so the command
-    line can hold the folder around :func:`run_study`, which takes it too.
-
-    Raises
-    ------
-    BlockingIOError
-        If another run (process or thread) holds the folder.
-    """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    key = os.path.realpath(out)
-    held = _held.__dict__.setdefault("depth", {})
-    if key in held:
-        held[key] += 1
-        try:
-            yield
-        finally:
-            held[key] -= 1
-        return
-    path = out / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        if not _try_lock(fd):
-            raise BlockingIOError(
-                f"{out} is in use by another run{_lock_holder(path)}: two runs "
-                "writing into one study folder would corrupt it. Wait for that "
-                "run to finish (or stop it), or choose another output folder."
-            )
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
-        held[key] = 1
-        try:
-            yield
-        finally:
-            del held[key]
-            os.ftruncate(fd, 0)  # still held: no holder is named any more
-    finally:
-        os.close(fd)  # releases the lock
 
 
 # ---------------------------------------------------------------------- #

@@ -77,6 +77,11 @@ class Method:
                 f"method {self.name!r}: a random method needs matched_to, the "
                 "EVPI method whose number of inspections it matches."
             )
+        if self.matched_to == self.name:
+            raise ValueError(
+                f"method {self.name!r} cannot match its own number of inspections: "
+                "matched_to names the EVPI method whose count it takes."
+            )
 
     def estimator(self, case=None):
         """A fresh, unfitted estimator.

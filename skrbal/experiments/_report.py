@@ -7,6 +7,10 @@ from collections.abc import Sequence
 import pandas as pd
 from sklearn.utils import Bunch
 
+# markdown_table and warning_table were defined here; the command line still
+# imports them from this module.
+from skrbal._tables import markdown_table, warning_table
+
 __all__ = ["study_report", "summarise_study"]
 
 _METRICS = {
@@ -34,7 +38,7 @@ def _inspections(totals: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scores(queries, totals, at: Sequence[int]) -> pd.DataFrame:
-    from skrbal.plotting._curves import query_curve_summary
+    from skrbal.plotting import query_curve_summary
 
     rows = []
     for metric, (final_column, _) in _METRICS.items():
@@ -77,23 +81,6 @@ def _timing(totals: pd.DataFrame) -> pd.DataFrame:
             "total_seconds": grouped.sum(),
         }
     )
-
-
-def warning_table(totals: pd.DataFrame) -> pd.DataFrame:
-    """Per method and warning category: runs that raised it, and how often."""
-    rows = []
-    if "warnings" in totals.columns:
-        for (method, text), group in totals.groupby(["method", "warnings"], sort=False):
-            if not isinstance(text, str):
-                continue  # no warning (an empty cell read back from CSV)
-            for part in filter(None, text.split("; ")):
-                name, _, count = part.rpartition(":")
-                rows.append((method, name, len(group), int(count) * len(group)))
-    table = pd.DataFrame(rows, columns=["method", "warning", "in_runs", "count"])
-    table = table.groupby(["method", "warning"], sort=False).sum()
-    runs = totals.groupby("method", sort=False).size()
-    table.insert(1, "of_runs", runs.reindex(table.index.get_level_values(0)).values)
-    return table.reset_index()
 
 
 def summarise_study(study, at: Sequence[int] = (0, 5, 10, 20, 50)) -> Bunch:
@@ -149,37 +136,6 @@ def summarise_study(study, at: Sequence[int] = (0, 5, 10, 20, 50)) -> Bunch:
         timing=timing,
         warnings=warning_table(totals),
     )
-
-
-def _cell(value, column, formats) -> str:
-    if isinstance(value, str):
-        return value
-    if formats is not None:
-        return formats.get(column, formats.get(None, "{}")).format(value)
-    if float(value).is_integer() and abs(value) < 1e6:
-        return f"{int(value)}"
-    return f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}"
-
-
-def markdown_table(
-    table: pd.DataFrame, index_name: str = "method", formats: dict | None = None
-) -> str:
-    """The one Markdown table writer of the command line and the reports.
-
-    ``formats`` maps a column name (``None``: every other column) to a
-    ``str.format`` pattern; by default integers print as integers and other
-    numbers with three decimals or three significant digits from 100 on.
-    """
-    header = [index_name, *map(str, table.columns)]
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-    ]
-    for index, row in table.iterrows():
-        cells = [str(index)]
-        cells += [_cell(value, column, formats) for column, value in row.items()]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def _score_table(scores: pd.DataFrame, metric: str) -> pd.DataFrame:

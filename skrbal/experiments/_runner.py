@@ -18,14 +18,14 @@ from joblib import Parallel, delayed, parallel_backend
 from sklearn.utils import Bunch
 from tqdm.auto import tqdm
 
+from skrbal._files import atomic_write_text, folder_lock
+from skrbal._fingerprint import fingerprint
+from skrbal._validation import check_int
 from skrbal.active import RiskBasedLearner
-from skrbal.datasets._validation import check_int
 from skrbal.experiments._cases import CaseStudy, get_case_study
 from skrbal.experiments._folder import (
     FORMAT_VERSION,
-    atomic_write_text,
     combine,
-    folder_lock,
     open_study,
     rep_path,
     repetition_payload,
@@ -42,12 +42,20 @@ def repetition_seed(seed: int, repetition: int) -> int:
 
 def _ordered(methods: Sequence[Method]) -> list[Method]:
     """EVPI methods first, so a random method can match their counts."""
-    names = {m.name for m in methods}
+    queries = {m.name: m.query for m in methods}
     for method in methods:
-        if method.query == "random" and method.matched_to not in names:
+        if method.query != "random":
+            continue
+        if method.matched_to not in queries:
             raise ValueError(
                 f"method {method.name!r} matches the inspections of "
                 f"{method.matched_to!r}, which is not in the study."
+            )
+        if queries[method.matched_to] != "evpi":
+            raise ValueError(
+                f"method {method.name!r} matches the inspections of "
+                f"{method.matched_to!r}, a random method: match an EVPI method, "
+                "whose inspections the random one counts."
             )
     return sorted(methods, key=lambda m: m.query == "random")
 
@@ -258,6 +266,30 @@ def replay_repetition(
 # ---------------------------------------------------------------------- #
 # the study
 # ---------------------------------------------------------------------- #
+def _method_config(method: Method, case: CaseStudy) -> dict:
+    # Built as every run builds it: the case's parameters included, and
+    # refused here, before anything runs, if they do not apply.
+    estimator = method.estimator(case)
+    case_params = case.method_params.get(method.name, {})
+    return {
+        # The reprs are for people reading config.json and the report; they
+        # are shortened for long parameters, so the fingerprint (canonical
+        # JSON, every number) is what a resumed study must match.
+        "estimator": repr(estimator),
+        "case_params": {k: repr(v) for k, v in case_params.items()},
+        "query": method.query,
+        "matched_to": method.matched_to,
+        "learner_params": {k: repr(v) for k, v in method.learner_params.items()},
+        "fingerprint": fingerprint(
+            {
+                "estimator": estimator,
+                "case_params": case_params,
+                "learner_params": method.learner_params,
+            }
+        ),
+    }
+
+
 def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
     return {
         "format_version": FORMAT_VERSION,
@@ -268,20 +300,7 @@ def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
         "initial_size": case.initial_size,
         "test_size": case.test_size,
         "standardise": case.standardise,
-        "methods": {
-            m.name: {
-                # Built as every run builds it: the case's parameters included,
-                # and refused here, before anything runs, if they do not apply.
-                "estimator": repr(m.estimator(case)),
-                "case_params": {
-                    k: repr(v) for k, v in case.method_params.get(m.name, {}).items()
-                },
-                "query": m.query,
-                "matched_to": m.matched_to,
-                "learner_params": {k: repr(v) for k, v in m.learner_params.items()},
-            }
-            for m in methods
-        },
+        "methods": {m.name: _method_config(m, case) for m in methods},
         "n_repeats": n_repeats,
         "seed": seed,
     }

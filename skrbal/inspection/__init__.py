@@ -9,10 +9,11 @@ confusion model (the simulated oracle) and :func:`weighted_copies` turns a
 posterior into training rows for an estimator with ``sample_weight``.
 """
 
+from skrbal.exceptions import ImpossibleReportError
 from skrbal.inspection._method import InspectionMethod, perfect_inspection
 from skrbal.inspection._reports import simulate_reports, weighted_copies
 from skrbal.inspection._value import (
-    ImpossibleReportError,
+    check_methods,
     choose_inspection,
     evsi,
     report_posterior,
@@ -21,6 +22,7 @@ from skrbal.inspection._value import (
 __all__ = [
     "ImpossibleReportError",
     "InspectionMethod",
+    "check_methods",
     "choose_inspection",
     "evsi",
     "perfect_inspection",

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from numbers import Real
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from skrbal._decision import (
-    DecisionProcess,
-    _as_finite_array,
-    _check_probability_rows,
-)
+from skrbal._decision import DecisionProcess
+from skrbal._validation import as_finite_array, check_cost, check_probability_rows
 
 __all__ = ["InspectionMethod", "perfect_inspection"]
+
+# The keys of InspectionMethod.to_dict, in order.
+_DICT_KEYS = ("name", "cost", "confusion", "outcomes")
+
+
+class _Validated(NamedTuple):
+    confusion: np.ndarray
+    outcomes: np.ndarray
+    cost: float
 
 
 class InspectionMethod(BaseEstimator):
@@ -49,6 +55,8 @@ class InspectionMethod(BaseEstimator):
     outcomes_ : ndarray of shape (n_outcomes,)
         Labels of the report outcomes (``outcomes``, or ``0, ..., n_outcomes
         - 1``), validated.
+    cost_ : float
+        The cost, validated.
 
     See Also
     --------
@@ -75,6 +83,8 @@ class InspectionMethod(BaseEstimator):
     (4, 2)
     >>> drone.outcomes_.tolist()
     ['no damage found', 'damage found']
+    >>> InspectionMethod.from_dict(drone.to_dict()).cost_
+    1.4
     """
 
     def __init__(self, *, name: str, cost: float, confusion, outcomes=None):
@@ -83,36 +93,26 @@ class InspectionMethod(BaseEstimator):
         self.confusion = confusion
         self.outcomes = outcomes
 
-    def _validated(self):
+    def _validated(self) -> _Validated:
         """Check the parameters; return (confusion, outcomes, cost)."""
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name must be a non-empty string, got {self.name!r}.")
         who = f"confusion of inspection method {self.name!r}"
-        confusion = _as_finite_array(self.confusion, who, 2)
+        confusion = as_finite_array(self.confusion, who, 2)
         n_states, n_outcomes = confusion.shape
         if n_states < 1 or n_outcomes < 1:
             raise ValueError(
                 f"{who} must have shape (n_states, n_outcomes) with both >= 1, "
                 f"got {confusion.shape}."
             )
-        _check_probability_rows(
+        check_probability_rows(
             confusion,
             entry=lambda y, z: f"{who}: entry [{y}, {z}]",
             row=lambda y: f"{who}: row {y}",
             kind="report",
             law="P(report | state)",
         )
-        cost = self.cost
-        if (
-            not isinstance(cost, Real)
-            or isinstance(cost, bool)
-            or not np.isfinite(cost)
-            or cost < 0
-        ):
-            raise ValueError(
-                f"cost of inspection method {self.name!r} must be a finite "
-                f"number >= 0, got {cost!r}."
-            )
+        cost = check_cost(self.cost, f"cost of inspection method {self.name!r}")
         if self.outcomes is None:
             outcomes = np.arange(n_outcomes)
         else:
@@ -127,11 +127,11 @@ class InspectionMethod(BaseEstimator):
                     f"outcomes of inspection method {self.name!r} must be "
                     f"distinct, got {outcomes.tolist()}."
                 )
-        return confusion, outcomes, float(cost)
+        return _Validated(confusion, outcomes, cost)
 
     def _confusion_for(self, process: DecisionProcess) -> np.ndarray:
         """The validated confusion, checked against the process's states."""
-        confusion = self._validated()[0]
+        confusion = self._validated().confusion
         n_states = process.n_states
         if confusion.shape[0] != n_states:
             raise ValueError(
@@ -144,17 +144,95 @@ class InspectionMethod(BaseEstimator):
     @property
     def n_states(self) -> int:
         """Number of health states (rows of ``confusion``)."""
-        return self._validated()[0].shape[0]
+        return self._validated().confusion.shape[0]
 
     @property
     def n_outcomes(self) -> int:
         """Number of report outcomes (columns of ``confusion``)."""
-        return self._validated()[0].shape[1]
+        return self._validated().confusion.shape[1]
 
     @property
     def outcomes_(self) -> np.ndarray:
         """Labels of the report outcomes, in column order."""
-        return self._validated()[1]
+        return self._validated().outcomes
+
+    @property
+    def cost_(self) -> float:
+        """The cost of one inspection, validated (a finite float ``>= 0``)."""
+        return self._validated().cost
+
+    def to_dict(self) -> dict:
+        """The method as plain JSON values: name, cost, confusion, outcomes.
+
+        The parameters are validated first. Floats are kept exactly (JSON
+        writers such as :func:`json.dumps` write their ``repr``), and numpy
+        labels become Python values, so ``from_dict(to_dict())`` rebuilds an
+        equal method.
+
+        Returns
+        -------
+        data : dict
+            ``{"name": str, "cost": float, "confusion": list of lists of
+            float, "outcomes": list}``.
+
+        See Also
+        --------
+        from_dict : The inverse.
+
+        Examples
+        --------
+        >>> from skrbal.inspection import InspectionMethod
+        >>> InspectionMethod(name="visual", cost=1.0,
+        ...                  confusion=[[0.9, 0.1], [0.2, 0.8]]).to_dict()
+        {'name': 'visual', 'cost': 1.0, 'confusion': [[0.9, 0.1], [0.2, 0.8]],
+        'outcomes': [0, 1]}
+        """
+        confusion, outcomes, cost = self._validated()
+        return {
+            "name": self.name,
+            "cost": cost,
+            "confusion": confusion.tolist(),
+            "outcomes": outcomes.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, data) -> InspectionMethod:
+        """The method a :meth:`to_dict` value describes, validated.
+
+        Parameters
+        ----------
+        data : dict
+            With exactly the keys ``name``, ``cost``, ``confusion`` and
+            ``outcomes``.
+
+        Returns
+        -------
+        method : InspectionMethod
+
+        Raises
+        ------
+        ValueError
+            When ``data`` is not such a dict, or a value is invalid (naming
+            the method and the entry, as the validation of the parameters
+            does).
+
+        Examples
+        --------
+        >>> from skrbal.inspection import InspectionMethod
+        >>> method = InspectionMethod.from_dict(
+        ...     {"name": "visual", "cost": 1.0,
+        ...      "confusion": [[0.9, 0.1], [0.2, 0.8]], "outcomes": ["ok", "bad"]})
+        >>> method.outcomes_.tolist()
+        ['ok', 'bad']
+        """
+        if not isinstance(data, dict) or set(data) != set(_DICT_KEYS):
+            raise ValueError(
+                "an inspection method must be a dict with exactly the keys "
+                f"{', '.join(_DICT_KEYS)}; got {data!r}."
+            )
+        method = cls(**data)
+        method._validated()
+        return method
 
 
 def perfect_inspection(

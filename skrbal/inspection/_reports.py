@@ -8,6 +8,7 @@ from sklearn.utils.validation import _num_samples
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
+from skrbal._validation import check_belief_sums
 from skrbal.inspection._method import InspectionMethod
 
 __all__ = ["simulate_reports", "weighted_copies"]
@@ -65,7 +66,7 @@ def simulate_reports(
             f"method must be an InspectionMethod, got {type(method).__name__}."
         )
     confusion = method._confusion_for(process)
-    outcomes = method._validated()[1]
+    outcomes = method.outcomes_
     rows = label_positions(y_true, process.classes_, owner="the process's classes")
     uniform = check_random_state(random_state).random_sample(rows.shape[0])
     cumulative = np.cumsum(confusion[rows], axis=1)
@@ -123,5 +124,10 @@ def weighted_copies(X, posterior, classes):
         )
     if not np.all(np.isfinite(posterior)) or np.any(posterior < 0):
         raise ValueError("posterior must hold finite, non-negative probabilities.")
+    check_belief_sums(
+        posterior.sum(axis=1),
+        "posterior",
+        "each row must be a probability distribution over the classes",
+    )
     rows, columns = np.nonzero(posterior > 0)
     return _safe_indexing(X, rows), classes[columns], posterior[rows, columns]

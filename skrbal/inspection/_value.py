@@ -27,41 +27,16 @@ import numpy as np
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
 from skrbal._logspace import logsumexp
+from skrbal.exceptions import ImpossibleReportError
 from skrbal.inspection._method import InspectionMethod
-from skrbal.smoothing import ImpossibleEvidenceError
 
 __all__ = [
     "ImpossibleReportError",
+    "check_methods",
     "choose_inspection",
     "evsi",
     "report_posterior",
 ]
-
-
-class ImpossibleReportError(ImpossibleEvidenceError):
-    """A report has probability zero under the belief it should update.
-
-    Raised by :func:`report_posterior` when every state the belief allows has
-    probability zero of producing the report, for instance a perfect
-    inspection that finds a state the classifier has never seen (its
-    ``predict_proba`` has no column for it). Bayes' rule has no answer then;
-    the caller decides, e.g. by trusting the report alone. It subclasses
-    :class:`~skrbal.smoothing.ImpossibleEvidenceError` (a ``ValueError``).
-
-    Examples
-    --------
-    >>> from skrbal import synthetic_decision_process
-    >>> from skrbal.inspection import (
-    ...     ImpossibleReportError, perfect_inspection, report_posterior)
-    >>> process = synthetic_decision_process()
-    >>> try:
-    ...     report_posterior([[1.0, 0.0, 0.0, 0.0]], [4], process,
-    ...                      perfect_inspection(process))
-    ... except ImpossibleReportError as exc:
-    ...     print(exc)
-    report 4 of inspection method 'perfect' has probability zero under the belief
-    of row 0: ...
-    """
 
 
 def _check_process(process) -> None:
@@ -78,8 +53,50 @@ def _check_method(method) -> None:
         )
 
 
-def _confusions(methods, process: DecisionProcess) -> list[np.ndarray]:
-    """Validated confusion matrices of a non-empty list of distinct methods."""
+def check_methods(methods, process: DecisionProcess) -> list[np.ndarray]:
+    """Check a list of inspection methods against a process.
+
+    The list must be a non-empty sequence of :class:`InspectionMethod` with
+    distinct names, each valid and with one confusion row per state of
+    ``process``. This is the check :func:`evsi`, the learners and the agent
+    make before using the methods.
+
+    Parameters
+    ----------
+    methods : sequence of InspectionMethod
+        The methods; one method alone must still be given as ``[method]``.
+    process : DecisionProcess
+        The process whose states the methods inspect.
+
+    Returns
+    -------
+    confusions : list of ndarray of shape (n_states, n_outcomes)
+        The validated confusion matrix of each method, in the order given.
+
+    Raises
+    ------
+    TypeError
+        When ``methods`` is not a sequence of :class:`InspectionMethod`.
+    ValueError
+        When it is empty, two methods share a name, or a method is invalid
+        or does not fit ``process`` (naming the method and the entry).
+
+    See Also
+    --------
+    InspectionMethod.to_dict : A method as plain JSON values.
+
+    Examples
+    --------
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.inspection import check_methods, perfect_inspection
+    >>> process = synthetic_decision_process()
+    >>> [c.shape for c in check_methods([perfect_inspection(process)], process)]
+    [(4, 4)]
+    >>> check_methods([perfect_inspection(process)] * 2, process)
+    Traceback (most recent call last):
+    ...
+    ValueError: inspection methods must have distinct names, got ['perfect', 'perfect'].
+    """
     if isinstance(methods, InspectionMethod) or not isinstance(methods, Sequence):
         raise TypeError(
             "methods must be a sequence of InspectionMethod (pass [method] for "
@@ -97,6 +114,11 @@ def _confusions(methods, process: DecisionProcess) -> list[np.ndarray]:
     if len(set(names)) != len(names):
         raise ValueError(f"inspection methods must have distinct names, got {names}.")
     return [method._confusion_for(process) for method in methods]
+
+
+# The private name other packages imported before check_methods was public;
+# removed once every caller uses check_methods.
+_confusions = check_methods
 
 
 def _evsi_table(aligned, process, confusions) -> np.ndarray:
@@ -197,7 +219,7 @@ def evsi(proba, process: DecisionProcess, methods, classes=None) -> np.ndarray:
     array([[14.75 , 11.305]])
     """
     _check_process(process)
-    confusions = _confusions(methods, process)
+    confusions = check_methods(methods, process)
     aligned = process.align_proba(proba, classes)
     return _evsi_table(aligned, process, confusions)
 
@@ -258,8 +280,8 @@ def choose_inspection(
            [-7.   , -1.4  ]])
     """
     _check_process(process)
-    confusions = _confusions(methods, process)
-    costs = np.array([method._validated()[2] for method in methods])
+    confusions = check_methods(methods, process)
+    costs = np.array([method.cost_ for method in methods])
     aligned = process.align_proba(proba, classes)
     net_value = _evsi_table(aligned, process, confusions) - costs
     best = np.argmax(net_value, axis=1)
@@ -321,7 +343,7 @@ def report_posterior(
     _check_process(process)
     _check_method(method)
     confusion = method._confusion_for(process)
-    outcomes = method._validated()[1]
+    outcomes = method.outcomes_
     aligned = process.align_proba(proba, classes)
     columns = label_positions(
         reports, outcomes, owner=f"the outcomes of inspection method {method.name!r}"

@@ -16,7 +16,7 @@ from sklearn.utils import Bunch
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
-from skrbal.inspection._value import _confusions
+from skrbal.inspection import check_methods
 
 __all__ = [
     "campaign_summary",
@@ -371,7 +371,7 @@ def _summary(y_true, actions, process, n_inspections, spend) -> Bunch:
 
 def _summary_by_method(y_true, actions, process, inspected, methods) -> Bunch:
     """:func:`campaign_summary` with the spend split by inspection method."""
-    _confusions(methods, process)  # validates the list and every method
+    check_methods(methods, process)  # validates the list and every method
     n_methods = len(methods)
     if inspected is None:
         inspected = np.full(y_true.shape, -1)
@@ -392,46 +392,10 @@ def _summary_by_method(y_true, actions, process, inspected, methods) -> Bunch:
             f"or be -1, got values from {inspected.min()} to {inspected.max()}."
         )
     counts = np.bincount(inspected[inspected >= 0], minlength=n_methods)
-    costs = [method._validated()[2] for method in methods]
+    costs = [method.cost_ for method in methods]
     spends = [int(n) * cost for n, cost in zip(counts, costs)]
     summary = _summary(y_true, actions, process, int(counts.sum()), fsum(spends))
     names = [method.name for method in methods]
     summary.n_inspections_by_method = dict(zip(names, counts.tolist()))
     summary.spend_by_method = dict(zip(names, spends))
     return summary
-
-
-def macro_f1(y_true, y_pred) -> float:
-    """Macro-averaged F1 score over the labels in ``y_true`` or ``y_pred``.
-
-    The number :func:`sklearn.metrics.f1_score` gives with
-    ``average="macro"`` and ``zero_division=0``, bit for bit: per label
-    ``2 tp / (n_true + n_predicted)``, averaged over the labels that occur
-    in either array. It skips scikit-learn's input checks (several
-    milliseconds per call), which a learner that scores its held-out set
-    after every query has already made.
-
-    Parameters
-    ----------
-    y_true : ndarray of shape (n_samples,)
-        True labels.
-    y_pred : ndarray of shape (n_samples,)
-        Predicted labels, of a type comparable with ``y_true``.
-
-    Returns
-    -------
-    f1 : float
-        NaN for empty arrays.
-    """
-    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
-    n = y_true.shape[0]
-    if n == 0:
-        return float("nan")
-    labels, codes = np.unique(np.concatenate([y_true, y_pred]), return_inverse=True)
-    codes = codes.reshape(-1)
-    true, pred = codes[:n], codes[n:]
-    k = labels.shape[0]
-    tp = np.bincount(true[true == pred], minlength=k).astype(float)
-    denom = np.bincount(true, minlength=k).astype(float)
-    denom += np.bincount(pred, minlength=k)
-    return float(np.mean(2.0 * tp / denom))

@@ -25,7 +25,8 @@ from skrbal._learning import (
     make_update,
 )
 from skrbal.budget import BudgetPolicy, CostThreshold
-from skrbal.inspection._value import _confusions
+from skrbal.exceptions import RequestError
+from skrbal.inspection import check_methods
 from skrbal.online._blocks import make_block
 from skrbal.online._buffers import DenseSteps, SparseSteps
 from skrbal.online._config import (
@@ -44,29 +45,6 @@ from skrbal.online._store import AgentStore, StoreError, label_to_json
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["RequestError", "RiskBasedAgent"]
-
-
-class RequestError(ValueError):
-    """An inspection result or cancellation the agent cannot accept.
-
-    Raised for an unknown request, a cancelled one, a repeated result or a
-    label outside the process; the agent and its store are left unchanged.
-
-    Examples
-    --------
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from skrbal import synthetic_decision_process
-    >>> from skrbal.online import RequestError, RiskBasedAgent
-    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
-    ...                        process=synthetic_decision_process())
-    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
-    >>> try:
-    ...     agent.record_inspection(1, 2)
-    ... except RequestError as exc:
-    ...     print(str(exc)[:36])
-    request_id 1 is not a request of age
-    >>> agent.close()
-    """
 
 
 class RiskBasedAgent(BaseEstimator):
@@ -305,7 +283,7 @@ class RiskBasedAgent(BaseEstimator):
         return budget
 
     def _check_inspections(self):
-        _confusions(self.inspections, self.process)
+        check_methods(self.inspections, self.process)
         if self.semi_supervised == "smoothing":
             check_anchor_methods(self.inspections, self.process)
 
@@ -704,8 +682,11 @@ class RiskBasedAgent(BaseEstimator):
     def observe(self, X, timestamps=None) -> pd.DataFrame:
         """Decide for new observations, in order; request inspections.
 
-        All rows are judged by the current model: a result recorded later
-        only affects later calls.
+        All rows are judged by the current model and the requests open when
+        the call starts: a result recorded later only affects later calls,
+        and (with ``pending_value='fantasy'``) a request made for one row of
+        the call does not lower the value of the rows after it, as it would
+        if they came in later calls.
 
         Parameters
         ----------

@@ -10,92 +10,19 @@ the stored fingerprint.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
-import math
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from skrbal._fingerprint import dumps, encode_config, fingerprint  # noqa: F401
+from skrbal.exceptions import ConfigurationError
+
 # Classes a store may rebuild by importing them: modules of these packages
 # define classes and functions only, so importing them runs no stored code.
 _REBUILDABLE_PACKAGES = ("sklearn", "skrbal")
-
-
-class ConfigurationError(ValueError):
-    """A stored configuration does not match, or cannot be rebuilt.
-
-    Examples
-    --------
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from skrbal import synthetic_decision_process
-    >>> from skrbal.online import AgentStore, ConfigurationError, RiskBasedAgent
-    >>> store = AgentStore(":memory:")
-    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
-    ...                process=synthetic_decision_process()).fit(
-    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
-    >>> try:
-    ...     RiskBasedAgent.from_store(store, estimator=GaussianNB(var_smoothing=1.0))
-    ... except ConfigurationError as exc:
-    ...     print(str(exc)[:60])
-    estimator differs from the one stored with the agent: params
-    """
-
-
-def encode_config(value: Any) -> Any:
-    """A JSON-serialisable, canonical description of ``value``.
-
-    Estimators become ``{"__estimator__": "module.Class", "params": {...}}``
-    (their ``get_params(deep=False)``, recursively); arrays keep their dtype;
-    floats are written by ``json`` with ``repr``, which round-trips exactly.
-    A value with no such description (a function, say) is kept as its
-    ``repr`` under ``"__repr__"``: it takes part in the fingerprint but cannot
-    be rebuilt.
-    """
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else {"__float__": repr(value)}
-    if isinstance(value, BaseEstimator):
-        cls = type(value)
-        params = value.get_params(deep=False)
-        return {
-            "__estimator__": f"{cls.__module__}.{cls.__qualname__}",
-            "params": {k: encode_config(params[k]) for k in sorted(params)},
-        }
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biufU":
-        return {
-            "__ndarray__": [encode_config(v) for v in value.ravel().tolist()],
-            "dtype": value.dtype.str,
-            "shape": list(value.shape),
-        }
-    if isinstance(value, (list, tuple)):
-        items = [encode_config(v) for v in value]
-        return items if isinstance(value, list) else {"__tuple__": items}
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"__dict__": {k: encode_config(value[k]) for k in sorted(value)}}
-    if callable(value) and hasattr(value, "__qualname__"):
-        # By name, not by repr: a function's repr holds its memory address.
-        name = f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
-        return {"__repr__": f"<callable {name}>"}
-    return {"__repr__": repr(value)}
-
-
-def dumps(value: Any) -> str:
-    """Canonical JSON text of an already encoded value (exact floats)."""
-    return json.dumps(value, sort_keys=True, allow_nan=False, separators=(",", ":"))
-
-
-def fingerprint(value: Any) -> str:
-    """SHA-256 of the canonical JSON of ``encode_config(value)``."""
-    return hashlib.sha256(dumps(encode_config(value)).encode()).hexdigest()
 
 
 def resolve_config(stored_json: str, given: Any, what: str) -> Any:

@@ -20,6 +20,8 @@ import time
 
 from sqlalchemy import text
 
+from skrbal.exceptions import AgentLockedError
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: the in-process registry only
@@ -33,28 +35,6 @@ _held: set = set()
 # One descriptor per sidecar file per process: closing any descriptor of a
 # file drops every POSIX lock this process holds on it.
 _sidecars: dict = {}
-
-
-class AgentLockedError(RuntimeError):
-    """The agent is open for writing elsewhere (another process or object).
-
-    Examples
-    --------
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from skrbal import synthetic_decision_process
-    >>> from skrbal.online import AgentLockedError, AgentStore, RiskBasedAgent
-    >>> store = AgentStore(":memory:")
-    >>> agent = RiskBasedAgent(estimator=GaussianNB(), store=store,
-    ...                        process=synthetic_decision_process())
-    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
-    >>> try:
-    ...     RiskBasedAgent.from_store(store, "agent")
-    ... except AgentLockedError:
-    ...     print("locked")
-    locked
-    >>> agent.close()
-    >>> RiskBasedAgent.from_store(store, "agent").close()
-    """
 
 
 class AgentLock:

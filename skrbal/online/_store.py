@@ -32,27 +32,12 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
+from skrbal.exceptions import StoreError
 from skrbal.online import _schema as schema
 from skrbal.online._blocks import unpack_blocks
 from skrbal.online._config import process_from_json
 
 __all__ = ["AgentStore", "StoreError"]
-
-
-class StoreError(RuntimeError):
-    """The store cannot be used: wrong version, missing agent, lost update.
-
-    Examples
-    --------
-    >>> from skrbal.online import AgentStore, StoreError
-    >>> store = AgentStore(":memory:")
-    >>> try:
-    ...     store.status("bridge")
-    ... except StoreError as exc:
-    ...     print(exc)
-    store sqlite:// has no agent named 'bridge'; it holds [].
-    >>> store.close()
-    """
 
 
 _SYNCHRONOUS = ("full", "normal")

@@ -1,5 +1,6 @@
 """Multiclass relevance vector machines with multinomial-probit likelihood."""
 
-from skrbal.rvm._mrvm import MulticlassRVC, NonDiscriminatingFitWarning
+from skrbal.exceptions import NonDiscriminatingFitWarning
+from skrbal.rvm._mrvm import MulticlassRVC
 
 __all__ = ["MulticlassRVC", "NonDiscriminatingFitWarning"]

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skrbal.exceptions import caller_stacklevel
+from skrbal.exceptions import NonDiscriminatingFitWarning, caller_stacklevel
 from skrbal.rvm._probit import multinomial_probit_log_proba
 from skrbal.rvm._solvers import (
     WARMUP_ITER,
@@ -46,46 +46,6 @@ _BATCH_FLOATS = 2**16
 # of the best constant belief) and its training accuracy beats the majority
 # class. Uniform beliefs gain 0; every fit of the benchmark sets gains > 0.8.
 _MIN_INFORMATION_GAIN = 0.05
-
-
-class NonDiscriminatingFitWarning(ConvergenceWarning):
-    """Warning of a fit whose beliefs cannot discriminate its training classes.
-
-    Raised by :meth:`MulticlassRVC.fit` when, on the training data, the
-    fitted model's predictions are no better than always predicting the most
-    frequent class, or its log loss is within 5 % of the entropy of the class
-    frequencies (the beliefs carry next to no information beyond the class
-    shares: typically nearly uniform probabilities). Decisions based on such
-    beliefs ignore the features. It is also recorded in the estimator's
-    ``fit_warnings_``.
-
-    Its message does not depend on the fit's numbers, so that a run of
-    refits shows it once under Python's default warning filter; they are in
-    its attribute ``diagnostics``, a dict with ``training_accuracy``,
-    ``majority_share``, ``log_loss``, ``class_entropy`` (the log loss of the
-    class frequencies) and ``n_relevance``.
-
-    See Also
-    --------
-    MulticlassRVC : The estimator that raises it.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> import numpy as np
-    >>> from skrbal.rvm import MulticlassRVC, NonDiscriminatingFitWarning
-    >>> X = np.repeat([[0.0], [1.0]], 4, axis=0)
-    >>> y = np.tile([0, 1], 4)  # labels unrelated to X
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     model = MulticlassRVC().fit(X, y)
-    >>> [w.category.__name__ for w in caught]
-    ['NonDiscriminatingFitWarning']
-    >>> model.discriminates_
-    False
-    >>> model.fit_warnings_[0].diagnostics["training_accuracy"]
-    0.5
-    """
 
 
 class MulticlassRVC(ClassifierMixin, BaseEstimator):

@@ -44,8 +44,9 @@ steps ``a`` and ``b`` this is: ``log_emission`` holds the rows of steps
 ``a+1 .. b-1`` and ``actions`` the actions of steps ``a .. b-1``.
 """
 
+from skrbal.exceptions import ImpossibleEvidenceError
 from skrbal.smoothing._adapter import aligned_log_density, smooth_segment
-from skrbal.smoothing._result import ImpossibleEvidenceError, SmoothingResult
+from skrbal.smoothing._result import SmoothingResult
 from skrbal.smoothing._segment import forward_backward, viterbi
 
 __all__ = [

@@ -6,27 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-class ImpossibleEvidenceError(ValueError):
-    """The anchors, actions and emissions of a segment have probability zero.
-
-    Raised when no sequence of health states is consistent with the evidence,
-    for instance an end inspection that the transition model cannot reach from
-    the start inspection under the actions taken (a structure found repaired
-    although nothing was done, under monotone degradation). It subclasses
-    ``ValueError`` so that generic input handling still catches it, while a
-    caller can catch it alone to skip an inconsistent segment.
-
-    Examples
-    --------
-    >>> from skrbal.smoothing import ImpossibleEvidenceError, forward_backward
-    >>> degrade = [[0.5, 0.5], [0.0, 1.0]]
-    >>> try:
-    ...     forward_backward([[0.0, 0.0]], degrade, start=1, end=0)
-    ... except ImpossibleEvidenceError as exc:
-    ...     print(type(exc).__name__)
-    ImpossibleEvidenceError
-    """
+# Defined here before skrbal.exceptions became its home.
+from skrbal.exceptions import ImpossibleEvidenceError  # noqa: F401
 
 
 @dataclass(frozen=True, eq=False)

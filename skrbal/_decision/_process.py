@@ -10,78 +10,36 @@ of perfect information (EVPI) of the label ``y_t``.
 
 from __future__ import annotations
 
-import json
+import copy
 import operator
 import os
 from collections.abc import Mapping, Sequence
-from numbers import Integral, Real
+from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from skrbal._decision._serialisation import (
+    process_from_dict,
+    process_from_json,
+    process_to_dict,
+    process_to_json,
+)
 from skrbal._labels import label_positions
 from skrbal._params import same_value, snapshot
+from skrbal._validation import (
+    BELIEF_TOL,
+    as_finite_array,
+    check_belief_sums,
+    check_cost,
+    check_probability_rows,
+)
 
-__all__ = [
-    "DecisionProcess",
-    "synthetic_decision_process",
-    "z24_decision_process",
-]
+__all__ = ["DecisionProcess", "as_process"]
 
-_ROW_SUM_TOL = 1e-8
-_BELIEF_TOL = 1e-6
 # Rows of beliefs per block in DecisionProcess.evpi: the block and its
 # products (a few hundred kB) stay in cache.
 _EVPI_BLOCK = 8192
-
-# Version of the dict/JSON layout written by DecisionProcess.to_dict; bump it
-# when the layout changes and keep reading the old versions.
-_FORMAT_VERSION = 1
-_REQUIRED_KEYS = ("format_version", "transition", "state_utility", "action_utility")
-_OPTIONAL_KEYS = ("inspection_cost", "classes", "state_names", "action_names")
-
-
-def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        if "inhomogeneous" in str(exc):
-            raise ValueError(
-                f"{name} is ragged: its nested lists must have equal lengths, got "
-                f"{value!r}."
-            ) from exc
-        raise ValueError(f"{name} must be numeric, got {value!r}.") from exc
-    if array.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-d array, got shape {array.shape}.")
-    bad = ~np.isfinite(array)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name} has a non-finite value at index {where}.")
-    return array
-
-
-def _check_probability_rows(array, entry, row, kind: str, law: str) -> None:
-    """Check that each row along the last axis of ``array`` is a distribution.
-
-    ``entry(index)`` and ``row(index)`` name the offending entry and row in the
-    error message, ``kind`` says what the probabilities are and ``law`` the
-    conditional distribution each row holds.
-    """
-    negative = np.argwhere(array < 0)
-    if negative.size:
-        index = tuple(int(v) for v in negative[0])
-        raise ValueError(
-            f"{entry(*index)} = {float(array[index]):.10g} is negative: {kind} "
-            "probabilities must be non-negative."
-        )
-    row_sums = array.sum(axis=-1)
-    off = np.argwhere(np.abs(row_sums - 1.0) > _ROW_SUM_TOL)
-    if off.size:
-        index = tuple(int(v) for v in off[0])
-        raise ValueError(
-            f"{row(*index)} sums to {float(row_sums[index]):.10g}, not 1: each row "
-            f"{law} must be a probability distribution."
-        )
 
 
 def _check_derived(table: np.ndarray, what: str) -> None:
@@ -94,44 +52,6 @@ def _check_derived(table: np.ndarray, what: str) -> None:
             "utilities are too large for double precision; rescale them (EVPI and "
             "the decisions scale with the utilities)."
         )
-
-
-def _check_labels(labels, name: str) -> None:
-    """Raise unless ``labels`` are all integers or all strings (JSON-safe)."""
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
-        raise ValueError(f"{name} must be a list of labels, got {labels!r}.")
-    kinds = set()
-    for position, label in enumerate(labels):
-        if isinstance(label, str):
-            kinds.add(str)
-        elif isinstance(label, Integral) and not isinstance(label, bool):
-            kinds.add(int)
-        else:
-            raise ValueError(
-                f"{name}[{position}] = {label!r} is neither an integer nor a "
-                "string; only those labels survive JSON unchanged."
-            )
-    if len(kinds) > 1:
-        raise ValueError(f"{name} mixes integer and string labels: {list(labels)}.")
-
-
-def _names_list(names, name: str) -> list[str] | None:
-    if names is None:
-        return None
-    names = list(names)
-    for position, value in enumerate(names):
-        if not isinstance(value, str):
-            raise ValueError(f"{name}[{position}] = {value!r} is not a string.")
-    return names
-
-
-def _names_tuple(names, name: str) -> tuple[str, ...] | None:
-    if names is not None and (
-        isinstance(names, (str, bytes)) or not isinstance(names, Sequence)
-    ):
-        raise ValueError(f"{name} must be a list of strings, got {names!r}.")
-    names = _names_list(names, name)
-    return None if names is None else tuple(names)
 
 
 class DecisionProcess(BaseEstimator):
@@ -255,42 +175,33 @@ class DecisionProcess(BaseEstimator):
 
     def _validate(self):
         """Check the parameters and derive the tables (see ``_validated``)."""
-        transition = _as_finite_array(self.transition, "transition", 3)
+        transition = as_finite_array(self.transition, "transition", 3)
         n_actions, n_states, n_states_to = transition.shape
         if n_states != n_states_to or n_actions < 1 or n_states < 1:
             raise ValueError(
                 "transition must have shape (n_actions, n_states, n_states), got "
                 f"{transition.shape}."
             )
-        _check_probability_rows(
+        check_probability_rows(
             transition,
             entry=lambda d, i, j: f"transition[{d}, {i}, {j}]",
             row=lambda d, i: f"transition row {i} for action {d}",
             kind="transition",
             law="P(y_t+1 | y_t, d)",
         )
-        state_utility = _as_finite_array(self.state_utility, "state_utility", 1)
+        state_utility = as_finite_array(self.state_utility, "state_utility", 1)
         if state_utility.shape != (n_states,):
             raise ValueError(
                 f"state_utility must have shape ({n_states},) to match transition, "
                 f"got {state_utility.shape}."
             )
-        action_utility = _as_finite_array(self.action_utility, "action_utility", 1)
+        action_utility = as_finite_array(self.action_utility, "action_utility", 1)
         if action_utility.shape != (n_actions,):
             raise ValueError(
                 f"action_utility must have shape ({n_actions},) to match "
                 f"transition, got {action_utility.shape}."
             )
-        cost = self.inspection_cost
-        if (
-            not isinstance(cost, Real)
-            or isinstance(cost, bool)
-            or not np.isfinite(cost)
-            or cost < 0
-        ):
-            raise ValueError(
-                f"inspection_cost must be a finite number >= 0, got {cost!r}."
-            )
+        check_cost(self.inspection_cost, "inspection_cost")
         classes = self._validated_classes(n_states)
         for attr, n in (("state_names", n_states), ("action_names", n_actions)):
             names = getattr(self, attr)
@@ -361,22 +272,7 @@ class DecisionProcess(BaseEstimator):
         >>> DecisionProcess.from_dict(description).evpi([[0.5, 0, 0, 0.5]])
         array([14.75])
         """
-        transition, _, classes, _ = self._validated()
-        if self.classes is None:
-            labels = None
-        else:
-            labels = classes.tolist()
-            _check_labels(labels, "classes")
-        return {
-            "format_version": _FORMAT_VERSION,
-            "transition": transition.tolist(),
-            "state_utility": np.asarray(self.state_utility, dtype=float).tolist(),
-            "action_utility": np.asarray(self.action_utility, dtype=float).tolist(),
-            "inspection_cost": float(self.inspection_cost),
-            "classes": labels,
-            "state_names": _names_list(self.state_names, "state_names"),
-            "action_names": _names_list(self.action_names, "action_names"),
-        }
+        return process_to_dict(self)
 
     @classmethod
     def from_dict(cls, description: Mapping) -> DecisionProcess:
@@ -423,52 +319,7 @@ class DecisionProcess(BaseEstimator):
         >>> process.evpi([[0.5, 0.5]])
         array([4.5])
         """
-        if not isinstance(description, Mapping):
-            raise ValueError(
-                "a process description must be a dict, got "
-                f"{type(description).__name__}."
-            )
-        unknown = sorted(
-            map(str, set(description) - {*_REQUIRED_KEYS, *_OPTIONAL_KEYS})
-        )
-        if unknown:
-            raise ValueError(
-                f"unknown key(s) {unknown} in the process description; allowed: "
-                f"{list(_REQUIRED_KEYS + _OPTIONAL_KEYS)}."
-            )
-        missing = [key for key in _REQUIRED_KEYS if key not in description]
-        if missing:
-            raise ValueError(f"the process description lacks the key(s) {missing}.")
-        version = description["format_version"]
-        if version != _FORMAT_VERSION or isinstance(version, bool):
-            raise ValueError(
-                f"format_version {version!r} is not supported (this skrbal reads "
-                f"version {_FORMAT_VERSION})."
-            )
-        params = {
-            key: _as_finite_array(description[key], key, ndim)
-            for key, ndim in (
-                ("transition", 3),
-                ("state_utility", 1),
-                ("action_utility", 1),
-            )
-        }
-        cost = description.get("inspection_cost", 0.0)
-        if isinstance(cost, Integral) and not isinstance(cost, bool):
-            cost = float(cost)
-        classes = description.get("classes")
-        if classes is not None:
-            _check_labels(classes, "classes")
-            classes = np.asarray(classes)
-        process = cls(
-            **params,
-            inspection_cost=cost,
-            classes=classes,
-            state_names=_names_tuple(description.get("state_names"), "state_names"),
-            action_names=_names_tuple(description.get("action_names"), "action_names"),
-        )
-        process._validated()
-        return process
+        return process_from_dict(cls, description)
 
     def to_json(self, path: str | os.PathLike | None = None) -> str | None:
         """Write :meth:`to_dict` as JSON, to a file or to a string.
@@ -494,12 +345,7 @@ class DecisionProcess(BaseEstimator):
         >>> DecisionProcess.from_json(text).inspection_cost
         7.0
         """
-        text = json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
-        if path is None:
-            return text
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(text)
-        return None
+        return process_to_json(self, path)
 
     @classmethod
     def from_json(cls, source: str | os.PathLike) -> DecisionProcess:
@@ -534,20 +380,7 @@ class DecisionProcess(BaseEstimator):
         >>> DecisionProcess.from_json(text).n_states
         1
         """
-        if isinstance(source, str) and source.lstrip().startswith("{"):
-            where, text = "the JSON text", source
-        else:
-            where = f"process file {os.fspath(source)!r}"
-            with open(source, encoding="utf-8") as file:
-                text = file.read()
-        try:
-            description = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where} is not valid JSON: {exc}.") from None
-        try:
-            return cls.from_dict(description)
-        except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
+        return process_from_json(cls, source)
 
     # ------------------------------------------------------------------ #
     # public properties
@@ -671,13 +504,13 @@ class DecisionProcess(BaseEstimator):
             return
         # Non-negative rows that sum to one lie in [0, 1], so the minimum and
         # the row sums suffice; a NaN propagates through the minimum.
-        if not proba.min() >= -_BELIEF_TOL:
+        if not proba.min() >= -BELIEF_TOL:
             if not np.isfinite(proba).all():
                 row = int(np.argwhere(~np.isfinite(proba))[0, 0])
                 raise ValueError(
                     f"proba has a non-finite value in row {first_row + row}."
                 )
-            row, col = (int(v) for v in np.argwhere(proba < -_BELIEF_TOL)[0])
+            row, col = (int(v) for v in np.argwhere(proba < -BELIEF_TOL)[0])
             raise ValueError(
                 f"proba[{first_row + row}, {col}] = {float(proba[row, col]):.10g} "
                 "is outside [0, 1]."
@@ -687,13 +520,12 @@ class DecisionProcess(BaseEstimator):
 
     @staticmethod
     def _check_row_sums(sums: np.ndarray, first_row: int = 0) -> None:
-        off = np.abs(sums - 1.0) > _BELIEF_TOL
-        if off.any():
-            row = int(np.argmax(off))
-            raise ValueError(
-                f"proba row {first_row + row} sums to {float(sums[row]):.10g}, not 1: "
-                "beliefs must be probability distributions over the health states."
-            )
+        check_belief_sums(
+            sums,
+            "proba",
+            "beliefs must be probability distributions over the health states",
+            first_row,
+        )
 
     # ------------------------------------------------------------------ #
     # decisions
@@ -806,12 +638,12 @@ class DecisionProcess(BaseEstimator):
             # Non-negative rows that sum to one lie in [0, 1]: the minimum and
             # the sums suffice, and a NaN propagates through the minimum.
             lowest = block.min()
-            if not lowest >= -_BELIEF_TOL:
+            if not lowest >= -BELIEF_TOL:
                 self._check_beliefs(block, check_sums=False, first_row=start)
             products = buffer[:, : block.shape[0]]
             np.matmul(weights, block.T, out=products)
             sums = products[n_actions]
-            if sums.max() > 1.0 + _BELIEF_TOL or sums.min() < 1.0 - _BELIEF_TOL:
+            if sums.max() > 1.0 + BELIEF_TOL or sums.min() < 1.0 - BELIEF_TOL:
                 self._check_row_sums(sums, first_row=start)
             out = value[start : start + block.shape[0]]
             if n_actions == 1:
@@ -912,138 +744,29 @@ class DecisionProcess(BaseEstimator):
         return q[rows, action]
 
 
+# Stores and studies name estimator classes by module (skrbal.online's JSON
+# configurations); the process keeps the name it had before skrbal._decision
+# became a package, so stored configurations still match.
+DecisionProcess.__module__ = "skrbal._decision"
+
 _process_parameters = operator.attrgetter(*DecisionProcess._get_param_names())
 
 
-# ---------------------------------------------------------------------- #
-# the paper's case studies
-# ---------------------------------------------------------------------- #
-_SYNTHETIC_TRANSITION = (
-    (  # d = 0, do nothing: monotone degradation
-        (0.8, 0.18, 0.015, 0.005),
-        (0.0, 0.8, 0.15, 0.05),
-        (0.0, 0.0, 0.8, 0.2),
-        (0.0, 0.0, 0.0, 1.0),
-    ),
-    (  # d = 1, repair
-        (1.0, 0.0, 0.0, 0.0),
-        (0.99, 0.01, 0.0, 0.0),
-        (0.99, 0.0, 0.01, 0.0),
-        (0.99, 0.0, 0.0, 0.01),
-    ),
-)
-
-# The Z24 tables exactly as printed; rows (d=0, y=2) and (d=1, y=1) do not sum
-# to one, so validation rejects them. Kept to test that it does.
-_Z24_TRANSITION_AS_PRINTED = (
-    (
-        (0.7, 0.28, 0.015, 0.005),
-        (0.43, 0.55, 0.15, 0.05),
-        (0.0, 0.0, 0.8, 0.2),
-        (0.0, 0.0, 0.0, 1.0),
-    ),
-    (
-        (0.7173, 0.2857, 0.0, 0.0),
-        (0.4388, 0.5612, 0.0, 0.0),
-        (0.5996, 0.3904, 0.01, 0.0),
-        (0.5996, 0.3904, 0.0, 0.01),
-    ),
-)
-
-# The evident correction: state 2 degrades like state 1 (0.015, 0.005), and
-# 0.7173 is a transposition of 0.7143 = 1 - 0.2857.
-_Z24_TRANSITION = np.array(_Z24_TRANSITION_AS_PRINTED)
-_Z24_TRANSITION[0, 1] = (0.43, 0.55, 0.015, 0.005)
-_Z24_TRANSITION[1, 0] = (0.7143, 0.2857, 0.0, 0.0)
-_Z24_TRANSITION.flags.writeable = False
-
-_SHM_STATE_NAMES = ("undamaged", "minor damage", "significant damage", "failure")
-_Z24_STATE_NAMES = ("normal", "cold", "incipient damage", "advanced damage")
-
-
-def synthetic_decision_process() -> DecisionProcess:
-    """Decision process of the paper's synthetic four-state case study.
-
-    States ``1..4`` (undamaged, minor, significant, critical damage), actions
-    do nothing / repair with utilities ``0`` and ``-30``, next-state utilities
-    ``10, 10, 5, -75``, monotone degradation when nothing is done, repair back
-    to state 1 with probability 0.99, and an inspection cost of 7
-    (Hughes et al., sections 3.1.1).
-
-    Returns
-    -------
-    process : DecisionProcess
-
-    See Also
-    --------
-    z24_decision_process : The Z24 bridge case study.
-
-    Examples
-    --------
-    >>> from skrbal import synthetic_decision_process
-    >>> process = synthetic_decision_process()
-    >>> process.state_action_utility
-    array([[  9.5 , -20.  ],
-           [  5.  , -20.  ],
-           [-11.  , -20.05],
-           [-75.  , -20.85]])
-    >>> float(process.inspection_cost)
-    7.0
-    """
-    return DecisionProcess(
-        transition=np.array(_SYNTHETIC_TRANSITION),
-        state_utility=np.array([10.0, 10.0, 5.0, -75.0]),
-        action_utility=np.array([0.0, -30.0]),
-        inspection_cost=7.0,
-        classes=np.array([1, 2, 3, 4]),
-        state_names=_SHM_STATE_NAMES,
-        action_names=("do nothing", "repair"),
-    )
-
-
-def z24_decision_process() -> DecisionProcess:
-    """Decision process of the paper's Z24 bridge case study.
-
-    States ``1..4`` (normal, cold, incipient damage, advanced damage), actions
-    do nothing / perform maintenance with utilities ``0`` and ``-100``,
-    next-state utilities ``10, 10, -50, -1000`` and an inspection cost of 30.
-
-    Returns
-    -------
-    process : DecisionProcess
-
-    See Also
-    --------
-    synthetic_decision_process : The synthetic case study.
-
-    Notes
-    -----
-    Two rows of the transition tables as printed in the paper are not
-    probability distributions, and :class:`DecisionProcess` rejects them:
-
-    - ``d = 0``, state 2 reads ``[0.43, 0.55, 0.15, 0.05]`` (sum 1.18). The
-      damage propensities are evidently those of state 1 (``0.015, 0.005``):
-      both undamaged states degrade alike; the row used is
-      ``[0.43, 0.55, 0.015, 0.005]``.
-    - ``d = 1``, state 1 reads ``[0.7173, 0.2857, 0, 0]`` (sum 1.003), a
-      transposition of ``0.7143 = 1 - 0.2857``; the row used is
-      ``[0.7143, 0.2857, 0, 0]``.
-
-    Examples
-    --------
-    >>> from skrbal import z24_decision_process
-    >>> process = z24_decision_process()
-    >>> process.optimal_action([[1, 0, 0, 0], [0, 0, 0, 1]])
-    array([0, 1])
-    >>> float(process.inspection_cost)
-    30.0
-    """
-    return DecisionProcess(
-        transition=_Z24_TRANSITION.copy(),
-        state_utility=np.array([10.0, 10.0, -50.0, -1000.0]),
-        action_utility=np.array([0.0, -100.0]),
-        inspection_cost=30.0,
-        classes=np.array([1, 2, 3, 4]),
-        state_names=_Z24_STATE_NAMES,
-        action_names=("do nothing", "perform maintenance"),
-    )
+def as_process(process) -> DecisionProcess:
+    """A validated copy of a process given as an object, a dict or a JSON file."""
+    if isinstance(process, DecisionProcess):
+        process = copy.deepcopy(process)
+    elif isinstance(process, Mapping):
+        process = DecisionProcess.from_dict(process)
+    elif isinstance(process, str | os.PathLike):
+        if not Path(process).is_file():
+            raise FileNotFoundError(f"process file not found: {process}.")
+        process = DecisionProcess.from_json(process)
+    else:
+        raise ValueError(
+            "process must be a DecisionProcess, a dict as DecisionProcess.to_dict "
+            "writes, or the path of a JSON file as DecisionProcess.to_json writes, "
+            f"got {type(process).__name__}."
+        )
+    process._validated()
+    return process
