@@ -130,3 +130,39 @@ def label_positions(
             f"{classes.tolist()}."
         )
     return sorter[pos]
+
+
+def states_of(y, classes, *, name: str = "y") -> np.ndarray:
+    """The labels of ``y`` as the process's own state values.
+
+    A label must be one of ``classes`` and of its kind: a number is not a
+    string state, a string not a number state, and a bool (``True`` compares
+    equal to 1) is a state of neither.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal._labels import states_of
+    >>> states_of([4.0, 1], np.array([1, 2, 3, 4])).tolist()
+    [4, 1]
+    >>> states_of([True], np.array([1, 2, 3, 4]), name="label")
+    Traceback (most recent call last):
+    ...
+    ValueError: label: [True] are not labels of the process's states [1, 2, 3, 4].
+    """
+    given = check_labels(y, name)
+    numeric = "iuf"
+    booleans = given.dtype.kind == "b" or (
+        given.dtype == object
+        and any(isinstance(v, (bool, np.bool_)) for v in given.ravel().tolist())
+    )
+    if booleans or (given.dtype.kind in numeric) != (classes.dtype.kind in numeric):
+        raise ValueError(
+            f"{name}: {given.ravel()[:3].tolist()!r} are not labels of the "
+            f"process's states {classes.tolist()}."
+        )
+    try:
+        positions = label_positions(given, classes, owner="the process's states")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    return classes[positions]

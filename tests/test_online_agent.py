@@ -241,6 +241,8 @@ def test_bad_results_raise_and_change_nothing():
             (2, 1, "was cancelled"),
             (3, 7, "unknown label 7"),
             (3, "minor", "label"),
+            (3, True, "not labels of the process's states"),  # True == 1
+            (3, np.True_, "not labels of the process's states"),
         ]:
             with pytest.raises(RequestError, match=match):
                 agent.record_inspection(request_id, label)
@@ -250,6 +252,20 @@ def test_bad_results_raise_and_change_nothing():
                 agent.cancel_request(request_id)
         assert _snapshot(agent) == snapshot
         assert agent.store_.requests(agent.name)["note"][1] == "access road flooded"
+
+
+def test_a_bool_is_not_a_state_when_commissioning():
+    X0, _ = _samples([1, 2, 3, 4])
+    # True == 1: a bool must not pass for state 1
+    with pytest.raises(ValueError, match="True"):
+        RiskBasedAgent(estimator=GaussianNB(), process=CHEAP).fit(
+            X0, [True, 2, 3, 4]
+        )
+    with pytest.raises(ValueError, match="not labels of the process's states"):
+        RiskBasedAgent(
+            estimator=GaussianNB(),
+            process=synthetic_decision_process().set_params(classes=[0, 1, 2, 3]),
+        ).fit(X0, np.array([True, False, True, False]))
 
 
 def test_open_requests_are_capped():

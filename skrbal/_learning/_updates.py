@@ -565,32 +565,3 @@ def give_classes(model, classes):
 def check_state_coverage(model, process) -> np.ndarray:
     """The process's states for which the fitted ``model`` has no class."""
     return missing_states(getattr(model, "classes_", None), process.classes_)
-
-
-def check_labels(y, name: str = "y") -> np.ndarray:
-    """``y`` as a 1-d array whose labels are all of one kind.
-
-    Rejects a mix of numbers and strings, which numpy would otherwise turn
-    into strings (``[1, 'a']`` becomes ``['1', 'a']``) or keep as objects that
-    cannot be sorted or compared.
-    """
-    raw = y if hasattr(y, "dtype") else np.asarray(y, dtype=object)
-    raw = np.asarray(raw)
-    if raw.dtype == object:
-        kinds = {_label_kind(label) for label in raw.ravel().tolist()}
-        if len(kinds) > 1:
-            raise ValueError(
-                f"{name} mixes label types {sorted(kinds)}: use one type for "
-                "every label (all numbers or all strings)."
-            )
-    return np.asarray(y)
-
-
-def _label_kind(label) -> str:
-    if isinstance(label, (str, np.str_, bytes)):
-        return "string"
-    if isinstance(label, (bool, np.bool_)):
-        return "bool"
-    if isinstance(label, (int, float, np.number)):
-        return "number"
-    return type(label).__name__

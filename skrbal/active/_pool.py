@@ -10,10 +10,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import _safe_indexing
 
 from skrbal._decision import DecisionProcess
+from skrbal._labels import check_labels
 from skrbal._learning import (
     UPDATE_MODES,
     can_partial_fit,
-    check_labels,
     check_state_coverage,
     give_classes,
     soft_rows,

@@ -10,10 +10,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from skrbal._decision import DecisionProcess
+from skrbal._labels import check_labels
 from skrbal._learning import (
     PENDING_VALUES,
     check_anchor_methods,
-    check_labels,
     check_learning_params,
 )
 from skrbal.active._walk import StreamWalk

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_array
 
 from skrbal import __version__
 from skrbal._decision import DecisionProcess
-from skrbal._labels import label_positions
+from skrbal._labels import label_positions, states_of
 from skrbal._learning import (
     PENDING_VALUES,
     DecisionKernel,
@@ -316,18 +316,7 @@ class RiskBasedAgent(BaseEstimator):
 
     def _check_labels(self, y, name: str) -> np.ndarray:
         """Labels as the process's own values; a clear error for others."""
-        classes = self.process.classes_
-        y = np.asarray(y)
-        if (y.dtype.kind in "biuf") != (classes.dtype.kind in "biuf"):
-            raise ValueError(
-                f"{name}: {y.ravel()[:3].tolist()!r} are not labels of the "
-                f"process's states {classes.tolist()}."
-            )
-        try:
-            positions = label_positions(y, classes, owner="the process's states")
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name}: {exc}") from None
-        return classes[positions]
+        return states_of(y, self.process.classes_, name=name)
 
     # ------------------------------------------------------------------ #
     # starting: commissioning or resume
