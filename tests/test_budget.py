@@ -553,6 +553,12 @@ def test_paced_budget_keeps_its_reserve_for_the_end_of_the_period():
     policy = paced(limit=40.0, period=20.0, reserve=0.5, pacing_rate=0.01)
     inspected, _ = run(policy, evpi, times, available, 10.0, policy.initial_state())
     assert inspected == [0, 1, 10, 11]
+    # ...unless the EVPI persists: the reserve is there for it. The count of
+    # steps above the cost restarts after each inspection.
+    persisting = paced(limit=40.0, period=20.0, reserve=0.5, pacing_rate=0.01)
+    persisting.set_params(persistence=3)
+    state = persisting.initial_state()
+    assert run(persisting, evpi, times, available, 10.0, state)[0] == [0, 1, 4, 7]
 
 
 @pytest.mark.parametrize(

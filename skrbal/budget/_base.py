@@ -10,7 +10,11 @@ from typing import ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from skrbal.exceptions import BudgetStarvedError, BudgetStarvedWarning
+from skrbal.exceptions import (
+    BudgetStarvedError,
+    BudgetStarvedWarning,
+    caller_stacklevel,
+)
 
 __all__ = ["AllOf", "BudgetPolicy"]
 
@@ -65,7 +69,7 @@ def check_not_starved(policy, money, cost, hint: str) -> bool:
         )
     if not getattr(policy, "_starved_warned", False):
         policy._starved_warned = True
-        warnings.warn(message, BudgetStarvedWarning, stacklevel=4)
+        warnings.warn(message, BudgetStarvedWarning, stacklevel=caller_stacklevel())
     return True
 
 

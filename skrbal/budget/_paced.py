@@ -34,8 +34,8 @@ class PacedBudget(BudgetPolicy):
       come, first served;
     - *persistence*: a step whose EVPI has exceeded the cost for
       ``persistence`` consecutive steps (itself included) is inspected at
-      the cost alone. Damage stands out by persisting, noise by not; the
-      count restarts after each inspection.
+      the cost alone, and may spend the reserve. Damage stands out by
+      persisting, noise by not; the count restarts after each inspection.
 
     Parameters
     ----------
@@ -50,16 +50,17 @@ class PacedBudget(BudgetPolicy):
     carry_over : bool, default=True
         Unspent money moves to the next period (from the period of the first
         step seen); otherwise each period has ``limit``.
-    reserve : float, default=0.1
-        Share, in [0, 1), of a period's money held back until the last
-        ``reserve`` share of the period.
-    pacing_rate : float, default=1.0
+    reserve : float, default=0.2
+        Share, in [0, 1), of a period's money held back for EVPI that
+        persists, and released for any step in the last ``reserve`` share
+        of the period.
+    pacing_rate : float, default=2.0
         Rise of the price per inspection, > 0 (the step size of the dual
         update); larger spreads the spend more evenly.
     explore : float, default=0.25
         Share of ``limit``, in [0, 1], spent first come, first served at the
         start of the stream.
-    persistence : int or None, default=3
+    persistence : int or None, default=4
         Consecutive steps with ``EVPI > cost`` that trigger an inspection at
         the cost alone; ``None`` disables the trigger.
     allow_starved : bool, default=False
@@ -115,6 +116,7 @@ class PacedBudget(BudgetPolicy):
     >>> import numpy as np
     >>> from skrbal.budget import PacedBudget
     >>> policy = PacedBudget(limit=21.0, period=10.0, reserve=0.0, explore=0.0,
+    ...                      pacing_rate=1.0,
     ...                      persistence=None, carry_over=False)
     >>> evpi = np.full(10, 8.0)
     >>> state, found, start = policy.initial_state(), [], 0
@@ -161,10 +163,10 @@ class PacedBudget(BudgetPolicy):
         period,
         origin=0.0,
         carry_over=True,
-        reserve=0.1,
-        pacing_rate=1.0,
+        reserve=0.2,
+        pacing_rate=2.0,
         explore=0.25,
-        persistence=3,
+        persistence=4,
         allow_starved=False,
     ):
         self.limit = limit
@@ -254,11 +256,13 @@ class PacedBudget(BudgetPolicy):
             return np.zeros(evpi.shape[0], dtype=bool)
         _, spent, money, held, price = self._money(times, cost, state)
         above = evpi > cost
-        free = state["total_spent"] < self.explore * self.limit
+        persistent = np.zeros(evpi.shape[0], dtype=bool)
         if self.persistence is not None:
-            free = free | (self._runs(above, state) >= self.persistence)
-        worth = above & (free | (evpi > cost * (1.0 + price)))
-        return worth & (spent + cost <= money - held)
+            persistent = self._runs(above, state) >= self.persistence
+        young = state["total_spent"] < self.explore * self.limit
+        worth = above & (young | persistent | (evpi > cost * (1.0 + price)))
+        # The reserve is there for what persists.
+        return worth & (spent + cost <= money - np.where(persistent, 0.0, held))
 
     def _advance(self, evpi, times, cost, state, inspected) -> dict:
         if not times.size:
