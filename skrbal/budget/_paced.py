@@ -9,7 +9,11 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from skrbal.budget._base import BudgetPolicy, check_not_starved
-from skrbal.budget._policies import _check_time_continues, _last_time
+from skrbal.budget._policies import (
+    PERIODIC_BUDGET_CONSTRAINTS,
+    _check_time_continues,
+    _last_time,
+)
 
 __all__ = ["PacedBudget"]
 
@@ -118,31 +122,27 @@ class PacedBudget(BudgetPolicy):
     >>> policy = PacedBudget(limit=21.0, period=10.0, reserve=0.0, explore=0.0,
     ...                      pacing_rate=1.0,
     ...                      persistence=None, carry_over=False)
-    >>> evpi = np.full(10, 8.0)
-    >>> state, found, start = policy.initial_state(), [], 0
-    >>> while True:
-    ...     k, state = policy.scan(evpi[start:], np.arange(start, 10.0),
-    ...                            np.ones(10 - start, bool), 7.0, state)
-    ...     if k < 0:
-    ...         break
-    ...     found.append(start + k)
-    ...     start += k + 1
-    >>> found
-    [0, 3, 7]
+    >>> evpi, times, available = np.full(10, 8.0), np.arange(10.0), np.ones(10, bool)
+    >>> k, state = policy.scan(evpi, times, available, 7.0, policy.initial_state())
+    >>> k, state["price"]
+    (0, 1.0)
+    >>> k, state = policy.scan(evpi[1:], times[1:], available[1:], 7.0, state)
+    >>> 1 + k  # the price fell below 1/7 by step 3
+    3
+    >>> k, state = policy.scan(evpi[4:], times[4:], available[4:], 7.0, state)
+    >>> 4 + k
+    7
     >>> state["total_spent"]
     21.0
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "limit": [Interval(Real, 0, None, closed="left")],
-        "period": [Interval(Real, 0, None, closed="neither")],
-        "origin": [Interval(Real, None, None, closed="neither")],
+        **PERIODIC_BUDGET_CONSTRAINTS,
         "carry_over": ["boolean"],
         "reserve": [Interval(Real, 0, 1, closed="left")],
         "pacing_rate": [Interval(Real, 0, None, closed="neither")],
         "explore": [Interval(Real, 0, 1, closed="both")],
         "persistence": [Interval(Integral, 1, None, closed="left"), None],
-        "allow_starved": ["boolean"],
     }
 
     _state_schema: ClassVar[dict] = {

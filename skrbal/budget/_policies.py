@@ -13,6 +13,15 @@ from skrbal.budget._base import BudgetPolicy, check_not_starved
 __all__ = ["CostThreshold", "MinimumGap", "SpendCap"]
 
 
+# Parameters of the money-per-period budgets (SpendCap, PacedBudget).
+PERIODIC_BUDGET_CONSTRAINTS = {
+    "limit": [Interval(Real, 0, None, closed="left")],
+    "period": [Interval(Real, 0, None, closed="neither")],
+    "origin": [Interval(Real, None, None, closed="neither")],
+    "allow_starved": ["boolean"],
+}
+
+
 def _check_time_continues(times, state) -> None:
     last = state["last_time"]
     if last is not None and times.size and times[0] < last:
@@ -130,12 +139,7 @@ class SpendCap(BudgetPolicy):
     [0, 1, 5]
     """
 
-    _parameter_constraints: ClassVar[dict] = {
-        "limit": [Interval(Real, 0, None, closed="left")],
-        "period": [Interval(Real, 0, None, closed="neither")],
-        "origin": [Interval(Real, None, None, closed="neither")],
-        "allow_starved": ["boolean"],
-    }
+    _parameter_constraints: ClassVar[dict] = PERIODIC_BUDGET_CONSTRAINTS
 
     _state_schema: ClassVar[dict] = {
         "period": ("int", True),
