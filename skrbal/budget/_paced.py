@@ -97,6 +97,12 @@ class PacedBudget(BudgetPolicy):
     the pro-rata spend, in units of the cost and in continuous time. The
     price starts at 0 in each period.
 
+    The defaults come from ``benchmarks/bench_budget.py`` (issue 20's study:
+    budgets of 25 % and 50 % of the unconstrained rule's spend over one, two
+    or four periods, on the synthetic case and on the Z24-like case with late
+    damage); ``benchmarks/results/budget.md`` has every cell, including
+    those where first come, first served does better.
+
     The state changes only at inspections, apart from the time and the
     count of consecutive steps above the cost, and every quantity is a
     closed form of it, so scanning a block or its pieces gives the same
