@@ -17,6 +17,8 @@ _INTERNAL = (str(Path(__file__).resolve().parent),)
 
 __all__ = [
     "AgentLockedError",
+    "BudgetStarvedError",
+    "BudgetStarvedWarning",
     "ConfigurationError",
     "ImpossibleEvidenceError",
     "ImpossibleReportError",
@@ -316,6 +318,54 @@ def caller_stacklevel() -> int:
     while frame is not None and frame.f_code.co_filename.startswith(internal):
         frame, level = frame.f_back, level + 1
     return level
+
+
+class BudgetStarvedError(ValueError):
+    """A budget's money per period is below the cost of one inspection.
+
+    ``SpendCap(limit=4.8, ...)`` with an inspection cost of 7 can never
+    inspect: every decision it makes is "do not inspect", which looks like a
+    model that has nothing to ask. The budget policies refuse it when they
+    first see the cost, naming the limit and the cost. Raise the limit,
+    lengthen the period, let unspent money carry over
+    (:class:`~skrbal.budget.PacedBudget` with ``carry_over=True``), or pass
+    ``allow_starved=True`` to accept a budget that inspects nothing (then a
+    :class:`BudgetStarvedWarning` says so once).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.budget import SpendCap
+    >>> from skrbal.exceptions import BudgetStarvedError
+    >>> cap = SpendCap(limit=4.8, period=10.0)
+    >>> try:
+    ...     cap.scan([9.0], [0.0], np.array([True]), 7.0, cap.initial_state())
+    ... except BudgetStarvedError as error:
+    ...     print(type(error).__name__)
+    BudgetStarvedError
+    """
+
+
+class BudgetStarvedWarning(UserWarning):
+    """A budget allowed to starve (``allow_starved=True``) cannot inspect.
+
+    Raised once per policy object, the first time a scan sees a cost above
+    the money of a period, so that a budget that inspects nothing is never
+    silent.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skrbal.budget import SpendCap
+    >>> cap = SpendCap(limit=4.8, period=10.0, allow_starved=True)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     step, _ = cap.scan([9.0], [0.0], np.array([True]), 7.0,
+    ...                        cap.initial_state())
+    >>> step, caught[0].category.__name__
+    (-1, 'BudgetStarvedWarning')
+    """
 
 
 def _non_discriminating_fit_warning():

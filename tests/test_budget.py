@@ -14,8 +14,11 @@ from sklearn.base import clone
 from skrbal.budget import (
     AllOf,
     BudgetPolicy,
+    BudgetStarvedError,
+    BudgetStarvedWarning,
     CostThreshold,
     MinimumGap,
+    PacedBudget,
     QuantileThreshold,
     SpendCap,
 )
@@ -79,10 +82,15 @@ POLICIES = [
     AllOf(
         policies=[
             QuantileThreshold(rate=0.4, window=4, tolerance=2),
-            SpendCap(limit=5.0, period=3.0),
+            SpendCap(limit=7.5, period=3.0),
             MinimumGap(gap=0.5),
         ]
     ),
+    PacedBudget(limit=10.0, period=4.0),
+    PacedBudget(limit=7.5, period=2.5, origin=-1.0, carry_over=False, explore=0.0),
+    PacedBudget(limit=3.0, period=2.0, reserve=0.5, pacing_rate=0.3, persistence=1),
+    PacedBudget(limit=20.0, period=7.0, explore=1.0, persistence=None, reserve=0.0),
+    PacedBudget(limit=20.0, period=7.0) & MinimumGap(gap=1.0),
 ]
 
 
@@ -250,7 +258,22 @@ def test_spend_cap_counts_money_not_inspections():
     evpi, times, available = np.ones(10), np.arange(10.0), np.ones(10, bool)
     assert len(run(cap, evpi, times, available, 3.0, cap.initial_state())[0]) == 3
     assert len(run(cap, evpi, times, available, 5.0, cap.initial_state())[0]) == 2
-    assert run(cap, evpi, times, available, 11.0, cap.initial_state())[0] == []
+
+
+def test_starved_spend_cap_is_refused_or_warned_once():
+    """A limit below one inspection used to inspect nothing, silently."""
+    evpi, times, available = np.full(10, 20.0), np.arange(10.0), np.ones(10, bool)
+    cap = SpendCap(limit=4.8, period=5.0)
+    with pytest.raises(BudgetStarvedError, match=r"SpendCap.*4\.8.*below.*7"):
+        run(cap, evpi, times, available, 7.0, cap.initial_state())
+    starved = SpendCap(limit=4.8, period=5.0, allow_starved=True)
+    with pytest.warns(BudgetStarvedWarning, match="can never inspect") as caught:
+        assert run(starved, evpi, times, available, 7.0, starved.initial_state()) == (
+            [],
+            starved.initial_state() | {"last_time": 9.0},
+        )
+        run(starved, evpi, times, available, 7.0, starved.initial_state())
+    assert len(caught) == 1
 
 
 def test_spend_cap_resets_each_period():
@@ -417,7 +440,12 @@ def test_bad_parameters_are_named(policy, match):
         (
             SpendCap(limit=1.0, period=1.0),
             {"period": None, "spent": "0", "last_time": None},
-            r"state\['spent'\] of SpendCap must be a finite number, got '0'",
+            r"state\['spent'\] of SpendCap must be a finite number >= 0, got '0'",
+        ),
+        (
+            SpendCap(limit=1.0, period=1.0),
+            {"period": 0, "spent": -3.0, "last_time": None},
+            r"state\['spent'\] of SpendCap must be a finite number >= 0, got -3",
         ),
         (
             MinimumGap(gap=1.0),
@@ -435,3 +463,134 @@ def test_bad_parameters_are_named(policy, match):
 def test_corrupt_state_is_named(policy, state, match):
     with pytest.raises(ValueError, match=match):
         policy.scan([1.0], [0.0], np.array([True]), 0.0, state)
+
+
+# ---------------------------------------------------------------------- #
+# PacedBudget
+# ---------------------------------------------------------------------- #
+def paced(**params):
+    defaults = dict(carry_over=False, reserve=0.0, explore=0.0, persistence=None)
+    return PacedBudget(**(defaults | params))
+
+
+def test_paced_budget_spreads_what_first_come_first_served_spends_at_once():
+    evpi, times, available = np.full(30, 8.0), np.arange(30.0), np.ones(30, bool)
+    fcfs = CostThreshold() & SpendCap(limit=21.0, period=30.0)
+    assert run(fcfs, evpi, times, available, 7.0, fcfs.initial_state())[0] == [0, 1, 2]
+    policy = paced(limit=21.0, period=30.0)
+    inspected, state = run(policy, evpi, times, available, 7.0, policy.initial_state())
+    assert len(inspected) == 3 and inspected[-1] >= 15
+    assert state["total_spent"] == 21.0
+    # A step worth far more than the cost is taken even when ahead of pace.
+    evpi[1] = 100.0
+    assert run(policy, evpi, times, available, 7.0, policy.initial_state())[0][:2] == [
+        0,
+        1,
+    ]
+
+
+@pytest.mark.parametrize("carry_over", [False, True])
+@settings(max_examples=40, deadline=None)
+@given(stream=streams())
+def test_paced_budget_never_spends_money_it_does_not_have(carry_over, stream):
+    evpi, times, available, cost, cuts = stream
+    policy = PacedBudget(limit=8.0, period=3.0, carry_over=carry_over, explore=0.5)
+    inspected, _ = run_pieces(policy, evpi, times, available, cost, cuts)
+    assert all(evpi[inspected] > cost)
+    periods = np.floor(times[inspected] / 3.0)
+    if not carry_over:
+        _, counts = np.unique(periods, return_counts=True)
+        assert np.all(counts * cost <= 8.0)
+    elif times.size:
+        first = np.floor(times[0] / 3.0)
+        for k, period in enumerate(periods):  # spend to date within money to date
+            assert (k + 1) * cost <= 8.0 * (period - first + 1)
+
+
+def test_paced_budget_carries_money_over_and_saves_up_below_one_inspection():
+    evpi, times, available = np.full(40, 20.0), np.arange(40.0), np.ones(40, bool)
+    policy = paced(limit=4.8, period=5.0, carry_over=True)
+    inspected, _ = run(policy, evpi, times, available, 7.0, policy.initial_state())
+    # 4.8 a period pays for an inspection in the second period, then more.
+    assert inspected[0] == 5 and len(inspected) == 5
+    starved = paced(limit=4.8, period=5.0)
+    with pytest.raises(BudgetStarvedError, match=r"PacedBudget.*carry_over=True"):
+        run(starved, evpi, times, available, 7.0, starved.initial_state())
+    allowed = paced(limit=4.8, period=5.0, allow_starved=True)
+    with pytest.warns(BudgetStarvedWarning):
+        assert (
+            run(allowed, evpi, times, available, 7.0, allowed.initial_state())[0] == []
+        )
+
+
+def test_paced_budget_explores_first_come_first_served_while_young():
+    evpi, times, available = np.full(30, 8.0), np.arange(30.0), np.ones(30, bool)
+    policy = paced(limit=28.0, period=30.0, explore=0.5)
+    inspected, _ = run(policy, evpi, times, available, 7.0, policy.initial_state())
+    # 14 of the 28 first come, first served; the rest paced.
+    assert inspected[:2] == [0, 1] and inspected[2] > 2 and len(inspected) == 4
+
+
+def test_paced_budget_inspects_evpi_that_persists():
+    cost = 7.0
+    evpi = np.full(20, 7.5)  # just above the cost: never above a risen price
+    times, available = np.arange(20.0), np.ones(20, bool)
+    pacing_only = paced(limit=70.0, period=1000.0, pacing_rate=5.0)
+    assert run(pacing_only, evpi, times, available, cost, pacing_only.initial_state())[
+        0
+    ] == [0]
+    policy = paced(limit=70.0, period=1000.0, pacing_rate=5.0, persistence=4)
+    inspected, _ = run(policy, evpi, times, available, cost, policy.initial_state())
+    # Steps 0..3 make the first run of four; the count restarts after each.
+    assert inspected == [0, 4, 8, 12, 16]
+    evpi[6] = 1.0  # a dip breaks the run
+    inspected, _ = run(policy, evpi, times, available, cost, policy.initial_state())
+    assert inspected == [0, 4, 10, 14, 18]
+
+
+def test_paced_budget_keeps_its_reserve_for_the_end_of_the_period():
+    evpi, times, available = np.full(20, 50.0), np.arange(20.0), np.ones(20, bool)
+    policy = paced(limit=40.0, period=20.0, reserve=0.5, pacing_rate=0.01)
+    inspected, _ = run(policy, evpi, times, available, 10.0, policy.initial_state())
+    assert inspected == [0, 1, 10, 11]
+    # ...unless the EVPI persists: the reserve is there for it. The count of
+    # steps above the cost restarts after each inspection.
+    persisting = paced(limit=40.0, period=20.0, reserve=0.5, pacing_rate=0.01)
+    persisting.set_params(persistence=3)
+    state = persisting.initial_state()
+    assert run(persisting, evpi, times, available, 10.0, state)[0] == [0, 1, 4, 7]
+
+
+@pytest.mark.parametrize(
+    ("state", "match"),
+    [
+        (
+            {"spent": -1.0},
+            r"state\['spent'\] of PacedBudget must be a finite number >= 0",
+        ),
+        ({"price": float("nan")}, r"state\['price'\] of PacedBudget must be a finite"),
+        ({"run": -2}, r"state\['run'\] of PacedBudget must be an integer >= 0"),
+        ({"spent": 5.0, "total_spent": 1.0}, "cannot exceed"),
+        ({"period": 0}, "set together"),
+    ],
+)
+def test_corrupt_paced_state_is_named(state, match):
+    policy = PacedBudget(limit=10.0, period=5.0)
+    with pytest.raises(ValueError, match=match):
+        policy.scan([1.0], [0.0], np.array([True]), 1.0, policy.initial_state() | state)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"reserve": 1.0}, "'reserve' parameter"),
+        ({"explore": -0.1}, "'explore' parameter"),
+        ({"pacing_rate": 0.0}, "'pacing_rate' parameter"),
+        ({"persistence": 0}, "'persistence' parameter"),
+        ({"limit": -1.0}, "'limit' parameter"),
+        ({"carry_over": "yes"}, "'carry_over' parameter"),
+    ],
+)
+def test_bad_paced_parameters_are_named(params, match):
+    with pytest.raises(ValueError, match=match):
+        PacedBudget(**({"limit": 10.0, "period": 5.0} | params)).initial_state()

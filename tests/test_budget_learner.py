@@ -9,7 +9,14 @@ from sklearn.naive_bayes import GaussianNB
 
 from skrbal import synthetic_decision_process
 from skrbal.active import RiskBasedLearner
-from skrbal.budget import CostThreshold, MinimumGap, QuantileThreshold, SpendCap
+from skrbal.budget import (
+    BudgetStarvedError,
+    CostThreshold,
+    MinimumGap,
+    PacedBudget,
+    QuantileThreshold,
+    SpendCap,
+)
 
 CENTRES = np.array([[-5.19, -0.01], [-0.66, -0.06], [5.75, -0.11], [19.11, 0.02]])
 # Three labelled steps per state: GaussianNB is overconfident on one per class.
@@ -59,6 +66,7 @@ POLICIES = [
     CostThreshold() & MinimumGap(gap=25.0),
     QuantileThreshold(rate=0.02, window=50, tolerance=20),
     CostThreshold() & QuantileThreshold(rate=0.02, window=50),
+    PacedBudget(limit=60.0, period=200.0),
 ]
 
 
@@ -93,6 +101,25 @@ def test_spend_cap_bounds_the_learner_per_period_of_steps():
     assert (
         capped.history_.totals["n_inspections"] < free.history_.totals["n_inspections"]
     )
+
+
+def test_paced_budget_spreads_the_learner_over_the_period():
+    process = synthetic_decision_process()
+    cost = process.inspection_cost
+    limit, n_steps = 4 * cost, 3 * 320
+    fcfs = _fit(CostThreshold() & SpendCap(limit=limit, period=n_steps))
+    paced = _fit(PacedBudget(limit=limit, period=n_steps, explore=0.0))
+    first = fcfs.history_.queries["step"].iloc[1:]
+    spread = paced.history_.queries["step"].iloc[1:]
+    assert len(first) == len(spread) == 4
+    assert spread.iloc[-1] > first.iloc[-1]
+    assert paced.history_.budget_state["total_spent"] == limit
+
+
+def test_starved_budget_fails_the_run_by_name():
+    cost = synthetic_decision_process().inspection_cost
+    with pytest.raises(BudgetStarvedError, match="below the cost"):
+        _fit(CostThreshold() & SpendCap(limit=0.5 * cost, period=100.0))
 
 
 def test_budget_state_is_recorded_per_inspection():

@@ -27,6 +27,8 @@ FORMER_HOMES = {
     "StoreError": ["skrbal.online", "skrbal.online._store"],
     "AgentLockedError": ["skrbal.online", "skrbal.online._lock"],
     "RequestError": ["skrbal.online", "skrbal.online._agent"],
+    "BudgetStarvedError": ["skrbal.budget"],
+    "BudgetStarvedWarning": ["skrbal.budget"],
 }
 # Raised and caught inside one module, never seen by a user.
 INTERNAL = {"MaxPlusFallback", "ScaledChainUnderflow"}

@@ -258,9 +258,7 @@ def test_a_bool_is_not_a_state_when_commissioning():
     X0, _ = _samples([1, 2, 3, 4])
     # True == 1: a bool must not pass for state 1
     with pytest.raises(ValueError, match="True"):
-        RiskBasedAgent(estimator=GaussianNB(), process=CHEAP).fit(
-            X0, [True, 2, 3, 4]
-        )
+        RiskBasedAgent(estimator=GaussianNB(), process=CHEAP).fit(X0, [True, 2, 3, 4])
     with pytest.raises(ValueError, match="not labels of the process's states"):
         RiskBasedAgent(
             estimator=GaussianNB(),

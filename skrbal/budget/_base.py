@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+
+from skrbal.exceptions import (
+    BudgetStarvedError,
+    BudgetStarvedWarning,
+    caller_stacklevel,
+)
 
 __all__ = ["AllOf", "BudgetPolicy"]
 
@@ -42,6 +49,28 @@ def check_scan_input(evpi, times, available, cost):
     ):
         raise ValueError(f"cost must be a finite number >= 0, got {cost!r}.")
     return evpi, times, available, float(cost)
+
+
+def check_not_starved(policy, money, cost, hint: str) -> bool:
+    """Refuse (or, if allowed, warn once about) ``money`` below one ``cost``.
+
+    Returns whether the policy is starved, i.e. can never inspect.
+    """
+    if not money < cost:
+        return False
+    message = (
+        f"{type(policy).__name__}: the money of a period, {money:g}, is below the "
+        f"cost of one inspection, {cost:g}, so it can never inspect. {hint}"
+    )
+    if not policy.allow_starved:
+        raise BudgetStarvedError(
+            f"{message} Pass allow_starved=True to accept a budget that inspects "
+            "nothing."
+        )
+    if not getattr(policy, "_starved_warned", False):
+        policy._starved_warned = True
+        warnings.warn(message, BudgetStarvedWarning, stacklevel=caller_stacklevel())
+    return True
 
 
 class BudgetPolicy(BaseEstimator):
@@ -84,7 +113,8 @@ class BudgetPolicy(BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {}
     # Type of each state entry, {key: (kind, optional)}, kind one of "int",
-    # "count" (int >= 0), "float" (finite) and "floats" (list of finite).
+    # "count" (int >= 0), "float" (finite), "amount" (finite >= 0: money,
+    # prices) and "floats" (list of finite).
     _state_schema: ClassVar[dict] = {}
     # Steps handed to ``_candidates`` at once: bounds the memory of policies
     # whose candidates cost more than O(1) per step.
@@ -179,6 +209,7 @@ class BudgetPolicy(BaseEstimator):
                     "int": "an integer",
                     "count": "an integer >= 0",
                     "float": "a finite number",
+                    "amount": "a finite number >= 0",
                     "floats": "a list of finite numbers",
                 }[kind]
                 raise ValueError(
@@ -210,6 +241,8 @@ def _is_entry(value, kind, optional) -> bool:
         return is_int and (kind == "int" or value >= 0)
     if kind == "float":
         return _is_number(value)
+    if kind == "amount":
+        return _is_number(value) and value >= 0
     return isinstance(value, list) and all(_is_number(v) for v in value)
 
 

@@ -8,9 +8,18 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from skrbal.budget._base import BudgetPolicy
+from skrbal.budget._base import BudgetPolicy, check_not_starved
 
 __all__ = ["CostThreshold", "MinimumGap", "SpendCap"]
+
+
+# Parameters of the money-per-period budgets (SpendCap, PacedBudget).
+PERIODIC_BUDGET_CONSTRAINTS = {
+    "limit": [Interval(Real, 0, None, closed="left")],
+    "period": [Interval(Real, 0, None, closed="neither")],
+    "origin": [Interval(Real, None, None, closed="neither")],
+    "allow_starved": ["boolean"],
+}
 
 
 def _check_time_continues(times, state) -> None:
@@ -71,6 +80,16 @@ class SpendCap(BudgetPolicy):
     money runs out; compose it with a rule that says which steps are worth it,
     e.g. ``CostThreshold() & SpendCap(limit=..., period=...)``.
 
+    ``CostThreshold() & SpendCap(...)`` is **first come, first served**: it
+    spends the period's money on the first steps whose EVPI exceeds the cost,
+    which, while the model is young, are most steps. On a record whose damage
+    comes late it has nothing left when the damage comes (on the Z24 bridge
+    record at a quarter of the unconstrained rule's spend, its last
+    inspection fell at step 140 of 1,966 and no damaged state was ever
+    inspected in 200 runs). Prefer :class:`PacedBudget`, which spreads the
+    money over the period; keep this composition where early labels are
+    known to pay most.
+
     Parameters
     ----------
     limit : float
@@ -80,9 +99,20 @@ class SpendCap(BudgetPolicy):
         offline, seconds of the timestamps online).
     origin : float, default=0.0
         Start of the period numbered 0.
+    allow_starved : bool, default=False
+        Accept a ``limit`` below the cost of one inspection (a budget that
+        never inspects), with a :class:`~skrbal.exceptions.BudgetStarvedWarning`
+        once, instead of the error.
+
+    Raises
+    ------
+    BudgetStarvedError
+        From :meth:`scan`, when ``limit`` is below the inspection cost and
+        ``allow_starved`` is False.
 
     See Also
     --------
+    PacedBudget : Spreads the money over the period (recommended).
     QuantileThreshold : Spends a rate on the highest-EVPI steps.
 
     Notes
@@ -109,22 +139,19 @@ class SpendCap(BudgetPolicy):
     [0, 1, 5]
     """
 
-    _parameter_constraints: ClassVar[dict] = {
-        "limit": [Interval(Real, 0, None, closed="left")],
-        "period": [Interval(Real, 0, None, closed="neither")],
-        "origin": [Interval(Real, None, None, closed="neither")],
-    }
+    _parameter_constraints: ClassVar[dict] = PERIODIC_BUDGET_CONSTRAINTS
 
     _state_schema: ClassVar[dict] = {
         "period": ("int", True),
-        "spent": ("float", False),
+        "spent": ("amount", False),
         "last_time": ("float", True),
     }
 
-    def __init__(self, *, limit, period, origin=0.0):
+    def __init__(self, *, limit, period, origin=0.0, allow_starved=False):
         self.limit = limit
         self.period = period
         self.origin = origin
+        self.allow_starved = allow_starved
 
     def _initial_state(self) -> dict:
         return {"period": None, "spent": 0.0, "last_time": None}
@@ -134,6 +161,13 @@ class SpendCap(BudgetPolicy):
 
     def _candidates(self, evpi, times, cost, state) -> np.ndarray:
         _check_time_continues(times, state)
+        check_not_starved(
+            self,
+            self.limit,
+            cost,
+            "Raise the limit, lengthen the period, or use PacedBudget with "
+            "carry_over=True to save up.",
+        )
         if state["period"] is None:
             return np.full(times.shape[0], cost <= self.limit)
         spent = np.where(self._period_of(times) == state["period"], state["spent"], 0.0)
