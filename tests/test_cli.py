@@ -309,8 +309,8 @@ def test_reproduce_declares_the_mrvm_width_on_the_case(
 
 
 def test_mrvm_gamma_options(campaign_files, tmp_path, capsys):
-    from skrbal._cli_data import case_from_args
     from skrbal.cli import _parser
+    from skrbal.cli._data import case_from_args
 
     def case(*extra):
         args = _parser().parse_args(["reproduce", *extra])

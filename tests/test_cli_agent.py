@@ -215,13 +215,17 @@ def test_user_process_file_timestamps_and_a_daily_spend_cap(
     )  # fmt: skip
     assert code == 0, err
     decisions = read_decisions(out)
-    day = (decisions["timestamp"] // 86400).astype(int)
+    # Times come back as they were given: ISO text, not epoch seconds.
+    assert decisions["timestamp"].tolist() == X["time"].tolist()
+    day = pd.to_datetime(decisions["timestamp"]).dt.day
     per_day = decisions.groupby(day)["inspect"].sum()
     # The cost rule alone inspects more than the cap allows; the cap holds.
     assert per_day.max() == 2 and len(per_day) == 3
     store = AgentStore(store_url)
     stored = RiskBasedAgent.from_store(store, "turbine-7")
-    expected = CostThreshold() & SpendCap(limit=60.0, period=86400.0)
+    # Budget periods start at the first commissioning time, not in 1970.
+    origin = pd.Timestamp("2025-01-01", tz="UTC").timestamp()
+    expected = CostThreshold() & SpendCap(limit=60.0, period=86400.0, origin=origin)
     assert repr(stored.budget) == repr(expected)
     assert isinstance(stored.process, DecisionProcess)
     assert list(stored.feature_names_in_) == ["a", "b"]
@@ -358,7 +362,8 @@ ERRORS_2 = {
             "--data",
             "{bad_label_data}",
         ],
-        "row 2: '9' is not a state of the process",
+        "holds ['9'], not states of the process (its classes are [1, 2, 3, 4]); "
+        "the first is at row 1 (counted from 0; line 3 of the file)",
     ),
     "text feature": (
         [
@@ -371,7 +376,8 @@ ERRORS_2 = {
             "--data",
             "{bad_feature_data}",
         ],
-        "line 3: column 'a' holds 'oops'",
+        "feature column 'a' is not numeric: row 1 (counted from 0; line 3 of the "
+        "file) holds 'oops'",
     ),
     "spend cap without period": (
         ["agent", "init", "--store", "{tmp}/n.db", "--case", "z24", "--spend-cap", "5"],
@@ -618,3 +624,84 @@ def test_observe_an_agent_commissioned_without_column_names(tmp_path, capsys):
     path.write_text("u,v,w\n1,2,3\n")
     code, _, err = run([*argv[:3], "--store", store], capsys)
     assert code == 2 and "3 feature columns, but the agent has 2" in one_line_error(err)
+
+
+# ---------------------------------------------------------------------- #
+# one campaign reader: agent init reads --data as reproduce custom does
+# ---------------------------------------------------------------------- #
+@pytest.fixture
+def campaign(tmp_path):
+    """A campaign file with time (ISO) and action columns, and its process."""
+    process = z24_decision_process()
+    process.to_json(tmp_path / "process.json")
+    rng = np.random.default_rng(1)
+    means = np.array([[0, 0], [1, 1], [2, 0], [3, 3]], dtype=float)
+    y0 = np.repeat([1, 2, 3, 4], 5)
+    table = pd.DataFrame(rng.normal(means[y0 - 1], 0.3), columns=["a", "b"])
+    table.insert(0, "time", pd.date_range("2025-03-01", periods=20, freq="D"))
+    table["action"] = [0] * 19 + [1]
+    table["label"] = y0
+    table.to_csv(tmp_path / "campaign.csv", index=False)
+    return tmp_path / "process.json", tmp_path / "campaign.csv"
+
+
+def test_init_reads_time_and_action_columns_as_reproduce_does(
+    campaign, tmp_path, capsys
+):
+    """#18.3: 'action' is not a feature and 'time' needs no option."""
+    process, data = campaign
+    store = tmp_path / "agents.db"
+    code, out, err = run(
+        ["agent", "init", "--store", store, "--process", process, "--data", data],
+        capsys,
+    )
+    assert code == 0, err
+    assert "20 labelled observations of 2 features" in out
+    with RiskBasedAgent.from_store(str(store), "agent") as agent:
+        assert list(agent.feature_names_in_) == ["a", "b"]
+        assert agent.status()["clock"] == "timestamp"
+    events = AgentStore(str(store)).events("agent")
+    actions = events[events["kind"] == "action"]
+    assert len(actions) == 20
+    assert actions["payload"].iloc[-1]["action"] == 1
+
+
+def test_init_feature_columns_choose_the_features(campaign, tmp_path, capsys):
+    process, data = campaign
+    store = tmp_path / "agents.db"
+    code, _, err = run(
+        ["agent", "init", "--store", store, "--process", process, "--data", data,
+         "--feature-columns", "b"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    with RiskBasedAgent.from_store(str(store), "agent") as agent:
+        assert list(agent.feature_names_in_) == ["b"]
+    code, _, err = run(
+        ["agent", "init", "--store", tmp_path / "x.db", "--process", process,
+         "--data", data, "--feature-columns", "action"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and "'action' is the label, action or time" in err
+
+
+def test_init_and_reproduce_name_the_same_row(campaign, tmp_path, capsys):
+    """One reader: a bad cell is the same row and line in both messages."""
+    process, data = campaign
+    table = pd.read_csv(data)
+    table.loc[6, "label"] = 9
+    table.to_csv(data, index=False)
+    code, _, init_err = run(
+        ["agent", "init", "--store", tmp_path / "a.db", "--process", process,
+         "--data", data],
+        capsys,
+    )  # fmt: skip
+    assert code == 2
+    code, _, reproduce_err = run(
+        ["reproduce", "custom", "--data", data, "--process", process,
+         "--repeats", 1, "--no-figures", "--out", tmp_path / "study"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2
+    where = "row 6 (counted from 0; line 8 of the file)"
+    assert where in one_line_error(init_err) and where in one_line_error(reproduce_err)

@@ -1,0 +1,118 @@
+"""What ``skrbal run`` and ``skrbal reproduce`` share: the results folder."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import warnings
+from collections import Counter
+from pathlib import Path
+
+from skrbal.cli._figures import CAPTIONS
+
+__all__ = [
+    "OWN_ESTIMATOR",
+    "add_folder_options",
+    "check_counts",
+    "recorded_warnings",
+    "remove_outputs",
+    "warning_notes",
+]
+
+
+OWN_ESTIMATOR = (
+    "The command runs the built-in methods only. To study another estimator "
+    "(any scikit-learn classifier with predict_proba, Pipelines included), use "
+    "the Python API: skrbal.experiments.run_study(case, [Method(name, "
+    "make_estimator), ...])."
+)
+
+
+def add_folder_options(command) -> None:
+    """--resume / --overwrite / --no-figures, shared by run and reproduce."""
+    reuse = command.add_mutually_exclusive_group()
+    reuse.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the study in --out (interrupted, or to be extended with "
+        "more --repeats; fewer --repeats report the first ones and keep the "
+        "rest on disk); its configuration must match",
+    )
+    reuse.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the study in --out: its configuration, repetitions, tidy "
+        "CSV files, summary and figures are deleted first (other files are "
+        "left alone). Without --resume or --overwrite, a folder that holds a "
+        "study is refused",
+    )
+    command.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="write the results and summary only (no matplotlib needed)",
+    )
+
+
+def remove_outputs(out: Path) -> None:
+    """--overwrite: the summary and figures of the study being replaced."""
+    for name in ("summary.md", *CAPTIONS):
+        (out / name).unlink(missing_ok=True)
+
+
+def warning_notes(totals) -> None:
+    """One line per method and warning category the study recorded."""
+    from skrbal.experiments._report import warning_table
+
+    for row in warning_table(totals).itertuples():
+        print(
+            f"skrbal: note: {row.method} raised {row.warning} {row.count} times "
+            f"in {row.in_runs} of {row.of_runs} runs (counted in totals.csv, "
+            "not shown one by one)",
+            file=sys.stderr,
+        )
+
+
+def check_counts(args) -> None:
+    """--repeats >= 1 and --seed >= 0, before anything is started."""
+    for option, minimum in (("repeats", 1), ("seed", 0)):
+        value = getattr(args, option)
+        if value < minimum:
+            raise ValueError(f"--{option} must be >= {minimum}, got {value}")
+
+
+class _Recorded:
+    """Warnings caught while the command drew figures, by category."""
+
+    def __init__(self, caught: list):
+        self.caught = caught
+        self.what = ""
+
+    def counts(self) -> Counter:
+        return Counter(w.category.__name__ for w in self.caught)
+
+    def notes(self, what: str) -> list[str]:
+        """One sentence per category, for summary.md."""
+        self.what = what
+        return [
+            f"While {what}, the replayed fits raised {category} {count} times "
+            "(counted here, not printed one by one)."
+            for category, count in sorted(self.counts().items())
+        ]
+
+    def print_notes(self) -> None:
+        """The same, one ``skrbal: note:`` line each on standard error."""
+        for category, count in sorted(self.counts().items()):
+            print(
+                f"skrbal: note: {self.what or 'drawing the figures'} raised "
+                f"{category} {count} times (counted in summary.md, not shown "
+                "one by one)",
+                file=sys.stderr,
+            )
+
+
+@contextlib.contextmanager
+def recorded_warnings():
+    """Catch every warning of the block; the result counts them by category."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield _Recorded(caught)
