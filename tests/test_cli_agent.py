@@ -705,3 +705,103 @@ def test_init_and_reproduce_name_the_same_row(campaign, tmp_path, capsys):
     assert code == 2
     where = "row 6 (counted from 0; line 8 of the file)"
     assert where in one_line_error(init_err) and where in one_line_error(reproduce_err)
+
+
+# ---------------------------------------------------------------------- #
+# output files: '-' is stdout, a path that is not a regular file stays one
+# ---------------------------------------------------------------------- #
+def test_export_to_dash_writes_standard_output(
+    synthetic, tmp_path, capsys, monkeypatch
+):
+    store, _ = synthetic
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(
+        ["agent", "export", "--store", store, "--agent", "bridge", "--out", "-"],
+        capsys,
+    )
+    assert code == 0, err
+    assert out.startswith("step,") and not (tmp_path / "-").exists()
+    # The confirmation goes to stderr, not into the table.
+    assert "wrote" in err and "wrote" not in out
+
+
+def _read_fifo(path, into: list):
+    def read():
+        with open(path) as fifo:
+            into.append(fifo.read())
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("through_symlink", [False, True])
+def test_export_to_a_fifo_writes_in_place(synthetic, tmp_path, capsys, through_symlink):
+    """#18.1: the atomic rename replaced /dev/stdout (a symlink) with a file."""
+    import stat
+
+    store, _ = synthetic
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    target = fifo
+    if through_symlink:
+        target = tmp_path / "link"
+        target.symlink_to(fifo)
+    received: list = []
+    reader = _read_fifo(fifo, received)
+    code, out, err = run(
+        ["agent", "export", "--store", store, "--agent", "bridge", "--out", target],
+        capsys,
+    )
+    reader.join(timeout=30)
+    assert code == 0, err
+    assert received and received[0].startswith("step,")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert target.is_symlink() == through_symlink
+    assert "wrote" in err and out == ""
+
+
+def test_export_through_a_symlink_to_a_file_keeps_the_symlink(
+    synthetic, tmp_path, capsys
+):
+    store, _ = synthetic
+    real = tmp_path / "real.csv"
+    real.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    code, _, err = run(
+        ["agent", "export", "--store", store, "--agent", "bridge", "--out", link],
+        capsys,
+    )
+    assert code == 0, err
+    assert link.is_symlink() and real.read_text().startswith("step,")
+
+
+def test_export_to_a_directory_is_one_line_exit_2(synthetic, tmp_path, capsys):
+    store, _ = synthetic
+    argv = ["agent", "export", "--store", store, "--agent", "bridge"]
+    code, _, err = run([*argv, "--out", tmp_path], capsys)
+    assert code == 2 and "is a directory" in one_line_error(err)
+    code, _, err = run([*argv, "--out", tmp_path / "no" / "h.csv"], capsys)
+    assert code == 2 and "--out" in one_line_error(err)
+    assert "no folder" in err
+
+
+def test_a_failed_write_names_the_file_not_its_temporary(
+    synthetic, tmp_path, capsys, monkeypatch
+):
+    store, _ = synthetic
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device", str(src))
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    out = tmp_path / "h.csv"
+    code, _, err = run(
+        ["agent", "export", "--store", store, "--agent", "bridge", "--out", out],
+        capsys,
+    )
+    line = one_line_error(err)
+    assert code == 1 and f"--out {out}" in line and "No space left" in line
+    assert ".h.csv." not in line
+    assert list(tmp_path.glob(".h.csv*")) == []
