@@ -721,8 +721,8 @@ def test_export_to_dash_writes_standard_output(
     )
     assert code == 0, err
     assert out.startswith("step,") and not (tmp_path / "-").exists()
-    # The confirmation goes to stderr, not into the table.
-    assert "wrote" in err and "wrote" not in out
+    # No confirmation mixed into the table (nor chatter in a pipeline).
+    assert "wrote" not in out and err == ""
 
 
 def _read_fifo(path, into: list):
@@ -758,7 +758,7 @@ def test_export_to_a_fifo_writes_in_place(synthetic, tmp_path, capsys, through_s
     assert received and received[0].startswith("step,")
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert target.is_symlink() == through_symlink
-    assert "wrote" in err and out == ""
+    assert out == "" and err == ""
 
 
 def test_export_through_a_symlink_to_a_file_keeps_the_symlink(
@@ -805,3 +805,132 @@ def test_a_failed_write_names_the_file_not_its_temporary(
     assert code == 1 and f"--out {out}" in line and "No space left" in line
     assert ".h.csv." not in line
     assert list(tmp_path.glob(".h.csv*")) == []
+
+
+# ---------------------------------------------------------------------- #
+# a closed pipe ends quietly; one exit status per kind of error
+# ---------------------------------------------------------------------- #
+def _grown_agent(store_dir):
+    """A store whose history is long enough to fill a pipe."""
+    store = store_dir / "agents.db"
+    stream = store_dir / "stream.csv"
+    main(["agent", "init", "--store", store, "--case", "synthetic",
+          "--stream-out", stream])  # fmt: skip
+    main(["agent", "observe", stream, "--store", store, "--out", os.devnull])
+    return store
+
+
+@pytest.mark.parametrize("verb", ["status", "export"])
+def test_a_closed_pipe_ends_quietly(tmp_path, capsys, verb):
+    """#18.8: '| head -1' ended with 'skrbal: [Errno 32] Broken pipe', exit 1."""
+    store = _grown_agent(tmp_path)
+    capsys.readouterr()
+    argv = ["agent", verb, "--store", store]
+    if verb == "export":
+        argv += ["--out", "-"]
+    proc = skrbal(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    proc.stderr.close()
+    assert err == "" and proc.returncode in (0, 141)
+    # The same through a shell, as the issue ran it.
+    command = " ".join(
+        [sys.executable, "-m", "skrbal.cli", *map(str, argv), "|", "head", "-1"]
+    )
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert result.stderr == "" and len(result.stdout.splitlines()) == 1
+    assert result.returncode in (0, 141)
+
+
+def test_store_that_is_not_one_exits_2_whatever_it_is(tmp_path, capsys):
+    (tmp_path / "folder.db").mkdir()
+    (tmp_path / "text.db").write_text("not a database\n")
+    for name, words in (("folder.db", "is a directory"), ("text.db", "database")):
+        code, _, err = run(["agent", "status", "--store", tmp_path / name], capsys)
+        assert code == 2 and words in one_line_error(err)
+
+
+def test_a_deeply_nested_process_file_is_one_line(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    data = tmp_path / "c.csv"
+    data.write_text("a,label\n0.1,1\n")
+    code, _, err = run(
+        ["agent", "init", "--store", tmp_path / "a.db", "--process", deep,
+         "--data", data],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and f"--process {deep}" in one_line_error(err)
+    assert "Traceback" not in err and not (tmp_path / "a.db").exists()
+
+
+def test_non_utf8_input_names_the_file_and_line(synthetic, tmp_path, capsys):
+    store, _ = synthetic
+    process = tmp_path / "latin.json"
+    process.write_bytes(b'{\n "name": "Br\xfccke"\n}\n')
+    data = tmp_path / "c.csv"
+    data.write_text("a,label\n0.1,1\n")
+    code, _, err = run(
+        ["agent", "init", "--store", tmp_path / "n.db", "--process", process,
+         "--data", data],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and f"{process}: not UTF-8 text" in one_line_error(err)
+    assert "line 2" in err
+    rows = tmp_path / "rows.csv"
+    rows.write_bytes(b"x1,x2\n0,1\n0,2\n1,\xe92\n")
+    code, _, err = run(["agent", "observe", rows, "--store", store, "--agent",
+                        "bridge"], capsys)  # fmt: skip
+    assert code == 2 and f"{rows} line 4: not UTF-8" in one_line_error(err)
+
+
+def test_debug_shows_the_traceback(tmp_path, capsys):
+    with pytest.raises(FileNotFoundError):
+        main(["agent", "status", "--store", tmp_path / "none.db", "--debug"])
+    with pytest.raises(FileNotFoundError):
+        main(["--debug", "agent", "status", "--store", tmp_path / "none.db"])
+
+
+def test_errors_show_plain_numbers(tmp_path, capsys):
+    """#18.7: a message showed np.float64(1730851200.0)."""
+    process = z24_decision_process()
+    process.to_json(tmp_path / "p.json")
+    data = tmp_path / "c.csv"
+    pd.DataFrame({"time": [10.0, 20.0], "a": [0.0, 3.0], "label": [1, 4]}).to_csv(
+        data, index=False
+    )
+    store = tmp_path / "a.db"
+    common = ["--store", store]
+    assert main(["agent", "init", *common, "--process", tmp_path / "p.json",
+                 "--data", data]) == 0  # fmt: skip
+    rows = tmp_path / "rows.csv"
+    rows.write_text("time,a\n5,1.0\n")
+    code, _, err = run(
+        ["agent", "observe", rows, *common, "--time-column", "time"], capsys
+    )
+    line = one_line_error(err)
+    assert code == 2 and "np." not in line and "5.0 comes after 20.0" in line
+
+
+def test_errors_name_the_command_not_python_methods(synthetic, capsys):
+    """#18.5: an error suggested record_inspection(3, report=...)."""
+    store, stream = synthetic
+    common = ["--store", store, "--agent", "bridge"]
+    main(["agent", "observe", stream, *common, "--out", os.devnull])
+    request = int(status_of(store)["open_requests"][0]["request_id"])
+    capsys.readouterr()
+    code, _, err = run(["agent", "inspect", request, *common, "--report", "x"], capsys)
+    line = one_line_error(err)
+    assert code == 2 and f"skrbal agent inspect {request} LABEL" in line
+    assert "record_inspection" not in line
+    code, _, err = run(["agent", "inspect", request, *common], capsys)
+    assert code == 2 and "LABEL" in one_line_error(err) and "--report" in err
+    code, _, err = run(["agent", "init", *common, "--case", "z24"], capsys)
+    assert code == 2 and "from_store" not in one_line_error(err)

@@ -65,11 +65,20 @@ def add_parser(commands, name: str, help_text: str) -> None:
         "inspect",
         parents=[common],
         help="record the result of a requested inspection",
-        description="Record the health state an inspection found; the model "
-        "learns it and the optimal action for that state is printed.",
+        description="Record the health state an inspection found (LABEL), or "
+        "the report of an imperfect inspection method (--report); the model "
+        "learns it and the optimal action is printed.",
     )
     inspect.add_argument("request_id", type=int, metavar="REQUEST_ID")
-    inspect.add_argument("label", metavar="LABEL", help="the state found")
+    inspect.add_argument(
+        "label", nargs="?", metavar="LABEL", help="the state found (a perfect result)"
+    )
+    inspect.add_argument(
+        "--report",
+        metavar="OUTCOME",
+        help="instead of LABEL: the report of the request's inspection method, "
+        "one of its outcomes",
+    )
     inspect.add_argument(
         "--timestamp",
         metavar="TIME",

@@ -232,18 +232,37 @@ def _label(text: str, classes: np.ndarray):
     return by_text[text.strip()]
 
 
+def _report(text: str):
+    """An --report OUTCOME: a number when it reads as one, else the text."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
 @guarded
 def inspect(args) -> int:
+    if (args.label is None) == (args.report is None):
+        raise ValueError(
+            "skrbal agent inspect needs the state found (LABEL) or the report "
+            "of the inspection method (--report OUTCOME), one of them"
+        )
     with resumed_agent(args) as agent:
-        label = _label(args.label, agent.classes_)
+        label = None if args.label is None else _label(args.label, agent.classes_)
+        report = None if args.report is None else _report(args.report)
         stamp = None
         if args.timestamp is not None:
             stamp = timestamps(pd.Series([args.timestamp]))[0]
-        action = agent.record_inspection(args.request_id, label, timestamp=stamp)
+        action = agent.record_inspection(
+            args.request_id, label, report=report, timestamp=stamp
+        )
         requests = agent.store_.requests(args.agent).set_index("request_id")
         step = int(requests.loc[args.request_id, "step"])
+    found = f"state {label}" if label is not None else f"report {report!r}"
     print(
-        f"request {args.request_id} (step {step}): state {label} recorded; "
+        f"request {args.request_id} (step {step}): {found} recorded; "
         f"optimal action {action_text(agent.process, action)}"
     )
     return 0
@@ -342,10 +361,8 @@ def export(args) -> int:
             # Integer states with missing ones: pandas made them floats.
             table["label"] = label.astype("Int64")
     data = table.to_csv(index=False) if fmt == "csv" else table.to_parquet(index=False)
-    to_file = write_output(args.out, data)
-    # A confirmation cannot go where the table went (stdout, /dev/stdout).
-    print(
-        f"wrote {len(table)} rows of {args.table} to {args.out}",
-        file=sys.stdout if to_file else sys.stderr,
-    )
+    # A confirmation cannot go where the table went (stdout, /dev/stdout),
+    # and a pipeline wants no chatter.
+    if write_output(args.out, data):
+        print(f"wrote {len(table)} rows of {args.table} to {args.out}")
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 __all__ = ["USER_ERROR", "debug_option", "exit_status", "one_line"]
@@ -21,9 +22,35 @@ SYSTEM_ERROR = 1
 CLOSED_PIPE = 141
 
 
+# Python spellings a message of the library may carry, and the command's.
+_CLI_WORDS = (
+    # np.float64(1730851200.0) -> 1730851200.0
+    (re.compile(r"\bnp\.[a-z]+[0-9]*\(([^()]*)\)"), r"\1"),
+    (
+        re.compile(r"record_inspection\((\d+), report=\.\.\.\)"),
+        r"skrbal agent inspect \1 --report OUTCOME",
+    ),
+    (
+        re.compile(r"record_inspection\((\d+), label\)"),
+        r"skrbal agent inspect \1 LABEL",
+    ),
+    (
+        re.compile(r"resume it with RiskBasedAgent\.from_store\(\)"),
+        "work on it with the other 'skrbal agent' commands",
+    ),
+)
+
+
 def one_line(exc: BaseException) -> str:
-    """The message of ``exc`` on one line (its class name when it has none)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
+    """The message of ``exc`` on one line, in the command's words.
+
+    Numbers are shown plainly (``1730851200.0``, not ``np.float64(...)``) and
+    the library's method calls become the command's options.
+    """
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    for pattern, words in _CLI_WORDS:
+        text = pattern.sub(words, text)
+    return text
 
 
 def debug_option() -> argparse.ArgumentParser:
