@@ -67,3 +67,43 @@ def test_version_option_prints_the_package_version(capsys):
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"skrbal {skrbal.__version__}"
+
+
+def test_every_public_name_resolves_lazily():
+    """``skrbal`` imports its names when first used (PEP 562)."""
+    for name in skrbal.__all__:
+        assert getattr(skrbal, name) is not None
+        namespace = {}
+        exec(f"from skrbal import {name}", namespace)
+        assert namespace[name] is getattr(skrbal, name)
+    assert set(skrbal.__all__) <= set(dir(skrbal))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        skrbal.nothing  # noqa: B018
+
+
+HEAVY = ("sklearn", "pandas", "scipy", "matplotlib", "sqlalchemy")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import skrbal",
+        "from skrbal.cli import main\ntry:\n    main(['--version'])\n"
+        "except SystemExit:\n    pass",
+        "from skrbal.cli import main\ntry:\n    main(['--help'])\n"
+        "except SystemExit:\n    pass",
+    ],
+)
+def test_start_up_imports_no_heavy_module(code):
+    """#18.12: 'skrbal --version' took 1.8 s importing scikit-learn and pandas."""
+    probe = f"{code}\nimport sys\nprint(sorted({{m.split('.')[0] for m in sys.modules}}))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    loaded = result.stdout.strip().splitlines()[-1]
+    assert not [m for m in HEAVY if f"'{m}'" in loaded], loaded

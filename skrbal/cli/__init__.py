@@ -48,10 +48,14 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-def _requested(argv: list[str]) -> str | None:
-    """The command named on the line (the first word that is not an option)."""
-    word = next((a for a in argv if not a.startswith("-")), None)
-    return word if word in _COMMANDS else None
+def _requested(argv: list[str]) -> str:
+    """The command named on the line (the first word that is not an option).
+
+    ``""`` when there is none (``skrbal --version``, ``skrbal --help``) or it
+    is not a command: the top-level parser then needs no command's options.
+    """
+    word = next((a for a in argv if not a.startswith("-")), "")
+    return word if word in _COMMANDS else ""
 
 
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
