@@ -107,3 +107,33 @@ def test_start_up_imports_no_heavy_module(code):
     )
     loaded = result.stdout.strip().splitlines()[-1]
     assert not [m for m in HEAVY if f"'{m}'" in loaded], loaded
+
+
+def _project() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def test_the_agent_on_sqlite_needs_no_extra():
+    """#18.11: a plain install could not run the agent even on SQLite."""
+    project = _project()
+    core = [r.lower() for r in project["dependencies"]]
+    assert any(r.startswith("sqlalchemy") for r in core)
+    assert not any(r.startswith("psycopg") for r in core)
+    extras = project["optional-dependencies"]
+    for name in ("db", "postgres"):
+        assert any(r.startswith("psycopg") for r in extras[name])
+
+
+def test_install_docs_list_every_extra_and_the_python_version():
+    project = _project()
+    index = (ROOT / "docs" / "index.rst").read_text()
+    readme = (ROOT / "README.md").read_text()
+    for extra in project["optional-dependencies"]:
+        assert f'.[{extra}]"' in index or f"[{extra}]" in index, extra
+        assert f"`{extra}`" in readme, extra
+    version = project["requires-python"].removeprefix(">=")
+    assert f"Python {version} or newer" in index
+    assert f"Python {version} or newer" in readme
+    assert "Python 3.10" not in index
