@@ -96,7 +96,8 @@ HEAVY = ("sklearn", "pandas", "scipy", "matplotlib", "sqlalchemy")
 )
 def test_start_up_imports_no_heavy_module(code):
     """#18.12: 'skrbal --version' took 1.8 s importing scikit-learn and pandas."""
-    probe = f"{code}\nimport sys\nprint(sorted({{m.split('.')[0] for m in sys.modules}}))"
+    top = "{m.split('.')[0] for m in sys.modules}"
+    probe = f"{code}\nimport sys\nprint(sorted({top}))"
     result = subprocess.run(
         [sys.executable, "-c", probe],
         capture_output=True,
