@@ -64,11 +64,11 @@ def _reproduce(args) -> int:
             # One read of the record (a data file is read and hashed each time).
             record = case.record()
             # The figures replay fits: their warnings are counted, not printed.
-            with recorded_warnings() as figure_warnings:
+            with recorded_warnings("drawing the figures") as figure_warnings:
                 paths = reproduce_figures(
                     study, case, record, out, args.example_repetition
                 )
-            notes.extend(figure_warnings.notes("drawing the figures"))
+            notes.extend(figure_warnings.notes())
             if "evpi_surfaces.png" not in {p.name for p in paths}:
                 notes.append(
                     f"No EVPI surfaces: the record has {record[0].shape[1]} "

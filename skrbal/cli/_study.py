@@ -81,38 +81,35 @@ def check_counts(args) -> None:
 
 
 class _Recorded:
-    """Warnings caught while the command drew figures, by category."""
+    """Warnings caught while the command did ``what``, by category."""
 
-    def __init__(self, caught: list):
-        self.caught = caught
-        self.what = ""
+    def __init__(self, caught: list, what: str):
+        self.caught, self.what = caught, what
 
-    def counts(self) -> Counter:
-        return Counter(w.category.__name__ for w in self.caught)
+    def counts(self) -> list[tuple[str, int]]:
+        return sorted(Counter(w.category.__name__ for w in self.caught).items())
 
-    def notes(self, what: str) -> list[str]:
+    def notes(self) -> list[str]:
         """One sentence per category, for summary.md."""
-        self.what = what
         return [
-            f"While {what}, the replayed fits raised {category} {count} times "
-            "(counted here, not printed one by one)."
-            for category, count in sorted(self.counts().items())
+            f"While {self.what}, the replayed fits raised {category} {count} "
+            "times (counted here, not printed one by one)."
+            for category, count in self.counts()
         ]
 
     def print_notes(self) -> None:
         """The same, one ``skrbal: note:`` line each on standard error."""
-        for category, count in sorted(self.counts().items()):
+        for category, count in self.counts():
             print(
-                f"skrbal: note: {self.what or 'drawing the figures'} raised "
-                f"{category} {count} times (counted in summary.md, not shown "
-                "one by one)",
+                f"skrbal: note: {self.what} raised {category} {count} times "
+                "(counted in summary.md, not shown one by one)",
                 file=sys.stderr,
             )
 
 
 @contextlib.contextmanager
-def recorded_warnings():
+def recorded_warnings(what: str):
     """Catch every warning of the block; the result counts them by category."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        yield _Recorded(caught)
+        yield _Recorded(caught, what)
