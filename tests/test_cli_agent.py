@@ -934,3 +934,57 @@ def test_errors_name_the_command_not_python_methods(synthetic, capsys):
     assert code == 2 and "LABEL" in one_line_error(err) and "--report" in err
     code, _, err = run(["agent", "init", *common, "--case", "z24"], capsys)
     assert code == 2 and "from_store" not in one_line_error(err)
+
+
+# ---------------------------------------------------------------------- #
+# times and names
+# ---------------------------------------------------------------------- #
+def test_budget_periods_start_at_the_commissioning_or_origin(
+    campaign, tmp_path, capsys
+):
+    """#18.6: '--period 30d' reported period 664: periods counted from 1970."""
+    process, data = campaign
+    for origin, period in ((None, 0), ("2025-01-01", 2)):
+        store = tmp_path / f"{origin}.db"
+        argv = ["agent", "init", "--store", store, "--process", process,
+                "--data", data, "--spend-cap", 100, "--period", "30d"]  # fmt: skip
+        if origin is not None:
+            argv += ["--origin", origin]
+        assert main(argv) == 0
+        capsys.readouterr()
+        with RiskBasedAgent.from_store(str(store), "agent") as agent:
+            cap = agent.budget.policies[1]
+        start = pd.Timestamp(origin or "2025-03-01", tz="UTC").timestamp()
+        assert cap.origin == start and cap.period == 30 * 86400.0
+        # The period of an observation on 25 March: 0 (or 2 from 1 January).
+        when = pd.Timestamp("2025-03-25", tz="UTC").timestamp()
+        assert (when - cap.origin) // cap.period == period
+    code, _, err = run(["agent", "init", "--store", tmp_path / "x.db", "--case",
+                        "z24", "--origin", "0"], capsys)  # fmt: skip
+    assert code == 2 and "--origin goes with --period" in one_line_error(err)
+
+
+def test_help_states_the_units_of_durations(capsys):
+    with pytest.raises(SystemExit):
+        main(["agent", "init", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "y (365.25 d, the Julian year)" in text and "--origin" in text
+
+
+def test_exports_name_actions_and_date_requests(synthetic, tmp_path, capsys):
+    """#18.7: actions came back as indices; requests had no time of request."""
+    store, stream = synthetic
+    common = ["--store", store, "--agent", "bridge"]
+    _, out, _ = run(["agent", "observe", stream, *common], capsys)
+    decisions = read_decisions(out)
+    names = {0: "do nothing", 1: "repair"}
+    assert (decisions["action_name"] == decisions["action"].map(names)).all()
+    for table in ("history", "requests"):
+        path = tmp_path / f"{table}.csv"
+        assert main(["agent", "export", *common, "--table", table, "--out", path]) == 0
+        frame = pd.read_csv(path)
+        assert (
+            frame["action_name"].dropna() == frame["action"].dropna().map(names)
+        ).all()
+    requests = pd.read_csv(tmp_path / "requests.csv")
+    assert "timestamp" in requests.columns

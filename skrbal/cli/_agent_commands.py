@@ -332,6 +332,26 @@ def status(args) -> int:
     return 0
 
 
+def _with_request_times(requests: pd.DataFrame, history: pd.DataFrame):
+    """The requests with the time of their step (when they were made)."""
+    times = history.set_index("step")["timestamp"]
+    position = requests.columns.get_loc("step") + 1
+    requests.insert(position, "timestamp", requests["step"].map(times).to_numpy())
+    return requests
+
+
+def _with_action_names(table: pd.DataFrame, names) -> pd.DataFrame:
+    """Each action column followed by the action's name, if the process names it."""
+    if names is None:
+        return table
+    for column in ("recommended_action", "action"):
+        if column in table.columns:
+            values = table[column]
+            named = [None if pd.isna(a) else names[int(a)] for a in values]
+            table.insert(table.columns.get_loc(column) + 1, f"{column}_name", named)
+    return table
+
+
 def _parquet_available() -> None:
     try:
         import pyarrow  # noqa: F401
@@ -350,8 +370,12 @@ def export(args) -> int:
     store = open_store(args)
     try:
         table = getattr(store, args.table)(args.agent)
+        if args.table == "requests":
+            table = _with_request_times(table, store.history(args.agent))
+        action_names = store.configuration(args.agent)["process"].get("action_names")
     finally:
         store.close()
+    table = _with_action_names(table, action_names)
     if "payload" in table.columns:  # dicts: as JSON text in a file
         table["payload"] = [json.dumps(v) for v in table["payload"]]
     label = table.get("label")
