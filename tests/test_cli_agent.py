@@ -5,6 +5,7 @@ import io
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -988,3 +989,51 @@ def test_exports_name_actions_and_date_requests(synthetic, tmp_path, capsys):
         ).all()
     requests = pd.read_csv(tmp_path / "requests.csv")
     assert "timestamp" in requests.columns
+
+
+# ---------------------------------------------------------------------- #
+# imperfect inspections and actions taken, from the shell
+# ---------------------------------------------------------------------- #
+METHODS = [
+    {"name": "drone", "cost": 1.4,
+     "confusion": [[0.95, 0.05], [0.7, 0.3], [0.2, 0.8], [0.1, 0.9]],
+     "outcomes": ["no damage found", "damage found"]},
+    {"name": "rope access", "cost": 20.0,
+     "confusion": np.eye(4).tolist(), "outcomes": [1, 2, 3, 4]},
+]  # fmt: skip
+
+
+def test_inspections_reports_and_actions_from_the_shell(tmp_path, capsys):
+    """#18.5: no --inspections, no way to pass a report, no record-action."""
+    methods = tmp_path / "methods.json"
+    methods.write_text(json.dumps(METHODS))
+    store, stream = tmp_path / "a.db", tmp_path / "z.csv"
+    common = ["--store", store]
+    assert main(["agent", "init", *common, "--case", "z24", "--stream-out", stream,
+                 "--inspections", methods]) == 0  # fmt: skip
+    feed = pd.read_csv(stream).iloc[1700:1800]
+    feed.to_csv(tmp_path / "feed.csv", index=False)
+    assert main(["agent", "observe", tmp_path / "feed.csv", *common]) == 0
+    capsys.readouterr()
+    code, out, _ = run(["agent", "status", *common], capsys)
+    assert "spend of drone: 0.0 (0 inspections)" in out
+    assert re.search(r"open request 1: step \d+, EVPI [0-9.]+, method drone", out)
+    # A drone's report is not a state: the message names the command's option.
+    code, _, err = run(["agent", "inspect", 1, 3, *common], capsys)
+    assert code == 2 and "skrbal agent inspect 1 --report OUTCOME" in err
+    code, out, err = run(
+        ["agent", "inspect", 1, "--report", "damage found", *common], capsys
+    )
+    assert code == 0, err
+    assert "request 1 (step" in out and "report 'damage found' recorded" in out
+    code, out, _ = run(["agent", "status", *common], capsys)
+    assert "spend of drone: 1.4 (1 inspections)" in out
+    code, out, err = run(
+        ["agent", "record-action", 7, "perform maintenance", *common], capsys
+    )
+    assert code == 0, err
+    assert "step 7: action 1 (perform maintenance) recorded" in out
+    events = AgentStore(str(store)).events("agent")
+    assert events[events["kind"] == "action"]["payload"].iloc[-1]["action"] == 1
+    code, _, err = run(["agent", "record-action", 7, "paint", *common], capsys)
+    assert code == 2 and "ACTION 'paint' is not an action" in one_line_error(err)

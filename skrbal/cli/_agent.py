@@ -9,6 +9,7 @@ engineer recording a result, a dashboard reading the status):
 - ``observe``: decide for new observations read as CSV (a file or standard
   input, live from a pipe), writing the decisions as CSV or JSON lines;
 - ``inspect`` / ``cancel``: the result of a requested inspection, or give it up;
+- ``record-action``: the maintenance action taken at a step;
 - ``status``: counts, spend, open requests, labelled set;
 - ``export``: the history (or the requests, or the log) as CSV or Parquet.
 
@@ -86,6 +87,18 @@ def add_parser(commands, name: str, help_text: str) -> None:
     )
     _add_wait(inspect)
     inspect.set_defaults(handler=_handler(commands_module, "inspect"))
+    record_action = verbs.add_parser(
+        "record-action",
+        parents=[common],
+        help="record the maintenance action actually taken at a step",
+        description="Record the action taken at a step already observed (an "
+        "index or a name of the process's actions); with --method "
+        "gmm-smoothing it chooses the transitions the smoother assumes.",
+    )
+    record_action.add_argument("step", type=int, metavar="STEP")
+    record_action.add_argument("action", metavar="ACTION")
+    _add_wait(record_action)
+    record_action.set_defaults(handler=_handler(commands_module, "record_action"))
     cancel = verbs.add_parser(
         "cancel",
         parents=[common],
@@ -199,6 +212,14 @@ def _add_init(verbs, common, handler) -> None:
         help="with --case: also write the case's stream (the observations not "
         "used for commissioning, in order, with their true label) to feed "
         "observe and inspect; - for stdout",
+    )
+    init.add_argument(
+        "--inspections",
+        metavar="JSON",
+        help="inspection methods to choose from by their value (EVSI) and "
+        'cost: a JSON list of {"name": ..., "cost": ..., "confusion": '
+        '[[P(report | state) per state], ...], "outcomes": [...]} '
+        "(default: the process's perfect inspection)",
     )
     init.add_argument(
         "--method",

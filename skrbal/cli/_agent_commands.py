@@ -16,11 +16,20 @@ from skrbal.cli._data import (
     CAMPAIGN_COLUMNS,
     given_options,
     read_campaign,
+    read_inspections,
     read_process,
 )
 from skrbal.cli._output import write_output
 
-__all__ = ["cancel", "export", "init", "inspect", "status", "timestamps"]
+__all__ = [
+    "cancel",
+    "export",
+    "init",
+    "inspect",
+    "record_action",
+    "status",
+    "timestamps",
+]
 
 # Seconds of a unit of --period, --min-gap: y is the Julian year, 365.25 d.
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
@@ -166,6 +175,9 @@ def init(args) -> int:
     # Budget periods start with the commissioning, unless --origin says.
     first_time = 0.0 if times is None else _time_point(str(times[0]), "--data")
     budget = _budget_policy(args, first_time)
+    inspections = None
+    if args.inspections is not None:
+        inspections = read_inspections(args.inspections)
     method = get_method(args.method)
     store = open_store(args, create=True)
     try:
@@ -175,6 +187,7 @@ def init(args) -> int:
             budget=budget,
             semi_supervised=method.learner_params.get("semi_supervised"),
             max_open_requests=args.max_open_requests,
+            inspections=inspections,
             store=store,
             name=args.agent,
         )
@@ -265,6 +278,31 @@ def inspect(args) -> int:
         f"request {args.request_id} (step {step}): {found} recorded; "
         f"optimal action {action_text(agent.process, action)}"
     )
+    return 0
+
+
+def _action(text: str, process) -> int:
+    """An ACTION argument: an index or a name of the process's actions."""
+    names = list(process.action_names or ())
+    if text.strip() in names:
+        return names.index(text.strip())
+    try:
+        return int(text)
+    except ValueError:
+        allowed = f"0 to {process.n_actions - 1}" + (
+            f" or the names {names}" if names else ""
+        )
+        raise ValueError(
+            f"ACTION {text!r} is not an action of the process (allowed: {allowed})"
+        ) from None
+
+
+@guarded
+def record_action(args) -> int:
+    with resumed_agent(args) as agent:
+        action = _action(args.action, agent.process)
+        agent.record_action(args.step, action)
+    print(f"step {args.step}: action {action_text(agent.process, action)} recorded")
     return 0
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "case_from_args",
     "given_options",
     "read_campaign",
+    "read_inspections",
     "read_process",
 ]
 
@@ -30,6 +31,25 @@ def read_process(path, option: str = "--process"):
     """The decision process of a JSON file, as DecisionProcess.to_json writes."""
     from skrbal import DecisionProcess
 
+    where = f"{option} {path}"
+    description = _json_file(path, option)
+    if not isinstance(description, dict):
+        raise ValueError(
+            f"{where}: a decision process is a JSON object ({{...}}), got "
+            f"{type(description).__name__}"
+        )
+    try:
+        return DecisionProcess.from_dict(description)
+    except RecursionError:
+        raise ValueError(
+            f"{where}: nested too deeply to be a decision process"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _json_file(path, option: str):
+    """The JSON value of a file; errors name the option, the file and the line."""
     where = f"{option} {path}"
     try:
         raw = Path(path).read_bytes()
@@ -46,27 +66,38 @@ def read_process(path, option: str = "--process"):
             "save the file as UTF-8"
         ) from None
     try:
-        description = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{where}: not valid JSON: {exc}") from None
     except RecursionError:
         raise ValueError(
-            f"{where}: nested too deeply to be a decision process (a process "
-            "file holds lists of numbers three levels deep at most)"
+            f"{where}: nested too deeply (its numbers are lists two or three "
+            "levels deep at most)"
         ) from None
-    if not isinstance(description, dict):
+
+
+def read_inspections(path, option: str = "--inspections"):
+    """Inspection methods of a JSON file: a list of name, cost, confusion, outcomes."""
+    from skrbal.inspection import InspectionMethod
+
+    value = _json_file(path, option)
+    keys = {"name", "cost", "confusion", "outcomes"}
+    if not isinstance(value, list) or not value:
         raise ValueError(
-            f"{where}: a decision process is a JSON object ({{...}}), got "
-            f"{type(description).__name__}"
+            f"{option} {path}: expected a non-empty JSON list of methods, each "
+            '{"name": ..., "cost": ..., "confusion": [[...], ...], "outcomes": '
+            "[...]}"
         )
-    try:
-        return DecisionProcess.from_dict(description)
-    except RecursionError:
-        raise ValueError(
-            f"{where}: nested too deeply to be a decision process"
-        ) from None
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: {exc}") from None
+    methods = []
+    for i, entry in enumerate(value):
+        given = set(entry) if isinstance(entry, dict) else set()
+        if not {"name", "cost", "confusion"} <= given <= keys:
+            raise ValueError(
+                f"{option} {path}: method {i} must be an object with the keys "
+                "name, cost, confusion and (optional) outcomes"
+            )
+        methods.append(InspectionMethod(**entry))
+    return methods
 
 
 def read_campaign(args, process):
