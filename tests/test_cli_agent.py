@@ -1037,3 +1037,35 @@ def test_inspections_reports_and_actions_from_the_shell(tmp_path, capsys):
     assert events[events["kind"] == "action"]["payload"].iloc[-1]["action"] == 1
     code, _, err = run(["agent", "record-action", 7, "paint", *common], capsys)
     assert code == 2 and "ACTION 'paint' is not an action" in one_line_error(err)
+
+
+def test_a_campaign_file_gets_the_data_prior(campaign, tmp_path, capsys):
+    """#18.2: raw features decided with the paper's unit prior, silently."""
+    process, data = campaign
+    for extra, mean_prior in (([], "data"), (["--prior", "paper"], 0.0)):
+        store = tmp_path / f"{mean_prior}.db"
+        assert main(["agent", "init", "--store", store, "--process", process,
+                     "--data", data, *extra]) == 0  # fmt: skip
+        with RiskBasedAgent.from_store(str(store), "agent") as agent:
+            params = agent.estimator.get_params()
+            assert params["mean_prior"] == mean_prior
+            assert params["covariance_prior"] == (mean_prior or 1.0)
+    code, _, err = run(["agent", "init", "--store", tmp_path / "m.db", "--case",
+                        "z24", "--method", "mrvm1-evpi", "--prior", "data"],
+                       capsys)  # fmt: skip
+    assert code == 2 and "--method mrvm1-evpi has none" in one_line_error(err)
+
+
+def test_warnings_are_one_line_each(capsys):
+    """A library warning reads as the command's, without Python's source line."""
+    import warnings
+
+    from skrbal.cli._errors import one_line_warnings
+    from skrbal.exceptions import PriorScaleWarning
+
+    with warnings.catch_warnings(), one_line_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("features far\n from the prior", PriorScaleWarning, stacklevel=1)
+    assert capsys.readouterr().err == (
+        "skrbal: warning: PriorScaleWarning: features far from the prior\n"
+    )

@@ -438,8 +438,12 @@ def test_the_influence_diagram_is_a_figure(monkeypatch):
 # ---------------------------------------------------------------------- #
 # shell sessions: run as written, or (studies) parsed by the real parser
 # ---------------------------------------------------------------------- #
-def console_sessions() -> list[tuple[str, list[str]]]:
-    """``(page, commands)`` of every ``console`` block of the docs and README."""
+def console_sessions() -> list[tuple[str, list[str], dict]]:
+    """``(page, commands, files)`` of every ``console`` block of docs and README.
+
+    ``files`` are the ``csv`` blocks the README introduces by their file name
+    (```` `campaign.csv`: ````), which its session reads.
+    """
     sessions = []
     pages = sorted(DOCS.rglob("*.rst"))
     for page in pages:
@@ -448,11 +452,14 @@ def console_sessions() -> list[tuple[str, list[str]]]:
         )
         for block in blocks:
             commands = [line.strip()[2:] for line in block.splitlines() if line.strip()]
-            sessions.append((page.name, commands))
+            sessions.append((page.name, commands, {}))
     readme = (ROOT / "README.md").read_text()
+    files = dict(
+        re.findall(r"`([\w.-]+\.csv)`\)?:\n\n```csv\n(.*?)```", readme, flags=re.S)
+    )
     for block in re.findall(r"```console\n(.*?)```", readme, flags=re.S):
         commands = [line[2:] for line in block.splitlines() if line.startswith("$ ")]
-        sessions.append(("README.md", commands))
+        sessions.append(("README.md", commands, files))
     return sessions
 
 
@@ -462,18 +469,20 @@ def _is_study(command: str) -> bool:
 
 
 RUN = [s for s in console_sessions() if not any(map(_is_study, s[1]))]
-PARSED = [c for _, commands in console_sessions() for c in commands if _is_study(c)]
+PARSED = [c for _, commands, _ in console_sessions() for c in commands if _is_study(c)]
 
 
 def test_the_shell_sessions_are_found():
-    assert any(page == "live_monitoring.rst" for page, _ in RUN)
+    assert any(page == "live_monitoring.rst" for page, _, _ in RUN)
+    readme = [files for page, _, files in RUN if page == "README.md"]
+    assert readme and {"campaign.csv", "new.csv"} <= set(readme[0])
     assert any("skrbal reproduce custom" in c for c in PARSED)
 
 
 @pytest.mark.parametrize(
-    "page, commands", RUN, ids=[f"{p}-{i}" for i, (p, _) in enumerate(RUN)]
+    "page, commands, files", RUN, ids=[f"{p}-{i}" for i, (p, *_) in enumerate(RUN)]
 )
-def test_shell_sessions_run_as_written(page, commands, tmp_path):
+def test_shell_sessions_run_as_written(page, commands, files, tmp_path):
     """#18.10: the live-monitoring session failed as written."""
     import os
     import subprocess
@@ -484,6 +493,8 @@ def test_shell_sessions_run_as_written(page, commands, tmp_path):
     shim = bin_dir / "skrbal"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m skrbal "$@"\n')
     shim.chmod(0o755)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
     env = {
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from skrbal.cli._errors import exit_status
+from skrbal.cli._errors import exit_status, one_line_warnings
 
 __all__ = ["main", "summary_table"]
 
@@ -118,7 +118,8 @@ def main(argv=None) -> int:
     """
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
     args = _parser(_requested(argv)).parse_args(argv)
-    return exit_status(args.handler, args, debug=args.debug)
+    with one_line_warnings():
+        return exit_status(args.handler, args, debug=args.debug)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,7 @@ engineer recording a result, a dashboard reading the status):
   input, live from a pipe), writing the decisions as CSV or JSON lines;
 - ``inspect`` / ``cancel``: the result of a requested inspection, or give it up;
 - ``record-action``: the maintenance action taken at a step;
+- ``process-template``: a decision process file to start from;
 - ``status``: counts, spend, open requests, labelled set;
 - ``export``: the history (or the requests, or the log) as CSV or Parquet.
 
@@ -108,6 +109,24 @@ def add_parser(commands, name: str, help_text: str) -> None:
     cancel.add_argument("--reason", help="kept in the store")
     _add_wait(cancel)
     cancel.set_defaults(handler=_handler(commands_module, "cancel"))
+    template = verbs.add_parser(
+        "process-template",
+        parents=[debug_option()],
+        help="write a decision process file to start from",
+        description="Write a decision process as JSON (the paper's synthetic "
+        "process: four states, do nothing or repair) to edit into yours: "
+        "transition[action][state] is the next state's distribution, "
+        "state_utility and action_utility the utilities, inspection_cost the "
+        "cost of an inspection, classes the labels of your campaign file, "
+        "state_names and action_names the names shown.",
+    )
+    template.add_argument(
+        "--out",
+        default="-",
+        metavar="FILE",
+        help="the file to write (default, or -: stdout)",
+    )
+    template.set_defaults(handler=_handler(commands_module, "process_template"))
     status = verbs.add_parser(
         "status",
         parents=[common],
@@ -227,6 +246,15 @@ def _add_init(verbs, common, handler) -> None:
         default="gmm-evpi",
         help="the model (and semi-supervised remedy) of a built-in method "
         "(default: gmm-evpi)",
+    )
+    init.add_argument(
+        "--prior",
+        choices=["data", "paper"],
+        help="the Gaussian mixture's prior (gmm-* methods): 'data' centres and "
+        "scales it on the commissioning features, so raw features (Hz, %%, "
+        "mm) decide as well as standardised ones; 'paper' is the paper's "
+        "(mean 0, unit scale), for standardised features (default: data with "
+        "--data, paper with --case)",
     )
     _add_budget(init)
     init.set_defaults(handler=handler)

@@ -26,6 +26,8 @@ __all__ = [
     "export",
     "init",
     "inspect",
+    "process_template",
+    "process_text",
     "record_action",
     "status",
     "timestamps",
@@ -153,6 +155,21 @@ def _columns(path) -> list[str]:
     return list(pd.read_csv(path, nrows=0, skipinitialspace=True).columns)
 
 
+def _estimator(method, case, args):
+    """The method's model; a mixture's prior set by --prior (or the source)."""
+    estimator = method.estimator(case)
+    prior = args.prior or ("paper" if args.case else "data")
+    has_prior = "mean_prior" in estimator.get_params()
+    if args.prior is not None and not has_prior:
+        raise ValueError(
+            f"--prior sets the prior of a Gaussian mixture; --method {args.method} "
+            "has none"
+        )
+    if has_prior and prior == "data":
+        estimator.set_params(mean_prior="data", covariance_prior="data")
+    return estimator
+
+
 def _check_init_options(args) -> None:
     given = given_options(args, ("data", *CAMPAIGN_COLUMNS))
     if args.case and given:
@@ -179,10 +196,11 @@ def init(args) -> int:
     if args.inspections is not None:
         inspections = read_inspections(args.inspections)
     method = get_method(args.method)
+    estimator = _estimator(method, case, args)
     store = open_store(args, create=True)
     try:
         agent = RiskBasedAgent(
-            estimator=method.estimator(case),
+            estimator=estimator,
             process=process,
             budget=budget,
             semi_supervised=method.learner_params.get("semi_supervised"),
@@ -367,6 +385,31 @@ def status(args) -> int:
         )
     if state["n_open"] > len(shown):
         print(f"  ... and {state['n_open'] - len(shown)} more open (see --json)")
+    return 0
+
+
+def process_text(process) -> str:
+    """A process as JSON for people: one line per entry, one per matrix row."""
+    entries = []
+    for key, value in process.to_dict().items():
+        if key == "transition":
+            matrices = ",\n".join(
+                "    [\n"
+                + ",\n".join(f"      {json.dumps(row)}" for row in matrix)
+                + "\n    ]"
+                for matrix in value
+            )
+            entries.append(f'  "transition": [\n{matrices}\n  ]')
+        else:
+            entries.append(f"  {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(entries) + "\n}\n"
+
+
+def process_template(args) -> int:
+    from skrbal import synthetic_decision_process
+
+    if write_output(args.out, process_text(synthetic_decision_process())):
+        print(f"wrote a decision process to {args.out}: edit it into yours")
     return 0
 
 

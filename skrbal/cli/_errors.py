@@ -10,11 +10,19 @@ any Unix tool. ``--debug`` shows the traceback instead of the line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
+import warnings
 
-__all__ = ["USER_ERROR", "debug_option", "exit_status", "one_line"]
+__all__ = [
+    "USER_ERROR",
+    "debug_option",
+    "exit_status",
+    "one_line",
+    "one_line_warnings",
+]
 
 USER_ERROR = 2
 SYSTEM_ERROR = 1
@@ -96,3 +104,25 @@ def exit_status(handler, args, *, debug: bool = False) -> int:
             raise
         print(f"skrbal: {one_line(exc)}", file=sys.stderr)
         return SYSTEM_ERROR
+
+
+@contextlib.contextmanager
+def one_line_warnings():
+    """Warnings shown as ``skrbal: warning: Category: message``, one line each.
+
+    Python's default shows the file and source line of the library, which
+    mean nothing to the user of a command.
+    """
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(
+            f"skrbal: warning: {category.__name__}: {one_line(message)}",
+            file=sys.stderr if file is None else file,
+        )
+
+    original = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = original
