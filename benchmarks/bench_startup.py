@@ -7,13 +7,13 @@ small SQLite store, and keeps two measures per command: the wall time, and
 the import time ``python -X importtime`` reports (the sum of every module's
 own time). A command's overhead is its time minus the peer's in the same
 round, so the load of a shared machine cancels; the table gives the median
-and interquartile range of the per-round overheads.
+and interquartile range of the per-round overheads. With ``--before
+CHECKOUT`` every round also runs the commands on that checkout's code (say,
+main), so "before" and "after" share each round's load.
 
-Run it on the code under test, and on another checkout for "before"::
+Run it (the code under test is this checkout)::
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_startup.py --rounds 15
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_startup.py --rounds 15 \\
-        --root /path/to/other/checkout
+    .venv/bin/python benchmarks/bench_startup.py --rounds 9 --before ../main
 
 It prints a Markdown table; ``--out FILE`` also writes it.
 """
@@ -53,10 +53,13 @@ def _import_seconds(stderr: str) -> float:
     return total / 1e6
 
 
-def _run(arguments: list[str], env: dict) -> tuple[float, float]:
-    """Wall time of one run, and its import time (a second run, -X importtime)."""
+def _run(arguments: list[str], env: dict, cwd: str) -> tuple[float, float]:
+    """Wall time of one run, and its import time (a second run, -X importtime).
+
+    ``cwd`` holds no checkout: ``python -m`` puts it first on the path.
+    """
     start = time.perf_counter()
-    subprocess.run([sys.executable, *arguments], env=env, check=True,
+    subprocess.run([sys.executable, *arguments], env=env, check=True, cwd=cwd,
                    capture_output=True)  # fmt: skip
     wall = time.perf_counter() - start
     traced = subprocess.run(
@@ -65,38 +68,49 @@ def _run(arguments: list[str], env: dict) -> tuple[float, float]:
         check=True,
         capture_output=True,
         text=True,
+        cwd=cwd,
     )
     return wall, _import_seconds(traced.stderr)
 
 
-def measure(root: Path, rounds: int) -> dict[str, dict[str, np.ndarray]]:
-    """Per-round overheads (wall, import) of each command over the peer."""
-    env = {**os.environ, "PYTHONPATH": str(root)}
+def _store(root: Path, folder: str) -> Path:
+    store = Path(folder) / f"agents-{abs(hash(root))}.db"
+    subprocess.run(
+        [sys.executable, "-m", "skrbal", "agent", "init", "--store", str(store),
+         "--case", "synthetic"],
+        env={**os.environ, "PYTHONPATH": str(root)}, check=True, capture_output=True,
+        cwd=folder,
+    )  # fmt: skip
+    return store
+
+
+def measure(roots: list[Path], rounds: int) -> dict[str, dict[str, np.ndarray]]:
+    """Per-round overheads (wall, import) of each command and root over the peer."""
     with tempfile.TemporaryDirectory() as folder:
-        store = Path(folder) / "agents.db"
-        subprocess.run(
-            [sys.executable, "-m", "skrbal", "agent", "init", "--store", str(store),
-             "--case", "synthetic"],
-            env=env, check=True, capture_output=True,
-        )  # fmt: skip
-        commands = _commands(store)
-        names = list(commands)
-        times = {name: [] for name in names}
+        runs = {}  # (label, root) -> (arguments, env)
+        for root in roots:
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            for name, arguments in _commands(_store(root, folder)).items():
+                label = name if name == "python -c pass" else f"{name} ({root})"
+                runs[label] = (arguments, env)
+        labels = list(runs)
+        times = {label: [] for label in labels}
         for r in range(rounds + 1):  # round 0 warms the file cache
-            order = names[r % len(names) :] + names[: r % len(names)]
-            result = {name: _run(commands[name], env) for name in order}
+            order = labels[r % len(labels) :] + labels[: r % len(labels)]
+            result = {label: _run(*runs[label], folder) for label in order}
             if r:
-                for name in names:
-                    times[name].append(result[name])
-    peer = np.array(times[names[0]])
+                for label in labels:
+                    times[label].append(result[label])
+    peer = np.array(times["python -c pass"])
     overheads = {}
-    for name in names[1:]:
-        own = np.array(times[name])
-        overheads[name] = {
-            "wall": own[:, 0] - peer[:, 0],
-            "import": own[:, 1] - peer[:, 1],
-            "peer_wall": peer[:, 0],
-        }
+    for label in labels:
+        if label != "python -c pass":
+            own = np.array(times[label])
+            overheads[label] = {
+                "wall": own[:, 0] - peer[:, 0],
+                "import": own[:, 1] - peer[:, 1],
+                "peer_wall": peer[:, 0],
+            }
     return overheads
 
 
@@ -105,10 +119,10 @@ def _cell(values: np.ndarray) -> str:
     return f"{median:.3f} s [{q1:.3f}, {q3:.3f}]"
 
 
-def table(overheads, root: Path, rounds: int) -> str:
+def table(overheads, rounds: int) -> str:
     lines = [
-        f"Start-up overhead over `python -c pass`, code at `{root}`, {rounds} "
-        "paired rounds: median [interquartile range].",
+        f"Start-up overhead over `python -c pass`, {rounds} paired rounds: "
+        "median [interquartile range].",
         "",
         "| command | import time (-X importtime) | wall time | peer wall time |",
         "|---|---|---|---|",
@@ -125,11 +139,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument(
-        "--root", type=Path, default=ROOT, help="the checkout to time (default: this)"
+        "--before",
+        type=Path,
+        help="another checkout to time in the same rounds (e.g. main)",
     )
     parser.add_argument("--out", type=Path, help="also write the table here")
     args = parser.parse_args(argv)
-    text = table(measure(args.root, args.rounds), args.root, args.rounds)
+    roots = [ROOT] if args.before is None else [args.before.resolve(), ROOT]
+    text = table(measure(roots, args.rounds), args.rounds)
     print(text)
     if args.out is not None:
         args.out.write_text(text)
