@@ -183,19 +183,25 @@ def test_export_history_to_csv_and_parquet(synthetic, tmp_path, capsys):
     assert parquet["label"].iloc[:12].notna().all()
 
 
+def four_states(rng) -> pd.DataFrame:
+    """Five rows of each of the four Z24 states, features a and b, a label."""
+    means = np.array([[0, 0], [1, 1], [2, 0], [3, 3]], dtype=float)
+    y0 = np.repeat([1, 2, 3, 4], 5)
+    table = pd.DataFrame(rng.normal(means[y0 - 1], 0.3), columns=["a", "b"])
+    table["label"] = y0
+    return table
+
+
 def test_user_process_file_timestamps_and_a_daily_spend_cap(
     store_url, tmp_path, capsys
 ):
     """A process file and commissioning CSV; a cap of two inspections a day."""
-    process = z24_decision_process()
-    process.to_json(tmp_path / "process.json")
     rng = np.random.default_rng(0)
-    means = np.array([[0, 0], [1, 1], [2, 0], [3, 3]], dtype=float)
-    y0 = np.repeat([1, 2, 3, 4], 5)
-    commissioning = pd.DataFrame(rng.normal(means[y0 - 1], 0.3), columns=["a", "b"])
-    commissioning["state"] = y0
+    commissioning = four_states(rng)
+    commissioning = commissioning.rename(columns={"label": "state"})
     commissioning["time"] = pd.date_range("2025-01-01", periods=20, freq="h")
     commissioning.to_csv(tmp_path / "commissioning.csv", index=False)
+    z24_decision_process().to_json(tmp_path / "process.json")
     common = ["--store", store_url, "--agent", "turbine-7"]
     code, out, err = run(
         ["agent", "init", *common, "--process", tmp_path / "process.json",
@@ -633,15 +639,10 @@ def test_observe_an_agent_commissioned_without_column_names(tmp_path, capsys):
 @pytest.fixture
 def campaign(tmp_path):
     """A campaign file with time (ISO) and action columns, and its process."""
-    process = z24_decision_process()
-    process.to_json(tmp_path / "process.json")
-    rng = np.random.default_rng(1)
-    means = np.array([[0, 0], [1, 1], [2, 0], [3, 3]], dtype=float)
-    y0 = np.repeat([1, 2, 3, 4], 5)
-    table = pd.DataFrame(rng.normal(means[y0 - 1], 0.3), columns=["a", "b"])
+    z24_decision_process().to_json(tmp_path / "process.json")
+    table = four_states(np.random.default_rng(1))
     table.insert(0, "time", pd.date_range("2025-03-01", periods=20, freq="D"))
-    table["action"] = [0] * 19 + [1]
-    table["label"] = y0
+    table.insert(3, "action", [0] * 19 + [1])
     table.to_csv(tmp_path / "campaign.csv", index=False)
     return tmp_path / "process.json", tmp_path / "campaign.csv"
 
@@ -858,16 +859,19 @@ def test_store_that_is_not_one_exits_2_whatever_it_is(tmp_path, capsys):
         assert code == 2 and words in one_line_error(err)
 
 
+def init_with_process(process, tmp_path, capsys):
+    """``agent init`` with ``process`` and a one-row campaign: (code, stderr)."""
+    data = tmp_path / "c.csv"
+    data.write_text("a,label\n0.1,1\n")
+    argv = ["agent", "init", "--store", tmp_path / "a.db", "--process", process]
+    code, _, err = run([*argv, "--data", data], capsys)
+    return code, err
+
+
 def test_a_deeply_nested_process_file_is_one_line(tmp_path, capsys):
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
-    data = tmp_path / "c.csv"
-    data.write_text("a,label\n0.1,1\n")
-    code, _, err = run(
-        ["agent", "init", "--store", tmp_path / "a.db", "--process", deep,
-         "--data", data],
-        capsys,
-    )  # fmt: skip
+    code, err = init_with_process(deep, tmp_path, capsys)
     assert code == 2 and f"--process {deep}" in one_line_error(err)
     assert "Traceback" not in err and not (tmp_path / "a.db").exists()
 
@@ -876,13 +880,7 @@ def test_non_utf8_input_names_the_file_and_line(synthetic, tmp_path, capsys):
     store, _ = synthetic
     process = tmp_path / "latin.json"
     process.write_bytes(b'{\n "name": "Br\xfccke"\n}\n')
-    data = tmp_path / "c.csv"
-    data.write_text("a,label\n0.1,1\n")
-    code, _, err = run(
-        ["agent", "init", "--store", tmp_path / "n.db", "--process", process,
-         "--data", data],
-        capsys,
-    )  # fmt: skip
+    code, err = init_with_process(process, tmp_path, capsys)
     assert code == 2 and f"{process}: not UTF-8 text" in one_line_error(err)
     assert "line 2" in err
     rows = tmp_path / "rows.csv"

@@ -63,9 +63,11 @@ def add_parser(commands, name: str, help_text: str) -> None:
     commands_module = "skrbal.cli._agent_commands"
     _add_init(verbs, common, _handler(commands_module, "init"))
     _add_observe(verbs, common, _handler("skrbal.cli._observe", "observe"))
-    inspect = verbs.add_parser(
+    inspect = _writer(
+        verbs,
+        common,
         "inspect",
-        parents=[common],
+        _handler(commands_module, "inspect"),
         help="record the result of a requested inspection",
         description="Record the health state an inspection found (LABEL), or "
         "the report of an imperfect inspection method (--report); the model "
@@ -86,11 +88,11 @@ def add_parser(commands, name: str, help_text: str) -> None:
         metavar="TIME",
         help="when the result came: seconds or an ISO 8601 date-time",
     )
-    _add_wait(inspect)
-    inspect.set_defaults(handler=_handler(commands_module, "inspect"))
-    record_action = verbs.add_parser(
+    record_action = _writer(
+        verbs,
+        common,
         "record-action",
-        parents=[common],
+        _handler(commands_module, "record_action"),
         help="record the maintenance action actually taken at a step",
         description="Record the action taken at a step already observed (an "
         "index or a name of the process's actions); with --method "
@@ -98,17 +100,15 @@ def add_parser(commands, name: str, help_text: str) -> None:
     )
     record_action.add_argument("step", type=int, metavar="STEP")
     record_action.add_argument("action", metavar="ACTION")
-    _add_wait(record_action)
-    record_action.set_defaults(handler=_handler(commands_module, "record_action"))
-    cancel = verbs.add_parser(
+    cancel = _writer(
+        verbs,
+        common,
         "cancel",
-        parents=[common],
+        _handler(commands_module, "cancel"),
         help="give up an open request (its result will not be accepted)",
     )
     cancel.add_argument("request_id", type=int, metavar="REQUEST_ID")
     cancel.add_argument("--reason", help="kept in the store")
-    _add_wait(cancel)
-    cancel.set_defaults(handler=_handler(commands_module, "cancel"))
     template = verbs.add_parser(
         "process-template",
         parents=[debug_option()],
@@ -175,6 +175,14 @@ def _common_options() -> argparse.ArgumentParser:
         help="the agent's name in the store (default: agent)",
     )
     return common
+
+
+def _writer(verbs, common, name: str, handler, **texts):
+    """A command that writes to the agent: --store, --agent and --wait."""
+    parser = verbs.add_parser(name, parents=[common], **texts)
+    _add_wait(parser)
+    parser.set_defaults(handler=handler)
+    return parser
 
 
 def _add_wait(parser) -> None:

@@ -341,16 +341,6 @@ def add_campaign_options(parser, title: str) -> None:
     return campaign
 
 
-def _add_initial_size(reproduce) -> None:
-    reproduce.add_argument(
-        "--initial-size",
-        type=_size,
-        metavar="SHARE|COUNT",
-        help="share (or number) of the stream labelled at the start (default: "
-        "0.002 for synthetic, 0.003 for custom)",
-    )
-
-
 def _kernel_width(text: str) -> float | str:
     """--mrvm-gamma: 1/D or a positive, finite number."""
     if text.strip().upper() == _PAPER_WIDTH:
@@ -384,5 +374,12 @@ def add_method_options(reproduce) -> None:
 def add_data_options(reproduce) -> None:
     """The Z24 protocol and campaign-file option groups of ``reproduce``."""
     _add_z24_options(reproduce)
-    add_campaign_options(reproduce, "campaign file (synthetic or custom --data)")
-    _add_initial_size(reproduce)
+    add_campaign_options(
+        reproduce, "campaign file (synthetic or custom --data)"
+    ).add_argument(
+        "--initial-size",
+        type=_size,
+        metavar="SHARE|COUNT",
+        help="share (or number) of the stream labelled at the start (default: "
+        "0.002 for synthetic, 0.003 for custom)",
+    )

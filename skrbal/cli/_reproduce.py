@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 from skrbal.cli._data import add_data_options, add_method_options, case_from_args
@@ -12,9 +10,11 @@ from skrbal.cli._figures import CAPTIONS, reproduce_figures, require_matplotlib
 from skrbal.cli._study import (
     OWN_ESTIMATOR,
     add_folder_options,
+    add_seed_and_jobs,
     check_counts,
+    locked_study,
+    print_written,
     recorded_warnings,
-    remove_outputs,
     warning_notes,
 )
 
@@ -22,8 +22,8 @@ __all__ = ["add_parser"]
 
 
 def _reproduce(args) -> int:
-    from skrbal.experiments import available_methods, run_study, study_report
-    from skrbal.experiments._folder import atomic_write_text, folder_lock
+    from skrbal.experiments import available_methods, study_report
+    from skrbal.experiments._folder import atomic_write_text
 
     check_counts(args)
     if not 0 <= args.example_repetition < args.repeats:
@@ -33,24 +33,10 @@ def _reproduce(args) -> int:
     case = case_from_args(args)
     methods = args.methods or available_methods()
     out = Path(args.out or f"skrbal-reproduce-{args.case}")
-    # The folder stays locked until the summary and figures are written too.
-    with folder_lock(out):
-        if args.overwrite:
-            remove_outputs(out)
-        start = time.perf_counter()
-        study = run_study(
-            case,
-            methods,
-            args.repeats,
-            seed=args.seed,
-            n_jobs=args.n_jobs,
-            scheduler=args.scheduler,
-            out=out,
-            resume=args.resume,
-            overwrite=args.overwrite,
-            progress=not args.no_progress,
-        )
-        elapsed = time.perf_counter() - start
+    with locked_study(args, case, methods, out, scheduler=args.scheduler) as (
+        study,
+        elapsed,
+    ):
         notes = [
             f"Study run (or resumed) in {elapsed:.1f} s with {args.n_jobs} workers."
         ]
@@ -83,8 +69,7 @@ def _reproduce(args) -> int:
         atomic_write_text(out / "summary.md", report)
     print(report)
     print("wrote:")
-    for path in [out / "summary.md", out / "totals.csv", out / "queries.csv", *paths]:
-        print(f"  {path}")
+    print_written(out, paths)
     warning_notes(study.totals)
     if not args.no_figures:
         figure_warnings.print_notes()
@@ -150,15 +135,9 @@ def add_parser(commands, name: str, help_text: str) -> None:
         help="methods to compare (default: all built-ins: " + ", ".join(methods) + ")",
     )
     add_method_options(reproduce)
-    reproduce.add_argument(
-        "--seed", type=int, default=0, help="seed of the study (default: 0)"
-    )
-    reproduce.add_argument(
-        "--n-jobs",
-        type=int,
-        default=min(2, os.cpu_count() or 1),
-        help="parallel workers: loky processes, or Dask workers with "
-        "--scheduler local (default: 2, or 1 on one core)",
+    add_seed_and_jobs(
+        reproduce,
+        "parallel workers: loky processes, or Dask workers with --scheduler local",
     )
     reproduce.add_argument(
         "--scheduler",

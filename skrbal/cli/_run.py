@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -13,8 +11,10 @@ from skrbal.cli._figures import require_matplotlib, run_figures
 from skrbal.cli._study import (
     OWN_ESTIMATOR,
     add_folder_options,
+    add_seed_and_jobs,
     check_counts,
-    remove_outputs,
+    locked_study,
+    print_written,
     warning_notes,
 )
 
@@ -61,31 +61,14 @@ def summary_table(totals: pd.DataFrame) -> pd.DataFrame:
 
 
 def _run(args) -> int:
-    from skrbal.experiments import run_study
-    from skrbal.experiments._folder import atomic_write_text, folder_lock
+    from skrbal.experiments._folder import atomic_write_text
     from skrbal.experiments._report import markdown_table
 
     check_counts(args)
     if not args.no_figures:
         require_matplotlib("run")
     out = Path(args.out)
-    # The folder stays locked until the summary and figures are written too.
-    with folder_lock(out):
-        if args.overwrite:
-            remove_outputs(out)
-        start = time.perf_counter()
-        study = run_study(
-            args.case,
-            args.methods,
-            args.repeats,
-            seed=args.seed,
-            n_jobs=args.n_jobs,
-            out=out,
-            resume=args.resume,
-            overwrite=args.overwrite,
-            progress=not args.no_progress,
-        )
-        elapsed = time.perf_counter() - start
+    with locked_study(args, args.case, args.methods, out) as (study, elapsed):
         table = markdown_table(
             summary_table(study.totals), formats={"runs": "{:.0f}", None: "{:.3f}"}
         )
@@ -96,8 +79,7 @@ def _run(args) -> int:
         print(table)
         paths = [] if args.no_figures else run_figures(study, out)
     print(f"\n{args.repeats} repetitions in {elapsed:.1f} s; wrote:")
-    for path in [out / "summary.md", out / "totals.csv", out / "queries.csv", *paths]:
-        print(f"  {path}")
+    print_written(out, paths)
     warning_notes(study.totals)
     return 0
 
@@ -138,15 +120,7 @@ def add_parser(commands, name: str, help_text: str) -> None:
         default=50,
         help="number of repetitions, each a new random split (default: 50)",
     )
-    run.add_argument(
-        "--seed", type=int, default=0, help="seed of the study (default: 0)"
-    )
-    run.add_argument(
-        "--n-jobs",
-        type=int,
-        default=min(2, os.cpu_count() or 1),
-        help="parallel worker processes (default: 2, or 1 on one core)",
-    )
+    add_seed_and_jobs(run, "parallel worker processes")
     run.add_argument(
         "--out",
         default="skrbal-results",

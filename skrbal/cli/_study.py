@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import time
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -13,7 +15,10 @@ from skrbal.cli._figures import CAPTIONS
 __all__ = [
     "OWN_ESTIMATOR",
     "add_folder_options",
+    "add_seed_and_jobs",
     "check_counts",
+    "locked_study",
+    "print_written",
     "recorded_warnings",
     "remove_outputs",
     "warning_notes",
@@ -113,3 +118,51 @@ def recorded_warnings(what: str):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield _Recorded(caught, what)
+
+
+@contextlib.contextmanager
+def locked_study(args, case, methods, out: Path, **options):
+    """Run (or resume) the study into ``out``; yield it and its seconds.
+
+    The folder stays locked until the block ends, so the summary and figures
+    written in it belong to this study.
+    """
+    from skrbal.experiments import run_study
+    from skrbal.experiments._folder import folder_lock
+
+    with folder_lock(out):
+        if args.overwrite:
+            remove_outputs(out)
+        start = time.perf_counter()
+        study = run_study(
+            case,
+            methods,
+            args.repeats,
+            seed=args.seed,
+            n_jobs=args.n_jobs,
+            out=out,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+            **options,
+        )
+        yield study, time.perf_counter() - start
+
+
+def print_written(out: Path, figures: list[Path]) -> None:
+    """The files of the study folder, one per line."""
+    for path in [out / "summary.md", out / "totals.csv", out / "queries.csv", *figures]:
+        print(f"  {path}")
+
+
+def add_seed_and_jobs(command, jobs_help: str) -> None:
+    """--seed and --n-jobs of a study."""
+    command.add_argument(
+        "--seed", type=int, default=0, help="seed of the study (default: 0)"
+    )
+    command.add_argument(
+        "--n-jobs",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help=f"{jobs_help} (default: 2, or 1 on one core)",
+    )
