@@ -787,6 +787,11 @@ def test_export_to_a_directory_is_one_line_exit_2(synthetic, tmp_path, capsys):
     code, _, err = run([*argv, "--out", tmp_path / "no" / "h.csv"], capsys)
     assert code == 2 and "--out" in one_line_error(err)
     assert "no folder" in err
+    # Refused before the agent is created.
+    new = ["agent", "init", "--store", tmp_path / "new.db", "--case", "z24"]
+    code, _, err = run([*new, "--stream-out", tmp_path], capsys)
+    assert code == 2 and "--stream-out" in one_line_error(err)
+    assert not (tmp_path / "new.db").exists()
 
 
 def test_a_failed_write_names_the_file_not_its_temporary(

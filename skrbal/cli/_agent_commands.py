@@ -19,7 +19,7 @@ from skrbal.cli._data import (
     read_inspections,
     read_process,
 )
-from skrbal.cli._output import write_output
+from skrbal.cli._output import check_output, write_output
 
 __all__ = [
     "cancel",
@@ -177,6 +177,8 @@ def _check_init_options(args) -> None:
         raise ValueError(f"{' and '.join(given)} {verb} with --process, not --case")
     if args.process and args.stream_out is not None:
         raise ValueError("--stream-out goes with --case")
+    if args.stream_out is not None:
+        check_output(args.stream_out, "--stream-out")
     if args.max_open_requests is not None and args.max_open_requests < 1:
         raise ValueError("--max-open-requests must be >= 1")
 

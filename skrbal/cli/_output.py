@@ -15,7 +15,7 @@ import stat
 import sys
 from pathlib import Path
 
-__all__ = ["output_stream", "write_output"]
+__all__ = ["check_output", "output_stream", "write_output"]
 
 
 def _target(name: str, option: str) -> tuple[Path, bool]:
@@ -42,6 +42,12 @@ def _target(name: str, option: str) -> tuple[Path, bool]:
     if stat.S_ISREG(mode):
         return path.resolve(), True
     return path, False
+
+
+def check_output(name: str, option: str = "--out") -> None:
+    """Refuse an output that cannot be written before any work is done."""
+    if name != "-":
+        _target(name, option)
 
 
 def _system_error(exc: OSError, name: str, option: str) -> OSError:
