@@ -72,7 +72,7 @@ test-oldest:
 	$(OLDEST_VENV)/bin/python -m pip install --quiet \
 		-c $(OLDEST_VENV)/constraints.txt -e ".[$(shell echo $(OLDEST_EXTRAS) | tr ' ' ',')]"
 	$(OLDEST_VENV)/bin/python -m pip list --format=freeze | grep -i -E \
-		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|matplotlib|dask)=="
+		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|sqlalchemy|matplotlib|dask)=="
 	$(WITH_POSTGRES) $(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider -q \
 		--ignore=tests/test_packaging.py
 

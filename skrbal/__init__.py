@@ -3,16 +3,23 @@
 Query a label only when its expected value of perfect information (EVPI), taken
 from a maintenance decision process, exceeds the cost of the inspection that
 reveals it.
+
+The names below are imported when first used (PEP 562), so that ``import
+skrbal`` (and the ``skrbal`` command's start-up) does not pay for
+scikit-learn until it is needed.
 """
 
-from skrbal._decision import (
-    DecisionProcess,
-    synthetic_decision_process,
-    z24_decision_process,
-)
-from skrbal.mixture import BayesianGMMClassifier
+import importlib
 
 __version__ = "0.1.0.dev0"
+
+# Public name -> the module that defines it.
+_LAZY = {
+    "BayesianGMMClassifier": "skrbal.mixture",
+    "DecisionProcess": "skrbal._decision",
+    "synthetic_decision_process": "skrbal._decision",
+    "z24_decision_process": "skrbal._decision",
+}
 
 __all__ = [
     "BayesianGMMClassifier",
@@ -21,3 +28,16 @@ __all__ = [
     "synthetic_decision_process",
     "z24_decision_process",
 ]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skrbal' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -309,8 +309,8 @@ def test_reproduce_declares_the_mrvm_width_on_the_case(
 
 
 def test_mrvm_gamma_options(campaign_files, tmp_path, capsys):
-    from skrbal._cli_data import case_from_args
     from skrbal.cli import _parser
+    from skrbal.cli._data import case_from_args
 
     def case(*extra):
         args = _parser().parse_args(["reproduce", *extra])
@@ -594,3 +594,25 @@ def test_busy_folder_is_one_line(tmp_path, capsys):
     assert status == 1
     assert "in use by another run" in one_line_error(capsys)
     assert not (out / "config.json").exists()
+
+
+def test_reproduce_records_the_warnings_of_its_figures(
+    campaign_files, tmp_path, capsys
+):
+    """#18.9: the figures' replayed fits printed NonDiscriminatingFitWarning."""
+    import warnings
+
+    data, process = campaign_files
+    out = tmp_path / "out"
+    argv = ["reproduce", "custom", "--data", str(data), "--process", str(process)]
+    argv += ["--label-column", "state", "--repeats", "1", "--methods", "mrvm1-evpi"]
+    argv += ["--n-jobs", "1", "--no-progress", "--out", str(out)]
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        assert main(argv) == 0
+    assert [str(w.message) for w in shown] == []
+    summary = (out / "summary.md").read_text()
+    assert "While drawing the figures, the replayed fits raised " in summary
+    assert "NonDiscriminatingFitWarning" in summary
+    err = capsys.readouterr().err
+    assert "skrbal: note: drawing the figures raised NonDiscriminatingFitWarning" in err

@@ -5,6 +5,7 @@ import io
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -182,19 +183,25 @@ def test_export_history_to_csv_and_parquet(synthetic, tmp_path, capsys):
     assert parquet["label"].iloc[:12].notna().all()
 
 
+def four_states(rng) -> pd.DataFrame:
+    """Five rows of each of the four Z24 states, features a and b, a label."""
+    means = np.array([[0, 0], [1, 1], [2, 0], [3, 3]], dtype=float)
+    y0 = np.repeat([1, 2, 3, 4], 5)
+    table = pd.DataFrame(rng.normal(means[y0 - 1], 0.3), columns=["a", "b"])
+    table["label"] = y0
+    return table
+
+
 def test_user_process_file_timestamps_and_a_daily_spend_cap(
     store_url, tmp_path, capsys
 ):
     """A process file and commissioning CSV; a cap of two inspections a day."""
-    process = z24_decision_process()
-    process.to_json(tmp_path / "process.json")
     rng = np.random.default_rng(0)
-    means = np.array([[0, 0], [1, 1], [2, 0], [3, 3]], dtype=float)
-    y0 = np.repeat([1, 2, 3, 4], 5)
-    commissioning = pd.DataFrame(rng.normal(means[y0 - 1], 0.3), columns=["a", "b"])
-    commissioning["state"] = y0
+    commissioning = four_states(rng)
+    commissioning = commissioning.rename(columns={"label": "state"})
     commissioning["time"] = pd.date_range("2025-01-01", periods=20, freq="h")
     commissioning.to_csv(tmp_path / "commissioning.csv", index=False)
+    z24_decision_process().to_json(tmp_path / "process.json")
     common = ["--store", store_url, "--agent", "turbine-7"]
     code, out, err = run(
         ["agent", "init", *common, "--process", tmp_path / "process.json",
@@ -215,13 +222,17 @@ def test_user_process_file_timestamps_and_a_daily_spend_cap(
     )  # fmt: skip
     assert code == 0, err
     decisions = read_decisions(out)
-    day = (decisions["timestamp"] // 86400).astype(int)
+    # Times come back as they were given: ISO text, not epoch seconds.
+    assert decisions["timestamp"].tolist() == X["time"].tolist()
+    day = pd.to_datetime(decisions["timestamp"]).dt.day
     per_day = decisions.groupby(day)["inspect"].sum()
     # The cost rule alone inspects more than the cap allows; the cap holds.
     assert per_day.max() == 2 and len(per_day) == 3
     store = AgentStore(store_url)
     stored = RiskBasedAgent.from_store(store, "turbine-7")
-    expected = CostThreshold() & SpendCap(limit=60.0, period=86400.0)
+    # Budget periods start at the first commissioning time, not in 1970.
+    origin = pd.Timestamp("2025-01-01", tz="UTC").timestamp()
+    expected = CostThreshold() & SpendCap(limit=60.0, period=86400.0, origin=origin)
     assert repr(stored.budget) == repr(expected)
     assert isinstance(stored.process, DecisionProcess)
     assert list(stored.feature_names_in_) == ["a", "b"]
@@ -358,7 +369,8 @@ ERRORS_2 = {
             "--data",
             "{bad_label_data}",
         ],
-        "row 2: '9' is not a state of the process",
+        "holds ['9'], not states of the process (its classes are [1, 2, 3, 4]); "
+        "the first is at row 1 (counted from 0; line 3 of the file)",
     ),
     "text feature": (
         [
@@ -371,7 +383,8 @@ ERRORS_2 = {
             "--data",
             "{bad_feature_data}",
         ],
-        "line 3: column 'a' holds 'oops'",
+        "feature column 'a' is not numeric: row 1 (counted from 0; line 3 of the "
+        "file) holds 'oops'",
     ),
     "spend cap without period": (
         ["agent", "init", "--store", "{tmp}/n.db", "--case", "z24", "--spend-cap", "5"],
@@ -618,3 +631,444 @@ def test_observe_an_agent_commissioned_without_column_names(tmp_path, capsys):
     path.write_text("u,v,w\n1,2,3\n")
     code, _, err = run([*argv[:3], "--store", store], capsys)
     assert code == 2 and "3 feature columns, but the agent has 2" in one_line_error(err)
+
+
+# ---------------------------------------------------------------------- #
+# one campaign reader: agent init reads --data as reproduce custom does
+# ---------------------------------------------------------------------- #
+@pytest.fixture
+def campaign(tmp_path):
+    """A campaign file with time (ISO) and action columns, and its process."""
+    z24_decision_process().to_json(tmp_path / "process.json")
+    table = four_states(np.random.default_rng(1))
+    table.insert(0, "time", pd.date_range("2025-03-01", periods=20, freq="D"))
+    table.insert(3, "action", [0] * 19 + [1])
+    table.to_csv(tmp_path / "campaign.csv", index=False)
+    return tmp_path / "process.json", tmp_path / "campaign.csv"
+
+
+def test_init_reads_time_and_action_columns_as_reproduce_does(
+    campaign, tmp_path, capsys
+):
+    """#18.3: 'action' is not a feature and 'time' needs no option."""
+    process, data = campaign
+    store = tmp_path / "agents.db"
+    code, out, err = run(
+        ["agent", "init", "--store", store, "--process", process, "--data", data],
+        capsys,
+    )
+    assert code == 0, err
+    assert "20 labelled observations of 2 features" in out
+    with RiskBasedAgent.from_store(str(store), "agent") as agent:
+        assert list(agent.feature_names_in_) == ["a", "b"]
+        assert agent.status()["clock"] == "timestamp"
+    events = AgentStore(str(store)).events("agent")
+    actions = events[events["kind"] == "action"]
+    assert len(actions) == 20
+    assert actions["payload"].iloc[-1]["action"] == 1
+
+
+def test_init_feature_columns_choose_the_features(campaign, tmp_path, capsys):
+    process, data = campaign
+    store = tmp_path / "agents.db"
+    code, _, err = run(
+        ["agent", "init", "--store", store, "--process", process, "--data", data,
+         "--feature-columns", "b"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    with RiskBasedAgent.from_store(str(store), "agent") as agent:
+        assert list(agent.feature_names_in_) == ["b"]
+    code, _, err = run(
+        ["agent", "init", "--store", tmp_path / "x.db", "--process", process,
+         "--data", data, "--feature-columns", "action"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and "'action' is the label, action or time" in err
+
+
+def test_init_and_reproduce_name_the_same_row(campaign, tmp_path, capsys):
+    """One reader: a bad cell is the same row and line in both messages."""
+    process, data = campaign
+    table = pd.read_csv(data)
+    table.loc[6, "label"] = 9
+    table.to_csv(data, index=False)
+    code, _, init_err = run(
+        ["agent", "init", "--store", tmp_path / "a.db", "--process", process,
+         "--data", data],
+        capsys,
+    )  # fmt: skip
+    assert code == 2
+    code, _, reproduce_err = run(
+        ["reproduce", "custom", "--data", data, "--process", process,
+         "--repeats", 1, "--no-figures", "--out", tmp_path / "study"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2
+    where = "row 6 (counted from 0; line 8 of the file)"
+    assert where in one_line_error(init_err) and where in one_line_error(reproduce_err)
+
+
+# ---------------------------------------------------------------------- #
+# output files: '-' is stdout, a path that is not a regular file stays one
+# ---------------------------------------------------------------------- #
+def test_export_to_dash_writes_standard_output(
+    synthetic, tmp_path, capsys, monkeypatch
+):
+    store, _ = synthetic
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(
+        ["agent", "export", "--store", store, "--agent", "bridge", "--out", "-"],
+        capsys,
+    )
+    assert code == 0, err
+    assert out.startswith("step,") and not (tmp_path / "-").exists()
+    # No confirmation mixed into the table (nor chatter in a pipeline).
+    assert "wrote" not in out and err == ""
+
+
+def _read_fifo(path, into: list):
+    def read():
+        with open(path) as fifo:
+            into.append(fifo.read())
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("through_symlink", [False, True])
+def test_export_to_a_fifo_writes_in_place(synthetic, tmp_path, capsys, through_symlink):
+    """#18.1: the atomic rename replaced /dev/stdout (a symlink) with a file."""
+    import stat
+
+    store, _ = synthetic
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    target = fifo
+    if through_symlink:
+        target = tmp_path / "link"
+        target.symlink_to(fifo)
+    received: list = []
+    reader = _read_fifo(fifo, received)
+    code, out, err = run(
+        ["agent", "export", "--store", store, "--agent", "bridge", "--out", target],
+        capsys,
+    )
+    reader.join(timeout=30)
+    assert code == 0, err
+    assert received and received[0].startswith("step,")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert target.is_symlink() == through_symlink
+    assert out == "" and err == ""
+
+
+def test_export_through_a_symlink_to_a_file_keeps_the_symlink(
+    synthetic, tmp_path, capsys
+):
+    store, _ = synthetic
+    real = tmp_path / "real.csv"
+    real.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    code, _, err = run(
+        ["agent", "export", "--store", store, "--agent", "bridge", "--out", link],
+        capsys,
+    )
+    assert code == 0, err
+    assert link.is_symlink() and real.read_text().startswith("step,")
+
+
+def test_export_to_a_directory_is_one_line_exit_2(synthetic, tmp_path, capsys):
+    store, _ = synthetic
+    argv = ["agent", "export", "--store", store, "--agent", "bridge"]
+    code, _, err = run([*argv, "--out", tmp_path], capsys)
+    assert code == 2 and "is a directory" in one_line_error(err)
+    code, _, err = run([*argv, "--out", tmp_path / "no" / "h.csv"], capsys)
+    assert code == 2 and "--out" in one_line_error(err)
+    assert "no folder" in err
+    # Refused before the agent is created.
+    new = ["agent", "init", "--store", tmp_path / "new.db", "--case", "z24"]
+    code, _, err = run([*new, "--stream-out", tmp_path], capsys)
+    assert code == 2 and "--stream-out" in one_line_error(err)
+    assert not (tmp_path / "new.db").exists()
+
+
+def test_a_failed_write_names_the_file_not_its_temporary(
+    synthetic, tmp_path, capsys, monkeypatch
+):
+    store, _ = synthetic
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device", str(src))
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    out = tmp_path / "h.csv"
+    code, _, err = run(
+        ["agent", "export", "--store", store, "--agent", "bridge", "--out", out],
+        capsys,
+    )
+    line = one_line_error(err)
+    assert code == 1 and f"--out {out}" in line and "No space left" in line
+    assert ".h.csv." not in line
+    assert list(tmp_path.glob(".h.csv*")) == []
+
+
+# ---------------------------------------------------------------------- #
+# a closed pipe ends quietly; one exit status per kind of error
+# ---------------------------------------------------------------------- #
+def _grown_agent(store_dir):
+    """A store whose history is long enough to fill a pipe."""
+    store = store_dir / "agents.db"
+    stream = store_dir / "stream.csv"
+    main(["agent", "init", "--store", store, "--case", "synthetic",
+          "--stream-out", stream])  # fmt: skip
+    main(["agent", "observe", stream, "--store", store, "--out", os.devnull])
+    return store
+
+
+@pytest.mark.parametrize("verb", ["status", "export"])
+def test_a_closed_pipe_ends_quietly(tmp_path, capsys, verb):
+    """#18.8: '| head -1' ended with 'skrbal: [Errno 32] Broken pipe', exit 1."""
+    store = _grown_agent(tmp_path)
+    capsys.readouterr()
+    argv = ["agent", verb, "--store", store]
+    if verb == "export":
+        argv += ["--out", "-"]
+    proc = skrbal(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    proc.stderr.close()
+    assert err == "" and proc.returncode in (0, 141)
+    # The same through a shell, as the issue ran it.
+    command = " ".join(
+        [sys.executable, "-m", "skrbal.cli", *map(str, argv), "|", "head", "-1"]
+    )
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert result.stderr == "" and len(result.stdout.splitlines()) == 1
+    assert result.returncode in (0, 141)
+
+
+def test_store_that_is_not_one_exits_2_whatever_it_is(tmp_path, capsys):
+    (tmp_path / "folder.db").mkdir()
+    (tmp_path / "text.db").write_text("not a database\n")
+    for name, words in (("folder.db", "is a directory"), ("text.db", "database")):
+        code, _, err = run(["agent", "status", "--store", tmp_path / name], capsys)
+        assert code == 2 and words in one_line_error(err)
+
+
+def init_with_process(process, tmp_path, capsys):
+    """``agent init`` with ``process`` and a one-row campaign: (code, stderr)."""
+    data = tmp_path / "c.csv"
+    data.write_text("a,label\n0.1,1\n")
+    argv = ["agent", "init", "--store", tmp_path / "a.db", "--process", process]
+    code, _, err = run([*argv, "--data", data], capsys)
+    return code, err
+
+
+def test_a_deeply_nested_process_file_is_one_line(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    code, err = init_with_process(deep, tmp_path, capsys)
+    assert code == 2 and f"--process {deep}" in one_line_error(err)
+    assert "Traceback" not in err and not (tmp_path / "a.db").exists()
+
+
+def test_non_utf8_input_names_the_file_and_line(synthetic, tmp_path, capsys):
+    store, _ = synthetic
+    process = tmp_path / "latin.json"
+    process.write_bytes(b'{\n "name": "Br\xfccke"\n}\n')
+    code, err = init_with_process(process, tmp_path, capsys)
+    assert code == 2 and f"{process}: not UTF-8 text" in one_line_error(err)
+    assert "line 2" in err
+    rows = tmp_path / "rows.csv"
+    rows.write_bytes(b"x1,x2\n0,1\n0,2\n1,\xe92\n")
+    code, _, err = run(["agent", "observe", rows, "--store", store, "--agent",
+                        "bridge"], capsys)  # fmt: skip
+    assert code == 2 and f"{rows} line 4: not UTF-8" in one_line_error(err)
+
+
+def test_debug_shows_the_traceback(tmp_path, capsys):
+    with pytest.raises(FileNotFoundError):
+        main(["agent", "status", "--store", tmp_path / "none.db", "--debug"])
+    with pytest.raises(FileNotFoundError):
+        main(["--debug", "agent", "status", "--store", tmp_path / "none.db"])
+
+
+def test_errors_show_plain_numbers(tmp_path, capsys):
+    """#18.7: a message showed np.float64(1730851200.0)."""
+    process = z24_decision_process()
+    process.to_json(tmp_path / "p.json")
+    data = tmp_path / "c.csv"
+    pd.DataFrame({"time": [10.0, 20.0], "a": [0.0, 3.0], "label": [1, 4]}).to_csv(
+        data, index=False
+    )
+    store = tmp_path / "a.db"
+    common = ["--store", store]
+    assert main(["agent", "init", *common, "--process", tmp_path / "p.json",
+                 "--data", data]) == 0  # fmt: skip
+    rows = tmp_path / "rows.csv"
+    rows.write_text("time,a\n5,1.0\n")
+    code, _, err = run(
+        ["agent", "observe", rows, *common, "--time-column", "time"], capsys
+    )
+    line = one_line_error(err)
+    assert code == 2 and "np." not in line and "5.0 comes after 20.0" in line
+
+
+def test_errors_name_the_command_not_python_methods(synthetic, capsys):
+    """#18.5: an error suggested record_inspection(3, report=...)."""
+    store, stream = synthetic
+    common = ["--store", store, "--agent", "bridge"]
+    main(["agent", "observe", stream, *common, "--out", os.devnull])
+    request = int(status_of(store)["open_requests"][0]["request_id"])
+    capsys.readouterr()
+    code, _, err = run(["agent", "inspect", request, *common, "--report", "x"], capsys)
+    line = one_line_error(err)
+    assert code == 2 and f"skrbal agent inspect {request} LABEL" in line
+    assert "record_inspection" not in line
+    code, _, err = run(["agent", "inspect", request, *common], capsys)
+    assert code == 2 and "LABEL" in one_line_error(err) and "--report" in err
+    code, _, err = run(["agent", "init", *common, "--case", "z24"], capsys)
+    assert code == 2 and "from_store" not in one_line_error(err)
+
+
+# ---------------------------------------------------------------------- #
+# times and names
+# ---------------------------------------------------------------------- #
+def test_budget_periods_start_at_the_commissioning_or_origin(
+    campaign, tmp_path, capsys
+):
+    """#18.6: '--period 30d' reported period 664: periods counted from 1970."""
+    process, data = campaign
+    for origin, period in ((None, 0), ("2025-01-01", 2)):
+        store = tmp_path / f"{origin}.db"
+        argv = ["agent", "init", "--store", store, "--process", process,
+                "--data", data, "--spend-cap", 100, "--period", "30d"]  # fmt: skip
+        if origin is not None:
+            argv += ["--origin", origin]
+        assert main(argv) == 0
+        capsys.readouterr()
+        with RiskBasedAgent.from_store(str(store), "agent") as agent:
+            cap = agent.budget.policies[1]
+        start = pd.Timestamp(origin or "2025-03-01", tz="UTC").timestamp()
+        assert cap.origin == start and cap.period == 30 * 86400.0
+        # The period of an observation on 25 March: 0 (or 2 from 1 January).
+        when = pd.Timestamp("2025-03-25", tz="UTC").timestamp()
+        assert (when - cap.origin) // cap.period == period
+    code, _, err = run(["agent", "init", "--store", tmp_path / "x.db", "--case",
+                        "z24", "--origin", "0"], capsys)  # fmt: skip
+    assert code == 2 and "--origin goes with --period" in one_line_error(err)
+
+
+def test_help_states_the_units_of_durations(capsys):
+    with pytest.raises(SystemExit):
+        main(["agent", "init", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "y (365.25 d, the Julian year)" in text and "--origin" in text
+
+
+def test_exports_name_actions_and_date_requests(synthetic, tmp_path, capsys):
+    """#18.7: actions came back as indices; requests had no time of request."""
+    store, stream = synthetic
+    common = ["--store", store, "--agent", "bridge"]
+    _, out, _ = run(["agent", "observe", stream, *common], capsys)
+    decisions = read_decisions(out)
+    names = {0: "do nothing", 1: "repair"}
+    assert (decisions["action_name"] == decisions["action"].map(names)).all()
+    for table in ("history", "requests"):
+        path = tmp_path / f"{table}.csv"
+        assert main(["agent", "export", *common, "--table", table, "--out", path]) == 0
+        frame = pd.read_csv(path)
+        assert (
+            frame["action_name"].dropna() == frame["action"].dropna().map(names)
+        ).all()
+    requests = pd.read_csv(tmp_path / "requests.csv")
+    assert "timestamp" in requests.columns
+
+
+# ---------------------------------------------------------------------- #
+# imperfect inspections and actions taken, from the shell
+# ---------------------------------------------------------------------- #
+METHODS = [
+    {"name": "drone", "cost": 1.4,
+     "confusion": [[0.95, 0.05], [0.7, 0.3], [0.2, 0.8], [0.1, 0.9]],
+     "outcomes": ["no damage found", "damage found"]},
+    {"name": "rope access", "cost": 20.0,
+     "confusion": np.eye(4).tolist(), "outcomes": [1, 2, 3, 4]},
+]  # fmt: skip
+
+
+def test_inspections_reports_and_actions_from_the_shell(tmp_path, capsys):
+    """#18.5: no --inspections, no way to pass a report, no record-action."""
+    methods = tmp_path / "methods.json"
+    methods.write_text(json.dumps(METHODS))
+    store, stream = tmp_path / "a.db", tmp_path / "z.csv"
+    common = ["--store", store]
+    assert main(["agent", "init", *common, "--case", "z24", "--stream-out", stream,
+                 "--inspections", methods]) == 0  # fmt: skip
+    feed = pd.read_csv(stream).iloc[1700:1800]
+    feed.to_csv(tmp_path / "feed.csv", index=False)
+    assert main(["agent", "observe", tmp_path / "feed.csv", *common]) == 0
+    capsys.readouterr()
+    code, out, _ = run(["agent", "status", *common], capsys)
+    assert "spend of drone: 0.0 (0 inspections)" in out
+    assert re.search(r"open request 1: step \d+, EVPI [0-9.]+, method drone", out)
+    # A drone's report is not a state: the message names the command's option.
+    code, _, err = run(["agent", "inspect", 1, 3, *common], capsys)
+    assert code == 2 and "skrbal agent inspect 1 --report OUTCOME" in err
+    code, out, err = run(
+        ["agent", "inspect", 1, "--report", "damage found", *common], capsys
+    )
+    assert code == 0, err
+    assert "request 1 (step" in out and "report 'damage found' recorded" in out
+    code, out, _ = run(["agent", "status", *common], capsys)
+    assert "spend of drone: 1.4 (1 inspections)" in out
+    code, out, err = run(
+        ["agent", "record-action", 7, "perform maintenance", *common], capsys
+    )
+    assert code == 0, err
+    assert "step 7: action 1 (perform maintenance) recorded" in out
+    events = AgentStore(str(store)).events("agent")
+    assert events[events["kind"] == "action"]["payload"].iloc[-1]["action"] == 1
+    code, _, err = run(["agent", "record-action", 7, "paint", *common], capsys)
+    assert code == 2 and "ACTION 'paint' is not an action" in one_line_error(err)
+
+
+def test_a_campaign_file_gets_the_data_prior(campaign, tmp_path, capsys):
+    """#18.2: raw features decided with the paper's unit prior, silently."""
+    process, data = campaign
+    for extra, mean_prior in (([], "data"), (["--prior", "paper"], 0.0)):
+        store = tmp_path / f"{mean_prior}.db"
+        assert main(["agent", "init", "--store", store, "--process", process,
+                     "--data", data, *extra]) == 0  # fmt: skip
+        with RiskBasedAgent.from_store(str(store), "agent") as agent:
+            params = agent.estimator.get_params()
+            assert params["mean_prior"] == mean_prior
+            assert params["covariance_prior"] == (mean_prior or 1.0)
+    code, _, err = run(["agent", "init", "--store", tmp_path / "m.db", "--case",
+                        "z24", "--method", "mrvm1-evpi", "--prior", "data"],
+                       capsys)  # fmt: skip
+    assert code == 2 and "--method mrvm1-evpi has none" in one_line_error(err)
+
+
+def test_warnings_are_one_line_each(capsys):
+    """A library warning reads as the command's, without Python's source line."""
+    import warnings
+
+    from skrbal.cli._errors import one_line_warnings
+    from skrbal.exceptions import PriorScaleWarning
+
+    with warnings.catch_warnings(), one_line_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("features far\n from the prior", PriorScaleWarning, stacklevel=1)
+    assert capsys.readouterr().err == (
+        "skrbal: warning: PriorScaleWarning: features far from the prior\n"
+    )

@@ -433,3 +433,95 @@ def test_the_influence_diagram_is_a_figure(monkeypatch):
             assert label in texts
     finally:
         plt.close(namespace["fig"])
+
+
+# ---------------------------------------------------------------------- #
+# shell sessions: run as written, or (studies) parsed by the real parser
+# ---------------------------------------------------------------------- #
+def console_sessions() -> list[tuple[str, list[str], dict]]:
+    """``(page, commands, files)`` of every ``console`` block of docs and README.
+
+    ``files`` are the ``csv`` blocks the README introduces by their file name
+    (```` `campaign.csv`: ````), which its session reads.
+    """
+    sessions = []
+    pages = sorted(DOCS.rglob("*.rst"))
+    for page in pages:
+        blocks = re.findall(
+            r"\.\. code-block:: console\n\n((?:   .*\n|\n)+)", page.read_text()
+        )
+        for block in blocks:
+            commands = [line.strip()[2:] for line in block.splitlines() if line.strip()]
+            sessions.append((page.name, commands, {}))
+    readme = (ROOT / "README.md").read_text()
+    files = dict(
+        re.findall(r"`([\w.-]+\.csv)`\)?:\n\n```csv\n(.*?)```", readme, flags=re.S)
+    )
+    for block in re.findall(r"```console\n(.*?)```", readme, flags=re.S):
+        commands = [line[2:] for line in block.splitlines() if line.startswith("$ ")]
+        sessions.append(("README.md", commands, files))
+    return sessions
+
+
+def _is_study(command: str) -> bool:
+    """A study takes minutes: its command is parsed, not run."""
+    return bool(re.search(r"\bskrbal (run|reproduce)\b", command))
+
+
+RUN = [s for s in console_sessions() if not any(map(_is_study, s[1]))]
+PARSED = [c for _, commands, _ in console_sessions() for c in commands if _is_study(c)]
+
+
+def test_the_shell_sessions_are_found():
+    assert any(page == "live_monitoring.rst" for page, _, _ in RUN)
+    readme = [files for page, _, files in RUN if page == "README.md"]
+    assert readme and {"campaign.csv", "new.csv"} <= set(readme[0])
+    assert any("skrbal reproduce custom" in c for c in PARSED)
+
+
+@pytest.mark.parametrize(
+    "page, commands, files", RUN, ids=[f"{p}-{i}" for i, (p, *_) in enumerate(RUN)]
+)
+def test_shell_sessions_run_as_written(page, commands, files, tmp_path):
+    """#18.10: the live-monitoring session failed as written."""
+    import os
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "skrbal"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m skrbal "$@"\n')
+    shim.chmod(0o755)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+    }
+    for command in commands:
+        result = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", command],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        # 141: '| head' closed the pipe, which the command takes quietly.
+        assert result.returncode in (0, 141), f"{page}: $ {command}\n{result.stderr}"
+        assert result.stderr == "", f"{page}: $ {command}\n{result.stderr}"
+
+
+@pytest.mark.parametrize("command", PARSED)
+def test_study_commands_of_the_docs_parse(command):
+    """The options a page shows for a study exist and take those values."""
+    import shlex
+
+    from skrbal.cli import _parser
+
+    words = shlex.split(command)
+    assert words[0] == "skrbal"
+    args = _parser().parse_args(words[1:])
+    assert args.command in ("run", "reproduce")

@@ -514,7 +514,7 @@ def test_warnings_of_a_study_are_counted_not_shown(tmp_path, capsys):
     # memory) while totals' n_warnings counted only the learner's own.
     import warnings
 
-    from skrbal.cli import _warning_notes
+    from skrbal.cli._study import warning_notes as _warning_notes
     from skrbal.experiments import summarise_study
 
     warner = Method("warner", _WarningNB)

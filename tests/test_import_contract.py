@@ -63,7 +63,6 @@ LAYERS = [
     {"active"},
     {"experiments"},
     {"online"},
-    {"_cli_data"},
     {"cli"},
     {"__main__"},
 ]
@@ -74,12 +73,6 @@ LAYERS = [
 _KNOWN_VIOLATIONS = {
     # -> skrbal.inspection.check_methods
     ("skrbal.online._config", "skrbal.inspection._value"),
-    # -> skrbal._files (atomic_write_text/bytes, folder_lock) and
-    #    skrbal._tables (markdown_table, warning_table)
-    ("skrbal.cli", "skrbal.experiments._folder"),
-    ("skrbal.cli", "skrbal.experiments._report"),
-    ("skrbal.cli", "skrbal.online._cli"),
-    ("skrbal.online._cli", "skrbal.experiments._folder"),
 }
 
 

@@ -67,3 +67,74 @@ def test_version_option_prints_the_package_version(capsys):
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"skrbal {skrbal.__version__}"
+
+
+def test_every_public_name_resolves_lazily():
+    """``skrbal`` imports its names when first used (PEP 562)."""
+    for name in skrbal.__all__:
+        assert getattr(skrbal, name) is not None
+        namespace = {}
+        exec(f"from skrbal import {name}", namespace)
+        assert namespace[name] is getattr(skrbal, name)
+    assert set(skrbal.__all__) <= set(dir(skrbal))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        skrbal.nothing  # noqa: B018
+
+
+HEAVY = ("sklearn", "pandas", "scipy", "matplotlib", "sqlalchemy")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import skrbal",
+        "from skrbal.cli import main\ntry:\n    main(['--version'])\n"
+        "except SystemExit:\n    pass",
+        "from skrbal.cli import main\ntry:\n    main(['--help'])\n"
+        "except SystemExit:\n    pass",
+    ],
+)
+def test_start_up_imports_no_heavy_module(code):
+    """#18.12: 'skrbal --version' took 1.8 s importing scikit-learn and pandas."""
+    top = "{m.split('.')[0] for m in sys.modules}"
+    probe = f"{code}\nimport sys\nprint(sorted({top}))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    loaded = result.stdout.strip().splitlines()[-1]
+    assert not [m for m in HEAVY if f"'{m}'" in loaded], loaded
+
+
+def _project() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def test_the_agent_on_sqlite_needs_no_extra():
+    """#18.11: a plain install could not run the agent even on SQLite."""
+    project = _project()
+    core = [r.lower() for r in project["dependencies"]]
+    assert any(r.startswith("sqlalchemy") for r in core)
+    assert not any(r.startswith("psycopg") for r in core)
+    extras = project["optional-dependencies"]
+    for name in ("db", "postgres"):
+        assert any(r.startswith("psycopg") for r in extras[name])
+
+
+def test_install_docs_list_every_extra_and_the_python_version():
+    project = _project()
+    index = (ROOT / "docs" / "index.rst").read_text()
+    readme = (ROOT / "README.md").read_text()
+    for extra in project["optional-dependencies"]:
+        assert f'.[{extra}]"' in index or f"[{extra}]" in index, extra
+        assert f"`{extra}`" in readme, extra
+    version = project["requires-python"].removeprefix(">=")
+    assert f"Python {version} or newer" in index
+    assert f"Python {version} or newer" in readme
+    assert "Python 3.10" not in index

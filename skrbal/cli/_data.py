@@ -1,13 +1,120 @@
-"""The data options of ``skrbal reproduce``: Z24 protocol and campaign files."""
+"""The data every command reads: campaign files, process files, Z24 options.
+
+One campaign reader for every command: :func:`read_campaign` reads ``--data``
+with :func:`skrbal.datasets.load_campaign`'s rules (named feature, label, time
+and action columns, rows numbered the same way in every message), whether
+``reproduce`` studies it or ``agent init`` commissions an agent with it. One
+process reader, :func:`read_process`, names the file and the line of what is
+wrong with it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-__all__ = ["add_data_options", "add_method_options", "case_from_args"]
+__all__ = [
+    "CAMPAIGN_COLUMNS",
+    "add_campaign_options",
+    "add_data_options",
+    "add_method_options",
+    "case_from_args",
+    "given_options",
+    "read_campaign",
+    "read_inspections",
+    "read_process",
+]
 
 
-def _given(args, options: tuple[str, ...]) -> list[str]:
+def read_process(path, option: str = "--process"):
+    """The decision process of a JSON file, as DecisionProcess.to_json writes."""
+    from skrbal import DecisionProcess
+
+    where = f"{option} {path}"
+    description = _json_file(path, option)
+    if not isinstance(description, dict):
+        raise ValueError(
+            f"{where}: a decision process is a JSON object ({{...}}), got "
+            f"{type(description).__name__}"
+        )
+    try:
+        return DecisionProcess.from_dict(description)
+    except RecursionError:
+        raise ValueError(
+            f"{where}: nested too deeply to be a decision process"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _json_file(path, option: str):
+    """The JSON value of a file; errors name the option, the file and the line."""
+    where = f"{option} {path}"
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{where}: is a directory, not a JSON file") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} in line {line}); "
+            "save the file as UTF-8"
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(
+            f"{where}: nested too deeply (its numbers are lists two or three "
+            "levels deep at most)"
+        ) from None
+
+
+def read_inspections(path, option: str = "--inspections"):
+    """Inspection methods of a JSON file: a list of name, cost, confusion, outcomes."""
+    from skrbal.inspection import InspectionMethod
+
+    value = _json_file(path, option)
+    keys = {"name", "cost", "confusion", "outcomes"}
+    if not isinstance(value, list) or not value:
+        raise ValueError(
+            f"{option} {path}: expected a non-empty JSON list of methods, each "
+            '{"name": ..., "cost": ..., "confusion": [[...], ...], "outcomes": '
+            "[...]}"
+        )
+    methods = []
+    for i, entry in enumerate(value):
+        given = set(entry) if isinstance(entry, dict) else set()
+        if not {"name", "cost", "confusion"} <= given <= keys:
+            raise ValueError(
+                f"{option} {path}: method {i} must be an object with the keys "
+                "name, cost, confusion and (optional) outcomes"
+            )
+        methods.append(InspectionMethod(**entry))
+    return methods
+
+
+def read_campaign(args, process):
+    """The campaign of ``--data`` for ``process``, by the campaign options."""
+    from skrbal.datasets import load_campaign
+
+    return load_campaign(
+        args.data,
+        process,
+        label_column=args.label_column or "label",
+        feature_columns=args.feature_columns,
+        action_column=args.action_column,
+        time_column=args.time_column,
+    )
+
+
+def given_options(args, options: tuple[str, ...]) -> list[str]:
     return [
         "--" + option.replace("_", "-")
         for option in options
@@ -17,8 +124,9 @@ def _given(args, options: tuple[str, ...]) -> list[str]:
 
 _Z24_OPTIONS = ("damage_onset", "cold_rule", "cold_threshold", "mat_key")
 _Z24_OPTIONS += ("temperature_key",)
-_CAMPAIGN_OPTIONS = ("label_column", "feature_columns", "action_column")
-_CAMPAIGN_OPTIONS += ("time_column", "initial_size")
+# The campaign options that name columns (agent init reads them too).
+CAMPAIGN_COLUMNS = ("label_column", "feature_columns", "action_column", "time_column")
+_CAMPAIGN_OPTIONS = (*CAMPAIGN_COLUMNS, "initial_size")
 
 
 def _z24_cold_rule(args):
@@ -76,8 +184,8 @@ def _case(args):
     from skrbal.experiments import campaign_case, get_case_study
 
     z24_options, campaign_options = (
-        _given(args, _Z24_OPTIONS),
-        _given(args, _CAMPAIGN_OPTIONS),
+        given_options(args, _Z24_OPTIONS),
+        given_options(args, _CAMPAIGN_OPTIONS),
     )
     if args.case != "z24" and z24_options:
         raise ValueError(f"{', '.join(z24_options)}: options of the z24 case only.")
@@ -117,6 +225,8 @@ def _case(args):
                 "reproduce custom needs --process, your decision process as JSON "
                 "(see skrbal.DecisionProcess.to_json)."
             )
+        # Read here for its errors; the study records the file and its hash.
+        read_process(args.process)
         process, initial_size = args.process, 0.003
     else:
         process, initial_size = synthetic_decision_process(), 0.002
@@ -193,13 +303,19 @@ def _add_z24_options(reproduce) -> None:
     )
 
 
-def _add_campaign_options(reproduce) -> None:
-    campaign = reproduce.add_argument_group(
-        "campaign file (synthetic or custom --data)",
-        "One row per observation in temporal order, a header naming the columns.",
+def add_campaign_options(parser, title: str) -> None:
+    """--label-column, --feature-columns, --action-column, --time-column."""
+    campaign = parser.add_argument_group(
+        title,
+        "One row per observation in temporal order, a header naming the columns "
+        "(CSV, UTF-8, or Parquet). Rows are numbered from 0 in messages, with "
+        "the line of the file.",
     )
     campaign.add_argument(
-        "--label-column", metavar="NAME", help="column of the labels (default: label)"
+        "--label-column",
+        "--label",
+        metavar="NAME",
+        help="column of the labels (default: label)",
     )
     campaign.add_argument(
         "--feature-columns",
@@ -217,16 +333,12 @@ def _add_campaign_options(reproduce) -> None:
     )
     campaign.add_argument(
         "--time-column",
+        "--timestamp-column",
         metavar="NAME",
-        help="column of the times, checked to increase (default: 'time' if present)",
+        help="column of the times (seconds, or dates such as 2025-01-31T08:00), "
+        "checked to increase, never a feature (default: 'time' if present)",
     )
-    campaign.add_argument(
-        "--initial-size",
-        type=_size,
-        metavar="SHARE|COUNT",
-        help="share (or number) of the stream labelled at the start (default: "
-        "0.002 for synthetic, 0.003 for custom)",
-    )
+    return campaign
 
 
 def _kernel_width(text: str) -> float | str:
@@ -262,4 +374,12 @@ def add_method_options(reproduce) -> None:
 def add_data_options(reproduce) -> None:
     """The Z24 protocol and campaign-file option groups of ``reproduce``."""
     _add_z24_options(reproduce)
-    _add_campaign_options(reproduce)
+    add_campaign_options(
+        reproduce, "campaign file (synthetic or custom --data)"
+    ).add_argument(
+        "--initial-size",
+        type=_size,
+        metavar="SHARE|COUNT",
+        help="share (or number) of the stream labelled at the start (default: "
+        "0.002 for synthetic, 0.003 for custom)",
+    )

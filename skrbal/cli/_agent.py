@@ -1,0 +1,358 @@
+"""``skrbal agent``: run a live agent from the shell, over its store.
+
+Every command opens the store, does one thing and closes it, so the commands
+can come from different processes, hours apart (a cron job observing, an
+engineer recording a result, a dashboard reading the status):
+
+- ``init``: commission a new agent, from a built-in case study or from a
+  process file (JSON) and a commissioning campaign file;
+- ``observe``: decide for new observations read as CSV (a file or standard
+  input, live from a pipe), writing the decisions as CSV or JSON lines;
+- ``inspect`` / ``cancel``: the result of a requested inspection, or give it up;
+- ``record-action``: the maintenance action taken at a step;
+- ``process-template``: a decision process file to start from;
+- ``status``: counts, spend, open requests, labelled set;
+- ``export``: the history (or the requests, or the log) as CSV or Parquet.
+
+This module only builds the parser: a command's code (and pandas, the store)
+is imported when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from skrbal.cli._data import add_campaign_options
+from skrbal.cli._errors import debug_option
+
+__all__ = ["AGENT_METHODS", "CASE_FEATURES", "add_parser"]
+
+CASE_FEATURES = {"synthetic": ["x1", "x2"], "z24": ["f1", "f2", "f3", "f4"]}
+# Built-in methods an agent can run (random querying is a baseline, not a rule).
+AGENT_METHODS = ("gmm-evpi", "gmm-em", "gmm-smoothing", "mrvm1-evpi", "mrvm2-evpi")
+
+DURATIONS = (
+    "A duration is a number of steps, or of seconds once the agent has times, "
+    "and may carry a unit: s, min, h, d (86400 s), w (7 d), y (365.25 d, the "
+    "Julian year), e.g. 30d, 2w, 1y."
+)
+
+
+def _handler(module: str, name: str):
+    """``module.name``, imported when the command runs, not when it is parsed."""
+
+    def run(args) -> int:
+        return getattr(importlib.import_module(module), name)(args)
+
+    return run
+
+
+def add_parser(commands, name: str, help_text: str) -> None:
+    """Add ``skrbal agent ...`` to the subcommands of the ``skrbal`` parser."""
+    agent = commands.add_parser(
+        name,
+        help=help_text,
+        description="Run risk-based active learning on a live monitoring feed. "
+        "The agent lives in a store (a SQLite file or a PostgreSQL URL) that "
+        "records every decision as it is made; each command opens it, acts "
+        "and closes it, so commands may come from different processes.",
+    )
+    verbs = agent.add_subparsers(dest="verb", required=True, metavar="COMMAND")
+    common = _common_options()
+    commands_module = "skrbal.cli._agent_commands"
+    _add_init(verbs, common, _handler(commands_module, "init"))
+    _add_observe(verbs, common, _handler("skrbal.cli._observe", "observe"))
+    inspect = _writer(
+        verbs,
+        common,
+        "inspect",
+        _handler(commands_module, "inspect"),
+        help="record the result of a requested inspection",
+        description="Record the health state an inspection found (LABEL), or "
+        "the report of an imperfect inspection method (--report); the model "
+        "learns it and the optimal action is printed.",
+    )
+    inspect.add_argument("request_id", type=int, metavar="REQUEST_ID")
+    inspect.add_argument(
+        "label", nargs="?", metavar="LABEL", help="the state found (a perfect result)"
+    )
+    inspect.add_argument(
+        "--report",
+        metavar="OUTCOME",
+        help="instead of LABEL: the report of the request's inspection method, "
+        "one of its outcomes",
+    )
+    inspect.add_argument(
+        "--timestamp",
+        metavar="TIME",
+        help="when the result came: seconds or an ISO 8601 date-time",
+    )
+    record_action = _writer(
+        verbs,
+        common,
+        "record-action",
+        _handler(commands_module, "record_action"),
+        help="record the maintenance action actually taken at a step",
+        description="Record the action taken at a step already observed (an "
+        "index or a name of the process's actions); with --method "
+        "gmm-smoothing it chooses the transitions the smoother assumes.",
+    )
+    record_action.add_argument("step", type=int, metavar="STEP")
+    record_action.add_argument("action", metavar="ACTION")
+    cancel = _writer(
+        verbs,
+        common,
+        "cancel",
+        _handler(commands_module, "cancel"),
+        help="give up an open request (its result will not be accepted)",
+    )
+    cancel.add_argument("request_id", type=int, metavar="REQUEST_ID")
+    cancel.add_argument("--reason", help="kept in the store")
+    template = verbs.add_parser(
+        "process-template",
+        parents=[debug_option()],
+        help="write a decision process file to start from",
+        description="Write a decision process as JSON (the paper's synthetic "
+        "process: four states, do nothing or repair) to edit into yours: "
+        "transition[action][state] is the next state's distribution, "
+        "state_utility and action_utility the utilities, inspection_cost the "
+        "cost of an inspection, classes the labels of your campaign file, "
+        "state_names and action_names the names shown.",
+    )
+    template.add_argument(
+        "--out",
+        default="-",
+        metavar="FILE",
+        help="the file to write (default, or -: stdout)",
+    )
+    template.set_defaults(handler=_handler(commands_module, "process_template"))
+    status = verbs.add_parser(
+        "status",
+        parents=[common],
+        help="print counts, spend, open requests and the labelled set",
+    )
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.set_defaults(handler=_handler(commands_module, "status"))
+    export = verbs.add_parser(
+        "export",
+        parents=[common],
+        help="write the history to CSV or Parquet",
+        description="Write one table of the agent to a file: the history (one "
+        "row per step), the requests or the event log. A regular file is "
+        "written atomically (old or complete, never half); '-' is standard "
+        "output; a device or FIFO (/dev/stdout, a named pipe) is written in "
+        "place.",
+    )
+    export.add_argument(
+        "--out", required=True, metavar="FILE", help="the file, or - for stdout"
+    )
+    export.add_argument(
+        "--table", choices=["history", "requests", "events"], default="history"
+    )
+    export.add_argument(
+        "--format",
+        choices=["csv", "parquet"],
+        help="default: from the file's suffix (.parquet, else csv); Parquet "
+        "needs pyarrow",
+    )
+    export.set_defaults(handler=_handler(commands_module, "export"))
+
+
+def _common_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False, parents=[debug_option()])
+    common.add_argument(
+        "--store",
+        required=True,
+        metavar="URL|PATH",
+        help="the store: a SQLite file path, sqlite:///path or "
+        "postgresql://user@host/database",
+    )
+    common.add_argument(
+        "--agent",
+        default="agent",
+        metavar="NAME",
+        help="the agent's name in the store (default: agent)",
+    )
+    return common
+
+
+def _writer(verbs, common, name: str, handler, **texts):
+    """A command that writes to the agent: --store, --agent and --wait."""
+    parser = verbs.add_parser(name, parents=[common], **texts)
+    _add_wait(parser)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _add_wait(parser) -> None:
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for another writer of the agent (say, a "
+        "running observe) to finish (default: 0, fail at once)",
+    )
+
+
+def _add_init(verbs, common, handler) -> None:
+    init = verbs.add_parser(
+        "init",
+        parents=[common],
+        help="commission a new agent",
+        description="Commission a new agent: from a built-in case study "
+        "(--case: its decision process, a model of --method and the initial "
+        "labelled set of the paper's protocol, drawn with --seed from the "
+        "case's stream), or from your decision process (--process, JSON of "
+        "DecisionProcess.to_json) and a commissioning campaign (--data), read "
+        "as 'skrbal reproduce custom' reads it: feature columns, a label "
+        "column, and optional time and action columns that are never "
+        "features.",
+    )
+    source = init.add_mutually_exclusive_group(required=True)
+    source.add_argument("--case", choices=sorted(CASE_FEATURES))
+    source.add_argument("--process", metavar="JSON", help="a decision process file")
+    init.add_argument(
+        "--data",
+        metavar="CSV",
+        help="with --process: the commissioning inspections, a CSV or Parquet "
+        "campaign file",
+    )
+    add_campaign_options(
+        init,
+        "commissioning file (--data)",
+    ).description += (
+        " With a time column the agent's clock (and budget periods) are in "
+        "seconds, else in steps (always with --case). With an action column "
+        "the actions taken are recorded for smoothing."
+    )
+    init.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="with --case: seed of the initial labelled set (default: 0)",
+    )
+    init.add_argument(
+        "--stream-out",
+        metavar="CSV",
+        help="with --case: also write the case's stream (the observations not "
+        "used for commissioning, in order, with their true label) to feed "
+        "observe and inspect; - for stdout",
+    )
+    init.add_argument(
+        "--inspections",
+        metavar="JSON",
+        help="inspection methods to choose from by their value (EVSI) and "
+        'cost: a JSON list of {"name": ..., "cost": ..., "confusion": '
+        '[[P(report | state) per state], ...], "outcomes": [...]} '
+        "(default: the process's perfect inspection)",
+    )
+    init.add_argument(
+        "--method",
+        choices=AGENT_METHODS,
+        default="gmm-evpi",
+        help="the model (and semi-supervised remedy) of a built-in method "
+        "(default: gmm-evpi)",
+    )
+    init.add_argument(
+        "--prior",
+        choices=["data", "paper"],
+        help="the Gaussian mixture's prior (gmm-* methods): 'data' centres and "
+        "scales it on the commissioning features, so raw features (Hz, %%, "
+        "mm) decide as well as standardised ones; 'paper' is the paper's "
+        "(mean 0, unit scale), for standardised features (default: data with "
+        "--data, paper with --case)",
+    )
+    _add_budget(init)
+    init.set_defaults(handler=handler)
+
+
+def _add_budget(init) -> None:
+    budget = init.add_argument_group(
+        "budget",
+        "Which inspections to request. The default is the paper's rule, EVPI > "
+        "cost; the options below combine (all must agree). " + DURATIONS,
+    )
+    budget.add_argument(
+        "--rate",
+        type=float,
+        help="instead of the cost rule, inspect this long-run share of the "
+        "observations, those of highest EVPI (QuantileThreshold)",
+    )
+    budget.add_argument(
+        "--spend-cap",
+        type=float,
+        metavar="MONEY",
+        help="at most this spend per --period (SpendCap)",
+    )
+    budget.add_argument(
+        "--period", metavar="DURATION", help="with --spend-cap: e.g. 30d, 1y"
+    )
+    budget.add_argument(
+        "--origin",
+        metavar="TIME",
+        help="with --period: start of the first period, a step, seconds or an "
+        "ISO 8601 date-time (default: the first commissioning time, or step 0)",
+    )
+    budget.add_argument(
+        "--min-gap",
+        metavar="DURATION",
+        help="at least this time between two inspections (MinimumGap)",
+    )
+    budget.add_argument(
+        "--max-open-requests",
+        type=int,
+        metavar="N",
+        help="request nothing while N requests await their result",
+    )
+
+
+def _add_observe(verbs, common, handler) -> None:
+    observe = verbs.add_parser(
+        "observe",
+        parents=[common],
+        help="decide for new observations (CSV) and write the decisions",
+        description="Read observations as CSV with a header (the agent's "
+        "feature columns by name, other columns ignored) from a file or "
+        "standard input, decide for each and write one decision per "
+        "observation: step, timestamp, belief per state, EVPI, inspect, "
+        "request_id and the recommended action. Rows are decided in batches "
+        "of --batch-size, or as soon as a pipe has no more lines waiting, and "
+        "each batch is committed to the store before its decisions are written.",
+    )
+    observe.add_argument(
+        "input",
+        nargs="?",
+        default="-",
+        metavar="INPUT",
+        help="CSV file of observations, '-' for standard input (default)",
+    )
+    observe.add_argument(
+        "--time-column",
+        "--timestamp-column",
+        dest="timestamp_column",
+        metavar="COLUMN",
+        help="a column of times (seconds or ISO 8601): needed, and only "
+        "allowed, when the agent was commissioned with times",
+    )
+    observe.add_argument(
+        "--format",
+        choices=["csv", "jsonl"],
+        default="csv",
+        help="decisions as CSV (default) or JSON lines",
+    )
+    observe.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write the decisions here, as they come (default, or -: stdout)",
+    )
+    observe.add_argument(
+        "--batch-size",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="observations decided and committed together (default: 1000)",
+    )
+    _add_wait(observe)
+    observe.set_defaults(handler=handler)

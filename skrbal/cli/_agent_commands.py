@@ -1,0 +1,475 @@
+"""``skrbal agent init|inspect|cancel|status|export``: one act on the store each."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+
+import numpy as np
+import pandas as pd
+
+from skrbal.cli._agent import CASE_FEATURES
+from skrbal.cli._agent_store import guarded, open_store, resumed_agent
+from skrbal.cli._data import (
+    CAMPAIGN_COLUMNS,
+    given_options,
+    read_campaign,
+    read_inspections,
+    read_process,
+)
+from skrbal.cli._output import check_output, write_output
+
+__all__ = [
+    "cancel",
+    "export",
+    "init",
+    "inspect",
+    "process_template",
+    "process_text",
+    "record_action",
+    "status",
+    "timestamps",
+]
+
+# Seconds of a unit of --period, --min-gap: y is the Julian year, 365.25 d.
+_UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
+_UNITS["y"] = 365.25 * 86400.0
+_SHOWN_REQUESTS = 20
+
+
+# ---------------------------------------------------------------------- #
+# times and durations
+# ---------------------------------------------------------------------- #
+def timestamps(column):
+    """Seconds as floats when the cells are numbers; else the text (ISO dates)."""
+    numbers = pd.to_numeric(column, errors="coerce")
+    if numbers.notna().all():
+        return numbers.to_numpy(dtype=np.float64)
+    return column.astype(str).to_numpy(dtype=object)
+
+
+def _time_point(text: str, option: str) -> float:
+    """A number (step or seconds) or an ISO 8601 date-time, in seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            stamp = pd.Timestamp(text)
+        except (TypeError, ValueError):
+            stamp = None
+        if stamp is None or pd.isna(stamp):
+            raise ValueError(
+                f"{option} must be a number or an ISO 8601 date-time such as "
+                f"2025-01-01T00:00, got {text!r}"
+            ) from None
+        if stamp.tzinfo is None:
+            stamp = stamp.tz_localize("UTC")
+        value = (stamp - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)
+    if not math.isfinite(value):
+        raise ValueError(f"{option} must be finite, got {text!r}")
+    return float(value)
+
+
+def _duration(text: str, option: str) -> float:
+    """A number, or a number with a unit (s, min, h, d, w, y) in seconds."""
+    match = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([a-z]*)\s*", text)
+    if match:
+        number, unit = match.groups()
+        try:
+            value = float(number) * (_UNITS[unit] if unit else 1.0)
+        except (KeyError, ValueError):
+            value = None
+        if value is not None and math.isfinite(value):
+            return value
+    raise ValueError(
+        f"{option} must be a number, or a number with a unit "
+        f"({', '.join(_UNITS)}), got {text!r}"
+    )
+
+
+def _budget_policy(args, first_time: float):
+    """The policy of the budget options (None: the paper's rule)."""
+    from skrbal.budget import CostThreshold, MinimumGap, QuantileThreshold, SpendCap
+
+    if (args.spend_cap is None) != (args.period is None):
+        raise ValueError("--spend-cap and --period go together")
+    if args.origin is not None and args.period is None:
+        raise ValueError("--origin goes with --period (and --spend-cap)")
+    policies = [
+        CostThreshold() if args.rate is None else QuantileThreshold(rate=args.rate)
+    ]
+    if args.spend_cap is not None:
+        period = _duration(args.period, "--period")
+        origin = (
+            first_time if args.origin is None else _time_point(args.origin, "--origin")
+        )
+        policies.append(SpendCap(limit=args.spend_cap, period=period, origin=origin))
+    if args.min_gap is not None:
+        policies.append(MinimumGap(gap=_duration(args.min_gap, "--min-gap")))
+    if len(policies) == 1 and args.rate is None:
+        return None
+    policy = policies[0]
+    for other in policies[1:]:
+        policy = policy & other
+    # Check the parameters now, not at the first observation.
+    try:
+        policy.initial_state()
+    except ValueError as exc:
+        raise ValueError(f"budget options: {exc}") from None
+    return policy
+
+
+# ---------------------------------------------------------------------- #
+# init
+# ---------------------------------------------------------------------- #
+def _commissioning(args):
+    """Process, features, labels, times and actions of the commissioning."""
+    from skrbal.experiments import get_case_study
+
+    if args.case:
+        case = get_case_study(args.case)
+        split = case.split(random_state=args.seed)
+        names = CASE_FEATURES[args.case]
+        initial = split.initial_indices
+        X = pd.DataFrame(split.X_stream[initial], columns=names)
+        return case, case.process(), X, split.y_stream[initial], None, None, split
+    if args.data is None:
+        raise ValueError("--process needs --data, the commissioning campaign file")
+    process = read_process(args.process)
+    campaign = read_campaign(args, process)
+    X = pd.DataFrame(campaign.X, columns=campaign.feature_names)
+    # Actions only when the file has them: else the agent's own are kept.
+    has_actions = args.action_column is not None or "action" in _columns(args.data)
+    actions = campaign.actions if has_actions else None
+    return None, process, X, campaign.y, campaign.time, actions, None
+
+
+def _columns(path) -> list[str]:
+    """The column names of a campaign file (read again: cheap, and exact)."""
+    if str(path).lower().endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    return list(pd.read_csv(path, nrows=0, skipinitialspace=True).columns)
+
+
+def _estimator(method, case, args):
+    """The method's model; a mixture's prior set by --prior (or the source)."""
+    estimator = method.estimator(case)
+    prior = args.prior or ("paper" if args.case else "data")
+    has_prior = "mean_prior" in estimator.get_params()
+    if args.prior is not None and not has_prior:
+        raise ValueError(
+            f"--prior sets the prior of a Gaussian mixture; --method {args.method} "
+            "has none"
+        )
+    if has_prior and prior == "data":
+        estimator.set_params(mean_prior="data", covariance_prior="data")
+    return estimator
+
+
+def _check_init_options(args) -> None:
+    given = given_options(args, ("data", *CAMPAIGN_COLUMNS))
+    if args.case and given:
+        verb = "goes" if len(given) == 1 else "go"
+        raise ValueError(f"{' and '.join(given)} {verb} with --process, not --case")
+    if args.process and args.stream_out is not None:
+        raise ValueError("--stream-out goes with --case")
+    if args.stream_out is not None:
+        check_output(args.stream_out, "--stream-out")
+    if args.max_open_requests is not None and args.max_open_requests < 1:
+        raise ValueError("--max-open-requests must be >= 1")
+
+
+@guarded
+def init(args) -> int:
+    from skrbal.experiments import get_method
+    from skrbal.online import RiskBasedAgent
+
+    _check_init_options(args)
+    case, process, X, y, times, actions, split = _commissioning(args)
+    to_file = True
+    # Budget periods start with the commissioning, unless --origin says.
+    first_time = 0.0 if times is None else _time_point(str(times[0]), "--data")
+    budget = _budget_policy(args, first_time)
+    inspections = None
+    if args.inspections is not None:
+        inspections = read_inspections(args.inspections)
+    method = get_method(args.method)
+    estimator = _estimator(method, case, args)
+    store = open_store(args, create=True)
+    try:
+        agent = RiskBasedAgent(
+            estimator=estimator,
+            process=process,
+            budget=budget,
+            semi_supervised=method.learner_params.get("semi_supervised"),
+            max_open_requests=args.max_open_requests,
+            inspections=inspections,
+            store=store,
+            name=args.agent,
+        )
+        try:
+            agent.fit(X, y, timestamps=times)
+            # The commissioning rows are the agent's first steps.
+            for step, action in enumerate([] if actions is None else actions):
+                agent.record_action(step, int(action))
+        finally:
+            agent.close()
+        if split is not None and args.stream_out is not None:
+            initial = split.initial_indices
+            rest = np.setdiff1d(np.arange(split.X_stream.shape[0]), initial)
+            stream = pd.DataFrame(split.X_stream[rest], columns=list(X.columns))
+            stream["label"] = split.y_stream[rest]
+            to_file = write_output(
+                args.stream_out, stream.to_csv(index=False), option="--stream-out"
+            )
+    finally:
+        store.close()
+    # Messages cannot go where the stream went (stdout, /dev/stdout).
+    note = sys.stderr if args.stream_out is not None and not to_file else sys.stdout
+    print(
+        f"agent {args.agent!r} commissioned in {agent.store_.display_url} with "
+        f"{X.shape[0]} labelled observations of {X.shape[1]} features; model "
+        f"{type(agent.estimator_).__name__}, budget "
+        + ("EVPI > inspection cost" if budget is None else repr(budget)),
+        file=note,
+    )
+    if args.stream_out is not None:
+        print(
+            f"wrote the stream ({len(rest)} observations) to {args.stream_out}",
+            file=note,
+        )
+    return 0
+
+
+# ---------------------------------------------------------------------- #
+# inspect, cancel
+# ---------------------------------------------------------------------- #
+def action_text(process, action: int) -> str:
+    """An action by its name when the process names it: ``1 (repair)``."""
+    names = process.action_names
+    return f"{action} ({names[action]})" if names is not None else str(action)
+
+
+def _label(text: str, classes: np.ndarray):
+    """The state a LABEL argument names, as the process's value."""
+    by_text = {str(c): c for c in classes.tolist()}
+    if text.strip() not in by_text:
+        raise ValueError(
+            f"LABEL {text!r} is not a state of the process; its states are "
+            f"{list(by_text)}; nothing was recorded"
+        )
+    return by_text[text.strip()]
+
+
+def _report(text: str):
+    """An --report OUTCOME: a number when it reads as one, else the text."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+@guarded
+def inspect(args) -> int:
+    if (args.label is None) == (args.report is None):
+        raise ValueError(
+            "skrbal agent inspect needs the state found (LABEL) or the report "
+            "of the inspection method (--report OUTCOME), one of them"
+        )
+    with resumed_agent(args) as agent:
+        label = None if args.label is None else _label(args.label, agent.classes_)
+        report = None if args.report is None else _report(args.report)
+        stamp = None
+        if args.timestamp is not None:
+            stamp = timestamps(pd.Series([args.timestamp]))[0]
+        action = agent.record_inspection(
+            args.request_id, label, report=report, timestamp=stamp
+        )
+        requests = agent.store_.requests(args.agent).set_index("request_id")
+        step = int(requests.loc[args.request_id, "step"])
+    found = f"state {label}" if label is not None else f"report {report!r}"
+    print(
+        f"request {args.request_id} (step {step}): {found} recorded; "
+        f"optimal action {action_text(agent.process, action)}"
+    )
+    return 0
+
+
+def _action(text: str, process) -> int:
+    """An ACTION argument: an index or a name of the process's actions."""
+    names = list(process.action_names or ())
+    if text.strip() in names:
+        return names.index(text.strip())
+    try:
+        return int(text)
+    except ValueError:
+        allowed = f"0 to {process.n_actions - 1}" + (
+            f" or the names {names}" if names else ""
+        )
+        raise ValueError(
+            f"ACTION {text!r} is not an action of the process (allowed: {allowed})"
+        ) from None
+
+
+@guarded
+def record_action(args) -> int:
+    with resumed_agent(args) as agent:
+        action = _action(args.action, agent.process)
+        agent.record_action(args.step, action)
+    print(f"step {args.step}: action {action_text(agent.process, action)} recorded")
+    return 0
+
+
+@guarded
+def cancel(args) -> int:
+    with resumed_agent(args) as agent:
+        agent.cancel_request(args.request_id, reason=args.reason)
+    print(f"request {args.request_id} cancelled")
+    return 0
+
+
+# ---------------------------------------------------------------------- #
+# status, export
+# ---------------------------------------------------------------------- #
+_STATUS_KEYS = (
+    "n_commissioning",
+    "n_observations",
+    "n_requests",
+    "n_open",
+    "n_results",
+    "n_cancelled",
+    "inspection_cost",
+    "spend",
+    "committed_spend",
+    "last_evpi",
+    "clock",
+)
+
+
+@guarded
+def status(args) -> int:
+    store = open_store(args)
+    try:
+        state = store.status(args.agent)
+        methods = None
+        if state["n_open"] and "spend_by_method" in state:
+            requests = store.requests(args.agent)
+            if "method" in requests.columns:
+                methods = requests.set_index("request_id")["method"].to_dict()
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(state))
+        return 0
+    print(f"agent {state['name']!r}")
+    for key in _STATUS_KEYS:
+        print(f"  {key}: {state[key]}")
+    for name, spend in state.get("spend_by_method", {}).items():
+        count = state["n_inspections_by_method"][name]
+        print(f"  spend of {name}: {spend} ({count} inspections)")
+    labelled = ", ".join(f"{k}: {v}" for k, v in state["labelled"].items())
+    print(f"  labelled: {labelled}")
+    print(f"  budget_state: {json.dumps(state['budget_state'])}")
+    shown = state["open_requests"][:_SHOWN_REQUESTS]
+    for request in shown:
+        method = "" if methods is None else f", method {methods[request['request_id']]}"
+        print(
+            f"  open request {request['request_id']}: step {request['step']}, "
+            f"EVPI {request['evpi']:.6g}"
+            + ("" if request["timestamp"] is None else f", at {request['timestamp']}")
+            + method
+        )
+    if state["n_open"] > len(shown):
+        print(f"  ... and {state['n_open'] - len(shown)} more open (see --json)")
+    return 0
+
+
+def process_text(process) -> str:
+    """A process as JSON for people: one line per entry, one per matrix row."""
+    entries = []
+    for key, value in process.to_dict().items():
+        if key == "transition":
+            matrices = ",\n".join(
+                "    [\n"
+                + ",\n".join(f"      {json.dumps(row)}" for row in matrix)
+                + "\n    ]"
+                for matrix in value
+            )
+            entries.append(f'  "transition": [\n{matrices}\n  ]')
+        else:
+            entries.append(f"  {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(entries) + "\n}\n"
+
+
+def process_template(args) -> int:
+    from skrbal import synthetic_decision_process
+
+    if write_output(args.out, process_text(synthetic_decision_process())):
+        print(f"wrote a decision process to {args.out}: edit it into yours")
+    return 0
+
+
+def _with_request_times(requests: pd.DataFrame, history: pd.DataFrame):
+    """The requests with the time of their step (when they were made)."""
+    times = history.set_index("step")["timestamp"]
+    position = requests.columns.get_loc("step") + 1
+    requests.insert(position, "timestamp", requests["step"].map(times).to_numpy())
+    return requests
+
+
+def _with_action_names(table: pd.DataFrame, names) -> pd.DataFrame:
+    """Each action column followed by the action's name, if the process names it."""
+    if names is None:
+        return table
+    for column in ("recommended_action", "action"):
+        if column in table.columns:
+            values = table[column]
+            named = [None if pd.isna(a) else names[int(a)] for a in values]
+            table.insert(table.columns.get_loc(column) + 1, f"{column}_name", named)
+    return table
+
+
+def _parquet_available() -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "export to Parquet needs pyarrow, which is not installed: pip "
+            "install 'skrbal[parquet]', or export to CSV (--format csv)"
+        ) from None
+
+
+@guarded
+def export(args) -> int:
+    fmt = args.format or ("parquet" if args.out.endswith(".parquet") else "csv")
+    if fmt == "parquet":
+        _parquet_available()
+    store = open_store(args)
+    try:
+        table = getattr(store, args.table)(args.agent)
+        if args.table == "requests":
+            table = _with_request_times(table, store.history(args.agent))
+        action_names = store.configuration(args.agent)["process"].get("action_names")
+    finally:
+        store.close()
+    table = _with_action_names(table, action_names)
+    if "payload" in table.columns:  # dicts: as JSON text in a file
+        table["payload"] = [json.dumps(v) for v in table["payload"]]
+    label = table.get("label")
+    if label is not None and label.dtype.kind == "f":
+        known = label.dropna()
+        if np.array_equal(known, np.round(known)):
+            # Integer states with missing ones: pandas made them floats.
+            table["label"] = label.astype("Int64")
+    data = table.to_csv(index=False) if fmt == "csv" else table.to_parquet(index=False)
+    # A confirmation cannot go where the table went (stdout, /dev/stdout),
+    # and a pipeline wants no chatter.
+    if write_output(args.out, data):
+        print(f"wrote {len(table)} rows of {args.table} to {args.out}")
+    return 0

@@ -1,0 +1,96 @@
+"""The store of ``skrbal agent``: opened, resumed, and its errors in one line.
+
+A store error the user can fix (no such store, no such agent, a file that
+is not a store) exits 2; the system failing (an unreachable server, a lock
+held by another writer) exits 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+
+__all__ = ["guarded", "open_store", "resumed_agent"]
+
+
+def guarded(handler):
+    """Run ``handler``; turn store errors into the exceptions ``main`` prints."""
+
+    @functools.wraps(handler)
+    def run(args) -> int:
+        from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
+
+        from skrbal.online import AgentLockedError, StoreError
+
+        try:
+            return handler(args)
+        except AgentLockedError as exc:
+            raise OSError(str(exc)) from exc
+        except StoreError as exc:
+            if isinstance(exc.__cause__, OperationalError) and not _is_local(args):
+                # An unreachable server: the system fails.
+                raise OSError(str(exc)) from exc
+            raise ValueError(str(exc)) from exc
+        except ArgumentError as exc:
+            raise ValueError(f"--store {args.store!r}: {exc}") from exc
+        except DBAPIError as exc:
+            if _is_local(args):
+                raise ValueError(
+                    f"--store {args.store!r}: not a store ({exc.orig})"
+                ) from exc
+            # The driver's own words, without SQLAlchemy's statement dump.
+            raise OSError(f"store {args.store!r}: {exc.orig}") from exc
+
+    return run
+
+
+def _sqlite_path(url: str) -> str | None:
+    if "://" not in url and url != ":memory:":
+        return url
+    if url.startswith("sqlite"):
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).database or None
+    return None
+
+
+def _is_local(args) -> bool:
+    """A SQLite file: what goes wrong with it is the file given, not a server."""
+    return _sqlite_path(args.store) is not None
+
+
+def open_store(args, *, create: bool = False):
+    """The store of ``--store``; an existing one unless ``create``."""
+    from skrbal.online import AgentStore
+
+    path = _sqlite_path(args.store)
+    if path is not None:
+        if os.path.isdir(path):
+            raise IsADirectoryError(
+                f"--store {args.store!r}: is a directory, not a store file"
+            )
+        if not create and not os.path.exists(path):
+            raise FileNotFoundError(
+                f"--store {args.store!r}: no such store; create an agent with "
+                "'skrbal agent init'."
+            )
+    return AgentStore(args.store)
+
+
+@contextlib.contextmanager
+def resumed_agent(args):
+    """The agent of ``--agent``, open for writing; closed (and its store) after."""
+    from skrbal.online import RiskBasedAgent
+
+    if args.wait < 0:
+        raise ValueError(f"--wait must be >= 0, got {args.wait}")
+    store = open_store(args)
+    try:
+        agent = RiskBasedAgent.from_store(store, args.agent, lock_timeout=args.wait)
+        try:
+            yield agent
+        finally:
+            agent.close()
+    finally:
+        store.close()

@@ -1,0 +1,238 @@
+"""``skrbal agent observe``: decide for observations read as CSV, live.
+
+Rows come from a file or standard input (a pipe: decided as they arrive),
+are checked as they come (a bad line names the file, line and column and
+keeps the rows before it), and each batch is committed to the store before
+its decisions are written. Times come back as they were given (ISO in, ISO
+out) and actions with their names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import select
+import stat
+import sys
+
+import numpy as np
+import pandas as pd
+
+from skrbal.cli._agent_commands import timestamps
+from skrbal.cli._agent_store import guarded, resumed_agent
+from skrbal.cli._output import output_stream
+
+__all__ = ["observe"]
+
+
+def _more_waiting(stream) -> bool:
+    """Whether the next line can be read without waiting for the writer.
+
+    True for regular files; for a pipe or terminal, whether data is ready, so
+    that a live feed is decided line by line while a file goes by batches.
+    """
+    try:
+        fd = stream.fileno()
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return True
+        return bool(select.select([fd], [], [], 0)[0])
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return True
+
+
+class _DecisionWriter:
+    """Decisions to a text stream as CSV (one header) or JSON lines."""
+
+    def __init__(self, stream, fmt: str, action_names):
+        self.stream, self.fmt, self.header = stream, fmt, True
+        self.action_names = action_names
+
+    def write(self, decisions: pd.DataFrame, stamps) -> None:
+        if stamps is not None and stamps.dtype == object:
+            # Given as text (ISO dates): shown as given, not as epoch seconds.
+            decisions["timestamp"] = stamps
+        if self.action_names is not None:
+            position = decisions.columns.get_loc("action") + 1
+            names = [self.action_names[a] for a in decisions["action"]]
+            decisions.insert(position, "action_name", names)
+        if self.fmt == "csv":
+            if self.header or len(decisions):
+                decisions.to_csv(self.stream, index=False, header=self.header)
+                self.header = False
+        else:
+            for record in _records(decisions):
+                # json writes floats with repr: exact, and no NaN (null).
+                self.stream.write(json.dumps(record) + "\n")
+        self.stream.flush()
+
+
+def _records(decisions: pd.DataFrame) -> list[dict]:
+    columns = {}
+    for name in decisions.columns:
+        column = decisions[name]
+        if name == "request_id":
+            values = [None if pd.isna(v) else int(v) for v in column]
+        elif name == "timestamp":
+            values = [None if pd.isna(v) else v for v in column.tolist()]
+        else:
+            values = column.tolist()
+        columns[name] = values
+    names = list(columns)
+    return [dict(zip(names, row)) for row in zip(*columns.values())]
+
+
+class _ObservationReader:
+    """Rows of an observation CSV, checked as they come, in batches."""
+
+    def __init__(self, stream, name: str, agent, timestamp_column):
+        self.stream, self.name = stream, name
+        self.reader = csv.reader(_decoded_lines(stream, name))
+        try:
+            header = next(self.reader)
+        except StopIteration:
+            raise ValueError(f"{name}: no header line") from None
+        header = [h.strip() for h in header]
+        self.stamp = None
+        if timestamp_column is not None:
+            if timestamp_column not in header:
+                raise ValueError(
+                    f"{name}: no timestamp column {timestamp_column!r} (columns: "
+                    f"{header})"
+                )
+            self.stamp = header.index(timestamp_column)
+        if agent.feature_names_in_ is not None:
+            self.features = list(agent.feature_names_in_)
+            missing = [f for f in self.features if f not in header]
+            if missing:
+                raise ValueError(
+                    f"{name}: no column {missing} of the agent's features "
+                    f"{self.features} (columns: {header})"
+                )
+            self.positions = [header.index(f) for f in self.features]
+        else:
+            self.positions = [i for i in range(len(header)) if i != self.stamp]
+            self.features = [header[i] for i in self.positions]
+            if len(self.positions) != agent.n_features_in_:
+                raise ValueError(
+                    f"{name}: {len(self.positions)} feature columns, but the agent "
+                    f"has {agent.n_features_in_} features"
+                )
+        self.width = len(header)
+
+    def _parse(self, record):
+        line = self.reader.line_num
+        if len(record) != self.width:
+            raise ValueError(
+                f"{self.name} line {line}: {len(record)} fields, the header has "
+                f"{self.width}"
+            )
+        try:
+            row = [float(record[i]) for i in self.positions]
+        except ValueError:
+            row = []
+        if len(row) != len(self.positions) or not all(map(math.isfinite, row)):
+            bad = next(
+                j
+                for j, i in enumerate(self.positions)
+                if not _is_finite_number(record[i])
+            )
+            raise ValueError(
+                f"{self.name} line {line}: column {self.features[bad]!r} holds "
+                f"{record[self.positions[bad]]!r}, not a finite number"
+            )
+        return row, None if self.stamp is None else record[self.stamp].strip()
+
+    def batches(self, size: int):
+        """Yield ``(X, timestamps)``; a bad line raises after the rows before it."""
+        rows, stamps = [], []
+        try:
+            for record in self.reader:
+                if not record:
+                    continue
+                row, stamp = self._parse(record)
+                rows.append(row)
+                stamps.append(stamp)
+                if len(rows) >= size or not _more_waiting(self.stream):
+                    yield self._batch(rows, stamps)
+                    rows, stamps = [], []
+        except csv.Error as exc:
+            if rows:
+                yield self._batch(rows, stamps)
+            raise ValueError(
+                f"{self.name} line {self.reader.line_num}: {exc}"
+            ) from None
+        except ValueError:
+            if rows:
+                yield self._batch(rows, stamps)
+            raise
+        if rows:
+            yield self._batch(rows, stamps)
+
+    def _batch(self, rows, stamps):
+        X = pd.DataFrame(np.asarray(rows, dtype=np.float64), columns=self.features)
+        if self.stamp is None:
+            return X, None
+        return X, timestamps(pd.Series(stamps))
+
+
+def _is_finite_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _decoded_lines(stream, name: str):
+    """The lines of a binary stream as text; a line not UTF-8 is named."""
+    for number, raw in enumerate(stream, start=1):
+        try:
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{name} line {number}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); "
+                "save the file as UTF-8"
+            ) from None
+
+
+@contextlib.contextmanager
+def _binary_input(name: str):
+    if name == "-":
+        yield sys.stdin.buffer, "standard input"
+        return
+    try:
+        stream = open(name, "rb")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"INPUT {name}: no such file") from None
+    except IsADirectoryError:
+        raise IsADirectoryError(f"INPUT {name}: is a directory") from None
+    with stream:
+        yield stream, name
+
+
+@guarded
+def observe(args) -> int:
+    if args.batch_size < 1:
+        raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
+    with resumed_agent(args) as agent:
+        with _binary_input(args.input) as (source, name):
+            reader = _ObservationReader(source, name, agent, args.timestamp_column)
+            with output_stream(args.out) as out:
+                writer = _DecisionWriter(out, args.format, agent.process.action_names)
+                n_done = 0
+                try:
+                    for X, times in reader.batches(args.batch_size):
+                        writer.write(agent.observe(X, timestamps=times), times)
+                        n_done += X.shape[0]
+                except ValueError as exc:
+                    raise ValueError(
+                        f"{exc} ({n_done} observation(s) before it were "
+                        "recorded, none after)"
+                    ) from exc
+                if n_done == 0:
+                    empty = np.zeros((0, agent.n_features_in_))
+                    writer.write(agent.observe(empty), None)
+    return 0
