@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from skrbal import BayesianGMMClassifier, DecisionProcess, z24_decision_process
-from skrbal.budget import CostThreshold, SpendCap
+from skrbal.budget import CostThreshold, PacedBudget, SpendCap
 from skrbal.cli import main
 from skrbal.experiments import get_case_study
 from skrbal.online import AgentStore, RiskBasedAgent
@@ -190,6 +190,28 @@ def four_states(rng) -> pd.DataFrame:
     table = pd.DataFrame(rng.normal(means[y0 - 1], 0.3), columns=["a", "b"])
     table["label"] = y0
     return table
+
+
+def test_a_paced_budget_from_the_command_line(store_url, tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    commissioning = four_states(rng)
+    commissioning["time"] = pd.date_range("2025-01-01", periods=20, freq="h")
+    commissioning.to_csv(tmp_path / "commissioning.csv", index=False)
+    z24_decision_process().to_json(tmp_path / "process.json")
+    common = ["--store", store_url, "--agent", "paced"]
+    code, _, err = run(
+        ["agent", "init", *common, "--process", tmp_path / "process.json",
+         "--data", tmp_path / "commissioning.csv", "--paced", 120, "--period",
+         "1d"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    stored = RiskBasedAgent.from_store(store_url, "paced")
+    origin = pd.Timestamp("2025-01-01", tz="UTC").timestamp()
+    assert repr(stored.budget) == repr(
+        PacedBudget(limit=120.0, period=86400.0, origin=origin)
+    )
+    stored.close()
 
 
 def test_user_process_file_timestamps_and_a_daily_spend_cap(
@@ -388,7 +410,14 @@ ERRORS_2 = {
     ),
     "spend cap without period": (
         ["agent", "init", "--store", "{tmp}/n.db", "--case", "z24", "--spend-cap", "5"],
-        "--spend-cap and --period go together",
+        "--period goes with --spend-cap or --paced",
+    ),
+    "paced and capped": (
+        [
+            *("agent", "init", "--store", "{tmp}/n.db", "--case", "z24"),
+            *("--spend-cap", "50", "--paced", "50", "--period", "30d"),
+        ],
+        "--spend-cap and --paced exclude each other",
     ),
     "bad duration": (
         ["agent", "init", "--store", "{tmp}/n.db", "--case", "z24", "--min-gap", "3q"],

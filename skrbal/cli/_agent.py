@@ -287,7 +287,17 @@ def _add_budget(init) -> None:
         help="at most this spend per --period (SpendCap)",
     )
     budget.add_argument(
-        "--period", metavar="DURATION", help="with --spend-cap: e.g. 30d, 1y"
+        "--paced",
+        type=float,
+        metavar="MONEY",
+        help="spend at most this per --period, paced over the period with a "
+        "reserve for its end (PacedBudget; recommended over --spend-cap, which "
+        "spends first come, first served)",
+    )
+    budget.add_argument(
+        "--period",
+        metavar="DURATION",
+        help="with --spend-cap or --paced: e.g. 30d, 1y",
     )
     budget.add_argument(
         "--origin",

@@ -91,24 +91,40 @@ def _duration(text: str, option: str) -> float:
 
 def _budget_policy(args, first_time: float):
     """The policy of the budget options (None: the paper's rule)."""
-    from skrbal.budget import CostThreshold, MinimumGap, QuantileThreshold, SpendCap
+    from skrbal.budget import (
+        CostThreshold,
+        MinimumGap,
+        PacedBudget,
+        QuantileThreshold,
+        SpendCap,
+    )
 
-    if (args.spend_cap is None) != (args.period is None):
-        raise ValueError("--spend-cap and --period go together")
+    if args.spend_cap is not None and args.paced is not None:
+        raise ValueError("--spend-cap and --paced exclude each other")
+    if args.paced is not None and args.rate is not None:
+        raise ValueError("--paced and --rate exclude each other")
+    money = args.paced if args.paced is not None else args.spend_cap
+    if (money is None) != (args.period is None):
+        raise ValueError("--period goes with --spend-cap or --paced")
     if args.origin is not None and args.period is None:
-        raise ValueError("--origin goes with --period (and --spend-cap)")
-    policies = [
-        CostThreshold() if args.rate is None else QuantileThreshold(rate=args.rate)
-    ]
-    if args.spend_cap is not None:
+        raise ValueError("--origin goes with --period (and --spend-cap or --paced)")
+    origin = None
+    if args.period is not None:
         period = _duration(args.period, "--period")
         origin = (
             first_time if args.origin is None else _time_point(args.origin, "--origin")
         )
+    if args.paced is not None:
+        policies = [PacedBudget(limit=args.paced, period=period, origin=origin)]
+    else:
+        policies = [
+            CostThreshold() if args.rate is None else QuantileThreshold(rate=args.rate)
+        ]
+    if args.spend_cap is not None:
         policies.append(SpendCap(limit=args.spend_cap, period=period, origin=origin))
     if args.min_gap is not None:
         policies.append(MinimumGap(gap=_duration(args.min_gap, "--min-gap")))
-    if len(policies) == 1 and args.rate is None:
+    if len(policies) == 1 and args.rate is None and args.paced is None:
         return None
     policy = policies[0]
     for other in policies[1:]:
