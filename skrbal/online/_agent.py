@@ -34,7 +34,12 @@ from skrbal.online._config import (
     resolve_config,
 )
 from skrbal.online._lock import AgentLock
-from skrbal.online._store import AgentStore, StoreError, label_to_json
+from skrbal.online._store import (
+    AgentStore,
+    StoreError,
+    label_to_json,
+    store_parameter,
+)
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["RequestError", "RiskBasedAgent"]
@@ -531,7 +536,7 @@ class RiskBasedAgent(BaseEstimator):
             When a given estimator or budget differs from the stored one, or
             a stored one cannot be rebuilt.
         """
-        owned = not isinstance(store, AgentStore)
+        owned, given = not isinstance(store, AgentStore), store
         store = AgentStore(store) if owned else store
         try:
             with store.engine.connect() as conn:
@@ -552,7 +557,7 @@ class RiskBasedAgent(BaseEstimator):
                 em_start=settings["em_start"],
                 initial_state=decode_config(settings["initial_state"]),
                 max_open_requests=settings["max_open_requests"],
-                store=store if not owned else store.display_url,
+                store=store_parameter(given) if owned else store,
                 name=name,
             )
             agent._resume(store, owned, row, lock_timeout)

@@ -70,6 +70,30 @@ def _sqlite_pragmas(synchronous: str):
     return on_connect
 
 
+class _URL(str):
+    """A store URL as given, password included, whose repr hides the password.
+
+    An agent resumed from a URL keeps it as its ``store`` parameter, so that
+    a clone connects as the original did; its repr (and the agent's) shows
+    ``***`` in place of the password.
+    """
+
+    def __repr__(self):
+        return repr(make_url(str(self)).render_as_string(hide_password=True))
+
+
+def store_parameter(url):
+    """The ``store`` parameter of an agent opened from ``url``, as given.
+
+    A URL with a password becomes a string equal to it whose ``repr`` hides
+    the password; anything else is returned unchanged.
+    """
+    text = os.fspath(url)
+    if "://" in text and make_url(text).password is not None:
+        return _URL(text)
+    return url
+
+
 def label_to_json(label) -> str:
     """JSON text of one class label (numpy scalars become Python values)."""
     return json.dumps(label.item() if hasattr(label, "item") else label)
