@@ -3,6 +3,8 @@
 The PostgreSQL cases run when ``SKRBAL_TEST_POSTGRES_URL`` is set.
 """
 
+import tracemalloc
+
 import numpy as np
 from sklearn.base import clone
 from sklearn.naive_bayes import GaussianNB
@@ -49,3 +51,40 @@ def test_a_resumed_agent_keeps_the_real_url(store_url):
     twin.set_params(name="twin").fit(X0, Y0).close()
     with AgentStore(url) as store:
         assert store.agent_names() == ["bridge", "twin"]
+
+
+def _peak_bytes(call):
+    """Peak of the memory Python and numpy allocate during ``call()``."""
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_resume_and_status_read_one_block_at_a_time(tmp_path):
+    # One observe of 20,000 rows (a block of 1.4 MB) making about 140
+    # requests: reading the block once per request took 90 MB to resume.
+    path = tmp_path / "a.db"
+    process = PROCESS.set_params(inspection_cost=1e-4)
+    X = np.random.default_rng(0).normal(0, 8, size=(20_000, 1))
+    stamps = np.arange(8 + X.shape[0], dtype=float)
+    with RiskBasedAgent(estimator=GaussianNB(), process=process, store=path).fit(
+        np.vstack([X0, X0 + 1.0]), np.tile(Y0, 2), timestamps=stamps[:8]
+    ) as agent:
+        decisions = agent.observe(X, timestamps=stamps[8:])
+        n_requests = int(decisions["inspect"].sum())
+        first = int(decisions["request_id"].dropna().iloc[0])
+        agent.record_inspection(first, 2)
+        expected = agent.status()
+    assert n_requests > 100
+    resumed, peak = _peak_bytes(lambda: RiskBasedAgent.from_store(path))
+    with resumed:
+        assert peak < 12e6
+        status, peak = _peak_bytes(resumed.status)
+        assert peak < 12e6
+        assert status == expected
+        assert len(status["open_requests"]) == n_requests - 1
+        for request in status["open_requests"][:3]:
+            assert request["timestamp"] == float(request["step"])

@@ -598,9 +598,7 @@ class RiskBasedAgent(BaseEstimator):
                 -1 if method is None else names.index(method),
                 belief,
             ]
-            for request_id, step, status, method, belief in store._requests_of(
-                row.agent_id
-            )
+            for request_id, step, status, method, belief in store._requests_of(row)
         }
 
     def _dense(self) -> bool:

@@ -12,7 +12,6 @@ from math import fsum
 import numpy as np
 import pandas as pd
 from sqlalchemy import (
-    and_,
     bindparam,
     create_engine,
     delete,
@@ -33,7 +32,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.pool import StaticPool
 
 from skrbal.online import _schema as schema
-from skrbal.online._blocks import unpack_blocks
+from skrbal.online._blocks import rows_of_block, unpack_blocks
 from skrbal.online._config import process_from_json
 
 __all__ = ["AgentStore", "StoreError"]
@@ -421,14 +420,10 @@ class AgentStore:
         return frame, beliefs, features
 
     @staticmethod
-    def _block_rows(conn, agent_id: int, where=None, last=False):
-        """The block rows of an agent in step order (the last one only)."""
+    def _block_rows(conn, agent_id: int):
+        """The block rows of an agent in step order."""
         b = schema.blocks
         query = select(b).where(b.c.agent_id == agent_id)
-        if where is not None:
-            query = query.where(where)
-        if last:
-            return conn.execute(query.order_by(b.c.first_step.desc()).limit(1)).all()
         return conn.execute(query.order_by(b.c.first_step)).all()
 
     def requests(self, name: str) -> pd.DataFrame:
@@ -590,18 +585,17 @@ class AgentStore:
                 .group_by(req.c.method, req.c.status)
             ).all()
             open_rows = conn.execute(
-                select(
-                    req.c.request_id,
-                    req.c.step,
-                    req.c.evpi,
-                    b.c.first_step,
-                    b.c.n_steps,
-                    b.c.timestamp,
-                )
-                .join(b, _block_of(req))
+                select(req.c.request_id, req.c.step, req.c.evpi)
                 .where((req.c.agent_id == aid) & (req.c.status == "open"))
-                .order_by(req.c.request_id)
+                .order_by(req.c.step)
             ).all()
+            stamps = read_steps(
+                conn,
+                agent,
+                [r.step for r in open_rows],
+                ("timestamp",),
+                _process_classes(agent).size,
+            )["timestamp"]
             labels = (
                 conn.execute(
                     select(obs.c.label, func.count())
@@ -614,10 +608,8 @@ class AgentStore:
                     .group_by(req.c.label)
                 ).all()
             )
-            last = self._block_rows(conn, aid, last=True)
-        last_evpi = None
-        if last:
-            last_evpi = float(_unpacked(last[0], "evpi")[-1])
+            last_evpi = _last_of_block(conn, aid, ("evpi",))
+            last_evpi = None if last_evpi is None else last_evpi[0]
         cost = float(_process(agent).inspection_cost)
         statuses = {}
         for _, status, n in by_method:
@@ -659,19 +651,18 @@ class AgentStore:
             "inspection_cost": cost,
             "spend": spend,
             "committed_spend": committed,
-            "open_requests": [
-                {
-                    "request_id": r.request_id,
-                    "step": r.step,
-                    "evpi": r.evpi,
-                    "timestamp": (
-                        None
-                        if r.timestamp is None
-                        else float(_unpacked(r, "timestamp")[r.step - r.first_step])
-                    ),
-                }
-                for r in open_rows
-            ],
+            "open_requests": sorted(
+                (
+                    {
+                        "request_id": r.request_id,
+                        "step": r.step,
+                        "evpi": r.evpi,
+                        "timestamp": None if np.isnan(stamp) else float(stamp),
+                    }
+                    for r, stamp in zip(open_rows, stamps)
+                ),
+                key=lambda r: r["request_id"],
+            ),
             "labelled": {c: counts.get(c, 0) for c in classes},
             "last_evpi": last_evpi,
             "budget_state": json.loads(agent.budget_state),
@@ -742,55 +733,63 @@ class AgentStore:
         return agent_id
 
     def _load(self, conn, agent, every_step: bool = True):
-        """Steps (commissioning first) and events (by seq) of an agent.
+        """Steps (commissioning first) and the result and action events.
 
         Without ``every_step``, only the commissioning steps and the steps
         with a request that was not cancelled. The steps are a dict of
         ``step``, ``n_commissioning``, ``features``, ``labels`` (JSON text
-        of the commissioning labels) and ``action`` (recommended).
+        of the commissioning labels) and ``action`` (recommended). The
+        observed steps are read a block at a time, only their features and
+        actions; of the events only those that change the model.
         """
-        obs, req = schema.observations, schema.requests
+        obs, req, b = schema.observations, schema.requests, schema.blocks
         aid = agent.agent_id
-        n_states = _process_classes(agent).size
         com = conn.execute(
             select(obs.c.step, obs.c.features, obs.c.label, obs.c.action)
             .where(obs.c.agent_id == aid)
             .order_by(obs.c.step)
         ).all()
-        where = None
-        if not every_step:
+        if every_step:
+            firsts, sizes = _int_columns(
+                conn,
+                select(b.c.first_step, b.c.n_steps)
+                .where(b.c.agent_id == aid)
+                .order_by(b.c.first_step),
+                2,
+            )
+            steps = (
+                np.concatenate([np.arange(f, f + n) for f, n in zip(firsts, sizes)])
+                if firsts.size
+                else np.empty(0, np.int64)
+            )
+        else:
             live = (req.c.agent_id == aid) & (req.c.status != "cancelled")
-            where = select(req.c.request_id).where(live & _block_of(req)).exists()
-            requested = conn.execute(select(req.c.step).where(live)).scalars().all()
-        blocks = unpack_blocks(
-            self._block_rows(conn, aid, where), agent.n_features, n_states
-        )
-        if not every_step:
-            keep = np.isin(blocks["step"], np.asarray(requested, dtype=np.int64))
-            blocks = {key: values[keep] for key, values in blocks.items()}
+            steps = np.sort(_int_columns(conn, select(req.c.step).where(live), 1)[0])
+        n_states = _process_classes(agent).size
+        seen = read_steps(conn, agent, steps, ("features", "action"), n_states)
         c_step, c_features, c_action = _commissioning(com, agent.n_features)
         steps = {
-            "step": np.concatenate([c_step, blocks["step"]]),
+            "step": np.concatenate([c_step, steps]),
             "n_commissioning": len(com),
-            "features": np.vstack([c_features, blocks["features"]]),
+            "features": np.vstack([c_features, seen["features"]]),
             "labels": [r.label for r in com],
-            "action": np.concatenate([c_action, blocks["action"]]),
+            "action": np.concatenate([c_action, seen["action"]]),
         }
         events = conn.execute(
             select(schema.events)
-            .where(schema.events.c.agent_id == aid)
+            .where(
+                (schema.events.c.agent_id == aid)
+                & schema.events.c.kind.in_(("result", "action"))
+            )
             .order_by(schema.events.c.seq)
         ).all()
         return steps, events
 
     def _last_observation(self, conn, agent_id: int):
         """The time of the last step and the EVPI of the last observation."""
-        last = self._block_rows(conn, agent_id, last=True)
-        if last:
-            return (
-                float(_unpacked(last[0], "time")[-1]),
-                float(_unpacked(last[0], "evpi")[-1]),
-            )
+        last = _last_of_block(conn, agent_id, ("time", "evpi"))
+        if last is not None:
+            return last
         obs = schema.observations
         time_ = conn.execute(
             select(obs.c.time)
@@ -800,35 +799,33 @@ class AgentStore:
         ).scalar()
         return time_, None
 
-    def _requests_of(self, agent_id: int):
+    def _requests_of(self, agent):
         """Each request's id, step, status, method and belief (open ones).
 
         A list of tuples ``(request_id, step, status, method, belief)``,
-        ``belief`` an array for an open request, None otherwise.
+        ``belief`` an array for an open request, None otherwise; the beliefs
+        are read a block at a time.
         """
-        req, b = schema.requests, schema.blocks
+        req = schema.requests
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(
-                    req.c.request_id,
-                    req.c.step,
-                    req.c.status,
-                    req.c.method,
-                    b.c.first_step,
-                    b.c.n_steps,
-                    b.c.belief,
-                )
-                .join(b, _block_of(req))
-                .where(req.c.agent_id == agent_id)
+                select(req.c.request_id, req.c.step, req.c.status, req.c.method)
+                .where(req.c.agent_id == agent.agent_id)
+                .order_by(req.c.step)
             ).all()
-        out = []
-        for r in rows:
-            belief = None
-            if r.status == "open":
-                beliefs = np.frombuffer(r.belief, dtype="<f8").reshape(r.n_steps, -1)
-                belief = beliefs[r.step - r.first_step].astype(np.float64)
-            out.append((r.request_id, r.step, r.status, r.method, belief))
-        return out
+            opened = [r for r in rows if r.status == "open"]
+            beliefs = read_steps(
+                conn,
+                agent,
+                [r.step for r in opened],
+                ("belief",),
+                _process_classes(agent).size,
+            )["belief"]
+        belief_of = {r.request_id: b for r, b in zip(opened, beliefs)}
+        return [
+            (r.request_id, r.step, r.status, r.method, belief_of.get(r.request_id))
+            for r in rows
+        ]
 
     @staticmethod
     def _insert_event(conn, agent_id, seq, kind, step, request_id, payload):
@@ -975,19 +972,115 @@ def _commissioning(rows, n_features: int):
     return step, features.reshape(len(rows), n_features), action
 
 
-def _block_of(req):
-    """Join condition: the block holding the step of a request."""
+def _last_of_block(conn, agent_id: int, columns) -> tuple | None:
+    """The last step's value of some ``<f8`` columns of an agent's blocks.
+
+    Only the last 8 bytes of each are read (None without blocks).
+    """
     b = schema.blocks
-    return and_(
-        b.c.agent_id == req.c.agent_id,
-        b.c.first_step <= req.c.step,
-        req.c.step < b.c.first_step + b.c.n_steps,
+    row = conn.execute(
+        select(*(func.substr(b.c[c], b.c.n_steps * 8 - 7, 8) for c in columns))
+        .where(b.c.agent_id == agent_id)
+        .order_by(b.c.first_step.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    return tuple(float(np.frombuffer(bytes(v), dtype="<f8")[0]) for v in row)
+
+
+# Steps of small blocks read in one query; a larger block is read alone.
+_CHUNK_STEPS = 65_536
+_CHUNK_BLOCKS = 500
+
+
+def _int_columns(conn, query, n_columns: int) -> list:
+    """The integer columns of a query as arrays, read in bounded chunks."""
+    parts = [[] for _ in range(n_columns)]
+    result = conn.execution_options(yield_per=10_000).execute(query)
+    for chunk in result.partitions():
+        for j, values in enumerate(zip(*chunk)):
+            parts[j].append(np.asarray(values, dtype=np.int64))
+    return [np.concatenate(p) if p else np.empty(0, np.int64) for p in parts]
+
+
+def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
+    """Per-step columns of some observed steps, reading one block at a time.
+
+    ``steps`` (ascending) must be observed steps (not commissioning ones);
+    the result maps each of ``columns`` to the values of those steps, in
+    that order. Only the asked columns of the blocks holding those steps are
+    read, a block (or a chunk of small blocks) at a time, so the memory it
+    takes is that of the result and one block, however many steps a block
+    holds.
+    """
+    b = schema.blocks
+    steps = np.asarray(steps, dtype=np.int64)
+    out = {column: [] for column in columns}
+    firsts, sizes = _int_columns(
+        conn,
+        select(b.c.first_step, b.c.n_steps)
+        .where(b.c.agent_id == agent.agent_id)
+        .order_by(b.c.first_step),
+        2,
     )
-
-
-def _unpacked(block_row, column: str) -> np.ndarray:
-    """One per-step column (``time``, ``evpi``, ``timestamp``) of a block."""
-    return np.frombuffer(getattr(block_row, column), dtype="<f8").astype(np.float64)
+    at = np.searchsorted(firsts, steps, side="right") - 1
+    lost = (at < 0) | (steps >= firsts[at] + sizes[at]) if firsts.size else steps >= 0
+    if lost.any():
+        raise StoreError(
+            f"agent {agent.name!r}: step {int(steps[lost][0])} is in no block of "
+            f"table {b.name}; the store is damaged."
+        )
+    wanted = np.unique(at)
+    start = 0
+    while start < wanted.size:
+        stop = start + 1
+        total = sizes[wanted[start]]
+        while (
+            stop < wanted.size
+            and stop - start < _CHUNK_BLOCKS
+            and total + sizes[wanted[stop]] <= _CHUNK_STEPS
+        ):
+            total += sizes[wanted[stop]]
+            stop += 1
+        rows = conn.execute(
+            select(b.c.first_step, b.c.n_steps, *(b.c[c] for c in columns))
+            .where(
+                (b.c.agent_id == agent.agent_id)
+                & b.c.first_step.in_(firsts[wanted[start:stop]].tolist())
+            )
+            .order_by(b.c.first_step)
+        )
+        for row in rows:
+            k = np.searchsorted(firsts, row.first_step)
+            lo, hi = np.searchsorted(at, [k, k + 1])
+            offsets = steps[lo:hi] - row.first_step
+            for column in columns:
+                if getattr(row, column) is None:  # a block without timestamps
+                    out[column].append(np.full(offsets.size, np.nan))
+                    continue
+                try:
+                    values = rows_of_block(
+                        row, column, offsets, agent.n_features, n_states
+                    )
+                except ValueError as exc:
+                    raise StoreError(
+                        f"agent {agent.name!r}, table {b.name}: {exc}"
+                    ) from None
+                out[column].append(values)
+        start = stop
+    empty = {"features": (0, agent.n_features), "belief": (0, n_states)}
+    return {
+        column: (
+            np.concatenate(parts)
+            if parts
+            else np.empty(
+                empty.get(column, 0),
+                dtype=np.int64 if column in ("action", "request_id") else np.float64,
+            )
+        )
+        for column, parts in out.items()
+    }
 
 
 def _json_column(column) -> list:
