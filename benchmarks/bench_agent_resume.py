@@ -80,8 +80,12 @@ def build(path: Path, n: int) -> dict:
 
 
 def child(task: str, path: str, limit_gb: float) -> None:
-    """One measured task in this (fresh) process; prints a JSON line."""
+    """One task in this (fresh) process; prints a JSON line."""
     import resource
+
+    if task.startswith("build-"):
+        print(json.dumps(build(Path(path), int(task[6:]))))
+        return
 
     limit = int(limit_gb * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -104,16 +108,18 @@ def child(task: str, path: str, limit_gb: float) -> None:
     print(json.dumps({"peak_mb": peak_kb / 1024, "wall_s": wall, "outcome": outcome}))
 
 
+def _run_child(task: str, path: Path, limit_gb: float) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", task, str(path), str(limit_gb)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def measure(path: Path, task: str, repeats: int, limit_gb: float) -> dict:
-    runs = []
-    for _ in range(repeats):
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", task, str(path), str(limit_gb)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    runs = [_run_child(task, path, limit_gb) for _ in range(repeats)]
     failed = [r["outcome"] for r in runs if r["outcome"] != "ok"]
     return {
         "peak_mb": statistics.median(r["peak_mb"] for r in runs),
@@ -139,7 +145,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for n in args.sizes:
             path = Path(folder) / f"agent_{n}.db"
-            info = build(path, n)
+            # Built in a child too: Linux keeps a process's peak RSS across
+            # exec, so a big parent would inflate every child's ru_maxrss.
+            info = _run_child(f"build-{n}", path, args.limit_gb)
             for task in ("import", "resume", "status"):
                 m = measure(path, task, args.repeats, args.limit_gb)
                 wall = f"{m['wall_s']:.3f}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 
 import pandas as pd
 from sqlalchemy import create_engine, event, func, inspect, select
@@ -142,7 +143,9 @@ class AgentStore:
                     poolclass=StaticPool,
                     connect_args={"check_same_thread": False},
                 )
-                self._identity = ("memory", id(self))
+                # Unique for ever: an id() is reused once the object is gone,
+                # and an unclosed agent of the old store still holds its key.
+                self._identity = ("memory", uuid.uuid4().hex)
             else:
                 self.path = os.path.abspath(parsed.database)
                 if not os.path.isdir(os.path.dirname(self.path)):
@@ -164,6 +167,8 @@ class AgentStore:
                 f"{backend!r} database of {url!r}."
             )
         self.display_url = parsed.render_as_string(hide_password=True)
+        # The write locks this object handed out, checked by every write.
+        self._locks = {}
         try:
             self._prepare_schema()
         except DatabaseError as exc:
@@ -451,6 +456,7 @@ class AgentStore:
         except BaseException:
             lock.release()
             raise
+        self._locks[agent_id] = (lock, name)
         return lock
 
     def append_observe(self, agent_id: int, seq: int, block: ObserveBlock) -> None:

@@ -52,6 +52,9 @@ def _transaction(store, agent_id: int, seq: int, **values):
             ),
             {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1, **values},
         )
+        held = store._locks.get(agent_id)
+        if held is not None and held[0].held:
+            held[0].verify(conn, held[1])
         if moved.rowcount != 1:
             raise StoreError(
                 f"store {store.display_url}: agent {agent_id} was changed by "

@@ -1,0 +1,96 @@
+"""Store safety: locks, atomic creation, read-only files, what loading runs.
+
+The PostgreSQL cases run when ``SKRBAL_TEST_POSTGRES_URL`` is set.
+"""
+
+import gc
+import multiprocessing
+import os
+
+import numpy as np
+import pytest
+from sklearn.naive_bayes import GaussianNB
+from sqlalchemy import text
+
+from skrbal import synthetic_decision_process
+from skrbal.online import (
+    AgentLockedError,
+    AgentStore,
+    RiskBasedAgent,
+    StoreError,
+)
+
+PROCESS = synthetic_decision_process()
+X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
+Y0 = np.array([1, 2, 3, 4] * 2)
+
+
+def _agent(store):
+    return RiskBasedAgent(estimator=GaussianNB(), process=PROCESS, store=store)
+
+
+def _try_open(urls, queue):
+    outcomes = []
+    for url in urls:
+        try:
+            RiskBasedAgent.from_store(url).close()
+            outcomes.append("opened")
+        except AgentLockedError as exc:
+            outcomes.append(f"locked: {exc}")
+    queue.put(outcomes)
+
+
+def _open_in_child(*urls) -> list:
+    """Try to open the agent at each URL in turn, in another process."""
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    child = context.Process(target=_try_open, args=([str(u) for u in urls], queue))
+    child.start()
+    outcomes = queue.get(timeout=120)
+    child.join()
+    return outcomes
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_a_symlinked_store_is_the_same_store_for_the_lock(tmp_path):
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "a.db"
+    (tmp_path / "link.db").symlink_to(real)
+    (tmp_path / "folder").symlink_to(tmp_path / "real")
+    with _agent(real).fit(X0, Y0):
+        outcomes = _open_in_child(tmp_path / "link.db", tmp_path / "folder" / "a.db")
+    assert [o.split(":")[0] for o in outcomes] == ["locked", "locked"]
+    assert _open_in_child(tmp_path / "link.db") == ["opened"]
+
+
+def test_memory_store_keys_are_never_reused():
+    # An agent left open on a store that is gone must not lock out (or be
+    # mistaken for) an agent of a new store that happens to get its id().
+    keys = set()
+    for _ in range(50):
+        store = AgentStore(":memory:")
+        _agent(store).fit(X0, Y0)  # left open on purpose
+        keys.add(store._identity)
+        del store
+        gc.collect()
+    assert len(keys) == 50
+
+
+def test_a_lost_postgres_lock_is_named(store_url):
+    if "://" not in store_url:
+        pytest.skip("advisory locks are PostgreSQL's")
+    agent = _agent(store_url).fit(X0, Y0)
+    agent.observe(X0[:1])
+    store = AgentStore(store_url)
+    with store.engine.begin() as conn:  # as a server restart would
+        conn.execute(
+            text("SELECT pg_terminate_backend(:pid)"),
+            {"pid": agent._lock._backend_pid},
+        )
+    with pytest.raises(StoreError, match="lost its write lock"):
+        agent.observe(X0[:1])
+    assert store.status("agent")["n_observations"] == 1
+    agent.close()
+    with RiskBasedAgent.from_store(store) as again:
+        again.observe(X0[:1])
+    store.close()
