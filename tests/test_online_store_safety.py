@@ -6,6 +6,7 @@ The PostgreSQL cases run when ``SKRBAL_TEST_POSTGRES_URL`` is set.
 import gc
 import multiprocessing
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from skrbal.online import (
     RiskBasedAgent,
     StoreError,
 )
+from skrbal.online import _schema as schema
 
 PROCESS = synthetic_decision_process()
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
@@ -94,3 +96,55 @@ def test_a_lost_postgres_lock_is_named(store_url):
     with RiskBasedAgent.from_store(store) as again:
         again.observe(X0[:1])
     store.close()
+
+
+class _Killed(BaseException):
+    """Stands for a SIGKILL: nothing after it runs, nothing is committed."""
+
+
+def test_creation_is_all_or_nothing(store_url, monkeypatch):
+    # Killed between creating the tables and writing the version row.
+    import skrbal.online._store as store_module
+
+    def killed():
+        raise _Killed
+
+    monkeypatch.setattr(store_module, "time", SimpleNamespace(time=killed))
+    with pytest.raises(_Killed):
+        AgentStore(store_url)
+    monkeypatch.undo()
+    with AgentStore(store_url) as store:  # not "damaged": created afresh
+        assert store.schema_version == schema.SCHEMA_VERSION
+        assert store.agent_names() == []
+
+
+def _open_at(url, start, queue):
+    start.wait()
+    try:
+        with AgentStore(url) as store:
+            queue.put(("ok", store.schema_version))
+    except Exception as exc:  # reported to the parent, which fails
+        queue.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks its openers")
+def test_two_processes_creating_one_store(store_url, tmp_path):
+    context = multiprocessing.get_context("fork")
+    for round_ in range(10):
+        if "://" in store_url:
+            url = store_url
+            with AgentStore(url) as store:
+                schema.metadata.drop_all(store.engine)
+        else:
+            url = str(tmp_path / f"round{round_}.db")
+        start, queue = context.Event(), context.Queue()
+        children = [
+            context.Process(target=_open_at, args=(url, start, queue)) for _ in range(2)
+        ]
+        for child in children:
+            child.start()
+        start.set()
+        outcomes = [queue.get(timeout=120) for _ in children]
+        for child in children:
+            child.join()
+        assert outcomes == [("ok", schema.SCHEMA_VERSION)] * 2, (round_, outcomes)

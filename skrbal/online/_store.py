@@ -7,7 +7,7 @@ import time
 import uuid
 
 import pandas as pd
-from sqlalchemy import create_engine, event, func, inspect, select
+from sqlalchemy import create_engine, event, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     DatabaseError,
@@ -19,7 +19,7 @@ from sqlalchemy.pool import StaticPool
 
 from skrbal.online import _frames, _reading, _writing
 from skrbal.online import _schema as schema
-from skrbal.online._lock import AgentLock
+from skrbal.online._lock import _PG_LOCK_SPACE, AgentLock
 from skrbal.online._storage import (
     AgentRecord,
     Commissioning,
@@ -192,15 +192,10 @@ class AgentStore:
                     raise
                 time.sleep(0.1 * (attempt + 1))
 
-    def _create_or_upgrade(self, conn):
+    def _version(self, conn) -> int | None:
+        """The store's schema version, None for a database without tables."""
         if not inspect(conn).has_table(schema.schema_version.name):
-            schema.metadata.create_all(conn)
-            conn.execute(
-                schema.schema_version.insert().values(
-                    version=schema.SCHEMA_VERSION, applied_at=time.time()
-                )
-            )
-            return
+            return None
         version = conn.execute(select(func.max(schema.schema_version.c.version)))
         version = version.scalar()
         if version is None:
@@ -214,13 +209,37 @@ class AgentStore:
                 f"than this skrbal's {schema.SCHEMA_VERSION}: upgrade skrbal to "
                 "use it."
             )
-        if version < schema.SCHEMA_VERSION and conn.dialect.name == "sqlite":
+        return version
+
+    def _create_or_upgrade(self, conn):
+        if self._version(conn) == schema.SCHEMA_VERSION:
+            return  # the common case: nothing to write, no lock taken
+        # Creating or migrating: one transaction that a second process waits
+        # for, then re-reads, so a kill leaves nothing or a complete store
+        # and of two processes creating one store, one creates and the other
+        # opens.
+        if conn.dialect.name == "sqlite":
             # The sqlite3 module opens a transaction only before a DML
-            # statement, so a migration's first CREATE or ALTER would commit
-            # on its own; an explicit one keeps the migration all or nothing
-            # (and IMMEDIATE keeps a second process from migrating too).
+            # statement, so each CREATE or ALTER would commit on its own;
+            # BEGIN IMMEDIATE opens one, with the database's write lock.
             if not conn.connection.dbapi_connection.in_transaction:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            # PostgreSQL's DDL is transactional; a transaction-level advisory
+            # lock (key 0: no agent's) orders the creators.
+            conn.execute(
+                text("SELECT pg_advisory_xact_lock(:space, 0)"),
+                {"space": _PG_LOCK_SPACE},
+            )
+        version = self._version(conn)
+        if version is None:
+            schema.metadata.create_all(conn)
+            conn.execute(
+                schema.schema_version.insert().values(
+                    version=schema.SCHEMA_VERSION, applied_at=time.time()
+                )
+            )
+            return
         while version < schema.SCHEMA_VERSION:
             schema.MIGRATIONS[version](conn)
             version += 1
