@@ -6,6 +6,8 @@ The PostgreSQL cases run when ``SKRBAL_TEST_POSTGRES_URL`` is set.
 import gc
 import multiprocessing
 import os
+import shutil
+import tempfile
 from types import SimpleNamespace
 
 import numpy as np
@@ -148,3 +150,51 @@ def test_two_processes_creating_one_store(store_url, tmp_path):
         for child in children:
             child.join()
         assert outcomes == [("ok", schema.SCHEMA_VERSION)] * 2, (round_, outcomes)
+
+
+def _read_as_other_user(path, queue):
+    """Read a store in a child without the right to write it (not root)."""
+    if os.getuid() == 0:  # root writes anything: read as 'nobody'
+        os.setgid(65534)
+        os.setuid(65534)
+    try:
+        store = AgentStore(path)
+        outcome = [
+            store.read_only,
+            store.status("agent")["n_observations"],
+            store.history("agent").shape[0],
+            store.requests("agent").shape[0],
+            store.events("agent").shape[0],
+        ]
+        try:
+            RiskBasedAgent.from_store(store)
+        except StoreError as exc:
+            outcome.append(str(exc))
+        queue.put(outcome)
+    except Exception as exc:
+        queue.put(f"{type(exc).__name__}: {exc}")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="reads in a forked child")
+@pytest.mark.parametrize("folder_writable", [False, True])
+def test_a_read_only_store_can_be_read(folder_writable):
+    folder = tempfile.mkdtemp(dir="/tmp")
+    path = os.path.join(folder, "a.db")
+    try:
+        os.chmod(folder, 0o755)
+        with _agent(path).fit(X0, Y0) as agent:
+            agent.observe(X0[:3])
+        os.chmod(path, 0o444)
+        os.chmod(folder, 0o777 if folder_writable else 0o555)
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_read_as_other_user, args=(path, queue))
+        child.start()
+        outcome = queue.get(timeout=120)
+        child.join()
+    finally:
+        os.chmod(folder, 0o755)
+        shutil.rmtree(folder)
+    assert outcome[:5] == [True, 3, 11, 0, 2], outcome
+    assert f"store {path} is read-only" in outcome[5]
+    assert "can be read (status, history, export)" in outcome[5]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from urllib.parse import quote
 
 import pandas as pd
 from sqlalchemy import create_engine, event, func, inspect, select, text
@@ -37,6 +38,8 @@ _SYNCHRONOUS = ("full", "normal")
 
 
 def _sqlite_pragmas(synchronous: str):
+    """Per-connection settings of a SQLite store opened for writing."""
+
     def on_connect(dbapi_connection, _record):
         cursor = dbapi_connection.cursor()
         # WAL lets readers (status, export) work while an agent writes.
@@ -46,6 +49,37 @@ def _sqlite_pragmas(synchronous: str):
         cursor.close()
 
     return on_connect
+
+
+def _writable(path: str) -> bool:
+    """Whether a SQLite file (with its WAL files beside it) can be written."""
+    folder = os.path.dirname(path)
+    return os.access(path, os.W_OK) and os.access(folder, os.W_OK)
+
+
+def _read_only_engine(path: str):
+    """An engine that reads a SQLite file it may not write (nor its folder).
+
+    ``mode=ro`` reads while a writer may be at work, but needs the WAL's
+    ``-shm`` file to exist or be creatable; without it (a read-only copy
+    of a closed store), ``immutable=1`` reads the file as it is.
+    """
+    quoted = quote(path)
+    for flag in ("mode=ro", "immutable=1"):
+        engine = create_engine(
+            f"sqlite:///file:{quoted}?{flag}&uri=true", connect_args={"timeout": 60}
+        )
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
+            return engine
+        except OperationalError as exc:
+            engine.dispose()
+            error = exc
+    raise StoreError(
+        f"cannot read the store {path}: the file is read-only and cannot be "
+        f"opened for reading either ({error.orig})."
+    ) from error
 
 
 class _URL(str):
@@ -97,6 +131,12 @@ class AgentStore:
         The connection pool.
     path : str or None
         The absolute path of a SQLite file, ``None`` otherwise.
+    read_only : bool
+        Whether the store is a SQLite file this process cannot write (or
+        whose folder it cannot write): it is opened for reading only
+        (``mode=ro``, or ``immutable=1`` without the WAL's ``-shm`` file);
+        :meth:`status`, :meth:`history` and the other readers work, and
+        opening an agent for writing raises :class:`StoreError`.
     display_url : str
         The URL, password hidden (for messages).
 
@@ -134,7 +174,7 @@ class AgentStore:
             url = "sqlite:///" + os.path.abspath(url)
         parsed = make_url(url)
         backend = parsed.get_backend_name()
-        self.path = None
+        self.path, self.read_only = None, False
         if backend == "sqlite":
             memory = parsed.database in (None, "", ":memory:")
             if memory:
@@ -153,9 +193,14 @@ class AgentStore:
                         f"url: the folder of the SQLite file {self.path!r} does "
                         "not exist."
                     )
-                self.engine = create_engine(parsed, connect_args={"timeout": 60})
                 self._identity = ("sqlite", os.path.realpath(self.path))
-            event.listen(self.engine, "connect", _sqlite_pragmas(synchronous))
+                if os.path.exists(self.path) and not _writable(self.path):
+                    self.read_only = True
+                    self.engine = _read_only_engine(self.path)
+                else:
+                    self.engine = create_engine(parsed, connect_args={"timeout": 60})
+            if not self.read_only:
+                event.listen(self.engine, "connect", _sqlite_pragmas(synchronous))
         elif backend == "postgresql":
             if parsed.drivername == "postgresql":
                 parsed = parsed.set(drivername="postgresql+psycopg")
@@ -212,8 +257,16 @@ class AgentStore:
         return version
 
     def _create_or_upgrade(self, conn):
-        if self._version(conn) == schema.SCHEMA_VERSION:
+        version = self._version(conn)
+        if version == schema.SCHEMA_VERSION:
             return  # the common case: nothing to write, no lock taken
+        if self.read_only:
+            raise StoreError(
+                f"store {self.path} is read-only and has "
+                + ("no tables" if version is None else f"schema version {version}")
+                + f", not {schema.SCHEMA_VERSION}: open it once where it can be "
+                "written to create or upgrade it."
+            )
         # Creating or migrating: one transaction that a second process waits
         # for, then re-reads, so a kill leaves nothing or a complete store
         # and of two processes creating one store, one creates and the other
@@ -469,6 +522,12 @@ class AgentStore:
         AgentLockedError
             When the agent is open for writing elsewhere.
         """
+        if self.read_only:
+            raise StoreError(
+                f"store {self.path} is read-only (the file or its folder cannot "
+                f"be written): agent {name!r} can be read (status, history, "
+                "export) but not opened for writing."
+            )
         lock = AgentLock(self, agent_id, name, timeout)
         try:
             _writing.mark_owner(self, agent_id)
