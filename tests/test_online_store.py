@@ -360,8 +360,8 @@ def test_loading_never_imports_foreign_code(store_url, stream):
     assert configuration["budget"]["params"] == {"n": 2}
     assert json.loads(row.budget_state) == state
     for kwargs, match in [
-        ({}, "not part of scikit-learn or skrbal"),
-        ({"estimator": _MyGMM()}, "not part of scikit-learn or skrbal"),
+        ({}, "not one of the classes a store may rebuild"),
+        ({"estimator": _MyGMM()}, "not one of the classes a store may rebuild"),
         (
             {"estimator": _MyGMM(mean_precision_prior=2.0), "budget": _Counting(n=2)},
             "mean_precision_prior",

@@ -570,8 +570,15 @@ class RiskBasedAgent(BaseEstimator):
         store = AgentStore(store) if owned else store
         try:
             record = store.load_agent(name)
-            estimator = resolve_config(record.estimator, estimator, "estimator")
-            budget = resolve_config(record.budget, budget, "budget")
+            estimator = resolve_config(
+                record.estimator,
+                estimator,
+                "estimator",
+                record.estimator_fingerprint,
+            )
+            budget = resolve_config(
+                record.budget, budget, "budget", record.budget_fingerprint
+            )
             settings = record.settings
             process = process_from_json(record.process)
             agent = cls(
