@@ -190,11 +190,12 @@ def test_a_failed_migration_changes_nothing(store_url, stream, monkeypatch):
     monkeypatch.setitem(schema.MIGRATIONS, 2, failing)
     with pytest.raises((StoreError, OperationalError)):
         AgentStore(store_url)
+    current = schema.SCHEMA_VERSION
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)  # open without migrating
     with AgentStore(store_url) as store:
         assert store.schema_version == 2
         names = inspect(store.engine).get_table_names()
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current)
     assert "skrbal_blocks" not in names and "skrbal_actions" not in names
     monkeypatch.setitem(schema.MIGRATIONS, 2, migrate)
     with RiskBasedAgent.from_store(store_url) as resumed:

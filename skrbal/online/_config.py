@@ -40,6 +40,8 @@ REBUILDABLE = (
     "sklearn.preprocessing.MinMaxScaler",
     "sklearn.preprocessing.MaxAbsScaler",
     "sklearn.preprocessing.RobustScaler",
+    # Only ever rebuilt without a function: a callable has no JSON form.
+    "sklearn.preprocessing.FunctionTransformer",
     "sklearn.decomposition.PCA",
     "sklearn.naive_bayes.GaussianNB",
     "sklearn.linear_model.LogisticRegression",

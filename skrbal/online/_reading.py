@@ -10,9 +10,11 @@ many requests a block holds.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 import numpy as np
 from sqlalchemy import func, select
+from sqlalchemy.exc import DatabaseError
 
 from skrbal.online import _schema as schema
 from skrbal.online._blocks import rows_of_block
@@ -25,6 +27,7 @@ from skrbal.online._storage import (
     RequestRecord,
     StoreError,
 )
+from skrbal.online._verify import verify_agent
 
 
 def agent_row(store, conn, name):
@@ -150,6 +153,26 @@ def agent_record(row) -> AgentRecord:
     )
 
 
+@contextmanager
+def _reading_agent(store, name: str):
+    """A connection whose database errors (a dropped table, a corrupt page)
+    become a :class:`StoreError` naming the agent and the driver's message."""
+    try:
+        with store.engine.connect() as conn:
+            yield conn
+    except DatabaseError as exc:
+        raise StoreError(
+            f"agent {name!r} in store {store.display_url} cannot be read: "
+            f"{exc.orig}; the store is damaged."
+        ) from exc
+
+
+def verify(store, name: str) -> None:
+    """See :meth:`AgentStore.verify`."""
+    with _reading_agent(store, name) as conn:
+        verify_agent(conn, agent_row(store, conn, name))
+
+
 def load_agent(store, name: str) -> AgentRecord:
     """See :meth:`AgentStore.load_agent`."""
     with store.engine.connect() as conn:
@@ -178,8 +201,9 @@ def _observed_steps(conn, agent, every_step: bool) -> np.ndarray:
 def load_replay(store, name: str, every_step: bool) -> Replay:
     """See :meth:`AgentStore.load_replay`."""
     obs, ev = schema.observations, schema.events
-    with store.engine.connect() as conn:
+    with _reading_agent(store, name) as conn:
         agent = agent_row(store, conn, name)
+        verify_agent(conn, agent)
         aid = agent.agent_id
         com = conn.execute(
             select(obs.c.step, obs.c.features, obs.c.label, obs.c.action)

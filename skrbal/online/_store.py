@@ -444,6 +444,43 @@ class AgentStore:
         """
         return _reading.status(self, name)
 
+    def verify(self, name: str) -> None:
+        """Check an agent's records for damage or edits, reading only.
+
+        Walks the agent's event chain (each event's hash follows from the
+        previous one and from the agent's configuration) and checks the
+        other tables against it: the commissioning rows and every block
+        against the digests their events logged, each request against the
+        results and cancellations logged, and the agent's counters and
+        budget state against the log. :meth:`RiskBasedAgent.from_store`
+        runs it before replaying. Memory: one block; time: linear in the
+        agent's steps.
+
+        Parameters
+        ----------
+        name : str
+            The agent.
+
+        Raises
+        ------
+        StoreError
+            At the first damage found, naming the agent, the table and the
+            event or row.
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal import synthetic_decision_process
+        >>> from skrbal.online import AgentStore, RiskBasedAgent
+        >>> store = AgentStore(":memory:")
+        >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+        ...                process=synthetic_decision_process()).fit(
+        ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+        >>> store.verify("agent")
+        >>> store.close()
+        """
+        _reading.verify(self, name)
+
     # ------------------------------------------------------------------ #
     # the storage contract of a live agent (AgentStorage)
     # ------------------------------------------------------------------ #

@@ -19,6 +19,12 @@ from sqlalchemy.exc import IntegrityError
 
 from skrbal.online import _schema as schema
 from skrbal.online._blocks import make_block
+from skrbal.online._chain import (
+    block_digest,
+    commissioning_digest,
+    event_hash,
+    genesis_hash,
+)
 from skrbal.online._config import dumps
 from skrbal.online._storage import (
     AgentRecord,
@@ -63,17 +69,38 @@ def _transaction(store, agent_id: int, seq: int, **values):
         yield conn
 
 
-def _insert_event(conn, agent_id, seq, kind, step, request_id, payload):
+def _insert_event(conn, agent_id, seq, kind, step, request_id, payload, first=None):
+    """Append event ``seq``, its hash chained to event ``seq - 1``'s.
+
+    ``first``: the chain's starting hash, for event 1.
+    """
+    ev = schema.events
+    previous = first
+    if previous is None:
+        previous = conn.execute(
+            select(ev.c.hash).where(
+                (ev.c.agent_id == bindparam("p_agent_id"))
+                & (ev.c.seq == bindparam("p_seq"))
+            ),
+            {"p_agent_id": agent_id, "p_seq": seq - 1},
+        ).scalar()
+        if previous is None:
+            raise StoreError(
+                f"agent {agent_id}: table {ev.name} has no hash for event "
+                f"{seq - 1}; the store is damaged."
+            )
+    text, at = json.dumps(payload), time.time()
     conn.execute(
-        insert(schema.events),
+        insert(ev),
         {
             "agent_id": agent_id,
             "seq": seq,
             "kind": kind,
             "step": step,
             "request_id": request_id,
-            "payload": json.dumps(payload),
-            "created_at": time.time(),
+            "payload": text,
+            "created_at": at,
+            "hash": event_hash(previous, seq, kind, step, request_id, text, at),
         },
     )
 
@@ -135,21 +162,22 @@ def create_agent(store, record: AgentRecord, steps: Commissioning) -> int:
         ).first()
         if exists is not None:
             raise taken
+        values = _agent_values(record)
         try:
             agent_id = conn.execute(
-                insert(schema.agents).values(**_agent_values(record))
+                insert(schema.agents).values(**values)
             ).inserted_primary_key[0]
         except IntegrityError:  # created by another process since the check
             raise taken from None
-        conn.execute(insert(schema.observations), _commissioning_rows(agent_id, steps))
+        rows = _commissioning_rows(agent_id, steps)
+        conn.execute(insert(schema.observations), rows)
+        payload = {
+            "n": len(rows),
+            "warnings": list(steps.warnings),
+            "rows_sha256": commissioning_digest(rows),
+        }
         _insert_event(
-            conn,
-            agent_id,
-            1,
-            "commission",
-            0,
-            None,
-            {"n": len(steps.labels), "warnings": list(steps.warnings)},
+            conn, agent_id, 1, "commission", 0, None, payload, genesis_hash(values)
         )
     return agent_id
 
@@ -187,7 +215,11 @@ def append_observe(store, agent_id: int, seq: int, block: ObserveBlock) -> None:
         }
         for r in block.requests
     ]
-    payload = {"n": block.n_steps, "budget_state": block.budget_state}
+    payload = {
+        "n": block.n_steps,
+        "budget_state": block.budget_state,
+        "block_sha256": block_digest(row),
+    }
     with _transaction(store, agent_id, seq, **counters) as conn:
         conn.execute(insert(schema.blocks), row)
         if requests:
