@@ -363,11 +363,9 @@ class RiskBasedAgent(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Features of the commissioning inspections, in temporal order.
         y : array-like of shape (n_samples,)
-            Their labels, states of the process.
         timestamps : array-like of shape (n_samples,), default=None
-            Their times (seconds or datetimes).
+            As in :meth:`commission`.
 
         Returns
         -------

@@ -83,20 +83,7 @@ def unpack_blocks(rows, n_features: int, n_states: int) -> dict:
     ``(n, n_features)``, ``belief`` of shape ``(n, n_states)``, ``evpi``,
     ``action`` and ``request_id`` (0 without a request).
     """
-    parts = {
-        key: []
-        for key in (
-            "step",
-            "timestamp",
-            "stamped",
-            "time",
-            "features",
-            "belief",
-            "evpi",
-            "action",
-            "request_id",
-        )
-    }
+    parts = {key: [] for key in ("step", "stamped", *STEP_COLUMNS)}
     for r in rows:
         n, first = r.n_steps, r.first_step
         parts["step"].append(np.arange(first, first + n, dtype=np.int64))
@@ -144,6 +131,8 @@ _COLUMNS = {
     "action": (_I8, None),
     "request_id": (_I8, None),
 }
+# The per-step columns of a block, in the table's order.
+STEP_COLUMNS = tuple(_COLUMNS)
 
 
 def rows_of_block(row, column: str, offsets, n_features: int, n_states: int):

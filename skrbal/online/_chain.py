@@ -19,16 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-# The per-step columns of a block, in the order they are hashed.
-_BLOCK_COLUMNS = (
-    "timestamp",
-    "time",
-    "features",
-    "belief",
-    "evpi",
-    "action",
-    "request_id",
-)
+from skrbal.online._blocks import STEP_COLUMNS as BLOCK_COLUMNS
 
 
 def _sha256(value) -> str:
@@ -66,17 +57,27 @@ def event_hash(previous: str, seq, kind, step, request_id, payload: str, at) -> 
     return _sha256([previous, seq, kind, step, request_id, payload, at])
 
 
-def block_digest(block) -> str:
-    """SHA-256 of a block's bytes (a row, or the dict of a new block)."""
-    get = _getter(block)
-    digest = hashlib.sha256(f"{get('first_step')}:{get('n_steps')};".encode())
-    for column in _BLOCK_COLUMNS:
-        value = get(column)
-        # A length prefix keeps (b"ab", b"c") and (b"a", b"bc") apart.
-        data = b"" if value is None else bytes(value)
-        digest.update(len(data).to_bytes(8, "little") if value is not None else b"-")
-        digest.update(data)
-    return digest.hexdigest()
+def block_hasher(first_step, n_steps):
+    """A SHA-256 to feed a block's columns to, in ``BLOCK_COLUMNS`` order."""
+    return hashlib.sha256(f"{first_step}:{n_steps};".encode())
+
+
+def add_column(hasher, value) -> None:
+    """Feed one column (bytes, or None for an absent one) to a block's hash."""
+    if value is None:
+        hasher.update(b"-")
+        return
+    # A length prefix keeps (b"ab", b"c") and (b"a", b"bc") apart.
+    hasher.update(len(value).to_bytes(8, "little"))
+    hasher.update(value)
+
+
+def block_digest(block: dict) -> str:
+    """SHA-256 of the bytes of a new block (the dict of ``make_block``)."""
+    hasher = block_hasher(block["first_step"], block["n_steps"])
+    for column in BLOCK_COLUMNS:
+        add_column(hasher, block[column])
+    return hasher.hexdigest()
 
 
 # The columns of a commissioning row (skrbal_observations), as hashed.

@@ -18,7 +18,9 @@ from sqlalchemy import func, select
 
 from skrbal.online import _schema as schema
 from skrbal.online._chain import (
-    block_digest,
+    BLOCK_COLUMNS,
+    add_column,
+    block_hasher,
     commissioning_digest,
     event_hash,
     genesis_hash,
@@ -129,21 +131,38 @@ def _check_blocks(conn, walk) -> None:
     walk.pending, walk.pending_steps = [], 0
     if not logged:
         return
-    rows = conn.execution_options(yield_per=1).execute(
-        select(b).where(
-            (b.c.agent_id == agent.agent_id) & b.c.first_step.in_(list(logged))
-        )
-    )
-    for row in rows:  # one block in memory at a time
-        seq, payload = logged.pop(row.first_step)
-        where = f"block of step {row.first_step} (event {seq})"
+    mine = (b.c.agent_id == agent.agent_id) & b.c.first_step.in_(list(logged))
+    hashers = {}
+    for row in conn.execute(select(b.c.first_step, b.c.n_steps).where(mine)):
+        seq, payload = logged[row.first_step]
         if row.n_steps != payload.get("n"):
-            raise _damaged(agent, b, where, f"{row.n_steps} steps, logged otherwise")
-        digest = payload.get("block_sha256")
-        if digest is not None and block_digest(row) != digest:
-            raise _damaged(agent, b, where, "its bytes differ from the logged")
+            raise _damaged(
+                agent,
+                b,
+                f"block of step {row.first_step} (event {seq})",
+                f"{row.n_steps} steps, logged otherwise",
+            )
+        hashers[row.first_step] = block_hasher(row.first_step, row.n_steps)
     for step, (seq, _) in logged.items():
-        raise _damaged(agent, b, f"block of step {step} (event {seq})", "missing")
+        if step not in hashers:
+            raise _damaged(agent, b, f"block of step {step} (event {seq})", "missing")
+    # Column by column, one block's column in memory at a time.
+    for column in BLOCK_COLUMNS:
+        rows = conn.execution_options(yield_per=1).execute(
+            select(b.c.first_step, b.c[column]).where(mine)
+        )
+        for first_step, value in rows:
+            add_column(hashers[first_step], value)
+    for step, hasher in hashers.items():
+        seq, payload = logged[step]
+        digest = payload.get("block_sha256")
+        if digest is not None and hasher.hexdigest() != digest:
+            raise _damaged(
+                agent,
+                b,
+                f"block of step {step} (event {seq})",
+                "its bytes differ from the logged",
+            )
 
 
 def _count_blocks(conn, walk) -> None:
