@@ -27,7 +27,9 @@ its SQL implementation.
 
 Reading a store needs no agent and takes no lock: :meth:`AgentStore.status`,
 :meth:`~AgentStore.history`, :meth:`~AgentStore.requests`,
-:meth:`~AgentStore.events` and :meth:`~AgentStore.configuration`.
+:meth:`~AgentStore.events`, :meth:`~AgentStore.configuration` and
+:meth:`~AgentStore.verify` (the agent's event chain and the tables against
+it).
 """
 
 try:

@@ -188,9 +188,10 @@ class RiskBasedAgent(BaseEstimator):
     The store keeps configurations as JSON and the model as the data it was
     learned from, never as a pickle: on resume the model is rebuilt by
     replaying the commissioning fit and every result in their order. An
-    estimator of scikit-learn or skrbal is rebuilt from its stored
-    parameters; any other must be passed again to :meth:`from_store`, and is
-    checked against the stored configuration. An estimator with a
+    estimator of an allowlisted class (skrbal's, and common scikit-learn
+    ones) is rebuilt from its stored, bounded parameters; any other must be
+    passed again to :meth:`from_store`, and is checked against the stored
+    configuration. An estimator with a
     ``random_state`` needs an int for the replay to be exact.
 
     Memory: without ``semi_supervised`` the agent keeps only the features of
@@ -543,9 +544,11 @@ class RiskBasedAgent(BaseEstimator):
         name : str, default="agent"
             The agent's name.
         estimator : classifier, default=None
-            The agent's estimator. Needed only when it is not a scikit-learn
-            or skrbal class (the store never imports other code); it must
-            match the stored configuration.
+            The agent's estimator. Needed only when the store may not
+            rebuild it: a class outside the allowlist (the store never
+            imports other code) or a parameter that names a file (a
+            Pipeline's ``memory``) or exceeds a bound; it must match the
+            stored configuration.
         budget : BudgetPolicy, default=None
             The same for the budget policy.
         lock_timeout : float, default=0.0
@@ -562,7 +565,11 @@ class RiskBasedAgent(BaseEstimator):
             When the agent is open for writing elsewhere.
         ConfigurationError
             When a given estimator or budget differs from the stored one, or
-            a stored one cannot be rebuilt.
+            a stored one cannot be rebuilt or does not match its stored
+            fingerprint.
+        StoreError
+            When the store is damaged or was edited: the agent's event chain
+            or a table disagreeing with it (see :meth:`AgentStore.verify`).
         """
         owned, given = not isinstance(store, AgentStore), store
         store = AgentStore(store) if owned else store
