@@ -1,4 +1,4 @@
-"""Turn a store of schema version 3 back into the tables of version 2.
+"""Turn a store of schema version 4 back into the tables of version 2.
 
 Version 2 kept one ``skrbal_observations`` row per step, features and belief
 as JSON text (``json.dumps`` of the lists, as its ``observe`` wrote them),
@@ -73,6 +73,7 @@ def downgrade_to_version_2(store) -> int:
                 .values(taken_action=action)
             )
         moved = len(rows)
+        conn.execute(text("ALTER TABLE skrbal_events DROP COLUMN hash"))
         conn.execute(text("DROP TABLE skrbal_blocks"))
         conn.execute(text("DROP TABLE skrbal_actions"))
         versions = schema.schema_version

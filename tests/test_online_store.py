@@ -195,11 +195,12 @@ def test_a_failed_migration_changes_nothing(store_url, stream, monkeypatch):
     monkeypatch.setitem(schema.MIGRATIONS, 2, failing)
     with pytest.raises((StoreError, OperationalError)):
         AgentStore(store_url)
+    current = schema.SCHEMA_VERSION
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)  # open without migrating
     with AgentStore(store_url) as store:
         assert store.schema_version == 2
         names = inspect(store.engine).get_table_names()
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current)
     assert "skrbal_blocks" not in names and "skrbal_actions" not in names
     monkeypatch.setitem(schema.MIGRATIONS, 2, migrate)
     with RiskBasedAgent.from_store(store_url) as resumed:
@@ -365,8 +366,8 @@ def test_loading_never_imports_foreign_code(store_url, stream):
     assert configuration["budget"]["params"] == {"n": 2}
     assert json.loads(row.budget_state) == state
     for kwargs, match in [
-        ({}, "not part of scikit-learn or skrbal"),
-        ({"estimator": _MyGMM()}, "not part of scikit-learn or skrbal"),
+        ({}, "not one of the classes a store may rebuild"),
+        ({"estimator": _MyGMM()}, "not one of the classes a store may rebuild"),
         (
             {"estimator": _MyGMM(mean_precision_prior=2.0), "budget": _Counting(n=2)},
             "mean_precision_prior",
@@ -463,7 +464,7 @@ def test_a_file_that_is_not_a_database_is_named(tmp_path):
 
 
 def test_json_column_decodes_known_values_only():
-    from skrbal.online._store import _json_column
+    from skrbal.online._frames import _json_column
 
     column = pd.Series(['"a"', None, "[1, 2]", np.nan, "[3, 4]", "2.5"], dtype=object)
     assert _json_column(column) == ["a", None, [1, 2], None, [3, 4], 2.5]

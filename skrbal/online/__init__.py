@@ -9,7 +9,8 @@ after a restart with identical decisions.
 The life of an agent::
 
     agent = RiskBasedAgent(estimator=..., process=..., store="fleet.db",
-                           name="bridge-7").fit(X_commissioning, y_commissioning)
+                           name="bridge-7").commission(X_commissioning,
+                                                       y_commissioning)
     decisions = agent.observe(X_new, timestamps=...)   # one row per observation
     action = agent.record_inspection(request_id, label)  # days later
     agent.cancel_request(other_id, reason="no access")
@@ -18,9 +19,17 @@ The life of an agent::
     agent.close()
     agent = RiskBasedAgent.from_store("fleet.db", "bridge-7")  # after a restart
 
+The agent reaches its store only through the storage contract
+:class:`AgentStorage` (create, lock, append an ``observe`` block, record a
+result, a cancellation or an action, load) and its frozen records
+(:class:`AgentRecord`, :class:`ObserveBlock`, ...); :class:`AgentStore` is
+its SQL implementation.
+
 Reading a store needs no agent and takes no lock: :meth:`AgentStore.status`,
 :meth:`~AgentStore.history`, :meth:`~AgentStore.requests`,
-:meth:`~AgentStore.events` and :meth:`~AgentStore.configuration`.
+:meth:`~AgentStore.events`, :meth:`~AgentStore.configuration` and
+:meth:`~AgentStore.verify` (the agent's event chain and the tables against
+it).
 """
 
 try:
@@ -34,13 +43,32 @@ except ImportError as exc:  # pragma: no cover - the db extra is missing
 from skrbal.online._agent import RequestError, RiskBasedAgent
 from skrbal.online._config import ConfigurationError
 from skrbal.online._lock import AgentLockedError
-from skrbal.online._store import AgentStore, StoreError
+from skrbal.online._storage import (
+    AgentRecord,
+    AgentStorage,
+    Commissioning,
+    EventRecord,
+    ObserveBlock,
+    Replay,
+    RequestRecord,
+    ResultRecord,
+    StoreError,
+)
+from skrbal.online._store import AgentStore
 
 __all__ = [
     "AgentLockedError",
+    "AgentRecord",
+    "AgentStorage",
     "AgentStore",
+    "Commissioning",
     "ConfigurationError",
+    "EventRecord",
+    "ObserveBlock",
+    "Replay",
     "RequestError",
+    "RequestRecord",
+    "ResultRecord",
     "RiskBasedAgent",
     "StoreError",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import time
 import warnings
 from numbers import Integral
@@ -27,7 +26,6 @@ from skrbal._learning import (
 from skrbal.budget import BudgetPolicy, CostThreshold
 from skrbal.exceptions import RequestError
 from skrbal.inspection import check_methods
-from skrbal.online._blocks import make_block
 from skrbal.online._buffers import DenseSteps, SparseSteps
 from skrbal.online._config import (
     decode_config,
@@ -40,8 +38,15 @@ from skrbal.online._config import (
     process_to_json,
     resolve_config,
 )
-from skrbal.online._lock import AgentLock
-from skrbal.online._store import AgentStore, StoreError, label_to_json
+from skrbal.online._storage import (
+    AgentRecord,
+    Commissioning,
+    ObserveBlock,
+    RequestRecord,
+    ResultRecord,
+    StoreError,
+)
+from skrbal.online._store import AgentStore, store_parameter
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["RequestError", "RiskBasedAgent"]
@@ -172,9 +177,10 @@ class RiskBasedAgent(BaseEstimator):
     The store keeps configurations as JSON and the model as the data it was
     learned from, never as a pickle: on resume the model is rebuilt by
     replaying the commissioning fit and every result in their order. An
-    estimator of scikit-learn or skrbal is rebuilt from its stored
-    parameters; any other must be passed again to :meth:`from_store`, and is
-    checked against the stored configuration. An estimator with a
+    estimator of an allowlisted class (skrbal's, and common scikit-learn
+    ones) is rebuilt from its stored, bounded parameters; any other must be
+    passed again to :meth:`from_store`, and is checked against the stored
+    configuration. An estimator with a
     ``random_state`` needs an int for the replay to be exact.
 
     Memory: without ``semi_supervised`` the agent keeps only the features of
@@ -322,12 +328,30 @@ class RiskBasedAgent(BaseEstimator):
     # starting: commissioning or resume
     # ------------------------------------------------------------------ #
     def fit(self, X, y, *, timestamps=None) -> RiskBasedAgent:
-        """Commission a new agent from an initial labelled set.
+        """Commission the agent: scikit-learn's name for :meth:`commission`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        timestamps : array-like of shape (n_samples,), default=None
+            As in :meth:`commission`.
+
+        Returns
+        -------
+        self : RiskBasedAgent
+            Open for writing.
+        """
+        return self.commission(X, y, timestamps=timestamps)
+
+    def commission(self, X, y, timestamps=None) -> RiskBasedAgent:
+        """Create the agent in its store from an initial labelled set.
 
         The commissioning samples become the first steps of the agent's
         stream, with known labels; the model is fitted on them and the agent
-        is created in the store (an agent of the same name must not exist:
-        resume it with :meth:`from_store`).
+        is created in the store. An agent is commissioned once: an agent of
+        the same name must not exist in the store, and this object must not
+        be open already (resume a stored agent with :meth:`from_store`).
 
         Parameters
         ----------
@@ -351,7 +375,33 @@ class RiskBasedAgent(BaseEstimator):
         model, as :class:`~skrbal.active.RiskBasedLearner` shows it its
         initial labelled steps: a policy that counts every step (a rate of
         inspections) counts them too.
+
+        Raises
+        ------
+        StoreError
+            When this agent is already commissioned and open, or the store
+            already holds an agent of this name.
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal import synthetic_decision_process
+        >>> from skrbal.online import RiskBasedAgent
+        >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+        ...                        process=synthetic_decision_process())
+        >>> agent = agent.commission([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+        >>> agent.n_steps_
+        4
+        >>> agent.close()
         """
+        lock = getattr(self, "_lock", None)
+        if lock is not None and lock.held:
+            raise StoreError(
+                f"agent {self.name!r} is already commissioned and open in store "
+                f"{self.store_.display_url}; an agent is commissioned once. Keep "
+                "using it, or close() it and resume it with "
+                "RiskBasedAgent.from_store()."
+            )
         budget = self._check_params()
         feature_names = getattr(X, "columns", None)
         X = check_array(X, dtype=np.float64)
@@ -386,30 +436,35 @@ class RiskBasedAgent(BaseEstimator):
 
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
-        agent_row = {
-            "name": self.name,
-            "created_at": time.time(),
-            "skrbal_version": __version__,
-            "process": process_to_json(self.process),
-            "estimator": dumps(encode_config(self.estimator)),
-            "estimator_fingerprint": fingerprint(self.estimator),
-            "budget": dumps(encode_config(self.budget)),
-            "budget_fingerprint": fingerprint(self.budget),
-            "settings": dumps(self._settings()),
-            "n_features": X.shape[1],
-            "feature_names": None if names is None else json.dumps(names),
-            "clock": clock,
-            "n_steps": X.shape[0],
-            "n_requests": 0,
-            "last_seq": 1,
-            "budget_state": json.dumps(budget_state),
-        }
+        record = AgentRecord(
+            name=self.name,
+            process=process_to_json(self.process),
+            estimator=dumps(encode_config(self.estimator)),
+            estimator_fingerprint=fingerprint(self.estimator),
+            budget=dumps(encode_config(self.budget)),
+            budget_fingerprint=fingerprint(self.budget),
+            settings=self._settings(),
+            n_features=X.shape[1],
+            feature_names=None if names is None else tuple(names),
+            clock=clock,
+            n_steps=X.shape[0],
+            n_requests=0,
+            last_seq=1,
+            budget_state=budget_state,
+            created_at=time.time(),
+            skrbal_version=__version__,
+        )
+        commissioning = Commissioning(
+            features=X,
+            labels=y,
+            actions=perfect,
+            evpi=evpi,
+            times=times,
+            timestamps=timestamps,
+            warnings=tuple(_warning_texts(caught)),
+        )
         try:
-            agent_id = store._create_agent(
-                agent_row,
-                self._commission_rows(X, y, perfect, timestamps, times, evpi),
-                _warning_texts(caught),
-            )
+            agent_id = store.create_agent(record, commissioning)
             self._start(store, owned, agent_id, budget, buffers, model)
         except BaseException:
             if owned:
@@ -424,30 +479,9 @@ class RiskBasedAgent(BaseEstimator):
         self._requests = {}
         return self
 
-    @staticmethod
-    def _commission_rows(X, y, action, timestamps, times, evpi):
-        return [
-            {
-                "step": i,
-                "seq": 1,
-                "kind": "commissioning",
-                "timestamp": None if timestamps is None else float(timestamps[i]),
-                "time": float(times[i]),
-                "features": json.dumps(X[i].tolist()),
-                "belief": None,
-                "evpi": float(evpi[i]),
-                "action": int(action[i]),
-                "label": label_to_json(y[i]),
-                "taken_action": None,
-                "request_id": None,
-            }
-            for i in range(X.shape[0])
-        ]
-
     def _start(self, store, owned, agent_id, budget, buffers, model, lock=None):
         if lock is None:
-            lock = AgentLock(store, agent_id, self.name)
-        store._mark_owner(agent_id)
+            lock = store.lock_agent(agent_id, self.name)
         self.store_, self._owns_store, self._lock = store, owned, lock
         self.agent_id_ = agent_id
         self.budget_ = budget
@@ -478,9 +512,11 @@ class RiskBasedAgent(BaseEstimator):
         name : str, default="agent"
             The agent's name.
         estimator : classifier, default=None
-            The agent's estimator. Needed only when it is not a scikit-learn
-            or skrbal class (the store never imports other code); it must
-            match the stored configuration.
+            The agent's estimator. Needed only when the store may not
+            rebuild it: a class outside the allowlist (the store never
+            imports other code) or a parameter that names a file (a
+            Pipeline's ``memory``) or exceeds a bound; it must match the
+            stored configuration.
         budget : BudgetPolicy, default=None
             The same for the budget policy.
         lock_timeout : float, default=0.0
@@ -497,17 +533,27 @@ class RiskBasedAgent(BaseEstimator):
             When the agent is open for writing elsewhere.
         ConfigurationError
             When a given estimator or budget differs from the stored one, or
-            a stored one cannot be rebuilt.
+            a stored one cannot be rebuilt or does not match its stored
+            fingerprint.
+        StoreError
+            When the store is damaged or was edited: the agent's event chain
+            or a table disagreeing with it (see :meth:`AgentStore.verify`).
         """
-        owned = not isinstance(store, AgentStore)
+        owned, given = not isinstance(store, AgentStore), store
         store = AgentStore(store) if owned else store
         try:
-            with store.engine.connect() as conn:
-                row = store._agent_row(conn, name)
-            estimator = resolve_config(row.estimator, estimator, "estimator")
-            budget = resolve_config(row.budget, budget, "budget")
-            settings = json.loads(row.settings)
-            process = process_from_json(row.process)
+            record = store.load_agent(name)
+            estimator = resolve_config(
+                record.estimator,
+                estimator,
+                "estimator",
+                record.estimator_fingerprint,
+            )
+            budget = resolve_config(
+                record.budget, budget, "budget", record.budget_fingerprint
+            )
+            settings = record.settings
+            process = process_from_json(record.process)
             agent = cls(
                 estimator=estimator,
                 process=process,
@@ -521,50 +567,46 @@ class RiskBasedAgent(BaseEstimator):
                 initial_state=decode_config(settings["initial_state"]),
                 max_open_requests=settings["max_open_requests"],
                 pending_value=settings.get("pending_value", "ignore"),
-                store=store if not owned else store.display_url,
+                store=store_parameter(given) if owned else store,
                 name=name,
             )
-            agent._resume(store, owned, row, lock_timeout)
+            agent._resume(store, owned, record, lock_timeout)
         except BaseException:
             if owned:
                 store.close()
             raise
         return agent
 
-    def _resume(self, store, owned, row, lock_timeout):
+    def _resume(self, store, owned, record, lock_timeout):
         budget = self._check_params()
-        lock = AgentLock(store, row.agent_id, self.name, lock_timeout)
+        lock = store.lock_agent(record.agent_id, self.name, lock_timeout)
         try:
-            with store.engine.connect() as conn:
-                # Re-read under the lock: the row may have moved since.
-                row = store._agent_row(conn, self.name)
-                obs, events = store._load(conn, row, every_step=self._dense())
-                last = store._last_observation(conn, row.agent_id)
+            # Read under the lock: the agent may have moved since.
+            replay = store.load_replay(self.name, every_step=self._dense())
             # Warnings of the replayed fits were issued and stored already.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                buffers, model = self._replay(row, obs, events)
+                buffers, model = self._replay(replay)
         except BaseException:
             lock.release()
             raise
-        self._start(store, owned, row.agent_id, budget, buffers, model, lock)
-        self.budget_state_ = json.loads(row.budget_state)
-        names = json.loads(row.feature_names) if row.feature_names else None
+        record = replay.agent
+        self._start(store, owned, record.agent_id, budget, buffers, model, lock)
+        self.budget_state_ = dict(record.budget_state)
+        names = record.feature_names
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
-        self._clock = row.clock
-        self._seq, self._n_requests = row.last_seq, row.n_requests
-        self._last_time, self.last_evpi_ = last
+        self._clock = record.clock
+        self._seq, self._n_requests = record.last_seq, record.n_requests
+        self._last_time, self.last_evpi_ = replay.last_time, replay.last_evpi
         names = [m.name for m in self.inspections or ()]
         self._requests = {
-            request_id: [
-                step,
-                status,
-                -1 if method is None else names.index(method),
-                belief,
+            r.request_id: [
+                r.step,
+                r.status,
+                -1 if r.method is None else names.index(r.method),
+                r.belief,
             ]
-            for request_id, step, status, method, belief in store._requests_of(
-                row.agent_id
-            )
+            for r in replay.requests
         }
 
     def _dense(self) -> bool:
@@ -575,28 +617,27 @@ class RiskBasedAgent(BaseEstimator):
         kind = DenseSteps if self._dense() else SparseSteps
         return kind(n_features, self.process.classes_)
 
-    def _replay(self, row, obs, events):
+    def _replay(self, replay):
         """Rebuild buffers and model: commissioning fit, then each result.
 
-        ``obs`` holds every step for dense buffers; for sparse ones only the
-        commissioning steps and those with a request not cancelled.
+        ``replay`` holds every step for dense buffers; for sparse ones only
+        the commissioning steps and those with a request not cancelled.
         """
         classes = self.process.classes_
-        buffers = self._new_buffers(row.n_features)
-        X, n0 = obs["features"], obs["n_commissioning"]
-        y0 = np.array([json.loads(label) for label in obs["labels"]])
-        y0 = y0.astype(classes.dtype)
-        actions = obs["action"].astype(np.intp)
+        buffers = self._new_buffers(replay.agent.n_features)
+        X, n0 = replay.features, replay.n_commissioning
+        y0 = np.array(replay.labels).astype(classes.dtype)
+        actions = replay.actions.astype(np.intp)
         buffers.extend(X[:n0], actions[:n0], y=y0)
         if self._dense():
             buffers.extend(X[n0:], actions[n0:])
         else:
-            for step, x in zip(obs["step"][n0:], X[n0:]):
+            for step, x in zip(replay.steps[n0:], X[n0:]):
                 buffers.put(int(step), x)
-            buffers.n_steps = row.n_steps
+            buffers.n_steps = replay.agent.n_steps
         model = self._new_model(buffers)
-        for ev in events:
-            payload = json.loads(ev.payload)
+        for ev in replay.events:
+            payload = ev.payload
             if ev.kind == "result" and payload["label"] is None:
                 posterior = np.array(payload["posterior"], dtype=np.float64)
                 model = self._learn_report(
@@ -778,46 +819,29 @@ class RiskBasedAgent(BaseEstimator):
         budget_state,
         clock,
     ):
-        seq = self._seq + 1
-        block = make_block(
-            self.agent_id_,
-            first,
-            seq,
-            stamps,
-            times,
-            X,
-            proba,
-            evpi,
-            action,
-            request_ids,
-        )
-        request_rows = [
-            {
-                "agent_id": self.agent_id_,
-                "request_id": int(request_ids[i]),
-                "step": first + i,
-                "status": "open",
-                "evpi": float(evpi[i]),
-                "opened_seq": seq,
-                "method": (
-                    None if self.inspections is None else self.inspections[k].name
-                ),
-            }
+        requests = tuple(
+            RequestRecord(
+                request_id=int(request_ids[i]),
+                step=first + i,
+                evpi=float(evpi[i]),
+                method=None if self.inspections is None else self.inspections[k].name,
+            )
             for i, k in zip(requested, methods)
-        ]
-        self.store_._write_observe(
-            self.agent_id_,
-            self._seq,
-            block,
-            request_rows,
-            {
-                "n_steps": first + X.shape[0],
-                "n_requests": self._n_requests + len(requested),
-                "budget_state": json.dumps(budget_state),
-                "clock": clock,
-            },
-            {"n": X.shape[0], "budget_state": budget_state},
         )
+        block = ObserveBlock(
+            first_step=first,
+            times=times,
+            timestamps=stamps,
+            features=X,
+            belief=proba,
+            evpi=evpi,
+            action=action,
+            request_ids=request_ids,
+            requests=requests,
+            budget_state=budget_state,
+            clock=clock,
+        )
+        self.store_.append_observe(self.agent_id_, self._seq, block)
 
     def _decisions(
         self, first, n, stamps, proba, evpi, action, request_ids, requested, methods
@@ -990,18 +1014,17 @@ class RiskBasedAgent(BaseEstimator):
                 else:
                     model, saved = self._learn(model, rule, buffers, step, label)
             best = result.action
-            self.store_._write_result(
-                self.agent_id_,
-                self._seq,
-                request_id,
-                step,
-                None if label is None else label_to_json(label),
-                best,
-                None if stamp is None else float(stamp[0]),
-                _warning_texts(caught),
-                report=None if report is None else label_to_json(report),
-                posterior=None if posterior is None else posterior.tolist(),
+            record = ResultRecord(
+                request_id=request_id,
+                step=step,
+                label=label,
+                action=best,
+                timestamp=None if stamp is None else float(stamp[0]),
+                warnings=tuple(_warning_texts(caught)),
+                report=report,
+                posterior=None if posterior is None else tuple(posterior.tolist()),
             )
+            self.store_.record_result(self.agent_id_, self._seq, record)
         except BaseException:
             if saved is not None:
                 buffers.restore(step, saved)
@@ -1035,7 +1058,7 @@ class RiskBasedAgent(BaseEstimator):
         """
         self._check_open()
         request_id, step = self._open_request(request_id, "cancelled")
-        self.store_._write_cancel(self.agent_id_, self._seq, request_id, step, reason)
+        self.store_.record_cancel(self.agent_id_, self._seq, request_id, step, reason)
         self._requests[request_id][1] = "cancelled"
         self._requests[request_id][3] = None
         self._buffers.release(step)
@@ -1076,7 +1099,7 @@ class RiskBasedAgent(BaseEstimator):
                 f"action must be an action index in [0, {n_actions}), got {action!r}."
             )
         step, action = int(step), int(action)
-        self.store_._write_action(self.agent_id_, self._seq, step, action)
+        self.store_.record_action(self.agent_id_, self._seq, step, action)
         self._buffers.record_action(step, action)
         self._seq += 1
 

@@ -21,16 +21,20 @@ def _pack(values, dtype) -> bytes:
     return np.ascontiguousarray(values, dtype=dtype).tobytes()
 
 
-def _unpack(blob, dtype, n, width, column, first) -> np.ndarray:
+def _view(blob, dtype, n, width, column, first) -> np.ndarray:
+    """The bytes of one column as an ``(n,)`` or ``(n, width)`` array (a view)."""
     values = np.frombuffer(blob, dtype=dtype)
     if values.size != n * (width or 1):
         raise ValueError(
             f"the block of steps {first}.. holds {values.size} values in "
-            f"{column!r}, not {n} x {width}: the store is damaged."
+            f"{column!r}, not {n} x {width or 1}: the store is damaged."
         )
-    # Native byte order, and a writable copy independent of the row.
-    values = values.astype(dtype.newbyteorder("="))
     return values if width is None else values.reshape(n, width)
+
+
+def _unpack(blob, dtype, n, width, column, first) -> np.ndarray:
+    # Native byte order, and a writable copy independent of the row.
+    return _view(blob, dtype, n, width, column, first).astype(dtype.newbyteorder("="))
 
 
 def make_block(
@@ -79,20 +83,7 @@ def unpack_blocks(rows, n_features: int, n_states: int) -> dict:
     ``(n, n_features)``, ``belief`` of shape ``(n, n_states)``, ``evpi``,
     ``action`` and ``request_id`` (0 without a request).
     """
-    parts = {
-        key: []
-        for key in (
-            "step",
-            "timestamp",
-            "stamped",
-            "time",
-            "features",
-            "belief",
-            "evpi",
-            "action",
-            "request_id",
-        )
-    }
+    parts = {key: [] for key in ("step", "stamped", *STEP_COLUMNS)}
     for r in rows:
         n, first = r.n_steps, r.first_step
         parts["step"].append(np.arange(first, first + n, dtype=np.int64))
@@ -127,3 +118,32 @@ def unpack_blocks(rows, n_features: int, n_states: int) -> dict:
     out["action"] = out["action"].astype(np.int64)
     out["request_id"] = out["request_id"].astype(np.int64)
     return out
+
+
+# Which dtype and width (None: one value per step) each per-step column has;
+# "features" and "belief" are as wide as the agent's features and states.
+_COLUMNS = {
+    "timestamp": (_F8, None),
+    "time": (_F8, None),
+    "features": (_F8, "features"),
+    "belief": (_F8, "states"),
+    "evpi": (_F8, None),
+    "action": (_I8, None),
+    "request_id": (_I8, None),
+}
+# The per-step columns of a block, in the table's order.
+STEP_COLUMNS = tuple(_COLUMNS)
+
+
+def rows_of_block(row, column: str, offsets, n_features: int, n_states: int):
+    """Steps ``first_step + offsets`` of one column of a block row (a copy).
+
+    Only the rows asked for are copied out of the block's bytes, so reading a
+    few steps of a large block costs the block once, not a copy per step.
+    """
+    dtype, width = _COLUMNS[column]
+    width = {"features": n_features, "states": n_states}.get(width)
+    values = _view(
+        getattr(row, column), dtype, row.n_steps, width, column, row.first_step
+    )
+    return values[np.asarray(offsets, dtype=np.intp)].astype(dtype.newbyteorder("="))

@@ -2,40 +2,109 @@
 
 An agent store keeps the configuration of the agent's estimator, decision
 process and budget policy as JSON, never as a pickle, so that reading a store
-cannot execute code. Rebuilding an object from its JSON imports its class by
-name, which is only done for classes of :mod:`sklearn` and :mod:`skrbal`; any
-other estimator must be passed again by the caller, and is checked against
-the stored fingerprint.
+cannot execute code. Rebuilding an object from its JSON is limited to an
+explicit allowlist of classes (:data:`REBUILDABLE`), imported here by this
+module, never by a name read from the store, with bounded parameters and no
+parameter that names a file or runs code (a Pipeline's ``memory``, a
+callable). Any other estimator must be passed again by the caller, and is
+checked against the stored configuration, whose own fingerprint is checked
+first.
 """
 
 from __future__ import annotations
 
-import importlib
+import functools
+import hashlib
 import json
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from skrbal._fingerprint import dumps, encode_config, fingerprint  # noqa: F401
 from skrbal.exceptions import ConfigurationError
 
-# Classes a store may rebuild by importing them: modules of these packages
-# define classes and functions only, so importing them runs no stored code.
-_REBUILDABLE_PACKAGES = ("sklearn", "skrbal")
+# The classes a store may rebuild: skrbal's estimators and budget policies,
+# and scikit-learn's common preprocessing steps and probabilistic classifiers
+# (each cheap to build, bounded by _BOUNDS, with no file or code parameter).
+REBUILDABLE = (
+    "skrbal.mixture.BayesianGMMClassifier",
+    "skrbal.mixture.SemiSupervisedGMMClassifier",
+    "skrbal.rvm.MulticlassRVC",
+    "skrbal.budget.AllOf",
+    "skrbal.budget.CostThreshold",
+    "skrbal.budget.MinimumGap",
+    "skrbal.budget.PacedBudget",
+    "skrbal.budget.QuantileThreshold",
+    "skrbal.budget.SpendCap",
+    "skrbal.inspection.InspectionMethod",
+    "sklearn.pipeline.Pipeline",
+    "sklearn.preprocessing.StandardScaler",
+    "sklearn.preprocessing.MinMaxScaler",
+    "sklearn.preprocessing.MaxAbsScaler",
+    "sklearn.preprocessing.RobustScaler",
+    # Only ever rebuilt without a function: a callable has no JSON form.
+    "sklearn.preprocessing.FunctionTransformer",
+    "sklearn.decomposition.PCA",
+    "sklearn.naive_bayes.GaussianNB",
+    "sklearn.linear_model.LogisticRegression",
+    "sklearn.discriminant_analysis.LinearDiscriminantAnalysis",
+    "sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis",
+    "sklearn.neighbors.KNeighborsClassifier",
+    "sklearn.tree.DecisionTreeClassifier",
+    "sklearn.ensemble.RandomForestClassifier",
+    "sklearn.ensemble.ExtraTreesClassifier",
+)
+
+# Upper bounds of size parameters (work a rebuilt estimator would do).
+_BOUNDS = {
+    "n_estimators": 10_000,
+    "max_iter": 1_000_000,
+    "n_init": 1_000,
+    "n_components": 10_000,
+    "n_neighbors": 100_000,
+    "n_quadrature": 1_000,
+    "degree": 20,
+    "max_depth": 10_000,
+    "window": 1_000_000,
+    "n_jobs": 64,
+    "verbose": 100,
+}
+# Parameters that would point at files (a joblib cache) or hold code.
+_MUST_BE_NONE = ("memory",)
+# Size of a stored array (an estimator's prior, say).
+_MAX_ARRAY = 1_000_000
 
 
-def resolve_config(stored_json: str, given: Any, what: str) -> Any:
+def resolve_config(
+    stored_json: str, given: Any, what: str, stored_fingerprint: str | None = None
+) -> Any:
     """``given`` checked against a stored configuration, or the stored object.
+
+    With ``stored_fingerprint``, the stored configuration is first checked
+    against it: an edited configuration is not used.
 
     Raises
     ------
     ConfigurationError
-        When ``given`` differs from the stored configuration (naming the first
-        difference), or when ``given`` is ``None`` and the stored one cannot
-        be rebuilt.
+        When the stored configuration does not match its fingerprint, when
+        ``given`` differs from it (naming the first difference), or when
+        ``given`` is ``None`` and the stored one cannot be rebuilt.
     """
-    stored = json.loads(stored_json)
+    if stored_fingerprint is not None:
+        actual = hashlib.sha256(stored_json.encode()).hexdigest()
+        if actual != stored_fingerprint:
+            raise ConfigurationError(
+                f"the stored {what} configuration does not match its stored "
+                f"fingerprint ({stored_fingerprint[:12]}..., computed "
+                f"{actual[:12]}...): it was changed after the agent was created; "
+                "the store is damaged or was edited."
+            )
+    try:
+        stored = json.loads(stored_json)
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"the stored {what} configuration is not JSON: {exc}"
+        ) from None
     if given is None:
         return decode_config(stored)
     encoded = encode_config(given)
@@ -47,18 +116,88 @@ def resolve_config(stored_json: str, given: Any, what: str) -> Any:
     return given
 
 
-def _import_class(path: str):
-    module_name, _, name = path.rpartition(".")
-    if module_name.split(".")[0] not in _REBUILDABLE_PACKAGES:
-        raise ConfigurationError(
-            f"the store holds a {path}, which is not part of scikit-learn or "
-            "skrbal: a store never imports other code, so pass the estimator "
-            "again (it is checked against the stored configuration)."
+@functools.cache
+def _allowlist() -> dict:
+    """``(package, class name) -> class`` of :data:`REBUILDABLE`."""
+    import importlib
+
+    classes = {}
+    for path in REBUILDABLE:
+        module, _, name = path.rpartition(".")
+        # Fixed module names, not read from any store.
+        classes[module.split(".")[0], name] = getattr(
+            importlib.import_module(module), name
         )
-    cls = getattr(importlib.import_module(module_name), name, None)
-    if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
-        raise ConfigurationError(f"{path} is not an estimator class.")
+    return classes
+
+
+def _rebuildable_class(path: str):
+    """The allowlisted class stored as ``path`` (``module.Class``).
+
+    Matched by package and class name, so a class that moved between private
+    modules of its package (from one version to the next) is still found.
+    """
+    if not isinstance(path, str):
+        raise ConfigurationError(f"malformed estimator entry {path!r}.")
+    module, _, name = path.rpartition(".")
+    cls = _allowlist().get((module.split(".")[0], name))
+    if cls is None:
+        raise ConfigurationError(
+            f"the store holds a {path}, which is not one of the classes a store "
+            "may rebuild (skrbal's estimators and budget policies, and the "
+            "scikit-learn classes listed in skrbal.online._config.REBUILDABLE): "
+            "a store never imports other code, so pass the estimator again (it "
+            "is checked against the stored configuration)."
+        )
     return cls
+
+
+def _check_parameter(cls, name: str, value) -> None:
+    """Refuse a parameter that names a file, runs code or bounds no work."""
+    where = f"stored {cls.__name__} parameter {name}"
+    if name in _MUST_BE_NONE and value is not None:
+        raise ConfigurationError(
+            f"{where}={value!r} refused: it would read and write files (a "
+            "joblib cache) when the store is loaded. Pass the estimator again."
+        )
+    if name in _BOUNDS and value is not None:
+        sizes = value if isinstance(value, (list, tuple)) else [value]
+        for size in sizes:
+            if isinstance(size, bool) or not isinstance(size, (int, float)):
+                continue  # a keyword such as 'auto', checked by the class
+            if not abs(size) <= _BOUNDS[name]:
+                raise ConfigurationError(
+                    f"{where}={value!r} refused: a store rebuilds {name} up to "
+                    f"{_BOUNDS[name]}. Pass the estimator again."
+                )
+
+
+def _rebuild(value: dict):
+    cls = _rebuildable_class(value["__estimator__"])
+    params = value.get("params")
+    if not isinstance(params, dict):
+        raise ConfigurationError(f"malformed parameters of {cls.__name__}.")
+    decoded = {}
+    for name, param in params.items():
+        decoded[name] = decode_config(param)
+        _check_parameter(cls, name, decoded[name])
+    try:
+        return cls(**decoded)
+    except TypeError as exc:
+        raise ConfigurationError(
+            f"the stored {cls.__name__} cannot be rebuilt: {exc}"
+        ) from None
+
+
+def _array(value: dict) -> np.ndarray:
+    dtype, shape = np.dtype(value["dtype"]), value["shape"]
+    items = value["__ndarray__"]
+    if dtype.kind not in "biufU" or len(items) > _MAX_ARRAY:
+        raise ConfigurationError(
+            f"a stored array of dtype {dtype} and {len(items)} values refused: "
+            f"a store rebuilds arrays of numbers or text up to {_MAX_ARRAY} values."
+        )
+    return np.array(items, dtype=dtype).reshape(shape)
 
 
 def decode_config(value: Any) -> Any:
@@ -67,8 +206,9 @@ def decode_config(value: Any) -> Any:
     Raises
     ------
     ConfigurationError
-        When the description holds a value kept only as its ``repr``, or a
-        class outside scikit-learn and skrbal.
+        When the description holds a value kept only as its ``repr``, a
+        class outside :data:`REBUILDABLE`, a parameter that names a file
+        (``memory``) or a size beyond its bound.
     """
     if isinstance(value, list):
         return [decode_config(v) for v in value]
@@ -81,11 +221,9 @@ def decode_config(value: Any) -> Any:
     if "__dict__" in value:
         return {k: decode_config(v) for k, v in value["__dict__"].items()}
     if "__ndarray__" in value:
-        flat = np.array(value["__ndarray__"], dtype=np.dtype(value["dtype"]))
-        return flat.reshape(value["shape"])
+        return _array(value)
     if "__estimator__" in value:
-        cls = _import_class(value["__estimator__"])
-        return cls(**{k: decode_config(v) for k, v in value["params"].items()})
+        return _rebuild(value)
     if "__repr__" in value:
         raise ConfigurationError(
             f"the stored configuration holds {value['__repr__']}, which has no "
@@ -154,8 +292,7 @@ def inspections_from_config(value, process) -> list | None:
     """
     if value is None:
         return None
-    from skrbal.inspection import InspectionMethod
-    from skrbal.inspection._value import _confusions
+    from skrbal.inspection import InspectionMethod, check_methods
 
     try:
         if not isinstance(value, list):
@@ -173,7 +310,7 @@ def inspections_from_config(value, process) -> list | None:
                     f"confusion and outcomes; got {entry!r}"
                 )
             methods.append(InspectionMethod(**entry))
-        _confusions(methods, process)
+        check_methods(methods, process)
     except (TypeError, ValueError) as exc:
         raise ConfigurationError(
             f"the stored inspection methods are invalid: {exc}"

@@ -20,7 +20,7 @@ import time
 
 from sqlalchemy import text
 
-from skrbal.exceptions import AgentLockedError
+from skrbal.exceptions import AgentLockedError, StoreError
 
 try:
     import fcntl
@@ -45,6 +45,7 @@ class AgentLock:
         self.agent_id = agent_id
         self._store = store
         self._connection = None
+        self._backend_pid = None
         self._sidecar = None
         deadline = time.monotonic() + timeout
         while True:
@@ -87,13 +88,18 @@ class AgentLock:
                 text("SELECT pg_try_advisory_lock(:space, :agent)"),
                 {"space": _PG_LOCK_SPACE, "agent": self.agent_id},
             ).scalar()
+            self._backend_pid = self._connection.execute(
+                text("SELECT pg_backend_pid()")
+            ).scalar()
             self._connection.commit()
             if not got:
                 self._connection.close()
                 self._connection = None
                 raise self._locked(name, self._owner(name))
         elif self._store.path is not None and fcntl is not None:
-            path = self._store.path + "-lock"
+            # By the real path: a store opened through a symlink (of the
+            # file or of a folder) is the same store, locked by one file.
+            path = os.path.realpath(self._store.path) + "-lock"
             with _registry_guard:
                 entry = _sidecars.get(path)
                 if entry is None:
@@ -116,6 +122,38 @@ class AgentLock:
             if entry[1] == 0:
                 os.close(entry[0])
                 del _sidecars[path]
+
+    def verify(self, conn, name) -> None:
+        """Raise :class:`StoreError` if the server dropped this lock.
+
+        A PostgreSQL advisory lock lives as long as its session: a server
+        restart or a dropped connection ends it silently, and another
+        process may then open the agent. Checked in the transaction of each
+        write (``conn``), so a write never commits without the lock.
+        """
+        if self._backend_pid is None:
+            return
+        held = conn.execute(
+            text(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                "AND classid::bigint = :space AND objid::bigint = :agent "
+                "AND objsubid = 2 "
+                "AND pid = :pid AND granted"
+            ),
+            {
+                "space": _PG_LOCK_SPACE % 2**32,
+                "agent": self.agent_id,
+                "pid": self._backend_pid,
+            },
+        ).scalar()
+        if not held:
+            raise StoreError(
+                f"agent {name!r} in store {self._store.display_url} lost its write "
+                "lock: the PostgreSQL session holding it ended (a server restart "
+                "or a dropped connection), so another process may have opened the "
+                "agent; nothing was written. Close this agent and resume it with "
+                "RiskBasedAgent.from_store()."
+            )
 
     @property
     def held(self) -> bool:

@@ -41,13 +41,15 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    bindparam,
     select,
     text,
 )
 
 from skrbal.online._blocks import rows_to_block
+from skrbal.online._chain import event_hash, genesis_hash
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Observation rows read at a time by the migration from version 2.
 _MIGRATION_CHUNK = 10_000
@@ -119,8 +121,55 @@ def _observations_to_blocks(conn) -> None:
     conn.execute(old.update().values(taken_action=None))
 
 
+def _chain_events(conn) -> None:
+    """Version 3 -> 4: each event carries a hash chained to the previous one.
+
+    Column ``hash`` of ``skrbal_events``, computed for the events already
+    there (see :mod:`skrbal.online._chain`); their ``observe`` payloads keep
+    no block digest, so only later blocks are checked byte for byte.
+    """
+    conn.execute(text("ALTER TABLE skrbal_events ADD COLUMN hash VARCHAR(64)"))
+    ev = events
+    set_hash = (
+        ev.update()
+        .where((ev.c.agent_id == bindparam("a_id")) & (ev.c.seq == bindparam("a_seq")))
+        .values(hash=bindparam("a_hash"))
+    )
+    for agent in conn.execute(select(agents)).all():
+        previous, start = genesis_hash(agent), 0
+        while True:
+            chunk = conn.execute(
+                select(ev)
+                .where((ev.c.agent_id == agent.agent_id) & (ev.c.seq > start))
+                .order_by(ev.c.seq)
+                .limit(_MIGRATION_CHUNK)
+            ).all()
+            if not chunk:
+                break
+            hashes = []
+            for e in chunk:
+                previous = event_hash(
+                    previous,
+                    e.seq,
+                    e.kind,
+                    e.step,
+                    e.request_id,
+                    e.payload,
+                    e.created_at,
+                )
+                hashes.append(
+                    {"a_id": agent.agent_id, "a_seq": e.seq, "a_hash": previous}
+                )
+            conn.execute(set_hash, hashes)
+            start = chunk[-1].seq
+
+
 # Upgrades from version v to v + 1.
-MIGRATIONS: dict = {1: _add_report_columns, 2: _observations_to_blocks}
+MIGRATIONS: dict = {
+    1: _add_report_columns,
+    2: _observations_to_blocks,
+    3: _chain_events,
+}
 
 metadata = MetaData()
 
@@ -237,6 +286,8 @@ events = Table(
     Column("request_id", Integer, nullable=True),
     Column("payload", Text, nullable=False),
     Column("created_at", Float(53), nullable=False),
+    # Since version 4: sha256 chained to the previous event's (_chain.py).
+    Column("hash", String(64), nullable=True),
 )
 
 Index("ix_skrbal_requests_status", requests.c.agent_id, requests.c.status)

@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import time
-from contextlib import contextmanager
-from math import fsum
+import uuid
+from urllib.parse import quote
 
-import numpy as np
 import pandas as pd
-from sqlalchemy import (
-    and_,
-    bindparam,
-    create_engine,
-    delete,
-    event,
-    func,
-    insert,
-    inspect,
-    select,
-    update,
-)
+from sqlalchemy import create_engine, event, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     DatabaseError,
@@ -32,18 +18,28 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
-from skrbal.exceptions import StoreError
+from skrbal.online import _frames, _reading, _writing
 from skrbal.online import _schema as schema
-from skrbal.online._blocks import unpack_blocks
-from skrbal.online._config import process_from_json
+from skrbal.online._lock import _PG_LOCK_SPACE, AgentLock
+from skrbal.online._storage import (
+    AgentRecord,
+    Commissioning,
+    ObserveBlock,
+    Replay,
+    ResultRecord,
+    StoreError,
+)
+from skrbal.online._writing import label_to_json
 
-__all__ = ["AgentStore", "StoreError"]
+__all__ = ["AgentStore", "StoreError", "label_to_json", "store_parameter"]
 
 
 _SYNCHRONOUS = ("full", "normal")
 
 
 def _sqlite_pragmas(synchronous: str):
+    """Per-connection settings of a SQLite store opened for writing."""
+
     def on_connect(dbapi_connection, _record):
         cursor = dbapi_connection.cursor()
         # WAL lets readers (status, export) work while an agent writes.
@@ -55,9 +51,59 @@ def _sqlite_pragmas(synchronous: str):
     return on_connect
 
 
-def label_to_json(label) -> str:
-    """JSON text of one class label (numpy scalars become Python values)."""
-    return json.dumps(label.item() if hasattr(label, "item") else label)
+def _writable(path: str) -> bool:
+    """Whether a SQLite file (with its WAL files beside it) can be written."""
+    folder = os.path.dirname(path)
+    return os.access(path, os.W_OK) and os.access(folder, os.W_OK)
+
+
+def _read_only_engine(path: str):
+    """An engine that reads a SQLite file it may not write (nor its folder).
+
+    ``mode=ro`` reads while a writer may be at work, but needs the WAL's
+    ``-shm`` file to exist or be creatable; without it (a read-only copy
+    of a closed store), ``immutable=1`` reads the file as it is.
+    """
+    quoted = quote(path)
+    for flag in ("mode=ro", "immutable=1"):
+        engine = create_engine(
+            f"sqlite:///file:{quoted}?{flag}&uri=true", connect_args={"timeout": 60}
+        )
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
+            return engine
+        except OperationalError as exc:
+            engine.dispose()
+            error = exc
+    raise StoreError(
+        f"cannot read the store {path}: the file is read-only and cannot be "
+        f"opened for reading either ({error.orig})."
+    ) from error
+
+
+class _URL(str):
+    """A store URL as given, password included, whose repr hides the password.
+
+    An agent resumed from a URL keeps it as its ``store`` parameter, so that
+    a clone connects as the original did; its repr (and the agent's) shows
+    ``***`` in place of the password.
+    """
+
+    def __repr__(self):
+        return repr(make_url(str(self)).render_as_string(hide_password=True))
+
+
+def store_parameter(url):
+    """The ``store`` parameter of an agent opened from ``url``, as given.
+
+    A URL with a password becomes a string equal to it whose ``repr`` hides
+    the password; anything else is returned unchanged.
+    """
+    text = os.fspath(url)
+    if "://" in text and make_url(text).password is not None:
+        return _URL(text)
+    return url
 
 
 class AgentStore:
@@ -85,6 +131,12 @@ class AgentStore:
         The connection pool.
     path : str or None
         The absolute path of a SQLite file, ``None`` otherwise.
+    read_only : bool
+        Whether the store is a SQLite file this process cannot write (or
+        whose folder it cannot write): it is opened for reading only
+        (``mode=ro``, or ``immutable=1`` without the WAL's ``-shm`` file);
+        :meth:`status`, :meth:`history` and the other readers work, and
+        opening an agent for writing raises :class:`StoreError`.
     display_url : str
         The URL, password hidden (for messages).
 
@@ -122,7 +174,7 @@ class AgentStore:
             url = "sqlite:///" + os.path.abspath(url)
         parsed = make_url(url)
         backend = parsed.get_backend_name()
-        self.path = None
+        self.path, self.read_only = None, False
         if backend == "sqlite":
             memory = parsed.database in (None, "", ":memory:")
             if memory:
@@ -131,7 +183,9 @@ class AgentStore:
                     poolclass=StaticPool,
                     connect_args={"check_same_thread": False},
                 )
-                self._identity = ("memory", id(self))
+                # Unique for ever: an id() is reused once the object is gone,
+                # and an unclosed agent of the old store still holds its key.
+                self._identity = ("memory", uuid.uuid4().hex)
             else:
                 self.path = os.path.abspath(parsed.database)
                 if not os.path.isdir(os.path.dirname(self.path)):
@@ -139,9 +193,14 @@ class AgentStore:
                         f"url: the folder of the SQLite file {self.path!r} does "
                         "not exist."
                     )
-                self.engine = create_engine(parsed, connect_args={"timeout": 60})
                 self._identity = ("sqlite", os.path.realpath(self.path))
-            event.listen(self.engine, "connect", _sqlite_pragmas(synchronous))
+                if os.path.exists(self.path) and not _writable(self.path):
+                    self.read_only = True
+                    self.engine = _read_only_engine(self.path)
+                else:
+                    self.engine = create_engine(parsed, connect_args={"timeout": 60})
+            if not self.read_only:
+                event.listen(self.engine, "connect", _sqlite_pragmas(synchronous))
         elif backend == "postgresql":
             if parsed.drivername == "postgresql":
                 parsed = parsed.set(drivername="postgresql+psycopg")
@@ -153,6 +212,8 @@ class AgentStore:
                 f"{backend!r} database of {url!r}."
             )
         self.display_url = parsed.render_as_string(hide_password=True)
+        # The write locks this object handed out, checked by every write.
+        self._locks = {}
         try:
             self._prepare_schema()
         except DatabaseError as exc:
@@ -176,15 +237,10 @@ class AgentStore:
                     raise
                 time.sleep(0.1 * (attempt + 1))
 
-    def _create_or_upgrade(self, conn):
+    def _version(self, conn) -> int | None:
+        """The store's schema version, None for a database without tables."""
         if not inspect(conn).has_table(schema.schema_version.name):
-            schema.metadata.create_all(conn)
-            conn.execute(
-                schema.schema_version.insert().values(
-                    version=schema.SCHEMA_VERSION, applied_at=time.time()
-                )
-            )
-            return
+            return None
         version = conn.execute(select(func.max(schema.schema_version.c.version)))
         version = version.scalar()
         if version is None:
@@ -198,13 +254,45 @@ class AgentStore:
                 f"than this skrbal's {schema.SCHEMA_VERSION}: upgrade skrbal to "
                 "use it."
             )
-        if version < schema.SCHEMA_VERSION and conn.dialect.name == "sqlite":
+        return version
+
+    def _create_or_upgrade(self, conn):
+        version = self._version(conn)
+        if version == schema.SCHEMA_VERSION:
+            return  # the common case: nothing to write, no lock taken
+        if self.read_only:
+            raise StoreError(
+                f"store {self.path} is read-only and has "
+                + ("no tables" if version is None else f"schema version {version}")
+                + f", not {schema.SCHEMA_VERSION}: open it once where it can be "
+                "written to create or upgrade it."
+            )
+        # Creating or migrating: one transaction that a second process waits
+        # for, then re-reads, so a kill leaves nothing or a complete store
+        # and of two processes creating one store, one creates and the other
+        # opens.
+        if conn.dialect.name == "sqlite":
             # The sqlite3 module opens a transaction only before a DML
-            # statement, so a migration's first CREATE or ALTER would commit
-            # on its own; an explicit one keeps the migration all or nothing
-            # (and IMMEDIATE keeps a second process from migrating too).
+            # statement, so each CREATE or ALTER would commit on its own;
+            # BEGIN IMMEDIATE opens one, with the database's write lock.
             if not conn.connection.dbapi_connection.in_transaction:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            # PostgreSQL's DDL is transactional; a transaction-level advisory
+            # lock (key 0: no agent's) orders the creators.
+            conn.execute(
+                text("SELECT pg_advisory_xact_lock(:space, 0)"),
+                {"space": _PG_LOCK_SPACE},
+            )
+        version = self._version(conn)
+        if version is None:
+            schema.metadata.create_all(conn)
+            conn.execute(
+                schema.schema_version.insert().values(
+                    version=schema.SCHEMA_VERSION, applied_at=time.time()
+                )
+            )
+            return
         while version < schema.SCHEMA_VERSION:
             schema.MIGRATIONS[version](conn)
             version += 1
@@ -235,18 +323,6 @@ class AgentStore:
         with self.engine.connect() as conn:
             rows = conn.execute(select(schema.agents.c.name).order_by("name"))
             return [row.name for row in rows]
-
-    def _agent_row(self, conn, name):
-        row = conn.execute(
-            select(schema.agents).where(schema.agents.c.name == name)
-        ).first()
-        if row is None:
-            known = self.agent_names()
-            raise StoreError(
-                f"store {self.display_url} has no agent named {name!r}; it "
-                f"holds {known}."
-            )
-        return row
 
     def _owner_of(self, agent_id):
         with self.engine.connect() as conn:
@@ -279,118 +355,7 @@ class AgentStore:
             with a result (``label`` stays missing after a report that leaves
             the state uncertain), and ``feature_<j>``.
         """
-        req_, act = schema.requests, schema.actions
-        with self.engine.connect() as conn:
-            agent = self._agent_row(conn, name)
-            classes = _process_classes(agent)
-            frame, beliefs, features = self._steps(conn, agent, classes.size)
-            req = _frame(
-                conn,
-                select(
-                    req_.c.step,
-                    req_.c.status.label("request_status"),
-                    req_.c.action.label("result_action"),
-                    req_.c.label.label("result_label"),
-                    req_.c.method,
-                    req_.c.report,
-                    req_.c.posterior,
-                ).where(req_.c.agent_id == agent.agent_id),
-            )
-            taken = _frame(
-                conn,
-                select(act.c.step, act.c.action.label("taken_action")).where(
-                    act.c.agent_id == agent.agent_id
-                ),
-            )
-        # Steps are unique in both: left merges keep the order and length.
-        frame = frame.merge(req, on="step", how="left")
-        frame = frame.merge(taken, on="step", how="left")
-        out = pd.DataFrame(
-            {
-                "step": frame["step"],
-                "kind": frame["kind"],
-                "timestamp": frame["timestamp"],
-                "evpi": frame["evpi"],
-            }
-        )
-        for j, label in enumerate(classes.tolist()):
-            out[f"belief_{label}"] = beliefs[:, j]
-        out["request_id"] = frame["request_id"].astype("Int64")
-        out["request_status"] = frame["request_status"]
-        observed = (frame["kind"] == "observation").to_numpy()
-        labels = frame["label"].where(~observed, frame["result_label"])
-        out["label"] = _json_column(labels)
-        out["recommended_action"] = frame["action"].astype(int)
-        taken = frame["taken_action"].astype("Int64")
-        result = frame["result_action"].astype("Int64")
-        out["action"] = taken.fillna(result).fillna(out["recommended_action"])
-        out["action"] = out["action"].astype(int)
-        if _inspections(agent) is not None:
-            _report_columns(out, frame, classes)
-        names = json.loads(agent.feature_names) if agent.feature_names else None
-        for j in range(agent.n_features):
-            out[f"feature_{names[j] if names else j}"] = (
-                features[:, j] if len(frame) else []
-            )
-        return out
-
-    def _steps(self, conn, agent, n_states: int):
-        """Every step of an agent: a frame of scalars, beliefs and features.
-
-        The frame has ``step``, ``kind``, ``timestamp``, ``evpi``, ``action``
-        (recommended), ``request_id`` (NaN without) and ``label`` (JSON text
-        of a commissioning label, None for an observation).
-        """
-        obs = schema.observations
-        com = conn.execute(
-            select(
-                obs.c.step,
-                obs.c.timestamp,
-                obs.c.evpi,
-                obs.c.action,
-                obs.c.label,
-                obs.c.features,
-            )
-            .where(obs.c.agent_id == agent.agent_id)
-            .order_by(obs.c.step)
-        ).all()
-        blocks = unpack_blocks(
-            self._block_rows(conn, agent.agent_id), agent.n_features, n_states
-        )
-        n0, n1 = len(com), blocks["step"].size
-        c_step, c_features, c_action = _commissioning(com, agent.n_features)
-        c_stamp = [np.nan if r.timestamp is None else r.timestamp for r in com]
-        c_evpi = np.array([r.evpi for r in com], dtype=np.float64)
-        ids = blocks["request_id"]
-        frame = pd.DataFrame(
-            {
-                "step": np.concatenate([c_step, blocks["step"]]),
-                "kind": ["commissioning"] * n0 + ["observation"] * n1,
-                "timestamp": np.concatenate(
-                    [np.array(c_stamp, dtype=np.float64), blocks["timestamp"]]
-                ),
-                "evpi": np.concatenate([c_evpi, blocks["evpi"]]),
-                "action": np.concatenate([c_action, blocks["action"]]),
-                "request_id": np.concatenate(
-                    [np.full(n0, np.nan), np.where(ids > 0, ids, np.nan)]
-                ),
-                "label": [r.label for r in com] + [None] * n1,
-            }
-        )
-        beliefs = np.vstack([np.full((n0, n_states), np.nan), blocks["belief"]])
-        features = np.vstack([c_features, blocks["features"]])
-        return frame, beliefs, features
-
-    @staticmethod
-    def _block_rows(conn, agent_id: int, where=None, last=False):
-        """The block rows of an agent in step order (the last one only)."""
-        b = schema.blocks
-        query = select(b).where(b.c.agent_id == agent_id)
-        if where is not None:
-            query = query.where(where)
-        if last:
-            return conn.execute(query.order_by(b.c.first_step.desc()).limit(1)).all()
-        return conn.execute(query.order_by(b.c.first_step)).all()
+        return _frames.history(self, name)
 
     def requests(self, name: str) -> pd.DataFrame:
         """Every inspection request of an agent, in the order they were made.
@@ -410,32 +375,7 @@ class AgentStore:
             with inspection methods also ``method``, ``report`` and
             ``posterior_<label>``.
         """
-        with self.engine.connect() as conn:
-            agent = self._agent_row(conn, name)
-            frame = _frame(
-                conn,
-                select(
-                    schema.requests.c.request_id,
-                    schema.requests.c.step,
-                    schema.requests.c.status,
-                    schema.requests.c.evpi,
-                    schema.requests.c.label,
-                    schema.requests.c.action,
-                    schema.requests.c.result_timestamp,
-                    schema.requests.c.note,
-                    schema.requests.c.method,
-                    schema.requests.c.report,
-                    schema.requests.c.posterior,
-                )
-                .where(schema.requests.c.agent_id == agent.agent_id)
-                .order_by(schema.requests.c.request_id),
-            )
-        frame["label"] = _json_column(frame["label"])
-        frame["action"] = frame["action"].astype("Int64")
-        if _inspections(agent) is None:
-            return frame.drop(columns=["method", "report", "posterior"])
-        _report_columns(frame, frame, _process_classes(agent))
-        return frame.drop(columns=["posterior"])
+        return _frames.requests(self, name)
 
     def configuration(self, name: str) -> dict:
         """How an agent was set up, as stored (JSON values).
@@ -454,20 +394,7 @@ class AgentStore:
             ``initial_state``, ``max_open_requests``), ``n_features``,
             ``feature_names``, ``created_at`` and ``skrbal_version``.
         """
-        with self.engine.connect() as conn:
-            agent = self._agent_row(conn, name)
-        return {
-            "process": json.loads(agent.process),
-            "estimator": json.loads(agent.estimator),
-            "budget": json.loads(agent.budget),
-            "settings": json.loads(agent.settings),
-            "n_features": agent.n_features,
-            "feature_names": (
-                json.loads(agent.feature_names) if agent.feature_names else None
-            ),
-            "created_at": agent.created_at,
-            "skrbal_version": agent.skrbal_version,
-        }
+        return _frames.configuration(self, name)
 
     def events(self, name: str) -> pd.DataFrame:
         """The agent's log: every call that changed it, in order.
@@ -487,25 +414,7 @@ class AgentStore:
             warnings its fit issued, ...) and ``created_at`` (wall-clock
             seconds).
         """
-        ev = schema.events
-        with self.engine.connect() as conn:
-            agent = self._agent_row(conn, name)
-            frame = _frame(
-                conn,
-                select(
-                    ev.c.seq,
-                    ev.c.kind,
-                    ev.c.step,
-                    ev.c.request_id,
-                    ev.c.payload,
-                    ev.c.created_at,
-                )
-                .where(ev.c.agent_id == agent.agent_id)
-                .order_by(ev.c.seq),
-            )
-        frame["payload"] = _json_column(frame["payload"])
-        frame["request_id"] = frame["request_id"].astype("Int64")
-        return frame
+        return _frames.events(self, name)
 
     def status(self, name: str) -> dict:
         """Counts, spend, open requests and labelled set of an agent.
@@ -533,369 +442,204 @@ class AgentStore:
             ``spend_by_method`` split the results by method, as
             :func:`~skrbal.metrics.campaign_summary` does with ``methods``.
         """
-        obs, req, b = schema.observations, schema.requests, schema.blocks
-        with self.engine.connect() as conn:
-            agent = self._agent_row(conn, name)
-            aid = agent.agent_id
-            n_commissioning = conn.execute(
-                select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
-            ).scalar()
-            n_observations = conn.execute(
-                select(func.coalesce(func.sum(b.c.n_steps), 0)).where(
-                    b.c.agent_id == aid
-                )
-            ).scalar()
-            by_method = conn.execute(
-                select(req.c.method, req.c.status, func.count())
-                .where(req.c.agent_id == aid)
-                .group_by(req.c.method, req.c.status)
-            ).all()
-            open_rows = conn.execute(
-                select(
-                    req.c.request_id,
-                    req.c.step,
-                    req.c.evpi,
-                    b.c.first_step,
-                    b.c.n_steps,
-                    b.c.timestamp,
-                )
-                .join(b, _block_of(req))
-                .where((req.c.agent_id == aid) & (req.c.status == "open"))
-                .order_by(req.c.request_id)
-            ).all()
-            labels = (
-                conn.execute(
-                    select(obs.c.label, func.count())
-                    .where((obs.c.agent_id == aid) & obs.c.label.is_not(None))
-                    .group_by(obs.c.label)
-                ).all()
-                + conn.execute(
-                    select(req.c.label, func.count())
-                    .where((req.c.agent_id == aid) & req.c.label.is_not(None))
-                    .group_by(req.c.label)
-                ).all()
-            )
-            last = self._block_rows(conn, aid, last=True)
-        last_evpi = None
-        if last:
-            last_evpi = float(_unpacked(last[0], "evpi")[-1])
-        cost = float(_process(agent).inspection_cost)
-        statuses = {}
-        for _, status, n in by_method:
-            statuses[status] = statuses.get(status, 0) + n
-        n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
-        classes = _process_classes(agent).tolist()
-        counts = {}  # commissioning labels and inspection results
-        for text_, n in labels:
-            label = json.loads(text_)
-            counts[label] = counts.get(label, 0) + n
-        methods = _inspections(agent)
-        by_method_status = {}
-        if methods is not None:
-            costs = {m["name"]: float(m["cost"]) for m in methods}
-            done = {name: 0 for name in costs}
-            opened = dict(done)
-            for name, status, n in by_method:
-                if status == "done":
-                    done[name] += n
-                elif status == "open":
-                    opened[name] += n
-            spends = {name: done[name] * costs[name] for name in costs}
-            spend = fsum(spends.values())
-            committed = fsum((done[n] + opened[n]) * costs[n] for n in costs)
-            by_method_status = {
-                "n_inspections_by_method": done,
-                "spend_by_method": spends,
-            }
-        else:
-            spend, committed = cost * n_done, cost * (n_done + n_open)
-        return {
-            "name": agent.name,
-            "n_commissioning": n_commissioning,
-            "n_observations": int(n_observations),
-            "n_requests": sum(statuses.values()),
-            "n_open": n_open,
-            "n_results": n_done,
-            "n_cancelled": statuses.get("cancelled", 0),
-            "inspection_cost": cost,
-            "spend": spend,
-            "committed_spend": committed,
-            "open_requests": [
-                {
-                    "request_id": r.request_id,
-                    "step": r.step,
-                    "evpi": r.evpi,
-                    "timestamp": (
-                        None
-                        if r.timestamp is None
-                        else float(_unpacked(r, "timestamp")[r.step - r.first_step])
-                    ),
-                }
-                for r in open_rows
-            ],
-            "labelled": {c: counts.get(c, 0) for c in classes},
-            "last_evpi": last_evpi,
-            "budget_state": json.loads(agent.budget_state),
-            "clock": agent.clock,
-            **by_method_status,
-        }
+        return _reading.status(self, name)
+
+    def verify(self, name: str) -> None:
+        """Check an agent's records for damage or edits, reading only.
+
+        Walks the agent's event chain (each event's hash follows from the
+        previous one and from the agent's configuration) and checks the
+        other tables against it: the commissioning rows and every block
+        against the digests their events logged, each request against the
+        results and cancellations logged, and the agent's counters and
+        budget state against the log. :meth:`RiskBasedAgent.from_store`
+        runs it before replaying. Memory: one block; time: linear in the
+        agent's steps.
+
+        Parameters
+        ----------
+        name : str
+            The agent.
+
+        Raises
+        ------
+        StoreError
+            At the first damage found, naming the agent, the table and the
+            event or row.
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal import synthetic_decision_process
+        >>> from skrbal.online import AgentStore, RiskBasedAgent
+        >>> store = AgentStore(":memory:")
+        >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+        ...                process=synthetic_decision_process()).fit(
+        ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+        >>> store.verify("agent")
+        >>> store.close()
+        """
+        _reading.verify(self, name)
 
     # ------------------------------------------------------------------ #
-    # writing (by a RiskBasedAgent holding the agent's lock)
+    # the storage contract of a live agent (AgentStorage)
     # ------------------------------------------------------------------ #
-    @contextmanager
-    def _transaction(self, agent_id: int, seq: int, **values):
-        """One transaction moving the agent from event ``seq`` to ``seq + 1``.
+    def load_agent(self, name: str) -> AgentRecord:
+        """The record of an agent: configuration and running counters.
 
-        The agent's ``last_seq`` must still be ``seq`` (a lost update is
-        refused); ``values`` update the agent's row in the same statement.
+        Parameters
+        ----------
+        name : str
+            The agent.
+
+        Returns
+        -------
+        record : AgentRecord
         """
-        agents = schema.agents
-        with self.engine.begin() as conn:
-            # Values as execution parameters, not in the statement: its
-            # compiled form is cached, which matters at one call per step.
-            moved = conn.execute(
-                update(agents).where(
-                    (agents.c.agent_id == bindparam("w_agent_id"))
-                    & (agents.c.last_seq == bindparam("w_seq"))
-                ),
-                {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1, **values},
-            )
-            if moved.rowcount != 1:
-                raise StoreError(
-                    f"store {self.display_url}: agent {agent_id} was changed by "
-                    "another writer since it was loaded; reopen it."
-                )
-            yield conn
+        return _reading.load_agent(self, name)
 
-    def _create_agent(
-        self, agent_row: dict, commission_rows: list, warnings: list
-    ) -> int:
-        """Insert a new agent and its commissioning steps; return its id."""
-        with self.engine.begin() as conn:
-            exists = conn.execute(
-                select(schema.agents.c.agent_id).where(
-                    schema.agents.c.name == agent_row["name"]
-                )
-            ).first()
-            if exists is not None:
-                raise StoreError(
-                    f"store {self.display_url} already has an agent named "
-                    f"{agent_row['name']!r}: resume it with "
-                    "RiskBasedAgent.from_store(), or choose another name."
-                )
-            agent_id = conn.execute(
-                insert(schema.agents).values(**agent_row)
-            ).inserted_primary_key[0]
-            conn.execute(
-                insert(schema.observations),
-                [{**row, "agent_id": agent_id} for row in commission_rows],
-            )
-            self._insert_event(
-                conn,
-                agent_id,
-                1,
-                "commission",
-                0,
-                None,
-                {"n": len(commission_rows), "warnings": warnings},
-            )
-        return agent_id
+    def load_replay(self, name: str, *, every_step: bool) -> Replay:
+        """What resuming an agent needs, read a block at a time.
 
-    def _load(self, conn, agent, every_step: bool = True):
-        """Steps (commissioning first) and events (by seq) of an agent.
+        Parameters
+        ----------
+        name : str
+            The agent.
+        every_step : bool
+            Whether the features of every observed step are needed (EM and
+            smoothing read them all), or only of those with a request not
+            cancelled.
 
-        Without ``every_step``, only the commissioning steps and the steps
-        with a request that was not cancelled. The steps are a dict of
-        ``step``, ``n_commissioning``, ``features``, ``labels`` (JSON text
-        of the commissioning labels) and ``action`` (recommended).
+        Returns
+        -------
+        replay : Replay
         """
-        obs, req = schema.observations, schema.requests
-        aid = agent.agent_id
-        n_states = _process_classes(agent).size
-        com = conn.execute(
-            select(obs.c.step, obs.c.features, obs.c.label, obs.c.action)
-            .where(obs.c.agent_id == aid)
-            .order_by(obs.c.step)
-        ).all()
-        where = None
-        if not every_step:
-            live = (req.c.agent_id == aid) & (req.c.status != "cancelled")
-            where = select(req.c.request_id).where(live & _block_of(req)).exists()
-            requested = conn.execute(select(req.c.step).where(live)).scalars().all()
-        blocks = unpack_blocks(
-            self._block_rows(conn, aid, where), agent.n_features, n_states
-        )
-        if not every_step:
-            keep = np.isin(blocks["step"], np.asarray(requested, dtype=np.int64))
-            blocks = {key: values[keep] for key, values in blocks.items()}
-        c_step, c_features, c_action = _commissioning(com, agent.n_features)
-        steps = {
-            "step": np.concatenate([c_step, blocks["step"]]),
-            "n_commissioning": len(com),
-            "features": np.vstack([c_features, blocks["features"]]),
-            "labels": [r.label for r in com],
-            "action": np.concatenate([c_action, blocks["action"]]),
-        }
-        events = conn.execute(
-            select(schema.events)
-            .where(schema.events.c.agent_id == aid)
-            .order_by(schema.events.c.seq)
-        ).all()
-        return steps, events
+        return _reading.load_replay(self, name, every_step)
 
-    def _last_observation(self, conn, agent_id: int):
-        """The time of the last step and the EVPI of the last observation."""
-        last = self._block_rows(conn, agent_id, last=True)
-        if last:
-            return (
-                float(_unpacked(last[0], "time")[-1]),
-                float(_unpacked(last[0], "evpi")[-1]),
-            )
-        obs = schema.observations
-        time_ = conn.execute(
-            select(obs.c.time)
-            .where(obs.c.agent_id == agent_id)
-            .order_by(obs.c.step.desc())
-            .limit(1)
-        ).scalar()
-        return time_, None
+    def create_agent(self, record: AgentRecord, commissioning: Commissioning) -> int:
+        """Create an agent with its commissioning steps, as event 1.
 
-    def _requests_of(self, agent_id: int):
-        """Each request's id, step, status, method and belief (open ones).
+        Parameters
+        ----------
+        record : AgentRecord
+            The new agent (its ``agent_id`` is ignored).
+        commissioning : Commissioning
+            Its commissioning steps.
 
-        A list of tuples ``(request_id, step, status, method, belief)``,
-        ``belief`` an array for an open request, None otherwise.
+        Returns
+        -------
+        agent_id : int
+            The agent's key in the store.
+
+        Raises
+        ------
+        StoreError
+            When the store already has an agent of that name.
         """
-        req, b = schema.requests, schema.blocks
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(
-                    req.c.request_id,
-                    req.c.step,
-                    req.c.status,
-                    req.c.method,
-                    b.c.first_step,
-                    b.c.n_steps,
-                    b.c.belief,
-                )
-                .join(b, _block_of(req))
-                .where(req.c.agent_id == agent_id)
-            ).all()
-        out = []
-        for r in rows:
-            belief = None
-            if r.status == "open":
-                beliefs = np.frombuffer(r.belief, dtype="<f8").reshape(r.n_steps, -1)
-                belief = beliefs[r.step - r.first_step].astype(np.float64)
-            out.append((r.request_id, r.step, r.status, r.method, belief))
-        return out
+        return _writing.create_agent(self, record, commissioning)
 
-    @staticmethod
-    def _insert_event(conn, agent_id, seq, kind, step, request_id, payload):
-        conn.execute(
-            insert(schema.events),
-            {
-                "agent_id": agent_id,
-                "seq": seq,
-                "kind": kind,
-                "step": step,
-                "request_id": request_id,
-                "payload": json.dumps(payload),
-                "created_at": time.time(),
-            },
-        )
+    def lock_agent(self, agent_id: int, name: str, timeout: float = 0.0) -> AgentLock:
+        """Exclusive write access to an agent, until ``release()``.
 
-    def _write_observe(self, agent_id, seq, block, request_rows, agent_values, payload):
-        """Commit a block of observations, its requests and the counters."""
-        with self._transaction(agent_id, seq, **agent_values) as conn:
-            conn.execute(insert(schema.blocks), block)
-            if request_rows:
-                conn.execute(insert(schema.requests), request_rows)
-            self._insert_event(
-                conn, agent_id, seq + 1, "observe", block["first_step"], None, payload
-            )
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        name : str
+            Its name (for messages).
+        timeout : float, default=0.0
+            Seconds to wait for another writer to close it.
 
-    def _write_result(
-        self,
-        agent_id,
-        seq,
-        request_id,
-        step,
-        label,
-        action,
-        stamp,
-        warnings,
-        *,
-        report=None,
-        posterior=None,
-    ):
-        """Commit an inspection result (``label``, ``report`` as JSON text).
+        Returns
+        -------
+        lock : AgentLock
 
-        ``label`` is None for a report that leaves the state uncertain;
-        ``posterior`` (a list of floats) is given with inspection methods.
+        Raises
+        ------
+        AgentLockedError
+            When the agent is open for writing elsewhere.
         """
-        req = schema.requests
-        with self._transaction(agent_id, seq) as conn:
-            conn.execute(
-                update(req)
-                .where((req.c.agent_id == agent_id) & (req.c.request_id == request_id))
-                .values(
-                    status="done",
-                    closed_seq=seq + 1,
-                    label=label,
-                    action=action,
-                    result_timestamp=stamp,
-                    report=report,
-                    posterior=None if posterior is None else json.dumps(posterior),
-                )
+        if self.read_only:
+            raise StoreError(
+                f"store {self.path} is read-only (the file or its folder cannot "
+                f"be written): agent {name!r} can be read (status, history, "
+                "export) but not opened for writing."
             )
-            payload = {
-                "label": None if label is None else json.loads(label),
-                "warnings": warnings,
-            }
-            if posterior is not None:
-                payload["report"] = None if report is None else json.loads(report)
-                payload["posterior"] = posterior
-            self._insert_event(
-                conn, agent_id, seq + 1, "result", step, request_id, payload
-            )
+        lock = AgentLock(self, agent_id, name, timeout)
+        try:
+            _writing.mark_owner(self, agent_id)
+        except BaseException:
+            lock.release()
+            raise
+        self._locks[agent_id] = (lock, name)
+        return lock
 
-    def _write_cancel(self, agent_id, seq, request_id, step, reason):
-        """Commit the cancellation of a request."""
-        req = schema.requests
-        with self._transaction(agent_id, seq) as conn:
-            conn.execute(
-                update(req)
-                .where((req.c.agent_id == agent_id) & (req.c.request_id == request_id))
-                .values(status="cancelled", closed_seq=seq + 1, note=reason)
-            )
-            self._insert_event(
-                conn, agent_id, seq + 1, "cancel", step, request_id, {"reason": reason}
-            )
+    def append_observe(self, agent_id: int, seq: int, block: ObserveBlock) -> None:
+        """Commit the steps, requests and budget state of one ``observe`` call.
 
-    def _write_action(self, agent_id, seq, step, action):
-        """Commit the action the user took at a step."""
-        act = schema.actions
-        with self._transaction(agent_id, seq) as conn:
-            conn.execute(
-                delete(act).where((act.c.agent_id == agent_id) & (act.c.step == step))
-            )
-            conn.execute(
-                insert(act).values(agent_id=agent_id, step=step, action=action)
-            )
-            self._insert_event(
-                conn, agent_id, seq + 1, "action", step, None, {"action": action}
-            )
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        seq : int
+            The agent's last event; the block becomes event ``seq + 1``.
+        block : ObserveBlock
+            The call's steps and requests.
 
-    def _mark_owner(self, agent_id: int) -> None:
-        owner = f"pid {os.getpid()} on {socket.gethostname()} since {time.ctime()}"
-        with self.engine.begin() as conn:
-            conn.execute(
-                update(schema.agents)
-                .where(schema.agents.c.agent_id == agent_id)
-                .values(owner=owner)
-            )
+        Raises
+        ------
+        StoreError
+            When another writer moved the agent past ``seq``.
+        """
+        _writing.append_observe(self, agent_id, seq, block)
+
+    def record_result(self, agent_id: int, seq: int, result: ResultRecord) -> None:
+        """Commit the result of an inspection request as event ``seq + 1``.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        seq : int
+            The agent's last event.
+        result : ResultRecord
+            The result.
+        """
+        _writing.record_result(self, agent_id, seq, result)
+
+    def record_cancel(
+        self, agent_id: int, seq: int, request_id: int, step: int, reason
+    ) -> None:
+        """Commit the cancellation of a request as event ``seq + 1``.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        seq : int
+            The agent's last event.
+        request_id, step : int
+            The request and its step.
+        reason : str or None
+            Kept with the request.
+        """
+        _writing.record_cancel(self, agent_id, seq, request_id, step, reason)
+
+    def record_action(self, agent_id: int, seq: int, step: int, action: int) -> None:
+        """Commit the action the user took at a step as event ``seq + 1``.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        seq : int
+            The agent's last event.
+        step : int
+            The step.
+        action : int
+            The action's index.
+        """
+        _writing.record_action(self, agent_id, seq, step, action)
 
     def close(self) -> None:
         """Close the store's connections."""
@@ -914,74 +658,3 @@ class AgentStore:
 
     def __repr__(self):
         return f"AgentStore({self.display_url!r})"
-
-
-def _frame(conn, query) -> pd.DataFrame:
-    """The rows of a query as a DataFrame; numeric columns with NULLs as NaN."""
-    result = conn.execute(query)
-    columns = list(result.keys())
-    frame = pd.DataFrame(result.all(), columns=columns)
-    for column in query.selected_columns:
-        kind = column.type.python_type if hasattr(column.type, "python_type") else None
-        if kind in (int, float):
-            frame[column.name] = pd.to_numeric(frame[column.name])
-    return frame
-
-
-def _commissioning(rows, n_features: int):
-    """Step, features and recommended action arrays of commissioning rows."""
-    step = np.array([r.step for r in rows], dtype=np.int64)
-    features = np.array([json.loads(r.features) for r in rows], dtype=np.float64)
-    action = np.array([r.action for r in rows], dtype=np.int64)
-    return step, features.reshape(len(rows), n_features), action
-
-
-def _block_of(req):
-    """Join condition: the block holding the step of a request."""
-    b = schema.blocks
-    return and_(
-        b.c.agent_id == req.c.agent_id,
-        b.c.first_step <= req.c.step,
-        req.c.step < b.c.first_step + b.c.n_steps,
-    )
-
-
-def _unpacked(block_row, column: str) -> np.ndarray:
-    """One per-step column (``time``, ``evpi``, ``timestamp``) of a block."""
-    return np.frombuffer(getattr(block_row, column), dtype="<f8").astype(np.float64)
-
-
-def _json_column(column) -> list:
-    """JSON text per row, missing values (None or NaN) as None."""
-    # Most history rows (observations without a result) are missing: decode
-    # only the known ones rather than looping over every step.
-    out = [None] * len(column)
-    values = column.to_numpy()
-    for i in np.flatnonzero(column.notna().to_numpy()):
-        out[i] = json.loads(values[i])
-    return out
-
-
-def _process(agent_row):
-    return process_from_json(agent_row.process)
-
-
-def _process_classes(agent_row) -> np.ndarray:
-    return _process(agent_row).classes_
-
-
-def _inspections(agent_row) -> list | None:
-    """The agent's inspection methods as stored (plain JSON), or None."""
-    return json.loads(agent_row.settings).get("inspections")
-
-
-def _report_columns(out, frame, classes) -> None:
-    """``method``, ``report`` and ``posterior_<label>`` from request rows."""
-    out["method"] = [None if pd.isna(m) else m for m in frame["method"]]
-    out["report"] = _json_column(frame["report"])
-    posterior = np.full((len(frame), classes.size), np.nan)
-    known = frame["posterior"].notna().to_numpy()
-    if known.any():
-        posterior[known] = [json.loads(p) for p in frame["posterior"][known]]
-    for j, label in enumerate(classes.tolist()):
-        out[f"posterior_{label}"] = posterior[:, j]

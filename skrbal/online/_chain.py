@@ -1,0 +1,94 @@
+"""Tamper evidence: each event's hash chains to the previous one.
+
+An agent's log (``skrbal_events``) is a hash chain: event ``seq`` stores
+``sha256(previous hash, seq, kind, step, request_id, payload, created_at)``,
+and the chain starts from a hash of the agent's configuration (process,
+estimator, budget, settings, features). An ``observe`` event's payload holds
+the SHA-256 of its block's bytes, so the steps are chained too. Deleting,
+editing or reordering an event, or editing a block, breaks the chain where
+it happened.
+
+The chain is evidence, not a signature: someone who can write the store and
+knows this scheme can recompute every hash. It catches damage, mistaken
+edits and naive tampering; who may write a store is the trust model's
+question (see the live-monitoring guide).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from skrbal.online._blocks import STEP_COLUMNS as BLOCK_COLUMNS
+
+
+def _sha256(value) -> str:
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _getter(row):
+    return row.get if isinstance(row, dict) else lambda name: getattr(row, name)
+
+
+def genesis_hash(agent) -> str:
+    """The hash an agent's chain starts from (a row of ``skrbal_agents``)."""
+    get = _getter(agent)
+    return _sha256(
+        [
+            "skrbal-agent",
+            *(
+                get(name)
+                for name in (
+                    "process",
+                    "estimator",
+                    "budget",
+                    "settings",
+                    "n_features",
+                    "feature_names",
+                )
+            ),
+        ]
+    )
+
+
+def event_hash(previous: str, seq, kind, step, request_id, payload: str, at) -> str:
+    """The hash of an event (``payload`` as stored JSON text)."""
+    return _sha256([previous, seq, kind, step, request_id, payload, at])
+
+
+def block_hasher(first_step, n_steps):
+    """A SHA-256 to feed a block's columns to, in ``BLOCK_COLUMNS`` order."""
+    return hashlib.sha256(f"{first_step}:{n_steps};".encode())
+
+
+def add_column(hasher, value) -> None:
+    """Feed one column (bytes, or None for an absent one) to a block's hash."""
+    if value is None:
+        hasher.update(b"-")
+        return
+    # A length prefix keeps (b"ab", b"c") and (b"a", b"bc") apart.
+    hasher.update(len(value).to_bytes(8, "little"))
+    hasher.update(value)
+
+
+def block_digest(block: dict) -> str:
+    """SHA-256 of the bytes of a new block (the dict of ``make_block``)."""
+    hasher = block_hasher(block["first_step"], block["n_steps"])
+    for column in BLOCK_COLUMNS:
+        add_column(hasher, block[column])
+    return hasher.hexdigest()
+
+
+# The columns of a commissioning row (skrbal_observations), as hashed.
+_COMMISSIONING_COLUMNS = ("step", "timestamp", "time", "features", "evpi", "action")
+
+
+def commissioning_digest(rows) -> str:
+    """SHA-256 of an agent's commissioning rows (dicts or rows, by step)."""
+    return _sha256(
+        [
+            [_getter(row)(c) for c in _COMMISSIONING_COLUMNS] + [_getter(row)("label")]
+            for row in rows
+        ]
+    )

@@ -1,0 +1,237 @@
+"""An agent store's tables as DataFrames: history, requests, events, setup."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+
+from skrbal.online import _schema as schema
+from skrbal.online._blocks import unpack_blocks
+from skrbal.online._reading import (
+    agent_row,
+    commissioning_arrays,
+    process_classes,
+    stored_inspections,
+)
+
+
+def history(store, name: str) -> pd.DataFrame:
+    """See :meth:`AgentStore.history`."""
+    req_, act = schema.requests, schema.actions
+    with store.engine.connect() as conn:
+        agent = agent_row(store, conn, name)
+        classes = process_classes(agent)
+        frame, beliefs, features = _steps(conn, agent, classes.size)
+        req = _frame(
+            conn,
+            select(
+                req_.c.step,
+                req_.c.status.label("request_status"),
+                req_.c.action.label("result_action"),
+                req_.c.label.label("result_label"),
+                req_.c.method,
+                req_.c.report,
+                req_.c.posterior,
+            ).where(req_.c.agent_id == agent.agent_id),
+        )
+        taken = _frame(
+            conn,
+            select(act.c.step, act.c.action.label("taken_action")).where(
+                act.c.agent_id == agent.agent_id
+            ),
+        )
+    # Steps are unique in both: left merges keep the order and length.
+    frame = frame.merge(req, on="step", how="left")
+    frame = frame.merge(taken, on="step", how="left")
+    out = pd.DataFrame(
+        {
+            "step": frame["step"],
+            "kind": frame["kind"],
+            "timestamp": frame["timestamp"],
+            "evpi": frame["evpi"],
+        }
+    )
+    for j, label in enumerate(classes.tolist()):
+        out[f"belief_{label}"] = beliefs[:, j]
+    out["request_id"] = frame["request_id"].astype("Int64")
+    out["request_status"] = frame["request_status"]
+    observed = (frame["kind"] == "observation").to_numpy()
+    labels = frame["label"].where(~observed, frame["result_label"])
+    out["label"] = _json_column(labels)
+    out["recommended_action"] = frame["action"].astype(int)
+    taken = frame["taken_action"].astype("Int64")
+    result = frame["result_action"].astype("Int64")
+    out["action"] = taken.fillna(result).fillna(out["recommended_action"])
+    out["action"] = out["action"].astype(int)
+    if stored_inspections(agent) is not None:
+        _report_columns(out, frame, classes)
+    names = json.loads(agent.feature_names) if agent.feature_names else None
+    for j in range(agent.n_features):
+        out[f"feature_{names[j] if names else j}"] = (
+            features[:, j] if len(frame) else []
+        )
+    return out
+
+
+def _steps(conn, agent, n_states: int):
+    """Every step of an agent: a frame of scalars, beliefs and features.
+
+    The frame has ``step``, ``kind``, ``timestamp``, ``evpi``, ``action``
+    (recommended), ``request_id`` (NaN without) and ``label`` (JSON text
+    of a commissioning label, None for an observation).
+    """
+    obs = schema.observations
+    com = conn.execute(
+        select(
+            obs.c.step,
+            obs.c.timestamp,
+            obs.c.evpi,
+            obs.c.action,
+            obs.c.label,
+            obs.c.features,
+        )
+        .where(obs.c.agent_id == agent.agent_id)
+        .order_by(obs.c.step)
+    ).all()
+    blocks = unpack_blocks(
+        _block_rows(conn, agent.agent_id), agent.n_features, n_states
+    )
+    n0, n1 = len(com), blocks["step"].size
+    c_step, c_features, c_action = commissioning_arrays(com, agent.n_features)
+    c_stamp = [np.nan if r.timestamp is None else r.timestamp for r in com]
+    c_evpi = np.array([r.evpi for r in com], dtype=np.float64)
+    ids = blocks["request_id"]
+    frame = pd.DataFrame(
+        {
+            "step": np.concatenate([c_step, blocks["step"]]),
+            "kind": ["commissioning"] * n0 + ["observation"] * n1,
+            "timestamp": np.concatenate(
+                [np.array(c_stamp, dtype=np.float64), blocks["timestamp"]]
+            ),
+            "evpi": np.concatenate([c_evpi, blocks["evpi"]]),
+            "action": np.concatenate([c_action, blocks["action"]]),
+            "request_id": np.concatenate(
+                [np.full(n0, np.nan), np.where(ids > 0, ids, np.nan)]
+            ),
+            "label": [r.label for r in com] + [None] * n1,
+        }
+    )
+    beliefs = np.vstack([np.full((n0, n_states), np.nan), blocks["belief"]])
+    features = np.vstack([c_features, blocks["features"]])
+    return frame, beliefs, features
+
+
+def _block_rows(conn, agent_id: int):
+    """The block rows of an agent in step order."""
+    b = schema.blocks
+    query = select(b).where(b.c.agent_id == agent_id)
+    return conn.execute(query.order_by(b.c.first_step)).all()
+
+
+def requests(store, name: str) -> pd.DataFrame:
+    """See :meth:`AgentStore.requests`."""
+    with store.engine.connect() as conn:
+        agent = agent_row(store, conn, name)
+        frame = _frame(
+            conn,
+            select(
+                schema.requests.c.request_id,
+                schema.requests.c.step,
+                schema.requests.c.status,
+                schema.requests.c.evpi,
+                schema.requests.c.label,
+                schema.requests.c.action,
+                schema.requests.c.result_timestamp,
+                schema.requests.c.note,
+                schema.requests.c.method,
+                schema.requests.c.report,
+                schema.requests.c.posterior,
+            )
+            .where(schema.requests.c.agent_id == agent.agent_id)
+            .order_by(schema.requests.c.request_id),
+        )
+    frame["label"] = _json_column(frame["label"])
+    frame["action"] = frame["action"].astype("Int64")
+    if stored_inspections(agent) is None:
+        return frame.drop(columns=["method", "report", "posterior"])
+    _report_columns(frame, frame, process_classes(agent))
+    return frame.drop(columns=["posterior"])
+
+
+def configuration(store, name: str) -> dict:
+    """See :meth:`AgentStore.configuration`."""
+    with store.engine.connect() as conn:
+        agent = agent_row(store, conn, name)
+    return {
+        "process": json.loads(agent.process),
+        "estimator": json.loads(agent.estimator),
+        "budget": json.loads(agent.budget),
+        "settings": json.loads(agent.settings),
+        "n_features": agent.n_features,
+        "feature_names": (
+            json.loads(agent.feature_names) if agent.feature_names else None
+        ),
+        "created_at": agent.created_at,
+        "skrbal_version": agent.skrbal_version,
+    }
+
+
+def events(store, name: str) -> pd.DataFrame:
+    """See :meth:`AgentStore.events`."""
+    ev = schema.events
+    with store.engine.connect() as conn:
+        agent = agent_row(store, conn, name)
+        frame = _frame(
+            conn,
+            select(
+                ev.c.seq,
+                ev.c.kind,
+                ev.c.step,
+                ev.c.request_id,
+                ev.c.payload,
+                ev.c.created_at,
+            )
+            .where(ev.c.agent_id == agent.agent_id)
+            .order_by(ev.c.seq),
+        )
+    frame["payload"] = _json_column(frame["payload"])
+    frame["request_id"] = frame["request_id"].astype("Int64")
+    return frame
+
+
+def _frame(conn, query) -> pd.DataFrame:
+    """The rows of a query as a DataFrame; numeric columns with NULLs as NaN."""
+    result = conn.execute(query)
+    columns = list(result.keys())
+    frame = pd.DataFrame(result.all(), columns=columns)
+    for column in query.selected_columns:
+        kind = column.type.python_type if hasattr(column.type, "python_type") else None
+        if kind in (int, float):
+            frame[column.name] = pd.to_numeric(frame[column.name])
+    return frame
+
+
+def _json_column(column) -> list:
+    """JSON text per row, missing values (None or NaN) as None."""
+    # Most history rows (observations without a result) are missing: decode
+    # only the known ones rather than looping over every step.
+    out = [None] * len(column)
+    values = column.to_numpy()
+    for i in np.flatnonzero(column.notna().to_numpy()):
+        out[i] = json.loads(values[i])
+    return out
+
+
+def _report_columns(out, frame, classes) -> None:
+    """``method``, ``report`` and ``posterior_<label>`` from request rows."""
+    out["method"] = [None if pd.isna(m) else m for m in frame["method"]]
+    out["report"] = _json_column(frame["report"])
+    posterior = np.full((len(frame), classes.size), np.nan)
+    known = frame["posterior"].notna().to_numpy()
+    if known.any():
+        posterior[known] = [json.loads(p) for p in frame["posterior"][known]]
+    for j, label in enumerate(classes.tolist()):
+        out[f"posterior_{label}"] = posterior[:, j]

@@ -1,0 +1,413 @@
+"""Reading an agent store in bounded memory: records, replay data and status.
+
+The observed steps of an agent are stored as blocks (one per ``observe``
+call, see :mod:`skrbal.online._blocks`). Everything here reads them a block
+at a time, and only the columns and steps it needs, so resuming an agent or
+reading its status takes the memory of its result and one block, however
+many requests a block holds.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.exc import DatabaseError
+
+from skrbal.online import _schema as schema
+from skrbal.online._blocks import rows_of_block
+from skrbal.online._config import process_from_json
+from skrbal.online._spend import inspection_spend
+from skrbal.online._storage import (
+    AgentRecord,
+    EventRecord,
+    Replay,
+    RequestRecord,
+    StoreError,
+)
+from skrbal.online._verify import verify_agent
+
+
+def agent_row(store, conn, name):
+    row = conn.execute(
+        select(schema.agents).where(schema.agents.c.name == name)
+    ).first()
+    if row is None:
+        known = store.agent_names()
+        raise StoreError(
+            f"store {store.display_url} has no agent named {name!r}; it holds {known}."
+        )
+    return row
+
+
+def status(store, name: str) -> dict:
+    """See :meth:`AgentStore.status`."""
+    obs, req, b = schema.observations, schema.requests, schema.blocks
+    with store.engine.connect() as conn:
+        agent = agent_row(store, conn, name)
+        aid = agent.agent_id
+        n_commissioning = conn.execute(
+            select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
+        ).scalar()
+        n_observations = conn.execute(
+            select(func.coalesce(func.sum(b.c.n_steps), 0)).where(b.c.agent_id == aid)
+        ).scalar()
+        by_method = conn.execute(
+            select(req.c.method, req.c.status, func.count())
+            .where(req.c.agent_id == aid)
+            .group_by(req.c.method, req.c.status)
+        ).all()
+        open_rows = conn.execute(
+            select(req.c.request_id, req.c.step, req.c.evpi)
+            .where((req.c.agent_id == aid) & (req.c.status == "open"))
+            .order_by(req.c.step)
+        ).all()
+        stamps = read_steps(
+            conn,
+            agent,
+            [r.step for r in open_rows],
+            ("timestamp",),
+            process_classes(agent).size,
+        )["timestamp"]
+        labels = (
+            conn.execute(
+                select(obs.c.label, func.count())
+                .where((obs.c.agent_id == aid) & obs.c.label.is_not(None))
+                .group_by(obs.c.label)
+            ).all()
+            + conn.execute(
+                select(req.c.label, func.count())
+                .where((req.c.agent_id == aid) & req.c.label.is_not(None))
+                .group_by(req.c.label)
+            ).all()
+        )
+        last_evpi = _last_of_block(conn, aid, ("evpi",))
+        last_evpi = None if last_evpi is None else last_evpi[0]
+    cost = float(process_of(agent).inspection_cost)
+    statuses, counts_by = {}, {}
+    for method, status_, n in by_method:
+        statuses[status_] = statuses.get(status_, 0) + n
+        counts_by[method, status_] = n
+    n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
+    classes = process_classes(agent).tolist()
+    counts = {}  # commissioning labels and inspection results
+    for text_, n in labels:
+        label = json.loads(text_)
+        counts[label] = counts.get(label, 0) + n
+    spend = inspection_spend(counts_by, cost, stored_inspections(agent))
+    return {
+        "name": agent.name,
+        "n_commissioning": n_commissioning,
+        "n_observations": int(n_observations),
+        "n_requests": sum(statuses.values()),
+        "n_open": n_open,
+        "n_results": n_done,
+        "n_cancelled": statuses.get("cancelled", 0),
+        "inspection_cost": cost,
+        "spend": spend.pop("spend"),
+        "committed_spend": spend.pop("committed_spend"),
+        "open_requests": sorted(
+            (
+                {
+                    "request_id": r.request_id,
+                    "step": r.step,
+                    "evpi": r.evpi,
+                    "timestamp": None if np.isnan(stamp) else float(stamp),
+                }
+                for r, stamp in zip(open_rows, stamps)
+            ),
+            key=lambda r: r["request_id"],
+        ),
+        "labelled": {c: counts.get(c, 0) for c in classes},
+        "last_evpi": last_evpi,
+        "budget_state": json.loads(agent.budget_state),
+        "clock": agent.clock,
+        **spend,
+    }
+
+
+def agent_record(row) -> AgentRecord:
+    """The record of a row of ``skrbal_agents`` (JSON columns decoded)."""
+    return AgentRecord(
+        name=row.name,
+        process=row.process,
+        estimator=row.estimator,
+        estimator_fingerprint=row.estimator_fingerprint,
+        budget=row.budget,
+        budget_fingerprint=row.budget_fingerprint,
+        settings=json.loads(row.settings),
+        n_features=row.n_features,
+        feature_names=(
+            tuple(json.loads(row.feature_names)) if row.feature_names else None
+        ),
+        clock=row.clock,
+        n_steps=row.n_steps,
+        n_requests=row.n_requests,
+        last_seq=row.last_seq,
+        budget_state=json.loads(row.budget_state),
+        created_at=row.created_at,
+        skrbal_version=row.skrbal_version,
+        agent_id=row.agent_id,
+    )
+
+
+@contextmanager
+def _reading_agent(store, name: str):
+    """A connection whose database errors (a dropped table, a corrupt page)
+    become a :class:`StoreError` naming the agent and the driver's message."""
+    try:
+        with store.engine.connect() as conn:
+            yield conn
+    except DatabaseError as exc:
+        raise StoreError(
+            f"agent {name!r} in store {store.display_url} cannot be read: "
+            f"{exc.orig}; the store is damaged."
+        ) from exc
+
+
+def verify(store, name: str) -> None:
+    """See :meth:`AgentStore.verify`."""
+    with _reading_agent(store, name) as conn:
+        verify_agent(conn, agent_row(store, conn, name))
+
+
+def load_agent(store, name: str) -> AgentRecord:
+    """See :meth:`AgentStore.load_agent`."""
+    with store.engine.connect() as conn:
+        return agent_record(agent_row(store, conn, name))
+
+
+def _observed_steps(conn, agent, every_step: bool) -> np.ndarray:
+    """Every observed step, or those with a request not cancelled (sorted)."""
+    req, b = schema.requests, schema.blocks
+    aid = agent.agent_id
+    if not every_step:
+        live = (req.c.agent_id == aid) & (req.c.status != "cancelled")
+        return np.sort(_int_columns(conn, select(req.c.step).where(live), 1)[0])
+    firsts, sizes = _int_columns(
+        conn,
+        select(b.c.first_step, b.c.n_steps)
+        .where(b.c.agent_id == aid)
+        .order_by(b.c.first_step),
+        2,
+    )
+    if not firsts.size:
+        return np.empty(0, np.int64)
+    return np.concatenate([np.arange(f, f + n) for f, n in zip(firsts, sizes)])
+
+
+def load_replay(store, name: str, every_step: bool) -> Replay:
+    """See :meth:`AgentStore.load_replay`."""
+    obs, ev = schema.observations, schema.events
+    with _reading_agent(store, name) as conn:
+        agent = agent_row(store, conn, name)
+        verify_agent(conn, agent)
+        aid = agent.agent_id
+        com = conn.execute(
+            select(obs.c.step, obs.c.features, obs.c.label, obs.c.action)
+            .where(obs.c.agent_id == aid)
+            .order_by(obs.c.step)
+        ).all()
+        steps = _observed_steps(conn, agent, every_step)
+        n_states = process_classes(agent).size
+        seen = read_steps(conn, agent, steps, ("features", "action"), n_states)
+        # Only the events that change the model: one per result or action.
+        events = tuple(
+            EventRecord(e.seq, e.kind, e.step, e.request_id, json.loads(e.payload))
+            for e in conn.execute(
+                select(ev.c.seq, ev.c.kind, ev.c.step, ev.c.request_id, ev.c.payload)
+                .where((ev.c.agent_id == aid) & ev.c.kind.in_(("result", "action")))
+                .order_by(ev.c.seq)
+            )
+        )
+        requests = _requests_of(conn, agent, n_states)
+        last_time, last_evpi = _last_observation(conn, aid)
+    c_step, c_features, c_action = commissioning_arrays(com, agent.n_features)
+    return Replay(
+        agent=agent_record(agent),
+        steps=np.concatenate([c_step, steps]),
+        n_commissioning=len(com),
+        features=np.vstack([c_features, seen["features"]]),
+        actions=np.concatenate([c_action, seen["action"]]),
+        labels=[json.loads(r.label) for r in com],
+        events=events,
+        requests=requests,
+        last_time=last_time,
+        last_evpi=last_evpi,
+    )
+
+
+def _last_observation(conn, agent_id: int):
+    """The time of the last step and the EVPI of the last observation."""
+    last = _last_of_block(conn, agent_id, ("time", "evpi"))
+    if last is not None:
+        return last
+    obs = schema.observations
+    time_ = conn.execute(
+        select(obs.c.time)
+        .where(obs.c.agent_id == agent_id)
+        .order_by(obs.c.step.desc())
+        .limit(1)
+    ).scalar()
+    return time_, None
+
+
+def _requests_of(conn, agent, n_states: int) -> tuple:
+    """Every request (by id), open ones with their belief, read by block."""
+    req = schema.requests
+    rows = conn.execute(
+        select(req.c.request_id, req.c.step, req.c.evpi, req.c.status, req.c.method)
+        .where(req.c.agent_id == agent.agent_id)
+        .order_by(req.c.step)
+    ).all()
+    opened = [r for r in rows if r.status == "open"]
+    beliefs = read_steps(conn, agent, [r.step for r in opened], ("belief",), n_states)[
+        "belief"
+    ]
+    belief_of = {r.request_id: b for r, b in zip(opened, beliefs)}
+    return tuple(
+        RequestRecord(
+            request_id=r.request_id,
+            step=r.step,
+            evpi=r.evpi,
+            method=r.method,
+            status=r.status,
+            belief=belief_of.get(r.request_id),
+        )
+        for r in sorted(rows, key=lambda r: r.request_id)
+    )
+
+
+def commissioning_arrays(rows, n_features: int):
+    """Step, features and recommended action arrays of commissioning rows."""
+    step = np.array([r.step for r in rows], dtype=np.int64)
+    features = np.array([json.loads(r.features) for r in rows], dtype=np.float64)
+    action = np.array([r.action for r in rows], dtype=np.int64)
+    return step, features.reshape(len(rows), n_features), action
+
+
+def _last_of_block(conn, agent_id: int, columns) -> tuple | None:
+    """The last step's value of some ``<f8`` columns of an agent's blocks.
+
+    Only the last 8 bytes of each are read (None without blocks).
+    """
+    b = schema.blocks
+    row = conn.execute(
+        select(*(func.substr(b.c[c], b.c.n_steps * 8 - 7, 8) for c in columns))
+        .where(b.c.agent_id == agent_id)
+        .order_by(b.c.first_step.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    return tuple(float(np.frombuffer(bytes(v), dtype="<f8")[0]) for v in row)
+
+
+# Steps of small blocks read in one query; a larger block is read alone.
+_CHUNK_STEPS = 65_536
+_CHUNK_BLOCKS = 500
+
+
+def _int_columns(conn, query, n_columns: int) -> list:
+    """The integer columns of a query as arrays, read in bounded chunks."""
+    parts = [[] for _ in range(n_columns)]
+    result = conn.execution_options(yield_per=10_000).execute(query)
+    for chunk in result.partitions():
+        for j, values in enumerate(zip(*chunk)):
+            parts[j].append(np.asarray(values, dtype=np.int64))
+    return [np.concatenate(p) if p else np.empty(0, np.int64) for p in parts]
+
+
+def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
+    """Per-step columns of some observed steps, reading one block at a time.
+
+    ``steps`` (ascending) must be observed steps (not commissioning ones);
+    the result maps each of ``columns`` to the values of those steps, in
+    that order. Only the asked columns of the blocks holding those steps are
+    read, a block (or a chunk of small blocks) at a time, so the memory it
+    takes is that of the result and one block, however many steps a block
+    holds.
+    """
+    b = schema.blocks
+    steps = np.asarray(steps, dtype=np.int64)
+    out = {column: [] for column in columns}
+    firsts, sizes = _int_columns(
+        conn,
+        select(b.c.first_step, b.c.n_steps)
+        .where(b.c.agent_id == agent.agent_id)
+        .order_by(b.c.first_step),
+        2,
+    )
+    at = np.searchsorted(firsts, steps, side="right") - 1
+    lost = (at < 0) | (steps >= firsts[at] + sizes[at]) if firsts.size else steps >= 0
+    if lost.any():
+        raise StoreError(
+            f"agent {agent.name!r}: step {int(steps[lost][0])} is in no block of "
+            f"table {b.name}; the store is damaged."
+        )
+    wanted = np.unique(at)
+    start = 0
+    while start < wanted.size:
+        stop = start + 1
+        total = sizes[wanted[start]]
+        while (
+            stop < wanted.size
+            and stop - start < _CHUNK_BLOCKS
+            and total + sizes[wanted[stop]] <= _CHUNK_STEPS
+        ):
+            total += sizes[wanted[stop]]
+            stop += 1
+        rows = conn.execute(
+            select(b.c.first_step, b.c.n_steps, *(b.c[c] for c in columns))
+            .where(
+                (b.c.agent_id == agent.agent_id)
+                & b.c.first_step.in_(firsts[wanted[start:stop]].tolist())
+            )
+            .order_by(b.c.first_step)
+        )
+        for row in rows:
+            k = np.searchsorted(firsts, row.first_step)
+            lo, hi = np.searchsorted(at, [k, k + 1])
+            offsets = steps[lo:hi] - row.first_step
+            for column in columns:
+                if getattr(row, column) is None:  # a block without timestamps
+                    out[column].append(np.full(offsets.size, np.nan))
+                    continue
+                try:
+                    values = rows_of_block(
+                        row, column, offsets, agent.n_features, n_states
+                    )
+                except ValueError as exc:
+                    raise StoreError(
+                        f"agent {agent.name!r}, table {b.name}: {exc}"
+                    ) from None
+                out[column].append(values)
+        start = stop
+    empty = {"features": (0, agent.n_features), "belief": (0, n_states)}
+    return {
+        column: (
+            np.concatenate(parts)
+            if parts
+            else np.empty(
+                empty.get(column, 0),
+                dtype=np.int64 if column in ("action", "request_id") else np.float64,
+            )
+        )
+        for column, parts in out.items()
+    }
+
+
+def process_of(row):
+    """The decision process of an agent row."""
+    return process_from_json(row.process)
+
+
+def process_classes(row) -> np.ndarray:
+    return process_of(row).classes_
+
+
+def stored_inspections(row) -> list | None:
+    """The agent's inspection methods as stored (plain JSON), or None."""
+    return json.loads(row.settings).get("inspections")

@@ -1,0 +1,412 @@
+"""The storage contract of a live agent: what it writes and reads, as records.
+
+A :class:`~skrbal.online.RiskBasedAgent` talks to its store only through the
+methods of :class:`AgentStorage` and the frozen records below, in the spirit
+of optuna's ``BaseStorage``: the agent decides, the storage keeps. The SQL
+implementation is :class:`~skrbal.online.AgentStore`; another backend (a
+key-value service, a test double) implements the same protocol.
+
+Every write moves the agent from event ``seq`` to ``seq + 1`` atomically and
+refuses a lost update (another writer moved it first); reads of one agent
+return what one committed state holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+from skrbal.exceptions import StoreError
+
+__all__ = [
+    "AgentRecord",
+    "AgentStorage",
+    "Commissioning",
+    "EventRecord",
+    "ObserveBlock",
+    "Replay",
+    "RequestRecord",
+    "ResultRecord",
+    "StoreError",
+]
+
+
+@dataclass(frozen=True)
+class AgentRecord:
+    """An agent as stored: its configuration and its running counters.
+
+    Parameters
+    ----------
+    name : str
+        The agent's name, unique in its store.
+    process : str
+        JSON text of the decision process (``DecisionProcess.to_dict``).
+    estimator, budget : str
+        Canonical JSON of the estimator's and budget policy's configuration.
+    estimator_fingerprint, budget_fingerprint : str
+        SHA-256 of those JSON texts.
+    settings : dict
+        The agent's other parameters (``semi_supervised``, ``update``, ...).
+    n_features : int
+        Features per observation.
+    feature_names : tuple of str or None
+        Column names of the commissioning data.
+    clock : {'step', 'timestamp'}
+        What the budget policy counts time in.
+    n_steps, n_requests, last_seq : int
+        Steps so far, requests made, and the last event's number.
+    budget_state : dict
+        The budget policy's running state.
+    created_at : float
+        Wall-clock seconds of the commissioning.
+    skrbal_version : str
+        The version of skrbal that created the agent.
+    agent_id : int or None, default=None
+        The agent's key in its store (``None`` before it is created).
+
+    Examples
+    --------
+    >>> from skrbal.online import AgentStore, RiskBasedAgent
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> store = AgentStore(":memory:")
+    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                process=synthetic_decision_process()).fit(
+    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+    >>> record = store.load_agent("agent")
+    >>> record.n_steps, record.clock, record.last_seq
+    (4, 'step', 1)
+    >>> store.close()
+    """
+
+    name: str
+    process: str
+    estimator: str
+    estimator_fingerprint: str
+    budget: str
+    budget_fingerprint: str
+    settings: Mapping[str, Any]
+    n_features: int
+    feature_names: tuple | None
+    clock: str
+    n_steps: int
+    n_requests: int
+    last_seq: int
+    budget_state: Mapping[str, Any]
+    created_at: float
+    skrbal_version: str
+    agent_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Commissioning:
+    """The commissioning steps of a new agent (steps ``0 .. n - 1``).
+
+    Parameters
+    ----------
+    features : ndarray of shape (n, n_features)
+        Their features.
+    labels : ndarray of shape (n,)
+        Their labels, states of the process.
+    actions : ndarray of shape (n,)
+        The optimal action for each label.
+    evpi : ndarray of shape (n,)
+        The EVPI of the initial model at each step.
+    times : ndarray of shape (n,)
+        What the budget policy saw as their times.
+    timestamps : ndarray of shape (n,) or None
+        Their timestamps (seconds), if given.
+    warnings : tuple of str, default=()
+        The warnings the initial fit issued.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.online import Commissioning
+    >>> steps = Commissioning(features=np.zeros((2, 1)), labels=np.array([1, 2]),
+    ...                       actions=np.array([0, 0]), evpi=np.zeros(2),
+    ...                       times=np.arange(2.0), timestamps=None)
+    >>> len(steps.labels)
+    2
+    """
+
+    features: np.ndarray
+    labels: np.ndarray
+    actions: np.ndarray
+    evpi: np.ndarray
+    times: np.ndarray
+    timestamps: np.ndarray | None
+    warnings: tuple = ()
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """An inspection request.
+
+    Parameters
+    ----------
+    request_id : int
+        Its number (1, 2, ... in the order requests were made).
+    step : int
+        The step to inspect.
+    evpi : float, default=nan
+        The value (EVPI, or the method's EVSI) that made it.
+    method : str or None, default=None
+        The inspection method's name (``None``: the process's perfect one).
+    status : {'open', 'done', 'cancelled'}, default='open'
+        Where it stands.
+    belief : ndarray or None, default=None
+        The belief at its step, kept while it is open (a report's posterior
+        is computed from it).
+
+    Examples
+    --------
+    >>> from skrbal.online import RequestRecord
+    >>> RequestRecord(request_id=1, step=9, evpi=7.7).status
+    'open'
+    """
+
+    request_id: int
+    step: int
+    evpi: float = float("nan")
+    method: str | None = None
+    status: str = "open"
+    belief: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class ObserveBlock:
+    """The steps of one ``observe`` call, its requests and the state after.
+
+    Parameters
+    ----------
+    first_step : int
+        The step of the first row.
+    times : ndarray of shape (n,)
+        What the budget policy saw as their times.
+    timestamps : ndarray of shape (n,) or None
+        Their timestamps, if given.
+    features : ndarray of shape (n, n_features)
+    belief : ndarray of shape (n, n_states)
+    evpi : ndarray of shape (n,)
+    action : ndarray of shape (n,)
+        The recommended action at each step.
+    request_ids : ndarray of shape (n,)
+        The request made at each step, 0 for none.
+    requests : tuple of RequestRecord
+        The requests made, in order.
+    budget_state : dict
+        The budget policy's state after the call.
+    clock : {'step', 'timestamp'}
+        What the budget policy counts time in.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.online import ObserveBlock
+    >>> block = ObserveBlock(first_step=4, times=np.array([4.0]), timestamps=None,
+    ...                      features=np.zeros((1, 1)), belief=np.ones((1, 1)),
+    ...                      evpi=np.zeros(1), action=np.zeros(1, int),
+    ...                      request_ids=np.zeros(1, int), requests=(),
+    ...                      budget_state={}, clock="step")
+    >>> block.n_steps
+    1
+    """
+
+    first_step: int
+    times: np.ndarray
+    timestamps: np.ndarray | None
+    features: np.ndarray
+    belief: np.ndarray
+    evpi: np.ndarray
+    action: np.ndarray
+    request_ids: np.ndarray
+    requests: tuple
+    budget_state: Mapping[str, Any]
+    clock: str
+
+    @property
+    def n_steps(self) -> int:
+        """Number of steps in the block."""
+        return int(self.features.shape[0])
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    """The result of an inspection request.
+
+    Parameters
+    ----------
+    request_id, step : int
+        The request and its step.
+    label : label or None
+        The state found; ``None`` for a report that leaves it uncertain.
+    action : int
+        The optimal action for that state (or under the posterior).
+    timestamp : float or None, default=None
+        When the result came.
+    warnings : tuple of str, default=()
+        The warnings learning it issued.
+    report : outcome or None, default=None
+        The inspection method's report (with inspection methods).
+    posterior : tuple of float or None, default=None
+        The posterior over the states after the report.
+
+    Examples
+    --------
+    >>> from skrbal.online import ResultRecord
+    >>> ResultRecord(request_id=1, step=9, label=3, action=0).timestamp is None
+    True
+    """
+
+    request_id: int
+    step: int
+    label: Any
+    action: int
+    timestamp: float | None = None
+    warnings: tuple = ()
+    report: Any = None
+    posterior: tuple | None = None
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One entry of an agent's log.
+
+    Parameters
+    ----------
+    seq : int
+        Its number (1, 2, ...).
+    kind : {'commission', 'observe', 'result', 'cancel', 'action'}
+        The call it records.
+    step : int or None
+        The step it concerns (the first of an ``observe``).
+    request_id : int or None
+        The request it concerns.
+    payload : dict
+        What else it recorded (a result's label, an action, ...).
+
+    Examples
+    --------
+    >>> from skrbal.online import EventRecord
+    >>> EventRecord(seq=3, kind="action", step=5, request_id=None,
+    ...             payload={"action": 1}).payload["action"]
+    1
+    """
+
+    seq: int
+    kind: str
+    step: int | None
+    request_id: int | None
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What resuming an agent needs, read from its store.
+
+    Parameters
+    ----------
+    agent : AgentRecord
+        The agent as stored.
+    steps : ndarray of shape (n,)
+        The steps whose features are given: every commissioning step, then
+        every observed step, or only those with a request not cancelled.
+    n_commissioning : int
+        How many of ``steps`` are commissioning steps (the first ones).
+    features : ndarray of shape (n, n_features)
+    actions : ndarray of shape (n,)
+        The recommended (commissioning: optimal) action at each step.
+    labels : list
+        The commissioning labels.
+    events : tuple of EventRecord
+        The ``result`` and ``action`` events, in order.
+    requests : tuple of RequestRecord
+        Every request, open ones with their belief.
+    last_time : float
+        The time the budget saw at the last step.
+    last_evpi : float or None
+        The EVPI of the last observation (``None`` before any).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentStore, RiskBasedAgent
+    >>> store = AgentStore(":memory:")
+    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                process=synthetic_decision_process()).fit(
+    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+    >>> replay = store.load_replay("agent", every_step=False)
+    >>> replay.n_commissioning, replay.labels, replay.last_evpi
+    (4, [1, 2, 3, 4], None)
+    >>> store.close()
+    """
+
+    agent: AgentRecord
+    steps: np.ndarray
+    n_commissioning: int
+    features: np.ndarray
+    actions: np.ndarray
+    labels: list
+    events: tuple
+    requests: tuple
+    last_time: float
+    last_evpi: float | None
+
+
+@runtime_checkable
+class AgentStorage(Protocol):
+    """What a live agent needs from its store: the storage contract.
+
+    Writes take the agent's key and the event number ``seq`` the agent last
+    saw, commit atomically as event ``seq + 1``, and raise
+    :class:`StoreError` if another writer moved the agent first.
+
+    See Also
+    --------
+    AgentStore : The SQL implementation (SQLite or PostgreSQL).
+
+    Examples
+    --------
+    >>> from skrbal.online import AgentStorage, AgentStore
+    >>> with AgentStore(":memory:") as store:
+    ...     print(isinstance(store, AgentStorage))
+    True
+    """
+
+    def create_agent(self, record: AgentRecord, commissioning: Commissioning) -> int:
+        """Create an agent with its commissioning steps; return its key."""
+
+    def lock_agent(self, agent_id: int, name: str, timeout: float = 0.0):
+        """Exclusive write access to an agent (``release()`` ends it)."""
+
+    def load_agent(self, name: str) -> AgentRecord:
+        """The agent's record."""
+
+    def load_replay(self, name: str, *, every_step: bool) -> Replay:
+        """What resuming the agent needs, read in bounded memory."""
+
+    def append_observe(self, agent_id: int, seq: int, block: ObserveBlock) -> None:
+        """Commit the steps and requests of one ``observe`` call."""
+
+    def record_result(self, agent_id: int, seq: int, result: ResultRecord) -> None:
+        """Commit an inspection result."""
+
+    def record_cancel(
+        self, agent_id: int, seq: int, request_id: int, step: int, reason
+    ) -> None:
+        """Commit the cancellation of a request."""
+
+    def record_action(self, agent_id: int, seq: int, step: int, action: int) -> None:
+        """Commit the action the user took at a step."""
+
+    def status(self, name: str) -> dict:
+        """Counts, spend, open requests, labelled set and last EVPI."""
+
+    def history(self, name: str) -> pd.DataFrame:
+        """Every step of the agent."""

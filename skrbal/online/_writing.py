@@ -1,0 +1,299 @@
+"""Writing an agent store: each call of an agent, one transaction.
+
+Every function here is the body of a write method of
+:class:`~skrbal.online.AgentStore`: it takes the store, turns the records of
+:mod:`skrbal.online._storage` into rows of :mod:`skrbal.online._schema` and
+commits them with the agent's counters and one event, or nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from contextlib import contextmanager
+
+from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from skrbal.online import _schema as schema
+from skrbal.online._blocks import make_block
+from skrbal.online._chain import (
+    block_digest,
+    commissioning_digest,
+    event_hash,
+    genesis_hash,
+)
+from skrbal.online._config import dumps
+from skrbal.online._storage import (
+    AgentRecord,
+    Commissioning,
+    ObserveBlock,
+    ResultRecord,
+    StoreError,
+)
+
+
+def label_to_json(label) -> str:
+    """JSON text of one class label (numpy scalars become Python values)."""
+    return json.dumps(label.item() if hasattr(label, "item") else label)
+
+
+@contextmanager
+def _transaction(store, agent_id: int, seq: int, **values):
+    """One transaction moving the agent from event ``seq`` to ``seq + 1``.
+
+    The agent's ``last_seq`` must still be ``seq`` (a lost update is
+    refused); ``values`` update the agent's row in the same statement.
+    """
+    agents = schema.agents
+    with store.engine.begin() as conn:
+        # Values as execution parameters, not in the statement: its
+        # compiled form is cached, which matters at one call per step.
+        moved = conn.execute(
+            update(agents).where(
+                (agents.c.agent_id == bindparam("w_agent_id"))
+                & (agents.c.last_seq == bindparam("w_seq"))
+            ),
+            {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1, **values},
+        )
+        held = store._locks.get(agent_id)
+        if held is not None and held[0].held:
+            held[0].verify(conn, held[1])
+        if moved.rowcount != 1:
+            raise StoreError(
+                f"store {store.display_url}: agent {agent_id} was changed by "
+                "another writer since it was loaded; reopen it."
+            )
+        yield conn
+
+
+def _insert_event(conn, agent_id, seq, kind, step, request_id, payload, first=None):
+    """Append event ``seq``, its hash chained to event ``seq - 1``'s.
+
+    ``first``: the chain's starting hash, for event 1.
+    """
+    ev = schema.events
+    previous = first
+    if previous is None:
+        previous = conn.execute(
+            select(ev.c.hash).where(
+                (ev.c.agent_id == bindparam("p_agent_id"))
+                & (ev.c.seq == bindparam("p_seq"))
+            ),
+            {"p_agent_id": agent_id, "p_seq": seq - 1},
+        ).scalar()
+        if previous is None:
+            raise StoreError(
+                f"agent {agent_id}: table {ev.name} has no hash for event "
+                f"{seq - 1}; the store is damaged."
+            )
+    text, at = json.dumps(payload), time.time()
+    conn.execute(
+        insert(ev),
+        {
+            "agent_id": agent_id,
+            "seq": seq,
+            "kind": kind,
+            "step": step,
+            "request_id": request_id,
+            "payload": text,
+            "created_at": at,
+            "hash": event_hash(previous, seq, kind, step, request_id, text, at),
+        },
+    )
+
+
+def _agent_values(record: AgentRecord) -> dict:
+    """The row of ``skrbal_agents`` for a new agent."""
+    names = record.feature_names
+    return {
+        "name": record.name,
+        "created_at": record.created_at,
+        "skrbal_version": record.skrbal_version,
+        "process": record.process,
+        "estimator": record.estimator,
+        "estimator_fingerprint": record.estimator_fingerprint,
+        "budget": record.budget,
+        "budget_fingerprint": record.budget_fingerprint,
+        "settings": dumps(dict(record.settings)),
+        "n_features": record.n_features,
+        "feature_names": None if names is None else json.dumps(list(names)),
+        "clock": record.clock,
+        "n_steps": record.n_steps,
+        "n_requests": record.n_requests,
+        "last_seq": record.last_seq,
+        "budget_state": json.dumps(record.budget_state),
+    }
+
+
+def _commissioning_rows(agent_id: int, steps: Commissioning) -> list:
+    stamps = steps.timestamps
+    return [
+        {
+            "agent_id": agent_id,
+            "step": i,
+            "seq": 1,
+            "kind": "commissioning",
+            "timestamp": None if stamps is None else float(stamps[i]),
+            "time": float(steps.times[i]),
+            "features": json.dumps(steps.features[i].tolist()),
+            "belief": None,
+            "evpi": float(steps.evpi[i]),
+            "action": int(steps.actions[i]),
+            "label": label_to_json(steps.labels[i]),
+            "taken_action": None,
+            "request_id": None,
+        }
+        for i in range(steps.features.shape[0])
+    ]
+
+
+def create_agent(store, record: AgentRecord, steps: Commissioning) -> int:
+    """See :meth:`AgentStore.create_agent`."""
+    taken = StoreError(
+        f"store {store.display_url} already has an agent named {record.name!r}: "
+        "resume it with RiskBasedAgent.from_store(), or choose another name."
+    )
+    with store.engine.begin() as conn:
+        exists = conn.execute(
+            select(schema.agents.c.agent_id).where(schema.agents.c.name == record.name)
+        ).first()
+        if exists is not None:
+            raise taken
+        values = _agent_values(record)
+        try:
+            agent_id = conn.execute(
+                insert(schema.agents).values(**values)
+            ).inserted_primary_key[0]
+        except IntegrityError:  # created by another process since the check
+            raise taken from None
+        rows = _commissioning_rows(agent_id, steps)
+        conn.execute(insert(schema.observations), rows)
+        payload = {
+            "n": len(rows),
+            "warnings": list(steps.warnings),
+            "rows_sha256": commissioning_digest(rows),
+        }
+        _insert_event(
+            conn, agent_id, 1, "commission", 0, None, payload, genesis_hash(values)
+        )
+    return agent_id
+
+
+def append_observe(store, agent_id: int, seq: int, block: ObserveBlock) -> None:
+    """See :meth:`AgentStore.append_observe`."""
+    counters = {
+        "n_steps": block.first_step + block.n_steps,
+        "budget_state": json.dumps(block.budget_state),
+        "clock": block.clock,
+    }
+    if block.requests:
+        counters["n_requests"] = max(r.request_id for r in block.requests)
+    row = make_block(
+        agent_id,
+        block.first_step,
+        seq + 1,
+        block.timestamps,
+        block.times,
+        block.features,
+        block.belief,
+        block.evpi,
+        block.action,
+        block.request_ids,
+    )
+    requests = [
+        {
+            "agent_id": agent_id,
+            "request_id": int(r.request_id),
+            "step": int(r.step),
+            "status": "open",
+            "evpi": float(r.evpi),
+            "opened_seq": seq + 1,
+            "method": r.method,
+        }
+        for r in block.requests
+    ]
+    payload = {
+        "n": block.n_steps,
+        "budget_state": block.budget_state,
+        "block_sha256": block_digest(row),
+    }
+    with _transaction(store, agent_id, seq, **counters) as conn:
+        conn.execute(insert(schema.blocks), row)
+        if requests:
+            conn.execute(insert(schema.requests), requests)
+        _insert_event(
+            conn, agent_id, seq + 1, "observe", block.first_step, None, payload
+        )
+
+
+def record_result(store, agent_id: int, seq: int, result: ResultRecord) -> None:
+    """See :meth:`AgentStore.record_result`."""
+    req = schema.requests
+    label = None if result.label is None else label_to_json(result.label)
+    report = None if result.report is None else label_to_json(result.report)
+    posterior = None if result.posterior is None else list(result.posterior)
+    with _transaction(store, agent_id, seq) as conn:
+        conn.execute(
+            update(req)
+            .where(
+                (req.c.agent_id == agent_id) & (req.c.request_id == result.request_id)
+            )
+            .values(
+                status="done",
+                closed_seq=seq + 1,
+                label=label,
+                action=result.action,
+                result_timestamp=result.timestamp,
+                report=report,
+                posterior=None if posterior is None else json.dumps(posterior),
+            )
+        )
+        payload = {
+            "label": None if label is None else json.loads(label),
+            "warnings": list(result.warnings),
+        }
+        if posterior is not None:
+            payload["report"] = None if report is None else json.loads(report)
+            payload["posterior"] = posterior
+        _insert_event(
+            conn, agent_id, seq + 1, "result", result.step, result.request_id, payload
+        )
+
+
+def record_cancel(store, agent_id, seq, request_id, step, reason) -> None:
+    """See :meth:`AgentStore.record_cancel`."""
+    req = schema.requests
+    with _transaction(store, agent_id, seq) as conn:
+        conn.execute(
+            update(req)
+            .where((req.c.agent_id == agent_id) & (req.c.request_id == request_id))
+            .values(status="cancelled", closed_seq=seq + 1, note=reason)
+        )
+        _insert_event(
+            conn, agent_id, seq + 1, "cancel", step, request_id, {"reason": reason}
+        )
+
+
+def record_action(store, agent_id, seq, step, action) -> None:
+    """See :meth:`AgentStore.record_action`."""
+    act = schema.actions
+    with _transaction(store, agent_id, seq) as conn:
+        conn.execute(
+            delete(act).where((act.c.agent_id == agent_id) & (act.c.step == step))
+        )
+        conn.execute(insert(act).values(agent_id=agent_id, step=step, action=action))
+        _insert_event(conn, agent_id, seq + 1, "action", step, None, {"action": action})
+
+
+def mark_owner(store, agent_id: int) -> None:
+    """Write who holds the agent's lock (for the message of a second writer)."""
+    owner = f"pid {os.getpid()} on {socket.gethostname()} since {time.ctime()}"
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(schema.agents)
+            .where(schema.agents.c.agent_id == agent_id)
+            .values(owner=owner)
+        )
