@@ -26,6 +26,8 @@ __all__ = [
     "NonDiscriminatingFitWarning",  # noqa: F822 (made on first use, see the end)
     "PriorScaleWarning",
     "RequestError",
+    "RequestExpiredWarning",
+    "StalledRequestsWarning",
     "StoreError",
     "StudyFileWarning",
     "UnlabelledStateSmoothingWarning",
@@ -235,6 +237,68 @@ class StoreError(RuntimeError):
     ...     print(exc)
     store sqlite:// has no agent named 'bridge'; it holds [].
     >>> store.close()
+    """
+
+
+class RequestExpiredWarning(UserWarning):
+    """Open inspection requests waited past the agent's ``request_timeout``.
+
+    They become ``expired``: their slots of ``max_open_requests`` are free
+    again, so the agent can ask for new inspections, and their results are
+    still taken if they come (late results are data; the warning is issued
+    again then).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.exceptions import RequestExpiredWarning
+    >>> from skrbal.online import RiskBasedAgent
+    >>> process = synthetic_decision_process().set_params(inspection_cost=1.0)
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(var_smoothing=0.05),
+    ...                        process=process, request_timeout=2).fit(
+    ...     [[-5.0], [-0.7], [5.8], [19.0]] * 2, [1, 2, 3, 4] * 2)
+    >>> agent.observe([[12.5]])["inspect"].tolist()
+    [True]
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     for x in [[-5.0]], [[-5.0]]:
+    ...         _ = agent.observe(x)
+    >>> [w.category.__name__ for w in caught]
+    ['RequestExpiredWarning']
+    >>> agent.status()["n_expired"]
+    1
+    >>> agent.close()
+    """
+
+
+class StalledRequestsWarning(UserWarning):
+    """The budget wanted inspections while every allowed request was open.
+
+    With ``max_open_requests``, results that do not come back stop the agent
+    from asking for more. The agent warns once per stall, naming the oldest
+    open requests; a result, a cancellation or an expiry (``request_timeout``)
+    ends the stall.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.exceptions import StalledRequestsWarning
+    >>> from skrbal.online import RiskBasedAgent
+    >>> process = synthetic_decision_process().set_params(inspection_cost=1.0)
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(var_smoothing=0.05),
+    ...                        process=process, max_open_requests=1,
+    ...                        pending_value="ignore").fit(
+    ...     [[-5.0], [-0.7], [5.8], [19.0]] * 2, [1, 2, 3, 4] * 2)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     decisions = agent.observe([[12.5], [12.6]])
+    >>> decisions["inspect"].tolist(), [w.category.__name__ for w in caught]
+    ([True, False], ['StalledRequestsWarning'])
+    >>> agent.close()
     """
 
 

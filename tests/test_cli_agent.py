@@ -202,11 +202,12 @@ def test_a_paced_budget_from_the_command_line(store_url, tmp_path, capsys):
     code, _, err = run(
         ["agent", "init", *common, "--process", tmp_path / "process.json",
          "--data", tmp_path / "commissioning.csv", "--paced", 120, "--period",
-         "1d"],
+         "1d", "--request-timeout", "14d"],
         capsys,
     )  # fmt: skip
     assert code == 0, err
     stored = RiskBasedAgent.from_store(store_url, "paced")
+    assert stored.request_timeout == 14 * 86400.0
     origin = pd.Timestamp("2025-01-01", tz="UTC").timestamp()
     assert repr(stored.budget) == repr(
         PacedBudget(limit=120.0, period=86400.0, origin=origin)
@@ -411,6 +412,13 @@ ERRORS_2 = {
     "spend cap without period": (
         ["agent", "init", "--store", "{tmp}/n.db", "--case", "z24", "--spend-cap", "5"],
         "--period goes with --spend-cap or --paced",
+    ),
+    "request timeout": (
+        [
+            *("agent", "init", "--store", "{tmp}/n.db", "--case", "z24"),
+            *("--request-timeout", "0"),
+        ],
+        "--request-timeout must be > 0",
     ),
     "paced and capped": (
         [

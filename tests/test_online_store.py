@@ -19,7 +19,7 @@ from sqlalchemy import func, inspect, select, update
 from sqlalchemy.exc import OperationalError
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
-from skrbal.budget import BudgetPolicy
+from skrbal.budget import BudgetPolicy, PacedBudget
 from skrbal.datasets import make_degradation_stream
 from skrbal.online import (
     AgentLockedError,
@@ -100,6 +100,34 @@ def test_restart_continues_with_identical_decisions(
             assert resumed.pending_value == pending_value
             _run(resumed, X, y, n // 2, n)
             assert resumed.status()["n_results"] >= 2
+            _compare_agents(reference, resumed)
+
+
+def test_a_paced_budget_and_expiring_requests_resume_exactly(store_url, stream):
+    # Issue 20: a paced budget's state and expired requests come back from the
+    # store, so the resumed agent decides as one that never stopped.
+    X0, y0, X, y = stream
+    n = 120
+    params = dict(
+        estimator=BayesianGMMClassifier(),
+        process=PROCESS,
+        budget=PacedBudget(limit=20.0, period=40.0, origin=0.0),
+        max_open_requests=2,
+        request_timeout=5,
+    )
+    with RiskBasedAgent(**params, name="reference").fit(X0, y0) as reference:
+        _run(reference, X, y, 0, n, delay=8)  # later than the timeout
+        with RiskBasedAgent(**params, store=store_url, name="bridge").fit(
+            X0, y0
+        ) as agent:
+            _run(agent, X, y, 0, n // 2, delay=8)
+        with RiskBasedAgent.from_store(store_url, "bridge") as resumed:
+            assert repr(resumed.budget) == repr(params["budget"])
+            _run(resumed, X, y, n // 2, n, delay=8)
+            assert resumed.budget_state_ == reference.budget_state_
+            kinds = resumed.store_.events("bridge")["kind"]
+            # expired on both sides of the restart, then learnt late
+            assert (kinds == "expire").sum() >= 2
             _compare_agents(reference, resumed)
 
 

@@ -316,6 +316,13 @@ def _add_budget(init) -> None:
         metavar="N",
         help="request nothing while N requests await their result",
     )
+    budget.add_argument(
+        "--request-timeout",
+        metavar="DURATION",
+        help="a request whose result has not come after this long expires and "
+        "frees its slot (its result is still taken): e.g. 14d, or a number of "
+        "observations without a time column",
+    )
 
 
 def _add_observe(verbs, common, handler) -> None:

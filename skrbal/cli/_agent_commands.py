@@ -213,6 +213,11 @@ def init(args) -> int:
     inspections = None
     if args.inspections is not None:
         inspections = read_inspections(args.inspections)
+    timeout = None
+    if args.request_timeout is not None:
+        timeout = _duration(args.request_timeout, "--request-timeout")
+        if timeout <= 0:
+            raise ValueError("--request-timeout must be > 0")
     method = get_method(args.method)
     estimator = _estimator(method, case, args)
     store = open_store(args, create=True)
@@ -223,6 +228,7 @@ def init(args) -> int:
             budget=budget,
             semi_supervised=method.learner_params.get("semi_supervised"),
             max_open_requests=args.max_open_requests,
+            request_timeout=timeout,
             inspections=inspections,
             store=store,
             name=args.agent,
@@ -360,6 +366,7 @@ _STATUS_KEYS = (
     "n_open",
     "n_results",
     "n_cancelled",
+    "n_expired",
     "inspection_cost",
     "spend",
     "committed_spend",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import time
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,11 @@ from skrbal._learning import (
     make_update,
 )
 from skrbal.budget import BudgetPolicy, CostThreshold
-from skrbal.exceptions import RequestError
+from skrbal.exceptions import (
+    RequestError,
+    RequestExpiredWarning,
+    StalledRequestsWarning,
+)
 from skrbal.inspection import check_methods
 from skrbal.online._buffers import DenseSteps, SparseSteps
 from skrbal.online._config import (
@@ -38,6 +42,8 @@ from skrbal.online._config import (
     process_to_json,
     resolve_config,
 )
+from skrbal.online._decisions import ObserveCall, decisions_frame, empty_decisions
+from skrbal.online._requests import Request, RequestBook
 from skrbal.online._storage import (
     AgentRecord,
     Commissioning,
@@ -117,6 +123,18 @@ class RiskBasedAgent(BaseEstimator):
         of that and the plain value (an observation like a pending one loses
         value); ``'ignore'`` uses the plain value. Agents stored before this
         option existed resume with ``'ignore'``, as they decided.
+    request_timeout : float, default=None
+        How long a request may wait for its result: seconds when the agent
+        has timestamps, observations otherwise. When an :meth:`observe` call
+        starts past it (its first observation is that much later than the
+        request's), an open request becomes ``expired`` (in status and
+        exports), frees its slot of ``max_open_requests`` and raises a
+        :class:`~skrbal.exceptions.RequestExpiredWarning`; its result is
+        still taken if it comes. ``None``: requests wait for ever. With
+        ``max_open_requests``, a budget that wants inspections while every
+        slot is taken raises a
+        :class:`~skrbal.exceptions.StalledRequestsWarning` (once per stall),
+        so results that never come back are never silent.
     store : AgentStore, str or path-like, default=None
         Where the agent lives: an :class:`AgentStore` or its URL / SQLite
         path. ``None``: a private in-memory SQLite store (nothing durable).
@@ -228,6 +246,7 @@ class RiskBasedAgent(BaseEstimator):
         initial_state=None,
         max_open_requests: int | None = None,
         pending_value: str = "fantasy",
+        request_timeout: float | None = None,
         store=None,
         name: str = "agent",
     ):
@@ -241,6 +260,7 @@ class RiskBasedAgent(BaseEstimator):
         self.initial_state = initial_state
         self.max_open_requests = max_open_requests
         self.pending_value = pending_value
+        self.request_timeout = request_timeout
         self.store = store
         self.name = name
 
@@ -254,6 +274,16 @@ class RiskBasedAgent(BaseEstimator):
             )
         self.process._validated()
         check_learning_params(self.semi_supervised, self.update, self.em_start)
+        timeout = self.request_timeout
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, Real)
+            or not np.isfinite(timeout)
+            or timeout <= 0
+        ):
+            raise ValueError(
+                f"request_timeout must be None or a finite number > 0, got {timeout!r}."
+            )
         if self.pending_value not in PENDING_VALUES:
             raise ValueError(
                 f"pending_value must be one of {PENDING_VALUES}, got "
@@ -301,6 +331,7 @@ class RiskBasedAgent(BaseEstimator):
             "initial_state": encode_config(self.initial_state),
             "max_open_requests": self.max_open_requests,
             "pending_value": self.pending_value,
+            "request_timeout": self.request_timeout,
             "inspections": inspections_to_config(self.inspections),
         }
 
@@ -475,8 +506,8 @@ class RiskBasedAgent(BaseEstimator):
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
         self._clock = clock
         self._last_time, self.last_evpi_ = float(times[-1]), None
-        self._seq, self._n_requests = 1, 0
-        self._requests = {}
+        self._seq = 1
+        self._requests = RequestBook()
         return self
 
     def _start(self, store, owned, agent_id, budget, buffers, model, lock=None):
@@ -567,6 +598,7 @@ class RiskBasedAgent(BaseEstimator):
                 initial_state=decode_config(settings["initial_state"]),
                 max_open_requests=settings["max_open_requests"],
                 pending_value=settings.get("pending_value", "ignore"),
+                request_timeout=settings.get("request_timeout"),
                 store=store_parameter(given) if owned else store,
                 name=name,
             )
@@ -596,18 +628,15 @@ class RiskBasedAgent(BaseEstimator):
         names = record.feature_names
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
         self._clock = record.clock
-        self._seq, self._n_requests = record.last_seq, record.n_requests
+        self._seq = record.last_seq
         self._last_time, self.last_evpi_ = replay.last_time, replay.last_evpi
         names = [m.name for m in self.inspections or ()]
-        self._requests = {
-            r.request_id: [
-                r.step,
-                r.status,
-                -1 if r.method is None else names.index(r.method),
-                r.belief,
-            ]
-            for r in replay.requests
-        }
+        self._requests = RequestBook(record.n_requests)
+        for r in replay.requests:
+            method = -1 if r.method is None else names.index(r.method)
+            self._requests.load(
+                r.request_id, Request(r.step, r.status, method, r.belief, r.time)
+            )
 
     def _dense(self) -> bool:
         """Whether the update rule reads every step (EM, smoothing)."""
@@ -743,147 +772,110 @@ class RiskBasedAgent(BaseEstimator):
         clock, times, stamps = self._observation_times(n, timestamps)
         model = self.estimator_
         if n == 0:  # nothing to decide; a model may refuse an empty X
-            empty = np.zeros(0)
-            return self._decisions(
+            nothing = ObserveCall(
                 first,
-                0,
+                X,
+                times,
                 None,
+                clock,
                 np.zeros((0, self.classes_.size)),
-                empty,
-                empty.astype(np.intp),
-                empty.astype(np.int64),
-                [],
-                [],
+                empty_decisions(self.classes_.size),
+                np.zeros(0, dtype=np.int64),
             )
-        kernel = self._kernel
+            return decisions_frame(nothing, self.classes_, self.inspections)
+        self._expire_overdue(float(times[0]))
+        kernel, book = self._kernel, self._requests
         proba = kernel.beliefs(model, X)
-        pending = [r[0] for r in self._requests.values() if r[1] == "open"]
+        pending = book.open_ids()
         fantasies = None
         if pending and self.pending_value == "fantasy":
-            X_pending = self._buffers.stream_state().X[np.asarray(pending)]
-            fantasies = kernel.fantasise(model, X, X_pending)
+            steps = np.asarray(book.steps_of(pending))
+            fantasies = kernel.fantasise(
+                model, X, self._buffers.stream_state().X[steps]
+            )
         decided = kernel.decide(
-            proba,
-            times,
-            self.budget_state_,
-            n_open=len(pending),
-            fantasies=fantasies,
+            proba, times, self.budget_state_, n_open=len(pending), fantasies=fantasies
         )
-        evpi, action = decided.evpi, decided.action
-        requested, methods = decided.requested.tolist(), decided.methods.tolist()
-        budget_state = decided.budget_state
+        requested = decided.requested
         request_ids = np.zeros(n, dtype=np.int64)
-        request_ids[requested] = np.arange(1, len(requested) + 1) + self._n_requests
-        self._commit_observe(
-            X,
-            first,
-            times,
-            stamps,
-            proba,
-            evpi,
-            action,
-            request_ids,
-            requested,
-            methods,
-            budget_state,
-            clock,
-        )
-        self._buffers.extend(X, action, keep=requested)
-        for i, k in zip(requested, methods):
-            self._requests[int(request_ids[i])] = [
-                first + i,
-                "open",
-                k if self.inspections is not None else -1,
-                proba[i].copy(),
-            ]
-        self._n_requests += len(requested)
-        self.budget_state_, self._clock = budget_state, clock
-        self._last_time, self.last_evpi_ = float(times[-1]), float(evpi[-1])
+        request_ids[requested] = np.arange(1, requested.size + 1) + book.n_requests
+        call = ObserveCall(first, X, times, stamps, clock, proba, decided, request_ids)
+        self._commit_observe(call)
+        self._buffers.extend(X, decided.action, keep=requested.tolist())
+        methods = decided.methods
+        if self.inspections is None:
+            methods = np.full(requested.size, -1)
+        book.open(first + requested, methods, proba[requested], times[requested])
+        self.budget_state_, self._clock = decided.budget_state, clock
+        self._last_time, self.last_evpi_ = float(times[-1]), float(decided.evpi[-1])
         self._seq += 1
-        return self._decisions(
-            first, n, stamps, proba, evpi, action, request_ids, requested, methods
+        self._report_stall(decided.n_blocked)
+        return decisions_frame(call, self.classes_, self.inspections)
+
+    def _expire_overdue(self, now: float) -> None:
+        """Expire the open requests past ``request_timeout`` at time ``now``."""
+        book = self._requests
+        overdue = book.overdue(now, self.request_timeout)
+        if not overdue:
+            return
+        steps = book.steps_of(overdue)
+        self.store_.record_expire(self.agent_id_, self._seq, overdue, steps)
+        book.expire(overdue)
+        self._seq += 1
+        unit = "s" if self._clock == "timestamp" else " observations"
+        warnings.warn(
+            f"agent {self.name!r}: request(s) {overdue} (step(s) {steps}) waited "
+            f"{self.request_timeout:g}{unit} or more without a result "
+            f"(request_timeout): they expired and free their slots; a result "
+            "that still comes is taken.",
+            RequestExpiredWarning,
+            stacklevel=3,
         )
 
-    def _commit_observe(
-        self,
-        X,
-        first,
-        times,
-        stamps,
-        proba,
-        evpi,
-        action,
-        request_ids,
-        requested,
-        methods,
-        budget_state,
-        clock,
-    ):
+    def _report_stall(self, n_blocked: int) -> None:
+        """Warn, once per stall, that the cap on open requests blocked some."""
+        book = self._requests
+        if not n_blocked or book.stall_reported:
+            return
+        book.stall_reported = True
+        oldest = book.open_ids()[:3]
+        named = ", ".join(f"{i} (step {book[i].step})" for i in oldest)
+        warnings.warn(
+            f"agent {self.name!r}: the budget wanted {n_blocked} inspection(s) but "
+            f"all {self.max_open_requests} allowed requests wait for results "
+            f"(oldest: {named}); nothing is requested until a result, a "
+            "cancellation or request_timeout frees a slot.",
+            StalledRequestsWarning,
+            stacklevel=3,
+        )
+
+    def _commit_observe(self, call: ObserveCall) -> None:
+        decided = call.decided
         requests = tuple(
             RequestRecord(
-                request_id=int(request_ids[i]),
-                step=first + i,
-                evpi=float(evpi[i]),
+                request_id=int(call.request_ids[i]),
+                step=call.first + int(i),
+                evpi=float(decided.evpi[i]),
                 method=None if self.inspections is None else self.inspections[k].name,
             )
-            for i, k in zip(requested, methods)
+            for i, k in zip(decided.requested, decided.methods)
         )
         block = ObserveBlock(
-            first_step=first,
-            times=times,
-            timestamps=stamps,
-            features=X,
-            belief=proba,
-            evpi=evpi,
-            action=action,
-            request_ids=request_ids,
+            first_step=call.first,
+            times=call.times,
+            timestamps=call.stamps,
+            features=call.X,
+            belief=call.proba,
+            evpi=decided.evpi,
+            action=decided.action,
+            request_ids=call.request_ids,
             requests=requests,
-            budget_state=budget_state,
-            clock=clock,
+            budget_state=decided.budget_state,
+            clock=call.clock,
         )
         self.store_.append_observe(self.agent_id_, self._seq, block)
 
-    def _decisions(
-        self, first, n, stamps, proba, evpi, action, request_ids, requested, methods
-    ):
-        columns = {
-            "step": np.arange(first, first + n, dtype=np.int64),
-            "timestamp": np.full(n, np.nan) if stamps is None else stamps,
-        }
-        for j, label in enumerate(self.classes_.tolist()):
-            columns[f"belief_{label}"] = proba[:, j]
-        columns["evpi"] = evpi
-        columns["inspect"] = request_ids > 0
-        columns["request_id"] = pd.arrays.IntegerArray(
-            request_ids, mask=request_ids == 0
-        )
-        if self.inspections is not None:
-            names = np.full(n, None, dtype=object)
-            names[requested] = [self.inspections[k].name for k in methods]
-            columns["method"] = names
-        columns["action"] = action.astype(np.int64)
-        return pd.DataFrame(columns)
-
     # ------------------------------------------------------------------ #
-    def _open_request(self, request_id, verb: str):
-        if (
-            not isinstance(request_id, Integral)
-            or isinstance(request_id, bool)
-            or int(request_id) not in self._requests
-        ):
-            raise RequestError(
-                f"request_id {request_id!r} is not a request of agent "
-                f"{self.name!r}: its requests are numbered 1 to "
-                f"{self._n_requests}; nothing was {verb}."
-            )
-        step, status = self._requests[int(request_id)][:2]
-        if status != "open":
-            why = "was cancelled" if status == "cancelled" else "already has a result"
-            raise RequestError(
-                f"request {int(request_id)} (step {step}) {why}; nothing was {verb}."
-            )
-        return int(request_id), step
-
     def _learn(self, model, rule, buffers, step, label):
         """Teach ``label`` at ``step`` with the update rule (mutates both).
 
@@ -911,7 +903,7 @@ class RiskBasedAgent(BaseEstimator):
         Returns a :class:`~skrbal._learning.Result`: its ``label`` is None
         for a report that leaves the state uncertain.
         """
-        k = self._requests[request_id][2]
+        k = self._requests[request_id].method
         method = None if k < 0 else self.inspections[k]
         if (label is None) == (report is None):
             raise RequestError(
@@ -953,7 +945,7 @@ class RiskBasedAgent(BaseEstimator):
                 f"{method.name!r} (request {request_id}): pass one of "
                 f"{outcomes.tolist()}; nothing was recorded."
             ) from None
-        belief = self._requests[request_id][3]
+        belief = self._requests[request_id].belief
         return self._kernel.read_result(k, belief, report=report)
 
     def record_inspection(
@@ -996,7 +988,7 @@ class RiskBasedAgent(BaseEstimator):
             request's method; nothing is changed.
         """
         self._check_open()
-        request_id, step = self._open_request(request_id, "recorded")
+        request_id, step, late = self._requests.check(request_id, "recorded", self.name)
         result = self._read_result(request_id, step, label, report)
         label, report, posterior = result.label, result.report, result.posterior
         stamp = None if timestamp is None else as_seconds(timestamp, "timestamp", 1)
@@ -1033,8 +1025,14 @@ class RiskBasedAgent(BaseEstimator):
             raise
         _reissue(caught)
         self.estimator_, self._update = model, rule
-        self._requests[request_id][1] = "done"
-        self._requests[request_id][3] = None
+        self._requests.close(request_id, "done")
+        if late:
+            warnings.warn(
+                f"agent {self.name!r}: request {request_id} (step {step}) had "
+                "expired (request_timeout); its late result is learnt.",
+                RequestExpiredWarning,
+                stacklevel=2,
+            )
         self._seq += 1
         return best
 
@@ -1057,10 +1055,9 @@ class RiskBasedAgent(BaseEstimator):
             For an unknown request or one that is not open.
         """
         self._check_open()
-        request_id, step = self._open_request(request_id, "cancelled")
+        request_id, step, _ = self._requests.check(request_id, "cancelled", self.name)
         self.store_.record_cancel(self.agent_id_, self._seq, request_id, step, reason)
-        self._requests[request_id][1] = "cancelled"
-        self._requests[request_id][3] = None
+        self._requests.close(request_id, "cancelled")
         self._buffers.release(step)
         self._seq += 1
 

@@ -105,6 +105,7 @@ def status(store, name: str) -> dict:
         "n_open": n_open,
         "n_results": n_done,
         "n_cancelled": statuses.get("cancelled", 0),
+        "n_expired": statuses.get("expired", 0),
         "inspection_cost": cost,
         "spend": spend.pop("spend"),
         "committed_spend": spend.pop("committed_spend"),
@@ -262,11 +263,12 @@ def _requests_of(conn, agent, n_states: int) -> tuple:
         .where(req.c.agent_id == agent.agent_id)
         .order_by(req.c.step)
     ).all()
-    opened = [r for r in rows if r.status == "open"]
-    beliefs = read_steps(conn, agent, [r.step for r in opened], ("belief",), n_states)[
-        "belief"
-    ]
-    belief_of = {r.request_id: b for r, b in zip(opened, beliefs)}
+    opened = [r for r in rows if r.status in ("open", "expired")]
+    read = read_steps(
+        conn, agent, [r.step for r in opened], ("belief", "time"), n_states
+    )
+    belief_of = {r.request_id: b for r, b in zip(opened, read["belief"])}
+    time_of = {r.request_id: float(t) for r, t in zip(opened, read["time"])}
     return tuple(
         RequestRecord(
             request_id=r.request_id,
@@ -275,6 +277,7 @@ def _requests_of(conn, agent, n_states: int) -> tuple:
             method=r.method,
             status=r.status,
             belief=belief_of.get(r.request_id),
+            time=time_of.get(r.request_id) if r.status == "open" else None,
         )
         for r in sorted(rows, key=lambda r: r.request_id)
     )

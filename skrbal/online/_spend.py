@@ -6,6 +6,9 @@ from math import fsum
 
 __all__ = ["inspection_spend"]
 
+# Requests whose inspection may still report: their cost is committed.
+_WAITING = ("open", "expired")
+
 
 def inspection_spend(counts, inspection_cost: float, methods=None) -> dict:
     """Spend of the requests with a result, and committed with the open ones.
@@ -15,7 +18,8 @@ def inspection_spend(counts, inspection_cost: float, methods=None) -> dict:
     counts : dict
         ``(method, status) -> number of requests``; ``method`` is the
         inspection method's name (``None`` for the process's perfect
-        inspection) and ``status`` one of ``open``, ``done``, ``cancelled``.
+        inspection) and ``status`` one of ``open``, ``done``, ``cancelled``,
+        ``expired``.
     inspection_cost : float
         The process's inspection cost (used without ``methods``).
     methods : list of dict, default=None
@@ -26,7 +30,8 @@ def inspection_spend(counts, inspection_cost: float, methods=None) -> dict:
     spend : dict
         ``spend`` (requests with a result), ``committed_spend`` (open ones
         too) and, with ``methods``, ``n_inspections_by_method`` and
-        ``spend_by_method``. Cancelled requests cost nothing.
+        ``spend_by_method``. Cancelled requests cost nothing; expired ones
+        stay committed (their result may still come).
 
     Examples
     --------
@@ -36,7 +41,7 @@ def inspection_spend(counts, inspection_cost: float, methods=None) -> dict:
     """
     if methods is None:
         done = sum(n for (_, status), n in counts.items() if status == "done")
-        opened = sum(n for (_, status), n in counts.items() if status == "open")
+        opened = sum(n for (_, status), n in counts.items() if status in _WAITING)
         cost = float(inspection_cost)
         return {"spend": cost * done, "committed_spend": cost * (done + opened)}
     costs = {m["name"]: float(m["cost"]) for m in methods}
@@ -45,7 +50,7 @@ def inspection_spend(counts, inspection_cost: float, methods=None) -> dict:
     for (name, status), n in counts.items():
         if status == "done":
             done[name] += n
-        elif status == "open":
+        elif status in _WAITING:
             opened[name] += n
     spends = {name: done[name] * costs[name] for name in costs}
     return {

@@ -157,11 +157,16 @@ class RequestRecord:
         The value (EVPI, or the method's EVSI) that made it.
     method : str or None, default=None
         The inspection method's name (``None``: the process's perfect one).
-    status : {'open', 'done', 'cancelled'}, default='open'
-        Where it stands.
+    status : {'open', 'done', 'cancelled', 'expired'}, default='open'
+        Where it stands. An expired request waited past the agent's
+        ``request_timeout``: it no longer holds a slot, but its result is
+        still taken.
     belief : ndarray or None, default=None
-        The belief at its step, kept while it is open (a report's posterior
-        is computed from it).
+        The belief at its step, kept while it is open or expired (a report's
+        posterior is computed from it).
+    time : float or None, default=None
+        The time (step or timestamp) the budget saw at its step, kept while
+        it is open (its age decides its expiry).
 
     Examples
     --------
@@ -176,6 +181,7 @@ class RequestRecord:
     method: str | None = None
     status: str = "open"
     belief: np.ndarray | None = None
+    time: float | None = None
 
 
 @dataclass(frozen=True)
@@ -401,6 +407,9 @@ class AgentStorage(Protocol):
         self, agent_id: int, seq: int, request_id: int, step: int, reason
     ) -> None:
         """Commit the cancellation of a request."""
+
+    def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
+        """Commit the expiry of open requests (their results are still taken)."""
 
     def record_action(self, agent_id: int, seq: int, step: int, action: int) -> None:
         """Commit the action the user took at a step."""

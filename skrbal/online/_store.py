@@ -625,6 +625,20 @@ class AgentStore:
         """
         _writing.record_cancel(self, agent_id, seq, request_id, step, reason)
 
+    def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
+        """Commit the expiry of open requests as event ``seq + 1``.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        seq : int
+            The agent's last event.
+        request_ids, steps : sequence of int
+            The requests that expire, and their steps.
+        """
+        _writing.record_expire(self, agent_id, seq, request_ids, steps)
+
     def record_action(self, agent_id: int, seq: int, step: int, action: int) -> None:
         """Commit the action the user took at a step as event ``seq + 1``.
 

@@ -45,9 +45,12 @@ class _Walk:
 
     def __init__(self, agent):
         self.agent = agent
-        self.kinds = dict.fromkeys(("commission", "observe", "result", "cancel"), 0)
+        self.kinds = dict.fromkeys(
+            ("commission", "observe", "result", "cancel", "expire"), 0
+        )
         self.results = {}  # request_id -> (seq, step, label)
         self.cancels = {}  # request_id -> (seq, step)
+        self.expiries = {}  # request_id -> seq
         self.pending = []  # observe events whose blocks are not checked yet
         self.pending_steps = 0
         self.n_observed = 0
@@ -118,6 +121,9 @@ def _note(walk, e, where) -> None:
         walk.results[e.request_id] = (e.seq, e.step, payload.get("label"))
     elif e.kind == "cancel":
         walk.cancels[e.request_id] = (e.seq, e.step)
+    elif e.kind == "expire":
+        for request_id in payload.get("request_ids", ()):
+            walk.expiries[request_id] = e.seq
 
 
 def _check_blocks(conn, walk) -> None:
@@ -211,7 +217,16 @@ def _check_requests(conn, walk) -> None:
     for r in rows:
         where = f"request {r.request_id} (step {r.step})"
         result, cancel = walk.results.get(r.request_id), walk.cancels.get(r.request_id)
-        logged = "done" if result else "cancelled" if cancel else "open"
+        # A late result closes an expired request: it is done.
+        logged = (
+            "done"
+            if result
+            else "cancelled"
+            if cancel
+            else "expired"
+            if r.request_id in walk.expiries
+            else "open"
+        )
         if r.status != logged:
             raise _damaged(
                 agent, req, where, f"status {r.status!r}, the log says {logged!r}"

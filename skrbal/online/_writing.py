@@ -277,6 +277,31 @@ def record_cancel(store, agent_id, seq, request_id, step, reason) -> None:
         )
 
 
+def record_expire(store, agent_id, seq, request_ids, steps) -> None:
+    """See :meth:`AgentStore.record_expire`."""
+    req = schema.requests
+    ids = [int(i) for i in request_ids]
+    with _transaction(store, agent_id, seq) as conn:
+        conn.execute(
+            update(req)
+            .where(
+                (req.c.agent_id == agent_id)
+                & req.c.request_id.in_(ids)
+                & (req.c.status == "open")
+            )
+            .values(status="expired", closed_seq=seq + 1)
+        )
+        _insert_event(
+            conn,
+            agent_id,
+            seq + 1,
+            "expire",
+            int(min(steps)),
+            None,
+            {"request_ids": ids, "steps": [int(s) for s in steps]},
+        )
+
+
 def record_action(store, agent_id, seq, step, action) -> None:
     """See :meth:`AgentStore.record_action`."""
     act = schema.actions

@@ -1,0 +1,121 @@
+"""Requests that never come back: expiry, stalls, late results (issue 20 §3)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.naive_bayes import GaussianNB
+
+from skrbal import synthetic_decision_process
+from skrbal.exceptions import RequestExpiredWarning, StalledRequestsWarning
+from skrbal.online import AgentStore, RequestError, RiskBasedAgent
+
+CHEAP = synthetic_decision_process().set_params(inspection_cost=1.0)
+MEANS = np.array([-5.0, -0.7, 5.8, 19.0])
+# Between states 3 and 4: worth inspecting at this cost; far ones are not.
+AMBIGUOUS = [[12.5], [12.6], [12.4], [12.55], [12.45], [12.52]]
+
+
+def _agent(store=None, **params):
+    y0 = np.array([1, 2, 3, 4] * 2)
+    X0 = MEANS[y0 - 1][:, None] + np.tile([-0.3, 0.3], 4)[:, None]
+    params.setdefault("pending_value", "ignore")
+    return RiskBasedAgent(
+        estimator=GaussianNB(var_smoothing=0.05), process=CHEAP, store=store, **params
+    ).fit(X0, y0)
+
+
+def _feed(agent, rows):
+    """Observe rows one per call; the warnings each call raised, by class name."""
+    inspected, raised = [], []
+    for x in rows:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            inspected.append(bool(agent.observe([x])["inspect"].iloc[0]))
+        raised.append([w.category.__name__ for w in caught])
+    return inspected, raised
+
+
+def test_results_that_never_come_stall_warn_expire_and_inspecting_resumes():
+    # The stall of issue 20: three requests, then nothing for ever. With
+    # request_timeout the agent warns, expires them and asks again.
+    rows = AMBIGUOUS * 4
+    with _agent(max_open_requests=3) as stuck:
+        inspected, raised = _feed(stuck, rows)
+    assert sum(inspected) == 3 and inspected[:3] == [True] * 3
+    stalls = [i for i, names in enumerate(raised) if "StalledRequestsWarning" in names]
+    assert stalls == [3]  # once per stall, not at every blocked observation
+
+    with _agent(max_open_requests=3, request_timeout=6) as agent:
+        inspected, raised = _feed(agent, rows)
+        status = agent.status()
+    expired_at = [
+        i for i, names in enumerate(raised) if "RequestExpiredWarning" in names
+    ]
+    assert expired_at, "the open requests never expired"
+    first = expired_at[0]
+    assert first == 6  # the requests of steps 0..2 are 6 observations old
+    assert any(inspected[first:]), "inspections did not resume after the expiry"
+    assert status["n_expired"] >= 3
+    assert status["n_open"] <= 3
+
+
+def test_an_expired_request_takes_a_late_result_and_cannot_be_cancelled():
+    with _agent(request_timeout=2) as agent:
+        assert agent.observe([AMBIGUOUS[0]])["request_id"].iloc[0] == 1
+        with pytest.warns(RequestExpiredWarning, match=r"request\(s\) \[1\]"):
+            for _ in range(2):
+                agent.observe([[-5.0]])
+        with pytest.raises(RequestError, match="expired"):
+            agent.cancel_request(1)
+        before = agent.estimator_.class_count_.copy()
+        with pytest.warns(RequestExpiredWarning, match="late result is learnt"):
+            assert agent.record_inspection(1, 4) == 1  # repair
+        np.testing.assert_array_equal(
+            agent.estimator_.class_count_ - before, [0, 0, 0, 1]
+        )
+        with pytest.raises(RequestError, match="already has a result"):
+            agent.record_inspection(1, 4)
+        requests = agent.store_.requests(agent.name)
+        assert requests["status"].tolist() == ["done"]
+
+
+def test_expiry_is_stored_verified_and_resumed(store_url):
+    rows = AMBIGUOUS * 3
+    params = dict(max_open_requests=2, request_timeout=4)
+    with _agent(name="reference", **params) as reference:
+        expected, _ = _feed(reference, rows)
+    with _agent(store=store_url, name="bridge", **params) as agent:
+        first, _ = _feed(agent, rows[:7])
+        status = agent.status()
+    assert status["n_expired"] >= 1
+    store = AgentStore(store_url)
+    store.verify("bridge")  # the expire events are part of the chain
+    with RiskBasedAgent.from_store(store, "bridge") as resumed:
+        assert resumed.request_timeout == 4
+        rest, _ = _feed(resumed, rows[7:])
+        assert resumed.status()["n_expired"] >= status["n_expired"]
+    store.close()
+    assert first + rest == expected
+
+
+def test_a_stall_ends_when_a_slot_frees():
+    with _agent(max_open_requests=1) as agent:
+        _, raised = _feed(agent, AMBIGUOUS[:3])
+        assert [n for n in raised if n] == [["StalledRequestsWarning"]]
+        agent.cancel_request(1)  # the slot frees (the model learns nothing)
+        _, raised = _feed(agent, AMBIGUOUS[:3])
+        # a new request fills the slot again; the next stall warns again
+        assert [n for n in raised if n] == [["StalledRequestsWarning"]]
+
+
+@pytest.mark.parametrize("timeout", [0, -1.0, True, float("inf"), "1d"])
+def test_a_bad_request_timeout_is_named(timeout):
+    with pytest.raises(ValueError, match="request_timeout"):
+        _agent(request_timeout=timeout)
+
+
+def test_stall_warning_names_the_oldest_open_requests():
+    with _agent(max_open_requests=2) as agent:
+        with pytest.warns(StalledRequestsWarning, match=r"oldest: 1 \(step 8\), 2"):
+            agent.observe(AMBIGUOUS[:4])
