@@ -3,49 +3,55 @@
 from __future__ import annotations
 
 import copy
-import time
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
-from skrbal import __version__
 from skrbal._decision import DecisionProcess
-from skrbal._labels import label_positions, states_of
+from skrbal._labels import states_of
 from skrbal._learning import (
-    PENDING_VALUES,
     DecisionKernel,
-    check_anchor_methods,
-    check_learning_params,
-    clone_for,
-    make_update,
 )
-from skrbal.budget import BudgetPolicy, CostThreshold
 from skrbal.exceptions import (
     RequestError,
     RequestExpiredWarning,
-    StalledRequestsWarning,
 )
-from skrbal.inspection import check_methods
-from skrbal.online._buffers import DenseSteps, SparseSteps
 from skrbal.online._config import (
-    decode_config,
-    dumps,
-    encode_config,
-    fingerprint,
-    inspections_from_config,
-    inspections_to_config,
     process_from_json,
-    process_to_json,
     resolve_config,
 )
-from skrbal.online._decisions import ObserveCall, decisions_frame, empty_decisions
-from skrbal.online._requests import Request, RequestBook
+from skrbal.online._decisions import (
+    ObserveCall,
+    check_features,
+    decisions_frame,
+    empty_decisions,
+    observation_times,
+)
+from skrbal.online._replay import (
+    dense,
+    learn_label,
+    learn_report,
+    new_buffers,
+    new_model,
+    replay_agent,
+)
+from skrbal.online._requests import (
+    Request,
+    RequestBook,
+    expire_overdue,
+    read_result,
+    report_stall,
+)
+from skrbal.online._settings import (
+    agent_record,
+    check_params,
+    parameters_of,
+)
 from skrbal.online._storage import (
-    AgentRecord,
     Commissioning,
     ObserveBlock,
     RequestRecord,
@@ -267,89 +273,10 @@ class RiskBasedAgent(BaseEstimator):
     # ------------------------------------------------------------------ #
     # configuration
     # ------------------------------------------------------------------ #
-    def _check_params(self):
-        if not isinstance(self.process, DecisionProcess):
-            raise TypeError(
-                f"process must be a DecisionProcess, got {type(self.process).__name__}."
-            )
-        self.process._validated()
-        check_learning_params(self.semi_supervised, self.update, self.em_start)
-        timeout = self.request_timeout
-        if timeout is not None and (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, Real)
-            or not np.isfinite(timeout)
-            or timeout <= 0
-        ):
-            raise ValueError(
-                f"request_timeout must be None or a finite number > 0, got {timeout!r}."
-            )
-        if self.pending_value not in PENDING_VALUES:
-            raise ValueError(
-                f"pending_value must be one of {PENDING_VALUES}, got "
-                f"{self.pending_value!r}."
-            )
-        cap = self.max_open_requests
-        if cap is not None and (
-            not isinstance(cap, Integral) or isinstance(cap, bool) or cap < 1
-        ):
-            raise ValueError(
-                f"max_open_requests must be None or an integer >= 1, got {cap!r}."
-            )
-        if not isinstance(self.name, str) or not 0 < len(self.name) <= 200:
-            raise ValueError(
-                f"name must be a non-empty string of at most 200 characters, got "
-                f"{self.name!r}."
-            )
-        budget = CostThreshold() if self.budget is None else self.budget
-        if not isinstance(budget, BudgetPolicy):
-            raise TypeError(
-                "budget must be a skrbal.budget.BudgetPolicy, such as "
-                f"CostThreshold() or CostThreshold() & SpendCap(...); got {budget!r}."
-            )
-        budget.initial_state()  # names any invalid policy parameter
-        if self.inspections is not None:
-            self._check_inspections()
-        random_state = getattr(self.estimator, "random_state", None)
-        if isinstance(random_state, np.random.RandomState):
-            raise ValueError(
-                "estimator: a RandomState instance as random_state cannot be "
-                "replayed from the store; pass an int."
-            )
-        return budget
-
-    def _check_inspections(self):
-        check_methods(self.inspections, self.process)
-        if self.semi_supervised == "smoothing":
-            check_anchor_methods(self.inspections, self.process)
-
-    def _settings(self) -> dict:
-        return {
-            "semi_supervised": self.semi_supervised,
-            "update": self.update,
-            "em_start": self.em_start,
-            "initial_state": encode_config(self.initial_state),
-            "max_open_requests": self.max_open_requests,
-            "pending_value": self.pending_value,
-            "request_timeout": self.request_timeout,
-            "inspections": inspections_to_config(self.inspections),
-        }
-
     def _open_store(self):
         if isinstance(self.store, AgentStore):
             return self.store, False
         return AgentStore(":memory:" if self.store is None else self.store), True
-
-    def _new_model(self, buffers):
-        self._update = make_update(
-            self.semi_supervised,
-            self.process,
-            self.update,
-            self.initial_state,
-            em_start=self.em_start,
-        )
-        model = self._update.prepare(clone_for(self.estimator, self.process))
-        return self._update.initial_fit(model, buffers.stream_state())
 
     def _check_labels(self, y, name: str) -> np.ndarray:
         """Labels as the process's own values; a clear error for others."""
@@ -433,7 +360,7 @@ class RiskBasedAgent(BaseEstimator):
                 "using it, or close() it and resume it with "
                 "RiskBasedAgent.from_store()."
             )
-        budget = self._check_params()
+        budget = check_params(self)
         feature_names = getattr(X, "columns", None)
         X = check_array(X, dtype=np.float64)
         y = self._check_labels(y, "y")
@@ -445,11 +372,11 @@ class RiskBasedAgent(BaseEstimator):
         if timestamps is not None:
             timestamps = as_seconds(timestamps, "timestamps", X.shape[0])
         perfect = self.process.perfect_information_action(y)
-        buffers = self._new_buffers(X.shape[1])
+        buffers = new_buffers(self, X.shape[1])
         buffers.extend(X, perfect, y=y)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = self._new_model(buffers)
+            model = new_model(self, buffers)
         clock = "step" if timestamps is None else "timestamp"  # for good
         times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
         # The policy sees the commissioning steps as steps it cannot inspect,
@@ -467,24 +394,7 @@ class RiskBasedAgent(BaseEstimator):
 
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
-        record = AgentRecord(
-            name=self.name,
-            process=process_to_json(self.process),
-            estimator=dumps(encode_config(self.estimator)),
-            estimator_fingerprint=fingerprint(self.estimator),
-            budget=dumps(encode_config(self.budget)),
-            budget_fingerprint=fingerprint(self.budget),
-            settings=self._settings(),
-            n_features=X.shape[1],
-            feature_names=None if names is None else tuple(names),
-            clock=clock,
-            n_steps=X.shape[0],
-            n_requests=0,
-            last_seq=1,
-            budget_state=budget_state,
-            created_at=time.time(),
-            skrbal_version=__version__,
-        )
+        record = agent_record(self, X.shape, names, clock, budget_state)
         commissioning = Commissioning(
             features=X,
             labels=y,
@@ -589,16 +499,7 @@ class RiskBasedAgent(BaseEstimator):
                 estimator=estimator,
                 process=process,
                 budget=budget,
-                inspections=inspections_from_config(
-                    settings.get("inspections"), process
-                ),
-                semi_supervised=settings["semi_supervised"],
-                update=settings["update"],
-                em_start=settings["em_start"],
-                initial_state=decode_config(settings["initial_state"]),
-                max_open_requests=settings["max_open_requests"],
-                pending_value=settings.get("pending_value", "ignore"),
-                request_timeout=settings.get("request_timeout"),
+                **parameters_of(settings, process),
                 store=store_parameter(given) if owned else store,
                 name=name,
             )
@@ -610,15 +511,15 @@ class RiskBasedAgent(BaseEstimator):
         return agent
 
     def _resume(self, store, owned, record, lock_timeout):
-        budget = self._check_params()
+        budget = check_params(self)
         lock = store.lock_agent(record.agent_id, self.name, lock_timeout)
         try:
             # Read under the lock: the agent may have moved since.
-            replay = store.load_replay(self.name, every_step=self._dense())
+            replay = store.load_replay(self.name, every_step=dense(self))
             # Warnings of the replayed fits were issued and stored already.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                buffers, model = self._replay(replay)
+                buffers, model = replay_agent(self, replay)
         except BaseException:
             lock.release()
             raise
@@ -638,47 +539,6 @@ class RiskBasedAgent(BaseEstimator):
                 r.request_id, Request(r.step, r.status, method, r.belief, r.time)
             )
 
-    def _dense(self) -> bool:
-        """Whether the update rule reads every step (EM, smoothing)."""
-        return self.semi_supervised is not None
-
-    def _new_buffers(self, n_features):
-        kind = DenseSteps if self._dense() else SparseSteps
-        return kind(n_features, self.process.classes_)
-
-    def _replay(self, replay):
-        """Rebuild buffers and model: commissioning fit, then each result.
-
-        ``replay`` holds every step for dense buffers; for sparse ones only
-        the commissioning steps and those with a request not cancelled.
-        """
-        classes = self.process.classes_
-        buffers = self._new_buffers(replay.agent.n_features)
-        X, n0 = replay.features, replay.n_commissioning
-        y0 = np.array(replay.labels).astype(classes.dtype)
-        actions = replay.actions.astype(np.intp)
-        buffers.extend(X[:n0], actions[:n0], y=y0)
-        if self._dense():
-            buffers.extend(X[n0:], actions[n0:])
-        else:
-            for step, x in zip(replay.steps[n0:], X[n0:]):
-                buffers.put(int(step), x)
-            buffers.n_steps = replay.agent.n_steps
-        model = self._new_model(buffers)
-        for ev in replay.events:
-            payload = ev.payload
-            if ev.kind == "result" and payload["label"] is None:
-                posterior = np.array(payload["posterior"], dtype=np.float64)
-                model = self._learn_report(
-                    model, self._update, buffers, ev.step, posterior
-                )
-            elif ev.kind == "result":
-                label = np.asarray([payload["label"]]).astype(classes.dtype)
-                model = self._learn(model, self._update, buffers, ev.step, label[0])[0]
-            elif ev.kind == "action":
-                buffers.record_action(ev.step, payload["action"])
-        return buffers, model
-
     # ------------------------------------------------------------------ #
     # the live calls
     # ------------------------------------------------------------------ #
@@ -693,50 +553,6 @@ class RiskBasedAgent(BaseEstimator):
     def n_steps_(self) -> int:
         """Steps so far, commissioning samples included."""
         return self._buffers.n_steps
-
-    def _observation_times(self, n, timestamps):
-        first = self.n_steps_
-        if timestamps is None:
-            clock, times, stamps = (
-                "step",
-                np.arange(first, first + n, dtype=float),
-                None,
-            )
-        else:
-            clock = "timestamp"
-            stamps = times = as_seconds(timestamps, "timestamps", n)
-        if clock != self._clock:
-            raise ValueError(
-                f"timestamps: the agent was commissioned "
-                f"{'with' if self._clock == 'timestamp' else 'without'} timestamps, "
-                "so its budget counts time in "
-                f"{'seconds' if self._clock == 'timestamp' else 'steps'}; every "
-                f"observation must come {'with' if timestamps is None else 'without'}"
-                " them."
-            )
-        if n and times[0] < self._last_time:
-            raise ValueError(
-                f"timestamps must not go back in time: {times[0]!r} comes after "
-                f"{self._last_time!r}."
-            )
-        return clock, times, stamps
-
-    def _check_X(self, X):
-        names = getattr(X, "columns", None)
-        X = check_array(X, dtype=np.float64, ensure_min_samples=0)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but the agent was commissioned "
-                f"with {self.n_features_in_}."
-            )
-        if names is not None and self.feature_names_in_ is not None:
-            names = np.asarray([str(c) for c in names], dtype=object)
-            if not np.array_equal(names, self.feature_names_in_):
-                raise ValueError(
-                    f"X has columns {names.tolist()}, but the agent was "
-                    f"commissioned with {self.feature_names_in_.tolist()}."
-                )
-        return X
 
     def observe(self, X, timestamps=None) -> pd.DataFrame:
         """Decide for new observations, in order; request inspections.
@@ -767,9 +583,9 @@ class RiskBasedAgent(BaseEstimator):
             optimal action under the belief.
         """
         self._check_open()
-        X = self._check_X(X)
+        X = check_features(self, X)
         n, first = X.shape[0], self.n_steps_
-        clock, times, stamps = self._observation_times(n, timestamps)
+        clock, times, stamps = observation_times(self, n, timestamps)
         model = self.estimator_
         if n == 0:  # nothing to decide; a model may refuse an empty X
             nothing = ObserveCall(
@@ -783,7 +599,7 @@ class RiskBasedAgent(BaseEstimator):
                 np.zeros(0, dtype=np.int64),
             )
             return decisions_frame(nothing, self.classes_, self.inspections)
-        self._expire_overdue(float(times[0]))
+        expire_overdue(self, float(times[0]))
         kernel, book = self._kernel, self._requests
         proba = kernel.beliefs(model, X)
         pending = book.open_ids()
@@ -809,45 +625,8 @@ class RiskBasedAgent(BaseEstimator):
         self.budget_state_, self._clock = decided.budget_state, clock
         self._last_time, self.last_evpi_ = float(times[-1]), float(decided.evpi[-1])
         self._seq += 1
-        self._report_stall(decided.n_blocked)
+        report_stall(self, decided.n_blocked)
         return decisions_frame(call, self.classes_, self.inspections)
-
-    def _expire_overdue(self, now: float) -> None:
-        """Expire the open requests past ``request_timeout`` at time ``now``."""
-        book = self._requests
-        overdue = book.overdue(now, self.request_timeout)
-        if not overdue:
-            return
-        steps = book.steps_of(overdue)
-        self.store_.record_expire(self.agent_id_, self._seq, overdue, steps)
-        book.expire(overdue)
-        self._seq += 1
-        unit = "s" if self._clock == "timestamp" else " observations"
-        warnings.warn(
-            f"agent {self.name!r}: request(s) {overdue} (step(s) {steps}) waited "
-            f"{self.request_timeout:g}{unit} or more without a result "
-            f"(request_timeout): they expired and free their slots; a result "
-            "that still comes is taken.",
-            RequestExpiredWarning,
-            stacklevel=3,
-        )
-
-    def _report_stall(self, n_blocked: int) -> None:
-        """Warn, once per stall, that the cap on open requests blocked some."""
-        book = self._requests
-        if not n_blocked or book.stall_reported:
-            return
-        book.stall_reported = True
-        oldest = book.open_ids()[:3]
-        named = ", ".join(f"{i} (step {book[i].step})" for i in oldest)
-        warnings.warn(
-            f"agent {self.name!r}: the budget wanted {n_blocked} inspection(s) but "
-            f"all {self.max_open_requests} allowed requests wait for results "
-            f"(oldest: {named}); nothing is requested until a result, a "
-            "cancellation or request_timeout frees a slot.",
-            StalledRequestsWarning,
-            stacklevel=3,
-        )
 
     def _commit_observe(self, call: ObserveCall) -> None:
         decided = call.decided
@@ -876,78 +655,6 @@ class RiskBasedAgent(BaseEstimator):
         self.store_.append_observe(self.agent_id_, self._seq, block)
 
     # ------------------------------------------------------------------ #
-    def _learn(self, model, rule, buffers, step, label):
-        """Teach ``label`` at ``step`` with the update rule (mutates both).
-
-        Returns the model and what ``buffers.restore`` needs to undo it.
-        """
-        action = self.process.perfect_information_action([label])[0]
-        saved = buffers.learn_label(step, label, action)
-        return rule.learn(model, buffers.stream_state(), step), saved
-
-    def _learn_report(self, model, rule, buffers, step, posterior, undo=None):
-        """Teach the posterior of a report at ``step`` as soft evidence.
-
-        Mutates the model, the rule and the buffers; appends to ``undo`` a
-        function that restores the buffers.
-        """
-        action = self.process.optimal_action(posterior[None])[0]
-        saved = buffers.learn_report(step, action)
-        if undo is not None:
-            undo.append(lambda: buffers.unreport(step, saved))
-        return rule.learn_report(model, buffers.stream_state(), step, posterior)
-
-    def _read_result(self, request_id, step, label, report):
-        """The result of a request, checked and read by the decision kernel.
-
-        Returns a :class:`~skrbal._learning.Result`: its ``label`` is None
-        for a report that leaves the state uncertain.
-        """
-        k = self._requests[request_id].method
-        method = None if k < 0 else self.inspections[k]
-        if (label is None) == (report is None):
-            raise RequestError(
-                f"record_inspection needs either a label or a report for request "
-                f"{request_id}, not {'both' if label is not None else 'neither'}; "
-                "nothing was recorded."
-            )
-        if label is not None:
-            if method is not None and not self._kernel.reveals[k]:
-                outcomes = method.outcomes_.tolist()
-                raise RequestError(
-                    f"request {request_id} (step {step}) was made with inspection "
-                    f"method {method.name!r}, whose reports do not reveal the "
-                    f"state: pass its report, record_inspection({request_id}, "
-                    f"report=...) with one of {outcomes}; nothing was recorded."
-                )
-            try:
-                label = self._check_labels([label], "label")[0]
-            except ValueError as exc:
-                raise RequestError(f"{exc}; nothing was recorded.") from None
-            return self._kernel.read_result(k, None, label=label)
-        if method is None:
-            raise RequestError(
-                f"agent {self.name!r} has no inspection methods: its inspections "
-                f"reveal the state, so pass the label, record_inspection("
-                f"{request_id}, label); nothing was recorded."
-            )
-        outcomes = method.outcomes_
-        given = np.asarray([report])
-        try:
-            if given.ndim != 1 or (given.dtype.kind in "biuf") != (
-                outcomes.dtype.kind in "biuf"
-            ):
-                raise ValueError("not an outcome")
-            report = outcomes[label_positions(given, outcomes, owner="outcomes")[0]]
-        except (TypeError, ValueError):
-            raise RequestError(
-                f"report {report!r} is not an outcome of inspection method "
-                f"{method.name!r} (request {request_id}): pass one of "
-                f"{outcomes.tolist()}; nothing was recorded."
-            ) from None
-        belief = self._requests[request_id].belief
-        return self._kernel.read_result(k, belief, report=report)
-
     def record_inspection(
         self, request_id, label=None, *, report=None, timestamp=None
     ) -> int:
@@ -989,7 +696,7 @@ class RiskBasedAgent(BaseEstimator):
         """
         self._check_open()
         request_id, step, late = self._requests.check(request_id, "recorded", self.name)
-        result = self._read_result(request_id, step, label, report)
+        result = read_result(self, request_id, step, label, report)
         label, report, posterior = result.label, result.report, result.posterior
         stamp = None if timestamp is None else as_seconds(timestamp, "timestamp", 1)
         buffers = self._buffers
@@ -1000,11 +707,11 @@ class RiskBasedAgent(BaseEstimator):
                 warnings.simplefilter("always")
                 model = copy.deepcopy(self.estimator_)
                 if label is None:
-                    model = self._learn_report(
-                        model, rule, buffers, step, posterior, undo
+                    model = learn_report(
+                        self, model, rule, buffers, step, posterior, undo
                     )
                 else:
-                    model, saved = self._learn(model, rule, buffers, step, label)
+                    model, saved = learn_label(self, model, rule, buffers, step, label)
             best = result.action
             record = ResultRecord(
                 request_id=request_id,

@@ -6,10 +6,18 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sklearn.utils.validation import check_array
 
 from skrbal._learning import BlockDecisions
+from skrbal.online._timestamps import as_seconds
 
-__all__ = ["ObserveCall", "decisions_frame", "empty_decisions"]
+__all__ = [
+    "ObserveCall",
+    "check_features",
+    "decisions_frame",
+    "empty_decisions",
+    "observation_times",
+]
 
 
 @dataclass(frozen=True)
@@ -52,3 +60,51 @@ def decisions_frame(call: ObserveCall, classes, inspections) -> pd.DataFrame:
         columns["method"] = names
     columns["action"] = decided.action.astype(np.int64)
     return pd.DataFrame(columns)
+
+
+def observation_times(agent, n, timestamps):
+    """The clock, times and timestamps of ``n`` new observations, checked."""
+    first = agent.n_steps_
+    if timestamps is None:
+        clock, times, stamps = (
+            "step",
+            np.arange(first, first + n, dtype=float),
+            None,
+        )
+    else:
+        clock = "timestamp"
+        stamps = times = as_seconds(timestamps, "timestamps", n)
+    if clock != agent._clock:
+        raise ValueError(
+            f"timestamps: the agent was commissioned "
+            f"{'with' if agent._clock == 'timestamp' else 'without'} timestamps, "
+            "so its budget counts time in "
+            f"{'seconds' if agent._clock == 'timestamp' else 'steps'}; every "
+            f"observation must come {'with' if timestamps is None else 'without'}"
+            " them."
+        )
+    if n and times[0] < agent._last_time:
+        raise ValueError(
+            f"timestamps must not go back in time: {times[0]!r} comes after "
+            f"{agent._last_time!r}."
+        )
+    return clock, times, stamps
+
+
+def check_features(agent, X):
+    """New observations as a float array with the commissioning's columns."""
+    names = getattr(X, "columns", None)
+    X = check_array(X, dtype=np.float64, ensure_min_samples=0)
+    if X.shape[1] != agent.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but the agent was commissioned "
+            f"with {agent.n_features_in_}."
+        )
+    if names is not None and agent.feature_names_in_ is not None:
+        names = np.asarray([str(c) for c in names], dtype=object)
+        if not np.array_equal(names, agent.feature_names_in_):
+            raise ValueError(
+                f"X has columns {names.tolist()}, but the agent was "
+                f"commissioned with {agent.feature_names_in_.tolist()}."
+            )
+    return X

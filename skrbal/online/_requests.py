@@ -11,14 +11,27 @@ budget wanted to inspect, but every allowed request was waiting.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
 
-from skrbal.exceptions import RequestError
+from skrbal._labels import label_positions
+from skrbal.exceptions import (
+    RequestError,
+    RequestExpiredWarning,
+    StalledRequestsWarning,
+    caller_stacklevel,
+)
 
-__all__ = ["Request", "RequestBook"]
+__all__ = [
+    "Request",
+    "RequestBook",
+    "expire_overdue",
+    "read_result",
+    "report_stall",
+]
 
 
 @dataclass
@@ -136,3 +149,94 @@ class RequestBook:
             request.status, request.time = "expired", None
         if ids:
             self.stall_reported = False
+
+
+def read_result(agent, request_id, step, label, report):
+    """The result of a request, checked and read by the decision kernel.
+
+    Returns a :class:`~skrbal._learning.Result`: its ``label`` is None
+    for a report that leaves the state uncertain.
+    """
+    k = agent._requests[request_id].method
+    method = None if k < 0 else agent.inspections[k]
+    if (label is None) == (report is None):
+        raise RequestError(
+            f"record_inspection needs either a label or a report for request "
+            f"{request_id}, not {'both' if label is not None else 'neither'}; "
+            "nothing was recorded."
+        )
+    if label is not None:
+        if method is not None and not agent._kernel.reveals[k]:
+            outcomes = method.outcomes_.tolist()
+            raise RequestError(
+                f"request {request_id} (step {step}) was made with inspection "
+                f"method {method.name!r}, whose reports do not reveal the "
+                f"state: pass its report, record_inspection({request_id}, "
+                f"report=...) with one of {outcomes}; nothing was recorded."
+            )
+        try:
+            label = agent._check_labels([label], "label")[0]
+        except ValueError as exc:
+            raise RequestError(f"{exc}; nothing was recorded.") from None
+        return agent._kernel.read_result(k, None, label=label)
+    if method is None:
+        raise RequestError(
+            f"agent {agent.name!r} has no inspection methods: its inspections "
+            f"reveal the state, so pass the label, record_inspection("
+            f"{request_id}, label); nothing was recorded."
+        )
+    outcomes = method.outcomes_
+    given = np.asarray([report])
+    try:
+        if given.ndim != 1 or (given.dtype.kind in "biuf") != (
+            outcomes.dtype.kind in "biuf"
+        ):
+            raise ValueError("not an outcome")
+        report = outcomes[label_positions(given, outcomes, owner="outcomes")[0]]
+    except (TypeError, ValueError):
+        raise RequestError(
+            f"report {report!r} is not an outcome of inspection method "
+            f"{method.name!r} (request {request_id}): pass one of "
+            f"{outcomes.tolist()}; nothing was recorded."
+        ) from None
+    belief = agent._requests[request_id].belief
+    return agent._kernel.read_result(k, belief, report=report)
+
+
+def expire_overdue(agent, now: float) -> None:
+    """Expire the open requests past ``request_timeout`` at time ``now``."""
+    book = agent._requests
+    overdue = book.overdue(now, agent.request_timeout)
+    if not overdue:
+        return
+    steps = book.steps_of(overdue)
+    agent.store_.record_expire(agent.agent_id_, agent._seq, overdue, steps)
+    book.expire(overdue)
+    agent._seq += 1
+    unit = "s" if agent._clock == "timestamp" else " observations"
+    warnings.warn(
+        f"agent {agent.name!r}: request(s) {overdue} (step(s) {steps}) waited "
+        f"{agent.request_timeout:g}{unit} or more without a result "
+        f"(request_timeout): they expired and free their slots; a result "
+        "that still comes is taken.",
+        RequestExpiredWarning,
+        stacklevel=caller_stacklevel(),
+    )
+
+
+def report_stall(agent, n_blocked: int) -> None:
+    """Warn, once per stall, that the cap on open requests blocked some."""
+    book = agent._requests
+    if not n_blocked or book.stall_reported:
+        return
+    book.stall_reported = True
+    oldest = book.open_ids()[:3]
+    named = ", ".join(f"{i} (step {book[i].step})" for i in oldest)
+    warnings.warn(
+        f"agent {agent.name!r}: the budget wanted {n_blocked} inspection(s) but "
+        f"all {agent.max_open_requests} allowed requests wait for results "
+        f"(oldest: {named}); nothing is requested until a result, a "
+        "cancellation or request_timeout frees a slot.",
+        StalledRequestsWarning,
+        stacklevel=caller_stacklevel(),
+    )

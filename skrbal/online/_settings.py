@@ -1,0 +1,145 @@
+"""A live agent's parameters: checked, stored as settings, read back."""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+
+from skrbal import __version__
+from skrbal._decision import DecisionProcess
+from skrbal._learning import (
+    PENDING_VALUES,
+    check_anchor_methods,
+    check_learning_params,
+)
+from skrbal.budget import BudgetPolicy, CostThreshold
+from skrbal.inspection import check_methods
+from skrbal.online._config import (
+    decode_config,
+    dumps,
+    encode_config,
+    fingerprint,
+    inspections_from_config,
+    inspections_to_config,
+    process_to_json,
+)
+from skrbal.online._storage import AgentRecord
+
+__all__ = ["agent_record", "check_params", "parameters_of", "settings_of"]
+
+
+def check_params(agent):
+    """Name any invalid parameter of the agent; return its budget policy."""
+    if not isinstance(agent.process, DecisionProcess):
+        raise TypeError(
+            f"process must be a DecisionProcess, got {type(agent.process).__name__}."
+        )
+    agent.process._validated()
+    check_learning_params(agent.semi_supervised, agent.update, agent.em_start)
+    timeout = agent.request_timeout
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, Real)
+        or not np.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ValueError(
+            f"request_timeout must be None or a finite number > 0, got {timeout!r}."
+        )
+    if agent.pending_value not in PENDING_VALUES:
+        raise ValueError(
+            f"pending_value must be one of {PENDING_VALUES}, got "
+            f"{agent.pending_value!r}."
+        )
+    cap = agent.max_open_requests
+    if cap is not None and (
+        not isinstance(cap, Integral) or isinstance(cap, bool) or cap < 1
+    ):
+        raise ValueError(
+            f"max_open_requests must be None or an integer >= 1, got {cap!r}."
+        )
+    if not isinstance(agent.name, str) or not 0 < len(agent.name) <= 200:
+        raise ValueError(
+            f"name must be a non-empty string of at most 200 characters, got "
+            f"{agent.name!r}."
+        )
+    budget = CostThreshold() if agent.budget is None else agent.budget
+    if not isinstance(budget, BudgetPolicy):
+        raise TypeError(
+            "budget must be a skrbal.budget.BudgetPolicy, such as "
+            f"CostThreshold() or CostThreshold() & SpendCap(...); got {budget!r}."
+        )
+    budget.initial_state()  # names any invalid policy parameter
+    if agent.inspections is not None:
+        check_inspections(agent)
+    random_state = getattr(agent.estimator, "random_state", None)
+    if isinstance(random_state, np.random.RandomState):
+        raise ValueError(
+            "estimator: a RandomState instance as random_state cannot be "
+            "replayed from the store; pass an int."
+        )
+    return budget
+
+
+def check_inspections(agent):
+    """The inspection methods fit the process (and smoothing's anchors)."""
+    check_methods(agent.inspections, agent.process)
+    if agent.semi_supervised == "smoothing":
+        check_anchor_methods(agent.inspections, agent.process)
+
+
+def settings_of(agent) -> dict:
+    """The settings stored with the agent (JSON)."""
+    return {
+        "semi_supervised": agent.semi_supervised,
+        "update": agent.update,
+        "em_start": agent.em_start,
+        "initial_state": encode_config(agent.initial_state),
+        "max_open_requests": agent.max_open_requests,
+        "pending_value": agent.pending_value,
+        "request_timeout": agent.request_timeout,
+        "inspections": inspections_to_config(agent.inspections),
+    }
+
+
+def parameters_of(settings: dict, process) -> dict:
+    """The agent's parameters stored in ``settings`` (:func:`settings_of`).
+
+    Settings that came later default to the behaviour of the agents stored
+    before them: a stored agent resumes deciding as it did.
+    """
+    return {
+        "inspections": inspections_from_config(settings.get("inspections"), process),
+        "semi_supervised": settings["semi_supervised"],
+        "update": settings["update"],
+        "em_start": settings["em_start"],
+        "initial_state": decode_config(settings["initial_state"]),
+        "max_open_requests": settings["max_open_requests"],
+        "pending_value": settings.get("pending_value", "ignore"),
+        "request_timeout": settings.get("request_timeout"),
+    }
+
+
+def agent_record(agent, shape, names, clock, budget_state) -> AgentRecord:
+    """The record of an agent commissioned on ``shape`` (rows, features)."""
+    n_steps, n_features = shape
+    return AgentRecord(
+        name=agent.name,
+        process=process_to_json(agent.process),
+        estimator=dumps(encode_config(agent.estimator)),
+        estimator_fingerprint=fingerprint(agent.estimator),
+        budget=dumps(encode_config(agent.budget)),
+        budget_fingerprint=fingerprint(agent.budget),
+        settings=settings_of(agent),
+        n_features=n_features,
+        feature_names=None if names is None else tuple(names),
+        clock=clock,
+        n_steps=n_steps,
+        n_requests=0,
+        last_seq=1,
+        budget_state=budget_state,
+        created_at=time.time(),
+        skrbal_version=__version__,
+    )
