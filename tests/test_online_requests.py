@@ -119,3 +119,22 @@ def test_stall_warning_names_the_oldest_open_requests():
     with _agent(max_open_requests=2) as agent:
         with pytest.warns(StalledRequestsWarning, match=r"oldest: 1 \(step 8\), 2"):
             agent.observe(AMBIGUOUS[:4])
+
+
+def test_agents_stored_before_the_new_settings_resume_as_they_decided():
+    # A store written before pending_value and request_timeout existed holds
+    # settings without them: its agent resumes ignoring pending results (the
+    # one-step value it decided with) and with requests that never expire.
+    from skrbal.online._settings import parameters_of, settings_of
+
+    with _agent(pending_value="fantasy", request_timeout=9) as agent:
+        settings = settings_of(agent)
+    assert parameters_of(settings, CHEAP)["pending_value"] == "fantasy"
+    assert parameters_of(settings, CHEAP)["request_timeout"] == 9
+    old = {
+        k: v
+        for k, v in settings.items()
+        if k not in ("pending_value", "request_timeout")
+    }
+    assert parameters_of(old, CHEAP)["pending_value"] == "ignore"
+    assert parameters_of(old, CHEAP)["request_timeout"] is None
