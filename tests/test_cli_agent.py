@@ -1101,3 +1101,19 @@ def test_warnings_are_one_line_each(capsys):
     assert capsys.readouterr().err == (
         "skrbal: warning: PriorScaleWarning: features far from the prior\n"
     )
+
+
+def test_init_refuses_dates_in_a_feature_column(campaign, tmp_path, capsys):
+    """#21.7: a time column not named 'time' is named, with the option to pass."""
+    process, data = campaign
+    table = pd.read_csv(data).rename(columns={"time": "recorded"})
+    table.to_csv(data, index=False)
+    argv = ["agent", "init", "--store", tmp_path / "a.db", "--process", process]
+    code, _, err = run([*argv, "--data", data], capsys)
+    assert code == 2
+    assert (
+        f"{data}: feature column 'recorded' holds dates or times, not numbers: "
+        "pass time_column='recorded' (--time-column recorded)"
+    ) in one_line_error(err)
+    code, _, err = run([*argv, "--data", data, "--time-column", "recorded"], capsys)
+    assert code == 0, err
