@@ -1117,3 +1117,60 @@ def test_init_refuses_dates_in_a_feature_column(campaign, tmp_path, capsys):
     ) in one_line_error(err)
     code, _, err = run([*argv, "--data", data, "--time-column", "recorded"], capsys)
     assert code == 0, err
+
+
+# ---------------------------------------------------------------------- #
+# agent verify: a read-only check of the event chain
+# ---------------------------------------------------------------------- #
+def test_verify_counts_the_events_of_a_sound_store(synthetic, capsys):
+    store, stream = synthetic
+    code, out, err = run(
+        ["agent", "verify", "--store", store, "--agent", "bridge"], capsys
+    )
+    assert (code, err) == (0, "")
+    assert len(AgentStore(str(store)).events("bridge")) == 1  # commissioning
+    assert out == "agent 'bridge': 1 event verified\n"
+    stream.write_text("".join(stream.read_text().splitlines(True)[:21]))
+    code, _, err = run(["agent", "observe", stream, "--store", store,
+                        "--agent", "bridge", "--out", store.with_suffix(".csv")],
+                       capsys)  # fmt: skip
+    assert code == 0, err
+    code, out, err = run(
+        ["agent", "verify", "--store", store, "--agent", "bridge"], capsys
+    )
+    n_events = len(AgentStore(str(store)).events("bridge"))
+    assert n_events > 1 and out == f"agent 'bridge': {n_events} events verified\n"
+
+
+def test_verify_names_the_damage_and_exits_2(synthetic, capsys):
+    from sqlalchemy import create_engine, update
+
+    from skrbal.online import _schema as schema
+
+    store, stream = synthetic
+    feed = pd.read_csv(stream).iloc[:50]
+    feed.to_csv(stream, index=False)
+    code, _, err = run(["agent", "observe", stream, "--store", store,
+                        "--agent", "bridge", "--out", store.with_suffix(".csv")],
+                       capsys)  # fmt: skip
+    assert code == 0, err
+    engine = create_engine(f"sqlite:///{store}")
+    with engine.begin() as conn:  # a careless writer shifts an event's time
+        conn.execute(
+            update(schema.events)
+            .where(schema.events.c.seq == 1)
+            .values(created_at=schema.events.c.created_at + 1)
+        )
+    engine.dispose()
+    before = store.read_bytes()
+    code, out, err = run(
+        ["agent", "verify", "--store", store, "--agent", "bridge"], capsys
+    )
+    assert code == 2 and out == ""
+    line = one_line_error(err)
+    assert "'bridge'" in line and "event 1" in line and "hash" in line
+    assert store.read_bytes() == before  # verify reads only
+    code, _, err = run(
+        ["agent", "verify", "--store", store, "--agent", "nobody"], capsys
+    )
+    assert code == 2 and "nobody" in one_line_error(err)
