@@ -1142,35 +1142,49 @@ def test_verify_counts_the_events_of_a_sound_store(synthetic, capsys):
     assert n_events > 1 and out == f"agent 'bridge': {n_events} events verified\n"
 
 
-def test_verify_names_the_damage_and_exits_2(synthetic, capsys):
-    from sqlalchemy import create_engine, update
+def test_verify_names_the_damage_and_exits_2(store_url, tmp_path, capsys):
+    from sqlalchemy import func, select, update
 
     from skrbal.online import _schema as schema
 
-    store, stream = synthetic
-    feed = pd.read_csv(stream).iloc[:50]
-    feed.to_csv(stream, index=False)
-    code, _, err = run(["agent", "observe", stream, "--store", store,
-                        "--agent", "bridge", "--out", store.with_suffix(".csv")],
-                       capsys)  # fmt: skip
+    rng = np.random.default_rng(2)
+    four_states(rng).to_csv(tmp_path / "commissioning.csv", index=False)
+    z24_decision_process().to_json(tmp_path / "process.json")
+    common = ["--store", store_url, "--agent", "bridge"]
+    code, _, err = run(
+        ["agent", "init", *common, "--process", tmp_path / "process.json",
+         "--data", tmp_path / "commissioning.csv"],
+        capsys,
+    )  # fmt: skip
     assert code == 0, err
-    engine = create_engine(f"sqlite:///{store}")
-    with engine.begin() as conn:  # a careless writer shifts an event's time
-        conn.execute(
-            update(schema.events)
-            .where(schema.events.c.seq == 1)
-            .values(created_at=schema.events.c.created_at + 1)
-        )
-    engine.dispose()
-    before = store.read_bytes()
-    code, out, err = run(
-        ["agent", "verify", "--store", store, "--agent", "bridge"], capsys
-    )
+    four_states(rng).drop(columns="label").to_csv(tmp_path / "feed.csv", index=False)
+    code, _, err = run(
+        ["agent", "observe", tmp_path / "feed.csv", *common, "--out",
+         tmp_path / "decisions.csv"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    ev = schema.events
+    with AgentStore(store_url) as store:
+        with store.engine.begin() as conn:  # a careless writer shifts a time
+            conn.execute(
+                update(ev).where(ev.c.seq == 2).values(created_at=ev.c.created_at + 1)
+            )
+            n_events = conn.execute(select(func.count()).select_from(ev)).scalar()
+    assert n_events == 2
+    local = "://" not in store_url
+    before = Path(store_url).read_bytes() if local else None
+    code, out, err = run(["agent", "verify", *common], capsys)
     assert code == 2 and out == ""
     line = one_line_error(err)
-    assert "'bridge'" in line and "event 1" in line and "hash" in line
-    assert store.read_bytes() == before  # verify reads only
+    assert "agent 'bridge': table skrbal_events, event 2 (observe)" in line
+    assert "hash" in line
+    with AgentStore(store_url) as store:  # verify reads only
+        with store.engine.connect() as conn:
+            assert conn.execute(select(func.count()).select_from(ev)).scalar() == 2
+    if local:
+        assert Path(store_url).read_bytes() == before
     code, _, err = run(
-        ["agent", "verify", "--store", store, "--agent", "nobody"], capsys
+        ["agent", "verify", "--store", store_url, "--agent", "x"], capsys
     )
-    assert code == 2 and "nobody" in one_line_error(err)
+    assert code == 2 and "no agent named 'x'" in one_line_error(err)
