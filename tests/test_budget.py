@@ -594,3 +594,59 @@ def test_corrupt_paced_state_is_named(state, match):
 def test_bad_paced_parameters_are_named(params, match):
     with pytest.raises(ValueError, match=match):
         PacedBudget(**({"limit": 10.0, "period": 5.0} | params)).initial_state()
+
+
+BASE_PARAMS = {
+    SpendCap: {"limit": 10.0, "period": 5.0},
+    PacedBudget: {"limit": 10.0, "period": 5.0},
+    MinimumGap: {"gap": 1.0},
+    QuantileThreshold: {"rate": 0.1},
+}
+NUMERIC_PARAMS = [
+    (cls, name)
+    for cls in BASE_PARAMS
+    for name, constraints in cls._parameter_constraints.items()
+    if "boolean" not in constraints
+]
+
+
+@pytest.mark.parametrize(
+    ("cls", "name"),
+    NUMERIC_PARAMS,
+    ids=[f"{c.__name__}.{n}" for c, n in NUMERIC_PARAMS],
+)
+@pytest.mark.parametrize("flag", [True, False, np.True_])
+def test_a_bool_is_not_a_number_of_a_budget(cls, name, flag):
+    # True == 1 passed every numeric check: SpendCap(limit=True) spent 1 per period.
+    policy = cls(**(BASE_PARAMS[cls] | {name: flag}))
+    with pytest.raises(ValueError, match=rf"'{name}' parameter .* not a bool"):
+        policy.initial_state()
+    with pytest.raises(ValueError, match=rf"'{name}' parameter .* not a bool"):
+        (CostThreshold() & policy).initial_state()
+
+
+def test_every_budget_policy_has_its_numeric_parameters_checked():
+    assert {cls for cls, _ in NUMERIC_PARAMS} == set(BASE_PARAMS)
+    assert len(NUMERIC_PARAMS) >= 12
+
+
+@pytest.mark.parametrize("window", [10_001, 10**12, 1e12, 50.0, "100"])
+def test_quantile_window_is_a_bounded_integer(window):
+    # window=10**12 asked numpy for 7 TiB; window=100_000 cost 5.5 ms per row.
+    with pytest.raises(ValueError, match="'window' parameter"):
+        QuantileThreshold(rate=0.1, window=window).initial_state()
+
+
+def test_quantile_window_up_to_its_bound_is_accepted():
+    policy = QuantileThreshold(rate=0.5, window=10_000)
+    k, _ = policy.scan(
+        np.ones(3), np.arange(3.0), np.ones(3, bool), 0.5, policy.initial_state()
+    )
+    assert k == 0
+    assert QuantileThreshold(rate=0.5, window=np.int64(20)).initial_state()
+
+
+@pytest.mark.parametrize("tolerance", [np.nan, -1.0, 0.0, "50"])
+def test_quantile_tolerance_is_checked(tolerance):
+    with pytest.raises(ValueError, match="'tolerance' parameter"):
+        QuantileThreshold(rate=0.1, tolerance=tolerance).initial_state()

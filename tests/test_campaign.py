@@ -291,3 +291,65 @@ def test_z24_case_from_struct_file_with_temperatures(tmp_path):
     assert "temperature (databasez24.temperature) below 0 degC" in case.labelling
     by_frequency = get_case_study("z24", data=path, cold_rule="frequency")
     assert by_frequency.labelling != case.labelling
+
+
+# ---------------------------------------------------------------------- #
+# columns that cannot be features
+# ---------------------------------------------------------------------- #
+def test_a_datetime_column_not_named_time_is_refused(rig, tmp_path):
+    # It became a feature in nanoseconds since 1970.
+    dated = rig.drop(columns="time").assign(
+        when=pd.date_range("2024-01-01", periods=len(rig), freq="min")
+    )
+    for data in (dated, tmp_path / "rig.parquet"):
+        dated.to_parquet(tmp_path / "rig.parquet")
+        with pytest.raises(
+            ValueError,
+            match=r"feature column 'when' holds dates or times, not numbers: "
+            r"pass time_column='when' \(--time-column when\)",
+        ):
+            load_campaign(data)
+    dated.to_csv(tmp_path / "rig.csv", index=False)  # ISO text, not numbers
+    with pytest.raises(ValueError, match="feature column 'when' holds dates"):
+        load_campaign(tmp_path / "rig.csv")
+    campaign = load_campaign(dated, time_column="when")
+    assert campaign.feature_names == ["strain", "frequency"]
+    assert campaign.time[0] == np.datetime64("2024-01-01T00:00")
+
+
+@pytest.mark.parametrize("big", [1e308, -1e308])
+def test_a_column_too_large_to_standardise_is_named(rig, tmp_path, big):
+    # [1e308, -1e308, ...] was standardised to all -0.0 (its spread overflows).
+    path = tmp_path / "rig.csv"
+    rig.assign(load=np.where(np.arange(len(rig)) % 2, big, -big)).to_csv(
+        path, index=False
+    )
+    with pytest.raises(
+        ValueError, match=rf"^{path}: feature column 'load' .* too large to"
+    ):
+        load_campaign(path)
+    same_sign = rig.assign(load=np.where(np.arange(len(rig)) % 2, big, big / 2))
+    with pytest.raises(ValueError, match="feature column 'load'"):
+        load_campaign(same_sign)
+
+
+def test_a_constant_column_is_left_to_its_user(rig):
+    # Not a scaling overflow: the agent may take it, a study names it constant.
+    campaign = load_campaign(rig.assign(load=1e308))
+    assert np.all(campaign.X[:, -1] == 1e308)
+
+
+def test_a_one_row_campaign_needs_two_rows(rig, tmp_path):
+    # It said feature 0 is "constant".
+    path = tmp_path / "one.csv"
+    rig.iloc[:1].to_csv(path, index=False)
+    with pytest.raises(ValueError, match=rf"^{path} holds 1 observation \(row\)"):
+        load_campaign(path)
+    with pytest.raises(ValueError, match="at least 2"):
+        campaign_case(path, synthetic_decision_process(), initial_size=1)
+
+
+def test_numbers_as_text_stay_numbers(rig):
+    # "1.5" also reads as a date: only a column that is not numbers is tried.
+    table = rig.assign(strain=rig["strain"].astype(str).astype(object))
+    np.testing.assert_array_equal(load_campaign(table).X[:, 0], rig["strain"])

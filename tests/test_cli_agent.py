@@ -1109,3 +1109,90 @@ def test_warnings_are_one_line_each(capsys):
     assert capsys.readouterr().err == (
         "skrbal: warning: PriorScaleWarning: features far from the prior\n"
     )
+
+
+def test_init_refuses_dates_in_a_feature_column(campaign, tmp_path, capsys):
+    """#21.7: a time column not named 'time' is named, with the option to pass."""
+    process, data = campaign
+    table = pd.read_csv(data).rename(columns={"time": "recorded"})
+    table.to_csv(data, index=False)
+    argv = ["agent", "init", "--store", tmp_path / "a.db", "--process", process]
+    code, _, err = run([*argv, "--data", data], capsys)
+    assert code == 2
+    assert (
+        f"{data}: feature column 'recorded' holds dates or times, not numbers: "
+        "pass time_column='recorded' (--time-column recorded)"
+    ) in one_line_error(err)
+    code, _, err = run([*argv, "--data", data, "--time-column", "recorded"], capsys)
+    assert code == 0, err
+
+
+# ---------------------------------------------------------------------- #
+# agent verify: a read-only check of the event chain
+# ---------------------------------------------------------------------- #
+def test_verify_counts_the_events_of_a_sound_store(synthetic, capsys):
+    store, stream = synthetic
+    code, out, err = run(
+        ["agent", "verify", "--store", store, "--agent", "bridge"], capsys
+    )
+    assert (code, err) == (0, "")
+    assert len(AgentStore(str(store)).events("bridge")) == 1  # commissioning
+    assert out == "agent 'bridge': 1 event verified\n"
+    stream.write_text("".join(stream.read_text().splitlines(True)[:21]))
+    code, _, err = run(["agent", "observe", stream, "--store", store,
+                        "--agent", "bridge", "--out", store.with_suffix(".csv")],
+                       capsys)  # fmt: skip
+    assert code == 0, err
+    code, out, err = run(
+        ["agent", "verify", "--store", store, "--agent", "bridge"], capsys
+    )
+    n_events = len(AgentStore(str(store)).events("bridge"))
+    assert n_events > 1 and out == f"agent 'bridge': {n_events} events verified\n"
+
+
+def test_verify_names_the_damage_and_exits_2(store_url, tmp_path, capsys):
+    from sqlalchemy import func, select, update
+
+    from skrbal.online import _schema as schema
+
+    rng = np.random.default_rng(2)
+    four_states(rng).to_csv(tmp_path / "commissioning.csv", index=False)
+    z24_decision_process().to_json(tmp_path / "process.json")
+    common = ["--store", store_url, "--agent", "bridge"]
+    code, _, err = run(
+        ["agent", "init", *common, "--process", tmp_path / "process.json",
+         "--data", tmp_path / "commissioning.csv"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    four_states(rng).drop(columns="label").to_csv(tmp_path / "feed.csv", index=False)
+    code, _, err = run(
+        ["agent", "observe", tmp_path / "feed.csv", *common, "--out",
+         tmp_path / "decisions.csv"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    ev = schema.events
+    with AgentStore(store_url) as store:
+        with store.engine.begin() as conn:  # a careless writer shifts a time
+            conn.execute(
+                update(ev).where(ev.c.seq == 2).values(created_at=ev.c.created_at + 1)
+            )
+            n_events = conn.execute(select(func.count()).select_from(ev)).scalar()
+    assert n_events == 2
+    local = "://" not in store_url
+    before = Path(store_url).read_bytes() if local else None
+    code, out, err = run(["agent", "verify", *common], capsys)
+    assert code == 2 and out == ""
+    line = one_line_error(err)
+    assert "agent 'bridge': table skrbal_events, event 2 (observe)" in line
+    assert "hash" in line
+    with AgentStore(store_url) as store:  # verify reads only
+        with store.engine.connect() as conn:
+            assert conn.execute(select(func.count()).select_from(ev)).scalar() == 2
+    if local:
+        assert Path(store_url).read_bytes() == before
+    code, _, err = run(
+        ["agent", "verify", "--store", store_url, "--agent", "x"], capsys
+    )
+    assert code == 2 and "no agent named 'x'" in one_line_error(err)

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import InvalidParameterError
 
 from skrbal.exceptions import (
     BudgetStarvedError,
@@ -49,6 +50,21 @@ def check_scan_input(evpi, times, available, cost):
     ):
         raise ValueError(f"cost must be a finite number >= 0, got {cost!r}.")
     return evpi, times, available, float(cost)
+
+
+def check_no_bool_numbers(policy) -> None:
+    """Refuse a bool for a numeric parameter of ``policy``, naming it.
+
+    ``True == 1`` passes scikit-learn's ``Interval`` checks (a bool is an
+    ``Integral``), so ``SpendCap(limit=True)`` would spend 1 per period.
+    """
+    for name, constraints in policy._parameter_constraints.items():
+        value = getattr(policy, name, None)
+        if "boolean" not in constraints and isinstance(value, bool | np.bool_):
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {type(policy).__name__} must be a "
+                f"number, not a bool: got {value!r}."
+            )
 
 
 def check_not_starved(policy, money, cost, hint: str) -> bool:
@@ -188,6 +204,7 @@ class BudgetPolicy(BaseEstimator):
     # -------------------------------------------------------------- #
     def _check_params(self) -> None:
         """Raise an error naming any invalid parameter."""
+        check_no_bool_numbers(self)
         self._validate_params()
 
     def _check_state(self, state) -> None:

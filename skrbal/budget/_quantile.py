@@ -13,6 +13,9 @@ from skrbal.budget._base import BudgetPolicy
 
 __all__ = ["QuantileThreshold"]
 
+# The largest window: see the ``window`` parameter for why.
+MAX_WINDOW = 10_000
+
 
 class QuantileThreshold(BudgetPolicy):
     """Inspect the top ``rate`` fraction of steps by EVPI, balancing the spend.
@@ -40,7 +43,12 @@ class QuantileThreshold(BudgetPolicy):
     rate : float
         Long-run fraction of steps to inspect, in (0, 1].
     window : int, default=100
-        Number of recent EVPIs the rank is taken against.
+        Number of recent EVPIs the rank is taken against, in [1, 10000]. The
+        bound keeps the work and the stored state small: each step costs
+        ``window`` comparisons and the state holds ``window`` floats, written
+        to the agent's store on every call (at 100,000 that was 5.5 ms per
+        step and 2.3 MB of JSON per call); 10,000 steps cover about a week
+        at one step a minute.
     tolerance : float, default=50
         Number of steps over which a debt (or surplus) of inspections is
         balanced; > 0. Smaller keeps the count closer to ``rate * n_seen``,
@@ -88,7 +96,7 @@ class QuantileThreshold(BudgetPolicy):
 
     _parameter_constraints: ClassVar[dict] = {
         "rate": [Interval(Real, 0, 1, closed="right")],
-        "window": [Interval(Integral, 1, None, closed="left")],
+        "window": [Interval(Integral, 1, MAX_WINDOW, closed="both")],
         "tolerance": [Interval(Real, 0, None, closed="neither")],
     }
 

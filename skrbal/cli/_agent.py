@@ -12,6 +12,7 @@ engineer recording a result, a dashboard reading the status):
 - ``record-action``: the maintenance action taken at a step;
 - ``process-template``: a decision process file to start from;
 - ``status``: counts, spend, open requests, labelled set;
+- ``verify``: check the event chain and the tables against it, reading only;
 - ``export``: the history (or the requests, or the log) as CSV or Parquet.
 
 This module only builds the parser: a command's code (and pandas, the store)
@@ -134,6 +135,18 @@ def add_parser(commands, name: str, help_text: str) -> None:
     )
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.set_defaults(handler=_handler(commands_module, "status"))
+    verify = verbs.add_parser(
+        "verify",
+        parents=[common],
+        help="check the agent's records for damage or edits, reading only",
+        description="Walk the agent's event chain (each event's hash follows "
+        "from the previous one and from the agent's configuration) and check "
+        "the observations, requests and counters against it, without opening "
+        "the agent for writing (a running observe may go on). Prints the "
+        "number of events verified; a damaged store exits 2 with one line "
+        "naming the table and the event or row.",
+    )
+    verify.set_defaults(handler=_handler(commands_module, "verify"))
     export = verbs.add_parser(
         "export",
         parents=[common],

@@ -1,4 +1,4 @@
-"""``skrbal agent init|inspect|cancel|status|export``: one act on the store each."""
+"""``skrbal agent init|inspect|cancel|status|verify|export``: one act each."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ __all__ = [
     "record_action",
     "status",
     "timestamps",
+    "verify",
 ]
 
 # Seconds of a unit of --period, --min-gap: y is the Julian year, 365.25 d.
@@ -410,6 +411,21 @@ def status(args) -> int:
         )
     if state["n_open"] > len(shown):
         print(f"  ... and {state['n_open'] - len(shown)} more open (see --json)")
+    return 0
+
+
+@guarded
+def verify(args) -> int:
+    store = open_store(args)
+    try:
+        # Counted first: events a writer appends meanwhile are checked too,
+        # never claimed without being checked.
+        n_events = store.load_agent(args.agent).last_seq
+        store.verify(args.agent)
+    finally:
+        store.close()
+    noun = "event" if n_events == 1 else "events"
+    print(f"agent {args.agent!r}: {n_events} {noun} verified")
     return 0
 
 

@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import io
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -109,11 +110,38 @@ class _Table:
                 f"(NaN or empty) at {self.row(int(missing[0]))}."
             )
 
+    def not_dates(self, values: pd.Series, role: str, *, text: bool) -> None:
+        """Refuse a column of dates or times, which would be nanoseconds.
+
+        With ``text``, a column of strings that all read as dates is refused too
+        (call it only for a column that is not numbers: "1.5" reads as a date).
+        """
+        dated = pd.api.types.is_datetime64_any_dtype(
+            values
+        ) or pd.api.types.is_timedelta64_dtype(values)
+        if text and not dated:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    pd.to_datetime(values.astype(str), format="mixed")
+                dated = True
+            except (TypeError, ValueError, OverflowError):
+                pass
+        if dated:
+            raise ValueError(
+                f"{self.name}: {role} column {values.name!r} holds dates or times, "
+                f"not numbers: pass time_column={values.name!r} (--time-column "
+                f"{values.name}) if it is the time of the observations, or leave "
+                "it out of the features."
+            )
+
     def numeric(self, values: pd.Series, role: str) -> np.ndarray:
         self.no_missing(values, role)
+        self.not_dates(values, role, text=False)
         numbers = pd.to_numeric(values, errors="coerce")
         bad = np.flatnonzero(numbers.isna().to_numpy())
         if bad.size:
+            self.not_dates(values, role, text=True)
             raise ValueError(
                 f"{self.name}: {role} column {values.name!r} is not numeric: "
                 f"{self.row(int(bad[0]))} holds {_shown(values.iloc[bad[0]])!r}."
@@ -126,6 +154,31 @@ class _Table:
                 f"value ({numbers[infinite[0]]}) at {self.row(int(infinite[0]))}."
             )
         return numbers
+
+    def scalable(self, numbers: np.ndarray, column) -> None:
+        """Refuse a varying feature whose standardisation overflows float64.
+
+        ``[1e308, -1e308]`` has a finite range but an infinite mean or spread:
+        standardised, it becomes all ``-0.0`` (or NaN).
+        """
+        if numbers.size < 2 or np.all(numbers == numbers[0]):
+            return  # a constant: its users decide (a study names it)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            mean, scale = numbers.mean(), numbers.std()
+            scaled = (numbers - mean) / scale
+        if not (
+            np.isfinite(mean)
+            and np.isfinite(scale)
+            and scale > 0
+            and np.all(np.isfinite(scaled))
+            and np.ptp(scaled) > 0
+        ):
+            raise ValueError(
+                f"{self.name}: feature column {column!r} holds values too large to "
+                f"standardise (from {numbers.min():g} to {numbers.max():g}: its "
+                "mean or spread overflows a float64); express it in larger units "
+                "so that its values stay below about 1e150."
+            )
 
 
 def _labels(table: _Table, values: pd.Series, process) -> np.ndarray:
@@ -237,7 +290,8 @@ def load_campaign(
     time_column : str, default=None
         The column of the observation times (numbers or dates), which must be
         in increasing order. ``None`` uses a column named ``'time'`` if there
-        is one. The times are checked and returned, not used as features.
+        is one. The times are checked and returned, not used as features; any
+        other column of dates or times is refused as a feature.
 
     Returns
     -------
@@ -258,8 +312,11 @@ def load_campaign(
     ValueError
         Naming the file, the column and the row: a missing label (or given
         feature, action or time) column, a label that is not a state of the
-        process, a non-numeric or missing (NaN) feature value, a time column
-        out of order, an action that is not one of the process's.
+        process, a non-numeric or missing (NaN) feature value, a feature
+        column of dates or times (pass it as ``time_column``), a feature whose
+        values are too large to standardise (its mean or spread overflows), a
+        time column out of order, an action that is not one of the process's,
+        fewer than 2 rows.
 
     See Also
     --------
@@ -318,7 +375,14 @@ def load_campaign(
         )
     if frame.shape[0] == 0:
         raise ValueError(f"{name} holds no observations (no rows).")
+    if frame.shape[0] == 1:
+        # A feature of one row would be called "constant" downstream.
+        raise ValueError(
+            f"{name} holds 1 observation (row): a campaign needs at least 2."
+        )
     X = np.column_stack([table.numeric(frame[c], "feature") for c in feature_columns])
+    for column, numbers in zip(feature_columns, X.T, strict=True):
+        table.scalable(numbers, column)
     y = _labels(table, labels, process)
     action_values = (
         np.zeros(frame.shape[0], dtype=np.int64)

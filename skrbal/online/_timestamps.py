@@ -2,8 +2,32 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 import pandas as pd
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, bool | np.bool_)
+
+
+def _numbers_of_objects(array: np.ndarray, name: str) -> np.ndarray | None:
+    """An object array of numbers as floats; ``None`` if it holds no number.
+
+    A pandas object column of numbers must still be seconds: ``pd.to_datetime``
+    would read them as nanoseconds.
+    """
+    items = array.ravel()
+    is_number = [isinstance(v, Real) and not _is_bool(v) for v in items]
+    if not any(is_number):
+        return None
+    if not all(is_number):
+        raise ValueError(
+            f"{name} mixes numbers (seconds) with other values: give all of them "
+            "as numbers or all as datetimes."
+        )
+    return np.array([float(v) for v in items]).reshape(array.shape)
 
 
 def as_seconds(values, name: str, n: int) -> np.ndarray:
@@ -11,11 +35,20 @@ def as_seconds(values, name: str, n: int) -> np.ndarray:
 
     Numbers are taken as seconds; datetimes (numpy, pandas, ``datetime`` or ISO
     strings; naive ones read as UTC) become seconds since 1970-01-01 UTC. They must be
-    ``n`` finite, non-decreasing values; errors name ``name``.
+    ``n`` finite, non-decreasing values; errors name ``name``. Numbers held in an
+    object array (a pandas object column) are seconds too; a bool is no time.
     """
     array = np.asarray(values)
     if array.ndim == 0:
         array = array.reshape(1)
+    if array.dtype.kind == "b" or (
+        array.dtype.kind == "O" and any(_is_bool(v) for v in array.ravel())
+    ):
+        raise ValueError(f"{name} must be numbers (seconds) or datetimes, not bool.")
+    if array.dtype.kind == "O":
+        numbers = _numbers_of_objects(array, name)
+        if numbers is not None:
+            array = numbers
     if array.dtype.kind in "MOUS":  # datetimes, or ISO 8601 strings
         try:
             stamps = pd.to_datetime(array.ravel(), utc=True)
