@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.naive_bayes import GaussianNB
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal._learning import DecisionKernel, top_combinations
@@ -266,3 +267,31 @@ def test_with_results_at_once_pending_values_change_nothing():
         X, y, initial=np.arange(N0)
     )
     pd.testing.assert_frame_equal(fantasy.history_.steps, ignore.history_.steps)
+
+
+class _CountingThreshold(CostThreshold):
+    """CostThreshold that counts the steps its scans examine."""
+
+    examined = 0
+
+    def _candidates(self, evpi, times, cost, state):
+        type(self).examined += evpi.shape[0]
+        return super()._candidates(evpi, times, cost, state)
+
+
+def test_one_observe_call_scans_each_step_a_bounded_number_of_times():
+    # Issue 21 §11: the agent restarted the budget scan on the rest of the
+    # call after every request, so one call cost requests x rows. The kernel
+    # scans once, in chunks that restart small after a request.
+    rng = np.random.default_rng(0)
+    y = rng.integers(1, 5, 20_500)
+    X = rng.normal(CENTRES[y - 1], 2.5)[:, None]
+    process = synthetic_decision_process().set_params(inspection_cost=1.0)
+    with RiskBasedAgent(
+        estimator=GaussianNB(), process=process, budget=_CountingThreshold()
+    ).fit(X[:500], y[:500]) as agent:
+        _CountingThreshold.examined = 0
+        n_requests = int(agent.observe(X[500:])["inspect"].sum())
+    assert n_requests > 100
+    # each step once, plus at most one first chunk per request
+    assert _CountingThreshold.examined <= 20_000 + 256 * n_requests

@@ -138,3 +138,39 @@ def test_agents_stored_before_the_new_settings_resume_as_they_decided():
     }
     assert parameters_of(old, CHEAP)["pending_value"] == "ignore"
     assert parameters_of(old, CHEAP)["request_timeout"] is None
+
+
+def test_a_cancel_reason_must_be_text():
+    with _agent() as agent:
+        agent.observe([AMBIGUOUS[0]])
+        with pytest.raises(RequestError, match="reason must be None or a string"):
+            agent.cancel_request(1, reason={"why": "flooded"})
+        agent.cancel_request(1, reason="flooded")
+
+
+def test_features_the_model_cannot_represent_are_named():
+    with _agent() as agent:
+        with pytest.raises(ValueError, match=r"X row 1: GaussianNB gives no finite"):
+            agent.observe([[1.0], [1e308]])
+        assert agent.status()["n_observations"] == 0  # nothing was decided
+
+
+def test_a_model_that_knows_one_state_is_refused():
+    # Issue 21 §9: with one labelled state a model that cannot be told the
+    # others is certain everywhere: EVPI 0, no inspection ever, silently.
+    from skrbal.active import RiskBasedLearner
+
+    X0 = np.array([[-5.0], [-5.2], [-4.8]])
+    with pytest.raises(ValueError, match=r"knows only state\(s\) \[1\]"):
+        RiskBasedAgent(estimator=GaussianNB(), process=CHEAP).fit(X0, [1, 1, 1])
+    X = np.vstack([X0, MEANS[:, None]])
+    y = np.array([1, 1, 1, 1, 2, 3, 4])
+    with pytest.raises(ValueError, match=r"initial model \(GaussianNB\) knows only"):
+        RiskBasedLearner(estimator=GaussianNB(), process=CHEAP).fit(
+            X, y, initial=[0, 1, 2]
+        )
+    # a model told every state (a classes parameter) learns from one state
+    from skrbal import BayesianGMMClassifier
+
+    learner = RiskBasedLearner(estimator=BayesianGMMClassifier(), process=CHEAP)
+    learner.fit(X, y, initial=[0, 1, 2])

@@ -224,9 +224,21 @@ class DecisionKernel:
         )
 
     # -------------------------------------------------------------- #
-    def beliefs(self, model, X) -> np.ndarray:
-        """The model's beliefs over ``X``, columns in the process's states."""
+    def beliefs(self, model, X, *, first: int = 0, rows: str = "X") -> np.ndarray:
+        """The model's beliefs over ``X``, columns in the process's states.
+
+        A row without finite beliefs (features the model cannot represent,
+        such as 1e308) is named as ``rows`` row ``first + i``.
+        """
         proba = model.predict_proba(X)
+        finite = np.isfinite(proba).all(axis=1)
+        if not finite.all():
+            i = int(np.argmin(finite))
+            raise ValueError(
+                f"{rows} row {first + i}: {type(model).__name__} gives no finite "
+                "belief for it; its features are probably beyond what the model "
+                "can represent."
+            )
         classes = model.classes_
         # Whether the columns already are the process's states, worked out
         # once per classes_ array (partial_fit keeps the model's).

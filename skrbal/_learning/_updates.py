@@ -562,6 +562,28 @@ def give_classes(model, classes):
     return model
 
 
+def check_learnable(model, process, who: str) -> None:
+    """Refuse a fitted model that knows only one of the process's states.
+
+    Its every belief is certain, so the EVPI is 0 at every step: no inspection
+    would ever be made and the model would never learn a second state (a
+    campaign that silently does nothing). ``who`` names the model.
+    """
+    states = process.classes_
+    if states.size < 2 or getattr(model, "classes_", None) is None:
+        return
+    known = np.setdiff1d(states, missing_states(model.classes_, states))
+    if known.size < 2:
+        raise ValueError(
+            f"{who} ({type(model).__name__}) knows only state(s) "
+            f"{known.tolist()} of the process's states {states.tolist()}: every "
+            "belief is certain, so the EVPI is 0 at every step and no inspection "
+            "would ever be made. Label at least two states initially, or use an "
+            "estimator that can be told every state (a classes parameter, as "
+            "BayesianGMMClassifier has)."
+        )
+
+
 def check_state_coverage(model, process) -> np.ndarray:
     """The process's states for which the fitted ``model`` has no class."""
     return missing_states(getattr(model, "classes_", None), process.classes_)

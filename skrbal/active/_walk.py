@@ -22,6 +22,7 @@ from skrbal._labels import label_positions
 from skrbal._learning import (
     DecisionKernel,
     StreamState,
+    check_learnable,
     clone_for,
     make_update,
     take_rows,
@@ -108,6 +109,7 @@ class StreamWalk:
         )
         model = self.update.prepare(clone_for(learner.estimator, process))
         self.model = self.update.initial_fit(model, self.state)
+        check_learnable(self.model, process, "the initial model")
         self.warned = []
         # Running count of the labelled set's states, for the query records.
         self.counts = np.bincount(self.label_index[initial], minlength=len(classes))
@@ -156,7 +158,7 @@ class StreamWalk:
         """
         kernel, state = self.kernel, self.state
         rows = take_rows(self.X, slice(start, stop))
-        proba = kernel.beliefs(self.model, rows)
+        proba = kernel.beliefs(self.model, rows, first=start, rows="X (stream)")
         plan = self.learner._plan(self.planned, start, stop)
         fantasies = None
         if self.pending and plan is None and self.learner.pending_value == "fantasy":

@@ -15,6 +15,7 @@ from skrbal._decision import DecisionProcess
 from skrbal._labels import states_of
 from skrbal._learning import (
     DecisionKernel,
+    check_learnable,
 )
 from skrbal.exceptions import (
     RequestError,
@@ -377,6 +378,7 @@ class RiskBasedAgent(BaseEstimator):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = new_model(self, buffers)
+        check_learnable(model, self.process, "the commissioned model")
         clock = "step" if timestamps is None else "timestamp"  # for good
         times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
         # The policy sees the commissioning steps as steps it cannot inspect,
@@ -763,6 +765,11 @@ class RiskBasedAgent(BaseEstimator):
         """
         self._check_open()
         request_id, step, _ = self._requests.check(request_id, "cancelled", self.name)
+        if reason is not None and not isinstance(reason, str):
+            raise RequestError(
+                f"reason must be None or a string, got {type(reason).__name__} "
+                f"{reason!r}; nothing was cancelled."
+            )
         self.store_.record_cancel(self.agent_id_, self._seq, request_id, step, reason)
         self._requests.close(request_id, "cancelled")
         self._buffers.release(step)
