@@ -213,6 +213,13 @@ class DecisionKernel:
             self.reveals = [reveals_state(c) for c in confusions]
         self.classes = process.classes_
         self._seen_classes = (None, None)
+        self._plain_threshold = (
+            type(self.budget) is CostThreshold and max_open_requests is None
+        )
+        # The perfect-information action of each state, for results.
+        self._perfect = dict(
+            zip(self.classes.tolist(), process.perfect_information_action(self.classes))
+        )
         # EVPI and EVSI are differences of expected utilities: a value within
         # a few ulps of the utilities' scale is rounding, not information. It
         # is read as 0, so that a policy that ranks values (a quantile) does
@@ -412,6 +419,14 @@ class DecisionKernel:
         scanning the whole, so the chunks change nothing but the cost.
         """
         best, value = self.method_values(proba, evpi, fantasies)
+        if self._plain_threshold:
+            # The paper's rule with no cap: every available step whose value
+            # exceeds its method's cost, the scan of CostThreshold without
+            # its per-call checks (a study calls this once per inspection).
+            hits = np.flatnonzero((value > self.costs[best]) & available)
+            if first_only:
+                hits = hits[:1]
+            return hits.tolist(), best[hits].tolist(), state, 0
         run_end = np.append(np.flatnonzero(np.diff(best)) + 1, best.shape[0])
         requested, methods, blocked = [], [], 0
         start, chunk, n = 0, _FIRST_CHUNK, evpi.shape[0]
@@ -486,14 +501,14 @@ class DecisionKernel:
             posterior = None
             if self.inspections is not None:
                 posterior = (self.classes == label).astype(np.float64)
-            action = int(process.perfect_information_action([label])[0])
-            return Result(label, posterior, action)
+            return Result(
+                label, posterior, int(self._perfect[np.asarray(label).item()])
+            )
         posterior = self.report_posterior(belief, report, k)
         certain = np.flatnonzero(posterior == 1.0)
         if certain.size:
             found = self.classes[certain[0]]
-            action = int(process.perfect_information_action([found])[0])
-            return Result(found, posterior, action, report)
+            return Result(found, posterior, int(self._perfect[found.item()]), report)
         action = int(process.optimal_action(posterior[None])[0])
         return Result(None, posterior, action, report)
 

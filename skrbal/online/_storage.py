@@ -104,7 +104,7 @@ class AgentRecord:
 
 @dataclass(frozen=True)
 class Commissioning:
-    """The commissioning steps of a new agent (steps ``0 .. n - 1``).
+    """The commissioning steps of a new agent: its first steps, 0 to n - 1.
 
     Parameters
     ----------
