@@ -7,7 +7,11 @@ import pytest
 from sklearn.naive_bayes import GaussianNB
 
 from skrbal import synthetic_decision_process
-from skrbal.exceptions import RequestExpiredWarning, StalledRequestsWarning
+from skrbal.exceptions import (
+    MissingStatesWarning,
+    RequestExpiredWarning,
+    StalledRequestsWarning,
+)
 from skrbal.online import AgentStore, RequestError, RiskBasedAgent
 
 CHEAP = synthetic_decision_process().set_params(inspection_cost=1.0)
@@ -163,12 +167,16 @@ def test_a_model_that_knows_one_state_is_refused():
     X0 = np.array([[-5.0], [-5.2], [-4.8]])
     with pytest.raises(ValueError, match=r"knows only state\(s\) \[1\]"):
         RiskBasedAgent(estimator=GaussianNB(), process=CHEAP).fit(X0, [1, 1, 1])
+    # A study records such a repetition instead (it may be one of many): the
+    # warning, counted in its history, says no inspection will be made.
     X = np.vstack([X0, MEANS[:, None]])
     y = np.array([1, 1, 1, 1, 2, 3, 4])
-    with pytest.raises(ValueError, match=r"initial model \(GaussianNB\) knows only"):
-        RiskBasedLearner(estimator=GaussianNB(), process=CHEAP).fit(
+    with pytest.warns(MissingStatesWarning, match="no inspection will be made"):
+        learner = RiskBasedLearner(estimator=GaussianNB(), process=CHEAP).fit(
             X, y, initial=[0, 1, 2]
         )
+    assert learner.history_.totals["n_inspections"] == 0
+    assert learner.history_.totals["n_warnings"] == 1
     # a model told every state (a classes parameter) learns from one state
     from skrbal import BayesianGMMClassifier
 

@@ -22,7 +22,6 @@ from skrbal._labels import label_positions
 from skrbal._learning import (
     DecisionKernel,
     StreamState,
-    check_learnable,
     clone_for,
     make_update,
     take_rows,
@@ -109,7 +108,6 @@ class StreamWalk:
         )
         model = self.update.prepare(clone_for(learner.estimator, process))
         self.model = self.update.initial_fit(model, self.state)
-        check_learnable(self.model, process, "the initial model")
         self.warned = []
         # Running count of the labelled set's states, for the query records.
         self.counts = np.bincount(self.label_index[initial], minlength=len(classes))
@@ -270,6 +268,14 @@ class StreamWalk:
             message = missing_states_message(
                 f"The {where} ({type(model).__name__})", missing, self.classes
             )
+            if self.classes.size - missing.size < 2:
+                # One state known: every belief is certain, the EVPI 0. A
+                # study records this repetition (its warnings are counted);
+                # a live agent refuses such a model at commissioning.
+                message += (
+                    " It knows a single state, so every belief is certain, the "
+                    "EVPI is 0 at every step and no inspection will be made."
+                )
             warnings.warn(message, MissingStatesWarning, stacklevel=caller_stacklevel())
             self.warned.append(message)
         return int(missing.size)
