@@ -238,9 +238,8 @@ class DecisionKernel:
         such as 1e308) is named as ``rows`` row ``first + i``.
         """
         proba = model.predict_proba(X)
-        finite = np.isfinite(proba).all(axis=1)
-        if not finite.all():
-            i = int(np.argmin(finite))
+        if not np.isfinite(proba).all():
+            i = int(np.argmin(np.isfinite(proba).all(axis=1)))
             raise ValueError(
                 f"{rows} row {first + i}: {type(model).__name__} gives no finite "
                 "belief for it; its features are probably beyond what the model "
