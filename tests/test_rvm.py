@@ -310,14 +310,22 @@ def test_duplicated_samples_and_a_nearly_singular_kernel(blobs, method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_warm_start_on_a_grown_training_set_converges_faster(method):
+    # Faster over start seeds, not at every one: with numpy 1.24 / scipy 1.10
+    # (the declared lower bounds) mRVM2's warm refit from seed 0 took 104
+    # iterations against 82 cold, while over six seeds it took 221 against 709.
     X, y = make_blobs(300, centers=CENTERS, cluster_std=1.5, random_state=2)
-    cold = MulticlassRVC(random_state=0, method=method).fit(X, y)
-    warm = MulticlassRVC(random_state=0, method=method, warm_start=True).fit(
-        X[:290], y[:290]
-    )
-    warm.fit(X, y)
-    assert warm.converged_ and cold.converged_
-    assert warm.n_iter_ < cold.n_iter_
+    n_warm, n_cold = [], []
+    for seed in range(4):
+        cold = MulticlassRVC(random_state=seed, method=method).fit(X, y)
+        warm = MulticlassRVC(random_state=seed, method=method, warm_start=True).fit(
+            X[:290], y[:290]
+        )
+        warm.fit(X, y)
+        assert warm.converged_ and cold.converged_
+        n_warm.append(warm.n_iter_)
+        n_cold.append(cold.n_iter_)
+    assert sum(n_warm) < 0.75 * sum(n_cold)
+    assert np.sum(np.less(n_warm, n_cold)) >= 3
     # mRVM2 keeps the samples it pruned before out, so the two solutions need
     # not be identical, only as good.
     assert np.mean(warm.predict(X) == cold.predict(X)) >= 0.95
