@@ -119,7 +119,7 @@ def top_combinations(proba, limit: int) -> tuple[np.ndarray, np.ndarray]:
     return combos, probs
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class BlockDecisions:
     """What the kernel decided for a block of consecutive steps.
 
@@ -153,7 +153,7 @@ class BlockDecisions:
     n_blocked: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Result:
     """An inspection's result, read for learning and acting.
 

@@ -40,7 +40,7 @@ from skrbal.metrics import campaign_summary, class_proportions, decision_accurac
 _TOTALS_CHUNK = 65536
 
 
-@dataclass
+@dataclass(slots=True)
 class _Request:
     """An inspection on its way: its result is learnt before step ``arrival``."""
 
