@@ -19,7 +19,7 @@ from skrbal.cli._data import (
     read_inspections,
     read_process,
 )
-from skrbal.cli._output import check_output, csv_text, write_output
+from skrbal.cli._output import check_output, write_output
 
 __all__ = [
     "cancel",
@@ -247,7 +247,7 @@ def init(args) -> int:
             stream = pd.DataFrame(split.X_stream[rest], columns=list(X.columns))
             stream["label"] = split.y_stream[rest]
             to_file = write_output(
-                args.stream_out, csv_text(stream), option="--stream-out"
+                args.stream_out, stream.to_csv(index=False), option="--stream-out"
             )
     finally:
         store.close()
@@ -506,7 +506,7 @@ def export(args) -> int:
         if np.array_equal(known, np.round(known)):
             # Integer states with missing ones: pandas made them floats.
             table["label"] = label.astype("Int64")
-    data = csv_text(table) if fmt == "csv" else table.to_parquet(index=False)
+    data = table.to_csv(index=False) if fmt == "csv" else table.to_parquet(index=False)
     # A confirmation cannot go where the table went (stdout, /dev/stdout),
     # and a pipeline wants no chatter.
     if write_output(args.out, data):

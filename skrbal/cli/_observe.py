@@ -24,7 +24,7 @@ import pandas as pd
 
 from skrbal.cli._agent_commands import timestamps
 from skrbal.cli._agent_store import guarded, resumed_agent
-from skrbal.cli._output import csv_text, output_stream
+from skrbal.cli._output import output_stream
 
 __all__ = ["observe"]
 
@@ -61,7 +61,7 @@ class _DecisionWriter:
             decisions.insert(position, "action_name", names)
         if self.fmt == "csv":
             if self.header or len(decisions):
-                csv_text(decisions, self.stream, header=self.header)
+                decisions.to_csv(self.stream, index=False, header=self.header)
                 self.header = False
         else:
             for record in _records(decisions):

@@ -13,10 +13,9 @@ import contextlib
 import os
 import stat
 import sys
-import warnings
 from pathlib import Path
 
-__all__ = ["check_output", "csv_text", "output_stream", "write_output"]
+__all__ = ["check_output", "output_stream", "write_output"]
 
 
 def _target(name: str, option: str) -> tuple[Path, bool]:
@@ -104,18 +103,3 @@ def output_stream(name: str | None, *, option: str = "--out"):
         raise _system_error(exc, name, option) from exc
     with stream:
         yield stream
-
-
-def csv_text(frame, stream=None, **options):
-    """``frame.to_csv``, without the warning pandas 2.0 gives for NaN.
-
-    pandas 2.0 writes a float column holding NaN (an empty ``timestamp``
-    column) through ``astype(str)``, on which numpy 1.24 warns "invalid value
-    encountered in cast"; the text written is right ("" for NaN), so the
-    warning is dropped rather than shown to the user as ``skrbal: warning``.
-    """
-    with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", "invalid value encountered in cast", RuntimeWarning
-        )
-        return frame.to_csv(stream, index=False, **options)
