@@ -650,3 +650,17 @@ def test_quantile_window_up_to_its_bound_is_accepted():
 def test_quantile_tolerance_is_checked(tolerance):
     with pytest.raises(ValueError, match="'tolerance' parameter"):
         QuantileThreshold(rate=0.1, tolerance=tolerance).initial_state()
+
+
+def test_scan_checks_parameters_unless_its_caller_did():
+    # The decision kernel checks a policy once (initial_state) and then scans
+    # a stream in many pieces without checking its parameters again.
+    policy = MinimumGap(gap=3.0)
+    state = policy.initial_state()
+    policy.set_params(gap=-1.0)
+    with pytest.raises(ValueError, match="gap"):
+        policy.scan([9.0], [0.0], np.array([True]), 1.0, state)
+    assert (
+        policy.scan([9.0], [0.0], np.array([True]), 1.0, state, check_params=False)[0]
+        == 0
+    )

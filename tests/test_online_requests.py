@@ -182,3 +182,4 @@ def test_a_model_that_knows_one_state_is_refused():
 
     learner = RiskBasedLearner(estimator=BayesianGMMClassifier(), process=CHEAP)
     learner.fit(X, y, initial=[0, 1, 2])
+    assert learner.history_.totals["n_inspections"] > 0

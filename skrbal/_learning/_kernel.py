@@ -213,13 +213,12 @@ class DecisionKernel:
             self.reveals = [reveals_state(c) for c in confusions]
         self.classes = process.classes_
         self._seen_classes = (None, None)
-        self._plain_threshold = (
-            type(self.budget) is CostThreshold and max_open_requests is None
-        )
-        # The perfect-information action of each state, for results.
-        self._perfect = dict(
-            zip(self.classes.tolist(), process.perfect_information_action(self.classes))
-        )
+        # The policy's parameters are checked once here, not at every scan
+        # of a piece of the stream (the learner scans once per inspection).
+        self.budget.initial_state()
+        #: The perfect-information action of each state, in the states' order.
+        self.perfect_actions = process.perfect_information_action(self.classes)
+        self._perfect = dict(zip(self.classes.tolist(), self.perfect_actions))
         # EVPI and EVSI are differences of expected utilities: a value within
         # a few ulps of the utilities' scale is rounding, not information. It
         # is read as 0, so that a policy that ranks values (a quantile) does
@@ -398,15 +397,11 @@ class DecisionKernel:
 
     def _follow(self, plan, available, n_open):
         """The requests of a fixed plan, within the cap on open requests."""
-        requested, methods = [], []
         wanted = np.flatnonzero((plan >= 0) & available)
-        for position, i in enumerate(wanted):
-            if not self._room(n_open):
-                return requested, methods, None, int(wanted.size - position)
-            requested.append(int(i))
-            methods.append(int(plan[i]))
-            n_open += 1
-        return requested, methods, None, 0
+        cap = self.max_open_requests
+        taken = wanted if cap is None else wanted[: max(cap - n_open, 0)]
+        blocked = int(wanted.size - taken.size)
+        return taken.tolist(), plan[taken].tolist(), None, blocked
 
     def _scan(
         self, proba, evpi, times, available, state, n_open, first_only, fantasies
@@ -418,14 +413,6 @@ class DecisionKernel:
         scanning the whole, so the chunks change nothing but the cost.
         """
         best, value = self.method_values(proba, evpi, fantasies)
-        if self._plain_threshold:
-            # The paper's rule with no cap: every available step whose value
-            # exceeds its method's cost, the scan of CostThreshold without
-            # its per-call checks (a study calls this once per inspection).
-            hits = np.flatnonzero((value > self.costs[best]) & available)
-            if first_only:
-                hits = hits[:1]
-            return hits.tolist(), best[hits].tolist(), state, 0
         run_end = np.append(np.flatnonzero(np.diff(best)) + 1, best.shape[0])
         requested, methods, blocked = [], [], 0
         start, chunk, n = 0, _FIRST_CHUNK, evpi.shape[0]
@@ -444,7 +431,12 @@ class DecisionKernel:
                 )
             room = available[start:stop] & self._room(n_open)
             hit, state = self.budget.scan(
-                value[start:stop], times[start:stop], room, cost, state
+                value[start:stop],
+                times[start:stop],
+                room,
+                cost,
+                state,
+                check_params=False,
             )
             if hit < 0:
                 start = stop
@@ -468,14 +460,20 @@ class DecisionKernel:
         count, position, n = 0, 0, value.shape[0]
         while position < n:
             hit, _ = self.budget.scan(
-                value[position:], times[position:], available[position:], cost, state
+                value[position:],
+                times[position:],
+                available[position:],
+                cost,
+                state,
+                check_params=False,
             )
             if hit < 0:
                 return count
             count += 1
             upto = slice(position, position + hit + 1)
+            nowhere = np.zeros(hit + 1, dtype=bool)
             _, state = self.budget.scan(
-                value[upto], times[upto], np.zeros(hit + 1, dtype=bool), cost, state
+                value[upto], times[upto], nowhere, cost, state, check_params=False
             )
             position += hit + 1
         return count

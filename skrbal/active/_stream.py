@@ -16,6 +16,7 @@ from skrbal._learning import (
     check_anchor_methods,
     check_learning_params,
 )
+from skrbal._validation import check_int
 from skrbal.active._walk import StreamWalk
 from skrbal.budget import BudgetPolicy
 from skrbal.inspection import check_methods
@@ -311,9 +312,9 @@ class RiskBasedLearner(BaseEstimator):
                 "history='queries' does not support inspections yet (the totals "
                 "by method need each step's method); use history='full'."
             )
-        _check_count(self.result_delay, "result_delay", minimum=0)
+        check_int(self.result_delay, "result_delay", minimum=0)
         if self.max_open_requests is not None:
-            _check_count(self.max_open_requests, "max_open_requests", minimum=1)
+            check_int(self.max_open_requests, "max_open_requests", minimum=1)
         if not isinstance(self.block_size, Integral) or self.block_size < 1:
             raise ValueError(
                 f"block_size must be a positive integer, got {self.block_size!r}."
@@ -572,12 +573,6 @@ class RiskBasedLearner(BaseEstimator):
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, reset=False)
         return self.estimator_.predict_proba(X)
-
-
-def _check_count(value, name: str, minimum: int) -> None:
-    """Name ``value`` unless it is an integer (not a bool) >= ``minimum``."""
-    if not isinstance(value, Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
 
 
 def _checked_features(X, name: str):

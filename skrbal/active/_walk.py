@@ -118,7 +118,7 @@ class StreamWalk:
         self.evpi = np.empty(n_steps) if self.full else None
         self.inspected = np.zeros(n_steps, dtype=bool)
         # The perfect-information action of a known step, by its state.
-        self.perfect_of_state = process.perfect_information_action(classes)
+        self.perfect_of_state = self.kernel.perfect_actions
         self.queries = []
         self.queries.append(self.query_record(-1))
         self.budget_state = self.kernel.budget.initial_state()

@@ -148,7 +148,9 @@ class BudgetPolicy(BaseEstimator):
         self._check_params()
         return self._initial_state()
 
-    def scan(self, evpi, times, available, cost, state) -> tuple[int, dict]:
+    def scan(
+        self, evpi, times, available, cost, state, *, check_params: bool = True
+    ) -> tuple[int, dict]:
         """Find the first step to inspect among consecutive decisions.
 
         Parameters
@@ -166,6 +168,11 @@ class BudgetPolicy(BaseEstimator):
             The inspection cost.
         state : dict
             From :meth:`initial_state` or a previous ``scan``. Not modified.
+        check_params : bool, default=True
+            Check the policy's parameters first. A caller that scans one
+            stream in many short pieces (the learners' decision kernel)
+            checks them once, by :meth:`initial_state`, and passes False; the
+            arrays and the state are checked at every call regardless.
 
         Returns
         -------
@@ -175,7 +182,8 @@ class BudgetPolicy(BaseEstimator):
             The state after steps ``0..step`` (all steps when ``step`` is
             ``-1``), including the inspection at ``step``.
         """
-        self._check_params()
+        if check_params:
+            self._check_params()
         evpi, times, available, cost = check_scan_input(evpi, times, available, cost)
         self._check_state(state)
         n_steps = evpi.shape[0]

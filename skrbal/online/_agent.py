@@ -597,7 +597,7 @@ class RiskBasedAgent(BaseEstimator):
                 None,
                 clock,
                 np.zeros((0, self.classes_.size)),
-                empty_decisions(self.classes_.size),
+                empty_decisions(),
                 np.zeros(0, dtype=np.int64),
             )
             return decisions_frame(nothing, self.classes_, self.inspections)

@@ -34,7 +34,7 @@ class ObserveCall:
     request_ids: np.ndarray  # per row, 0 without a request
 
 
-def empty_decisions(n_states: int) -> BlockDecisions:
+def empty_decisions() -> BlockDecisions:
     """The decisions of a call with no rows."""
     nothing = np.zeros(0, dtype=np.intp)
     return BlockDecisions(0, np.zeros(0), nothing, nothing, nothing, None)

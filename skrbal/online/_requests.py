@@ -60,9 +60,6 @@ class RequestBook:
         # Whether the current stall was reported (reset when a slot frees).
         self.stall_reported = False
 
-    def __len__(self) -> int:
-        return len(self._requests)
-
     def load(self, request_id: int, request: Request) -> None:
         """Add a request read back from the store."""
         self._requests[int(request_id)] = request
