@@ -228,6 +228,9 @@ class DecisionKernel:
         self._noise = (
             64 * np.finfo(float).eps * max(1.0, float(np.abs(utilities).max()))
         )
+        #: Each action's utility in each state, for the actions of beliefs
+        #: that :meth:`DecisionProcess.evpi` has just validated.
+        self._utilities = utilities
 
     # -------------------------------------------------------------- #
     def beliefs(self, model, X, *, first: int = 0, rows: str = "X") -> np.ndarray:
@@ -384,7 +387,9 @@ class DecisionKernel:
         return BlockDecisions(
             n_decided=n_decided,
             evpi=evpi[:n_decided],
-            action=self.process.optimal_action(proba[:n_decided]),
+            # The process's optimal_action, without validating again the
+            # beliefs that evpi has just checked (once per block).
+            action=np.argmax(proba[:n_decided] @ self._utilities, axis=1),
             requested=np.asarray(requested, dtype=np.intp),
             methods=np.asarray(methods, dtype=np.intp),
             budget_state=state,
@@ -413,7 +418,10 @@ class DecisionKernel:
         scanning the whole, so the chunks change nothing but the cost.
         """
         best, value = self.method_values(proba, evpi, fantasies)
-        run_end = np.append(np.flatnonzero(np.diff(best)) + 1, best.shape[0])
+        if self.costs.shape[0] == 1:  # one method: one run
+            run_end = np.array([best.shape[0]])
+        else:
+            run_end = np.append(np.flatnonzero(np.diff(best)) + 1, best.shape[0])
         requested, methods, blocked = [], [], 0
         start, chunk, n = 0, _FIRST_CHUNK, evpi.shape[0]
         while start < n:
