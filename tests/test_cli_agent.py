@@ -245,8 +245,9 @@ def test_user_process_file_timestamps_and_a_daily_spend_cap(
     )  # fmt: skip
     assert code == 0, err
     decisions = read_decisions(out)
-    # Times come back as they were given: ISO text, not epoch seconds.
-    assert decisions["timestamp"].tolist() == X["time"].tolist()
+    # Times come back as they were given: ISO text (in UTC), not epoch seconds.
+    given = pd.to_datetime(X["time"]).dt.tz_localize("UTC")
+    assert decisions["timestamp"].tolist() == [t.isoformat() for t in given]
     day = pd.to_datetime(decisions["timestamp"]).dt.day
     per_day = decisions.groupby(day)["inspect"].sum()
     # The cost rule alone inspects more than the cap allows; the cap holds.
@@ -703,6 +704,83 @@ def test_init_reads_time_and_action_columns_as_reproduce_does(
     actions = events[events["kind"] == "action"]
     assert len(actions) == 20
     assert actions["payload"].iloc[-1]["action"] == 1
+
+
+def _iso(text) -> str:
+    return pd.Timestamp(text, tz="UTC").isoformat()
+
+
+def test_times_given_as_iso_come_back_as_iso(campaign, tmp_path, capsys):
+    """#18.7: ISO times came back as epoch seconds from status and export."""
+    process, data = campaign
+    common = ["--store", tmp_path / "agents.db"]
+    code, _, err = run(
+        ["agent", "init", *common, "--process", process, "--data", data], capsys
+    )
+    assert code == 0, err
+    feed = pd.DataFrame({"time": ["2025-03-21T06:00Z", "2025-03-22T12:00+02:00"]})
+    feed["a"], feed["b"] = [1.5, 1.0], [1.5, 2.0]  # between states: inspected
+    feed.to_csv(tmp_path / "feed.csv", index=False)
+    code, out, err = run(
+        ["agent", "observe", tmp_path / "feed.csv", *common, "--timestamp-column",
+         "time", "--format", "jsonl"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    stamps = [_iso("2025-03-21T06:00"), _iso("2025-03-22T10:00")]
+    decisions = [json.loads(line) for line in out.splitlines()]
+    assert [d["timestamp"] for d in decisions] == stamps
+    assert stamps[1] == "2025-03-22T10:00:00+00:00"
+    first, second = [d["request_id"] for d in decisions]
+    code, _, err = run(
+        ["agent", "inspect", first, 3, *common, "--timestamp", "2025-03-23"], capsys
+    )
+    assert code == 0, err
+    code, out, _ = run(["agent", "status", *common, "--json"], capsys)
+    (still_open,) = json.loads(out)["open_requests"]
+    assert still_open["request_id"] == second
+    assert still_open["timestamp"] == stamps[1]
+    code, out, _ = run(["agent", "status", *common], capsys)
+    assert f"at {stamps[1]}" in out
+    code, out, _ = run(["agent", "export", *common, "--out", "-"], capsys)
+    history = read_decisions(out)
+    expected = [_iso(t) for t in pd.date_range("2025-03-01", periods=20, freq="D")]
+    assert history["timestamp"].tolist() == expected + stamps
+    assert history["action_name"].notna().all()
+    code, out, _ = run(
+        ["agent", "export", *common, "--out", "-", "--table", "requests"], capsys
+    )
+    requests = read_decisions(out).set_index("request_id")
+    assert requests["timestamp"].tolist() == stamps
+    assert requests.loc[first, "result_timestamp"] == "2025-03-23T00:00:00+00:00"
+
+
+def test_times_given_as_seconds_stay_seconds(tmp_path, capsys):
+    """Epoch seconds in, epoch seconds out (and stores made before the setting)."""
+    from skrbal.online._settings import time_format
+
+    table = four_states(np.random.default_rng(1))
+    table.insert(0, "time", 1.7e9 + 3600.0 * np.arange(20))
+    table.to_csv(tmp_path / "campaign.csv", index=False)
+    z24_decision_process().to_json(tmp_path / "process.json")
+    common = ["--store", tmp_path / "agents.db"]
+    code, _, err = run(
+        ["agent", "init", *common, "--process", tmp_path / "process.json",
+         "--data", tmp_path / "campaign.csv"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    code, out, _ = run(["agent", "export", *common, "--out", "-"], capsys)
+    assert read_decisions(out)["timestamp"].tolist() == table["time"].tolist()
+    with AgentStore(str(tmp_path / "agents.db")) as store:
+        assert store.configuration("agent")["settings"]["time_format"] == "seconds"
+    # How the Python agent tells datetimes from seconds.
+    assert time_format(None) is None
+    assert time_format(np.arange(3.0)) == "seconds"
+    assert time_format(pd.Series([1, 2], dtype=object)) == "seconds"
+    assert time_format(["2025-01-01", "2025-01-02"]) == "iso"
+    assert time_format(pd.date_range("2025-01-01", periods=2, tz="UTC")) == "iso"
+    assert time_format(pd.Series(pd.date_range("2025-01-01", periods=2))) == "iso"
 
 
 def test_init_feature_columns_choose_the_features(campaign, tmp_path, capsys):

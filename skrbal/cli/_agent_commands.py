@@ -21,6 +21,7 @@ from skrbal.cli._data import (
     read_process,
 )
 from skrbal.cli._output import check_output, write_output
+from skrbal.cli._times import iso_times
 
 __all__ = [
     "cancel",
@@ -420,6 +421,11 @@ def _with_action_names(table: pd.DataFrame, names) -> pd.DataFrame:
     return table
 
 
+# The columns of the exported tables that hold times the user gave (not the
+# writer's clock, ``created_at``).
+_TIME_COLUMNS = {"timestamp", "result_timestamp"}
+
+
 def _parquet_available() -> None:
     try:
         import pyarrow  # noqa: F401
@@ -440,10 +446,14 @@ def export(args) -> int:
         table = getattr(store, args.table)(args.agent)
         if args.table == "requests":
             table = _with_request_times(table, store.history(args.agent))
-        action_names = store.configuration(args.agent)["process"].get("action_names")
+        configuration = store.configuration(args.agent)
     finally:
         store.close()
-    table = _with_action_names(table, action_names)
+    table = _with_action_names(table, configuration["process"].get("action_names"))
+    if configuration["settings"].get("time_format") == "iso":
+        # Given as datetimes: shown as ISO 8601, not as epoch seconds.
+        for column in _TIME_COLUMNS.intersection(table.columns):
+            table[column] = iso_times(table[column])
     if "payload" in table.columns:  # dicts: as JSON text in a file
         table["payload"] = [json.dumps(v) for v in table["payload"]]
     label = table.get("label")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from skrbal.cli._agent_store import guarded, open_store
+from skrbal.cli._times import agent_times_are_iso, iso_time
 
 __all__ = ["status"]
 
@@ -35,6 +36,10 @@ def status(args) -> int:
     store = open_store(args)
     try:
         state = store.status(args.agent)
+        if agent_times_are_iso(store, args.agent):
+            # Given as datetimes: shown as ISO 8601, not as epoch seconds.
+            for request in state["open_requests"]:
+                request["timestamp"] = iso_time(request["timestamp"])
         methods = None
         if state["n_open"] and "spend_by_method" in state:
             requests = store.requests(args.agent)
