@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -1172,6 +1173,72 @@ def test_a_campaign_file_gets_the_data_prior(campaign, tmp_path, capsys):
                         "z24", "--method", "mrvm1-evpi", "--prior", "data"],
                        capsys)  # fmt: skip
     assert code == 2 and "--method mrvm1-evpi has none" in one_line_error(err)
+
+
+def z24_like_campaign(n_per_state: int, n_stream: int, seed: int = 0):
+    """A campaign as an SHM engineer has it: raw features far from unit scale.
+
+    The first natural frequency of the Z24-like bridge (about 3.9 Hz, in Hz)
+    and a damping ratio (about 1.5 %, in %, rising with damage); an ISO time
+    column, one row an hour; ``n_per_state`` labelled rows of each state to
+    commission with, then ``n_stream`` rows whose states the test keeps.
+    Returns (commissioning table, stream table, stream states).
+    """
+    from skrbal.datasets import make_z24_like
+
+    X, y, _ = make_z24_like(random_state=seed)
+    rng = np.random.default_rng(seed)
+    damping = 1.5 + 0.12 * (y - 1) + rng.normal(0, 0.08, y.size)
+    first = np.concatenate([np.flatnonzero(y == k)[:n_per_state] for k in range(1, 5)])
+    rest = np.setdiff1d(np.arange(y.size), first)
+    stream = np.sort(rng.choice(rest, n_stream, replace=False))
+    order = np.concatenate([first, stream])
+    table = pd.DataFrame({"f1_hz": X[order, 0], "damping_pct": damping[order]})
+    table.insert(0, "time", pd.date_range("2025-01-01", periods=len(order), freq="h"))
+    table["time"] = table["time"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    n = first.size
+    commissioning = table.iloc[:n].assign(action=0, label=y[first])
+    return commissioning, table.iloc[n:].reset_index(drop=True), y[stream]
+
+
+def test_the_paper_prior_on_raw_features_warns_once(tmp_path, capsys):
+    """#18.2: features near 3.9 Hz and 1.5 % decided with the paper's unit prior
+    without a PriorScaleWarning, on the command line and in Python."""
+    from skrbal.active import RiskBasedLearner
+    from skrbal.exceptions import PriorScaleWarning
+
+    commissioning, _, _ = z24_like_campaign(5, 0)
+    commissioning.to_csv(tmp_path / "campaign.csv", index=False)
+    z24_decision_process().to_json(tmp_path / "process.json")
+    argv = ["agent", "init", "--process", tmp_path / "process.json", "--data",
+            tmp_path / "campaign.csv"]  # fmt: skip
+    code, _, err = run(
+        [*argv, "--store", tmp_path / "p.db", "--prior", "paper"], capsys
+    )
+    assert code == 0
+    (line,) = err.splitlines()
+    assert line.startswith("skrbal: warning: PriorScaleWarning: ")
+    # The data prior (the default for a campaign file) fits: no warning.
+    code, _, err = run([*argv, "--store", tmp_path / "d.db"], capsys)
+    assert code == 0 and err == ""
+    # The Python agent and learner with the paper's prior pinned warn too.
+    X = commissioning[["f1_hz", "damping_pct"]].to_numpy()
+    y = commissioning["label"].to_numpy()
+    pinned = BayesianGMMClassifier(mean_prior=0.0, covariance_prior=1.0)
+    with pytest.warns(PriorScaleWarning) as caught:
+        RiskBasedAgent(
+            estimator=pinned, process=z24_decision_process(), store=":memory:"
+        ).fit(X, y).close()
+    assert [w.category for w in caught].count(PriorScaleWarning) == 1
+    with pytest.warns(PriorScaleWarning):
+        RiskBasedLearner(estimator=pinned, process=z24_decision_process()).fit(
+            X, y, initial=np.arange(len(y))
+        )
+    # The same prior on standardised features is the paper's, and fits.
+    standard = (X - X.mean(axis=0)) / X.std(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BayesianGMMClassifier(mean_prior=0.0, covariance_prior=1.0).fit(standard, y)
 
 
 def test_warnings_are_one_line_each(capsys):
