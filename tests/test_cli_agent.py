@@ -943,6 +943,39 @@ def _grown_agent(store_dir):
     return store
 
 
+def test_status_reads_the_stored_process_plainly_and_damage_still_ends_it(
+    tmp_path, capsys
+):
+    """Status reads the process's cost and states from its JSON (building the
+    process would import scikit-learn); what does not read plainly is
+    validated in full, so a damaged process still ends in one line, exit 2."""
+    import sqlite3
+
+    store = tmp_path / "agents.db"
+    code, _, err = run(
+        ["agent", "init", "--store", store, "--case", "synthetic"], capsys
+    )
+    assert code == 0, err
+    code, out, _ = run(["agent", "status", "--store", store, "--json"], capsys)
+    plain = json.loads(out)
+    assert plain["inspection_cost"] == 7.0
+    assert list(plain["labelled"]) == ["1", "2", "3", "4"]
+
+    def stored_process(edit):
+        with contextlib.closing(sqlite3.connect(store)) as db, db:
+            (text,) = db.execute("SELECT process FROM skrbal_agents").fetchone()
+            process = edit(json.loads(text))
+            db.execute("UPDATE skrbal_agents SET process = ?", (json.dumps(process),))
+
+    # Without its optional cost the process is built: its default cost, 0.
+    stored_process(lambda p: {k: v for k, v in p.items() if k != "inspection_cost"})
+    code, out, _ = run(["agent", "status", "--store", store, "--json"], capsys)
+    assert code == 0 and json.loads(out) == {**plain, "inspection_cost": 0.0}
+    stored_process(lambda p: {**p, "inspection_cost": "seven"})
+    code, _, err = run(["agent", "status", "--store", store], capsys)
+    assert code == 2 and "inspection_cost" in one_line_error(err)
+
+
 @pytest.mark.parametrize("verb", ["status", "export"])
 def test_a_closed_pipe_ends_quietly(tmp_path, capsys, verb):
     """#18.8: '| head -1' ended with 'skrbal: [Errno 32] Broken pipe', exit 1."""
