@@ -14,12 +14,22 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 __all__ = ["dumps", "encode_config", "fingerprint"]
+
+
+def _is_estimator(value) -> bool:
+    """Whether ``value`` is a scikit-learn estimator, without importing sklearn.
+
+    No estimator exists before ``sklearn.base`` is imported, so reading an
+    agent store's JSON (``skrbal agent status``) need not pay a second for it.
+    """
+    base = sys.modules.get("sklearn.base")
+    return base is not None and isinstance(value, base.BaseEstimator)
 
 
 def encode_config(value: Any) -> Any:
@@ -41,7 +51,7 @@ def encode_config(value: Any) -> Any:
     if isinstance(value, (float, np.floating)):
         value = float(value)
         return value if math.isfinite(value) else {"__float__": repr(value)}
-    if isinstance(value, BaseEstimator):
+    if _is_estimator(value):
         cls = type(value)
         params = value.get_params(deep=False)
         return {

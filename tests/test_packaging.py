@@ -110,6 +110,54 @@ def test_start_up_imports_no_heavy_module(code):
     assert not [m for m in HEAVY if f"'{m}'" in loaded], loaded
 
 
+def test_online_names_resolve_lazily():
+    """``skrbal.online`` imports its names when first used, as ``skrbal`` does."""
+    import skrbal.online as online
+    from skrbal.exceptions import StoreError
+    from skrbal.online._agent import RiskBasedAgent
+    from skrbal.online._storage import AgentRecord
+    from skrbal.online._store import AgentStore
+
+    assert online.AgentStore is AgentStore and online.StoreError is StoreError
+    assert online.RiskBasedAgent is RiskBasedAgent
+    assert online.AgentRecord is AgentRecord
+    for name in online.__all__:
+        namespace = {}
+        exec(f"from skrbal.online import {name}", namespace)
+        assert namespace[name] is getattr(online, name)
+    assert set(online.__all__) <= set(dir(online))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        online.nothing  # noqa: B018
+
+
+def test_agent_status_reads_the_store_without_sklearn_or_pandas(tmp_path):
+    """#18.12: 'skrbal agent status' took 2.2 s, mostly importing scikit-learn
+    (the agent's module, the decision process) and pandas (the frames)."""
+    store = tmp_path / "agents.db"
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    init = ["-m", "skrbal", "agent", "init", "--store", str(store)]
+    subprocess.run([sys.executable, *init, "--case", "synthetic"], check=True, env=env)
+    # The command's entry point in a fresh interpreter, then what it imported.
+    probe = (
+        "import sys\nfrom skrbal.cli import main\n"
+        f"code = main(['agent', 'status', '--store', {str(store)!r}])\n"
+        "print(code, sorted({m.split('.')[0] for m in sys.modules}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert "n_commissioning: 12" in result.stdout
+    code, loaded = result.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert code == "0" and "'sqlalchemy'" in loaded
+    heavy = [m for m in ("sklearn", "pandas", "scipy") if f"'{m}'" in loaded]
+    assert not heavy, f"skrbal agent status imported {heavy}"
+
+
 def _project() -> dict:
     import tomllib
 

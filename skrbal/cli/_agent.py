@@ -134,7 +134,7 @@ def add_parser(commands, name: str, help_text: str) -> None:
         help="print counts, spend, open requests and the labelled set",
     )
     status.add_argument("--json", action="store_true", help="print one JSON object")
-    status.set_defaults(handler=_handler(commands_module, "status"))
+    status.set_defaults(handler=_handler("skrbal.cli._agent_status", "status"))
     verify = verbs.add_parser(
         "verify",
         parents=[common],

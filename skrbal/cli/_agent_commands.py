@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from skrbal.cli._agent import CASE_FEATURES
+from skrbal.cli._agent_status import status
 from skrbal.cli._agent_store import guarded, open_store, resumed_agent
 from skrbal.cli._data import (
     CAMPAIGN_COLUMNS,
@@ -20,6 +21,7 @@ from skrbal.cli._data import (
     read_process,
 )
 from skrbal.cli._output import check_output, write_output
+from skrbal.cli._times import iso_times
 
 __all__ = [
     "cancel",
@@ -37,7 +39,6 @@ __all__ = [
 # Seconds of a unit of --period, --min-gap: y is the Julian year, 365.25 d.
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
 _UNITS["y"] = 365.25 * 86400.0
-_SHOWN_REQUESTS = 20
 
 
 # ---------------------------------------------------------------------- #
@@ -360,60 +361,6 @@ def cancel(args) -> int:
 # ---------------------------------------------------------------------- #
 # status, export
 # ---------------------------------------------------------------------- #
-_STATUS_KEYS = (
-    "n_commissioning",
-    "n_observations",
-    "n_requests",
-    "n_open",
-    "n_results",
-    "n_cancelled",
-    "n_expired",
-    "inspection_cost",
-    "spend",
-    "committed_spend",
-    "last_evpi",
-    "clock",
-)
-
-
-@guarded
-def status(args) -> int:
-    store = open_store(args)
-    try:
-        state = store.status(args.agent)
-        methods = None
-        if state["n_open"] and "spend_by_method" in state:
-            requests = store.requests(args.agent)
-            if "method" in requests.columns:
-                methods = requests.set_index("request_id")["method"].to_dict()
-    finally:
-        store.close()
-    if args.json:
-        print(json.dumps(state))
-        return 0
-    print(f"agent {state['name']!r}")
-    for key in _STATUS_KEYS:
-        print(f"  {key}: {state[key]}")
-    for name, spend in state.get("spend_by_method", {}).items():
-        count = state["n_inspections_by_method"][name]
-        print(f"  spend of {name}: {spend} ({count} inspections)")
-    labelled = ", ".join(f"{k}: {v}" for k, v in state["labelled"].items())
-    print(f"  labelled: {labelled}")
-    print(f"  budget_state: {json.dumps(state['budget_state'])}")
-    shown = state["open_requests"][:_SHOWN_REQUESTS]
-    for request in shown:
-        method = "" if methods is None else f", method {methods[request['request_id']]}"
-        print(
-            f"  open request {request['request_id']}: step {request['step']}, "
-            f"EVPI {request['evpi']:.6g}"
-            + ("" if request["timestamp"] is None else f", at {request['timestamp']}")
-            + method
-        )
-    if state["n_open"] > len(shown):
-        print(f"  ... and {state['n_open'] - len(shown)} more open (see --json)")
-    return 0
-
-
 @guarded
 def verify(args) -> int:
     store = open_store(args)
@@ -474,6 +421,11 @@ def _with_action_names(table: pd.DataFrame, names) -> pd.DataFrame:
     return table
 
 
+# The columns of the exported tables that hold times the user gave (not the
+# writer's clock, ``created_at``).
+_TIME_COLUMNS = {"timestamp", "result_timestamp"}
+
+
 def _parquet_available() -> None:
     try:
         import pyarrow  # noqa: F401
@@ -494,10 +446,14 @@ def export(args) -> int:
         table = getattr(store, args.table)(args.agent)
         if args.table == "requests":
             table = _with_request_times(table, store.history(args.agent))
-        action_names = store.configuration(args.agent)["process"].get("action_names")
+        configuration = store.configuration(args.agent)
     finally:
         store.close()
-    table = _with_action_names(table, action_names)
+    table = _with_action_names(table, configuration["process"].get("action_names"))
+    if configuration["settings"].get("time_format") == "iso":
+        # Given as datetimes: shown as ISO 8601, not as epoch seconds.
+        for column in _TIME_COLUMNS.intersection(table.columns):
+            table[column] = iso_times(table[column])
     if "payload" in table.columns:  # dicts: as JSON text in a file
         table["payload"] = [json.dumps(v) for v in table["payload"]]
     label = table.get("label")

@@ -4,7 +4,7 @@ Rows come from a file or standard input (a pipe: decided as they arrive),
 are checked as they come (a bad line names the file, line and column and
 keeps the rows before it), and each batch is committed to the store before
 its decisions are written. Times come back as they were given (ISO in, ISO
-out) and actions with their names.
+out, in UTC) and actions with their names.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import pandas as pd
 from skrbal.cli._agent_commands import timestamps
 from skrbal.cli._agent_store import guarded, resumed_agent
 from skrbal.cli._output import output_stream
+from skrbal.cli._times import agent_times_are_iso, iso_times
 
 __all__ = ["observe"]
 
@@ -47,14 +48,15 @@ def _more_waiting(stream) -> bool:
 class _DecisionWriter:
     """Decisions to a text stream as CSV (one header) or JSON lines."""
 
-    def __init__(self, stream, fmt: str, action_names):
+    def __init__(self, stream, fmt: str, action_names, iso: bool):
         self.stream, self.fmt, self.header = stream, fmt, True
-        self.action_names = action_names
+        self.action_names, self.iso = action_names, iso
 
     def write(self, decisions: pd.DataFrame, stamps) -> None:
-        if stamps is not None and stamps.dtype == object:
-            # Given as text (ISO dates): shown as given, not as epoch seconds.
-            decisions["timestamp"] = stamps
+        if self.iso or (stamps is not None and stamps.dtype == object):
+            # Given as datetimes, to the agent or now (ISO text): shown as
+            # ISO 8601 in UTC, as status and export show them.
+            decisions["timestamp"] = iso_times(decisions["timestamp"])
         if self.action_names is not None:
             position = decisions.columns.get_loc("action") + 1
             names = [self.action_names[a] for a in decisions["action"]]
@@ -221,7 +223,12 @@ def observe(args) -> int:
         with _binary_input(args.input) as (source, name):
             reader = _ObservationReader(source, name, agent, args.timestamp_column)
             with output_stream(args.out) as out:
-                writer = _DecisionWriter(out, args.format, agent.process.action_names)
+                writer = _DecisionWriter(
+                    out,
+                    args.format,
+                    agent.process.action_names,
+                    agent_times_are_iso(agent.store_, args.agent),
+                )
                 n_done = 0
                 try:
                     for X, times in reader.batches(args.batch_size):

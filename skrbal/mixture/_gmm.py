@@ -98,8 +98,14 @@ def _sample_weight(sample_weight, X: np.ndarray) -> np.ndarray:
 
 # A default prior is far from the data when, for some feature, the training
 # samples' root-mean-square distance from the prior mean is more than
-# _FAR_ABOVE prior standard deviations, or less than _FAR_BELOW of one. The
-# band is lopsided on purpose: a labelled subset of standardised features
+# _FAR_ABOVE prior standard deviations, or less than _FAR_BELOW of one; or
+# when, seen from the data, the prior (its mean's distance and its standard
+# deviation) lies more than _FAR_ABOVE of the data's standard deviations away.
+# The second catches raw features whose offset hides their spread: a natural
+# frequency of 3.9 +- 0.2 Hz is 3.9 prior standard deviations from 0 (within
+# the first band) while the prior's unit scale is 20 times its spread, and
+# the class means and covariances it gives are the prior's, not the data's.
+# The band is lopsided on purpose: a labelled subset of standardised features
 # (one class, a few inspections) is legitimately tighter than the whole.
 _FAR_ABOVE = 5.0
 _FAR_BELOW = 0.05
@@ -112,22 +118,55 @@ def _prior_scale_warning(owner, centre, spread, mean, scale):
     variance, ``mean`` and ``scale`` the prior's ``m0`` and ``S0``.
     """
     # Data beyond double precision overflow here; the fit names them later.
-    with np.errstate(over="ignore", invalid="ignore"):
-        ratio = np.sqrt((spread + (centre - mean) ** 2) / np.diagonal(scale))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        offset = (centre - mean) ** 2
+        ratio = np.sqrt((spread + offset) / np.diagonal(scale))
+        # A feature that does not vary says nothing of its scale.
+        seen = np.sqrt((offset + np.diagonal(scale)) / np.where(spread > 0, spread, 1))
+        seen = np.where(spread > 0, seen, 1.0)
     far = np.flatnonzero((ratio > _FAR_ABOVE) | (ratio < _FAR_BELOW))
-    if not far.size:
+    broad = np.flatnonzero(seen > _FAR_ABOVE)
+    if far.size:
+        with np.errstate(divide="ignore"):  # a ratio of 0 is the farthest below
+            worst = far[np.argmax(np.abs(np.log(ratio[far])))]
+        distance = (
+            f"their root-mean-square distance from the prior mean is "
+            f"{ratio[worst]:.3g} prior standard deviations (feature(s) "
+            f"{far.tolist()} outside [{_FAR_BELOW}, {_FAR_ABOVE:g}])"
+        )
+    elif broad.size:
+        worst = broad[np.argmax(seen[broad])]
+        distance = (
+            f"the prior's mean and scale lie {seen[worst]:.3g} of the features' "
+            f"standard deviations from them (feature(s) {broad.tolist()} above "
+            f"{_FAR_ABOVE:g})"
+        )
+    else:
         return None
-    with np.errstate(divide="ignore"):  # a ratio of 0 is the farthest below
-        worst = far[np.argmax(np.abs(np.log(ratio[far])))]
     return PriorScaleWarning(
         f"{owner}: the training features lie far from the scale of the default "
         f"prior (mean {mean[worst]:.3g}, variance {scale[worst, worst]:.3g} for "
-        f"feature {worst}): their root-mean-square distance from the prior mean "
-        f"is {ratio[worst]:.3g} prior standard deviations (feature(s) "
-        f"{far.tolist()} outside [{_FAR_BELOW}, {_FAR_ABOVE:g}]). With few "
+        f"feature {worst}): {distance}. With few "
         "labels the prior then dominates the class means and covariances. "
         "Standardise the features (make_pipeline(StandardScaler(), ...)) or set "
         "mean_prior='data' and covariance_prior='data'."
+    )
+
+
+def _is_default_mean(given, mean: np.ndarray) -> bool:
+    """Whether the prior mean is the default's, 0, left unset or pinned.
+
+    Pinned (``mean_prior=0.0``, as the paper's methods and ``skrbal agent init
+    --prior paper`` do) it is checked against the data as the default is: the
+    user who pins the paper's prior on raw features needs the warning as much.
+    """
+    return given is None or (not isinstance(given, str) and not np.any(mean))
+
+
+def _is_default_scale(given, scale: np.ndarray) -> bool:
+    """Whether the prior scale is the default's, the identity, unset or pinned."""
+    return given is None or (
+        not isinstance(given, str) and np.array_equal(scale, np.eye(len(scale)))
     )
 
 
@@ -161,10 +200,10 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
 
         ``data`` holds the statistics of the training samples (per class, or
         all as one class); a ``'data'`` prior parameter is derived from their
-        pooled moments. When ``mean_prior`` or ``covariance_prior`` is left at
-        its default and the data lie far from that scale, a
-        :class:`~skrbal.exceptions.PriorScaleWarning` is raised; the prior
-        returned carries it in ``warnings``.
+        pooled moments. When ``mean_prior`` or ``covariance_prior`` has its
+        default's value (0, the identity; left unset or pinned) and the data
+        lie far from that scale, a :class:`~skrbal.exceptions.PriorScaleWarning`
+        is raised; the prior returned carries it in ``warnings``.
         """
         d = data.mean.shape[-1]
         _, centre, spread = _pooled_moments(data)
@@ -178,7 +217,9 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
             )
         scale = self._prior_scale(d, spread)
         found = []
-        if self.mean_prior is None or self.covariance_prior is None:
+        if _is_default_mean(self.mean_prior, mean) or _is_default_scale(
+            self.covariance_prior, scale
+        ):
             warning = _prior_scale_warning(
                 type(self).__name__, centre, spread, mean, scale
             )
@@ -514,10 +555,14 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         The :class:`~skrbal.exceptions.PriorScaleWarning` raised when the
         prior was set (empty when none was), so a batch study can count it.
         A default prior (``mean_prior`` or ``covariance_prior`` left at
-        ``None``) is checked: the warning says when, for some feature, the
+        ``None``, or pinned to the default's 0 or identity, as the paper's
+        methods do) is checked: the warning says when, for some feature, the
         training samples' root-mean-square distance from ``m0`` is above 5 or
-        below 0.05 prior standard deviations. An explicit prior is taken as
-        meant and not checked.
+        below 0.05 prior standard deviations, or ``m0``'s distance and the
+        prior's standard deviation are together above 5 of the samples'
+        standard deviations (raw features whose offset hides their spread,
+        such as frequencies near 3.9 Hz). Any other explicit prior is taken
+        as meant and not checked.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)

@@ -32,43 +32,46 @@ Reading a store needs no agent and takes no lock: :meth:`AgentStore.status`,
 it).
 """
 
-try:
-    import sqlalchemy  # noqa: F401
-except ImportError as exc:  # pragma: no cover - the db extra is missing
+import importlib
+import importlib.util
+
+if importlib.util.find_spec("sqlalchemy") is None:  # pragma: no cover
     raise ImportError(
         "skrbal.online stores agents through SQLAlchemy, which is not installed: "
         "pip install 'skrbal[db]'."
-    ) from exc
+    )
 
-from skrbal.online._agent import RequestError, RiskBasedAgent
-from skrbal.online._config import ConfigurationError
-from skrbal.online._lock import AgentLockedError
-from skrbal.online._storage import (
-    AgentRecord,
-    AgentStorage,
-    Commissioning,
-    EventRecord,
-    ObserveBlock,
-    Replay,
-    RequestRecord,
-    ResultRecord,
-    StoreError,
-)
-from skrbal.online._store import AgentStore
+# Public name -> the module that defines it. The names are imported when first
+# used (PEP 562): reading a store (``skrbal agent status``) needs SQLAlchemy
+# and numpy, not the agent's scikit-learn and pandas.
+_LAZY = {
+    "AgentLockedError": "skrbal.exceptions",
+    "AgentRecord": "skrbal.online._storage",
+    "AgentStorage": "skrbal.online._storage",
+    "AgentStore": "skrbal.online._store",
+    "Commissioning": "skrbal.online._storage",
+    "ConfigurationError": "skrbal.exceptions",
+    "EventRecord": "skrbal.online._storage",
+    "ObserveBlock": "skrbal.online._storage",
+    "Replay": "skrbal.online._storage",
+    "RequestError": "skrbal.exceptions",
+    "RequestRecord": "skrbal.online._storage",
+    "ResultRecord": "skrbal.online._storage",
+    "RiskBasedAgent": "skrbal.online._agent",
+    "StoreError": "skrbal.exceptions",
+}
 
-__all__ = [
-    "AgentLockedError",
-    "AgentRecord",
-    "AgentStorage",
-    "AgentStore",
-    "Commissioning",
-    "ConfigurationError",
-    "EventRecord",
-    "ObserveBlock",
-    "Replay",
-    "RequestError",
-    "RequestRecord",
-    "ResultRecord",
-    "RiskBasedAgent",
-    "StoreError",
-]
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

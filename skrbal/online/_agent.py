@@ -51,6 +51,7 @@ from skrbal.online._settings import (
     agent_record,
     check_params,
     parameters_of,
+    time_format,
 )
 from skrbal.online._storage import (
     Commissioning,
@@ -370,6 +371,7 @@ class RiskBasedAgent(BaseEstimator):
                 f"y must hold one label per row of X: X has {X.shape[0]} rows, y "
                 f"has shape {y.shape}."
             )
+        times_given = time_format(timestamps)
         if timestamps is not None:
             timestamps = as_seconds(timestamps, "timestamps", X.shape[0])
         perfect = self.process.perfect_information_action(y)
@@ -396,7 +398,7 @@ class RiskBasedAgent(BaseEstimator):
 
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
-        record = agent_record(self, X.shape, names, clock, budget_state)
+        record = agent_record(self, X.shape, names, clock, budget_state, times_given)
         commissioning = Commissioning(
             features=X,
             labels=y,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from sqlalchemy import select
 
 from skrbal.online import _schema as schema
@@ -17,9 +17,16 @@ from skrbal.online._reading import (
     stored_inspections,
 )
 
+# pandas is imported where a frame is made: a store's status makes none and
+# does not pay for it (``skrbal agent status`` starts in a fraction of a second).
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 def history(store, name: str) -> pd.DataFrame:
     """See :meth:`AgentStore.history`."""
+    import pandas as pd
+
     req_, act = schema.requests, schema.actions
     with store.engine.connect() as conn:
         agent = agent_row(store, conn, name)
@@ -83,6 +90,8 @@ def _steps(conn, agent, n_states: int):
     (recommended), ``request_id`` (NaN without) and ``label`` (JSON text
     of a commissioning label, None for an observation).
     """
+    import pandas as pd
+
     obs = schema.observations
     com = conn.execute(
         select(
@@ -204,6 +213,8 @@ def events(store, name: str) -> pd.DataFrame:
 
 def _frame(conn, query) -> pd.DataFrame:
     """The rows of a query as a DataFrame; numeric columns with NULLs as NaN."""
+    import pandas as pd
+
     result = conn.execute(query)
     columns = list(result.keys())
     frame = pd.DataFrame(result.all(), columns=columns)
@@ -227,6 +238,8 @@ def _json_column(column) -> list:
 
 def _report_columns(out, frame, classes) -> None:
     """``method``, ``report`` and ``posterior_<label>`` from request rows."""
+    import pandas as pd
+
     out["method"] = [None if pd.isna(m) else m for m in frame["method"]]
     out["report"] = _json_column(frame["report"])
     posterior = np.full((len(frame), classes.size), np.nan)

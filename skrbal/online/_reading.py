@@ -10,6 +10,7 @@ many requests a block holds.
 from __future__ import annotations
 
 import json
+import math
 from contextlib import contextmanager
 
 import numpy as np
@@ -18,7 +19,6 @@ from sqlalchemy.exc import DatabaseError
 
 from skrbal.online import _schema as schema
 from skrbal.online._blocks import rows_of_block
-from skrbal.online._config import process_from_json
 from skrbal.online._spend import inspection_spend
 from skrbal.online._storage import (
     AgentRecord,
@@ -47,6 +47,7 @@ def status(store, name: str) -> dict:
     obs, req, b = schema.observations, schema.requests, schema.blocks
     with store.engine.connect() as conn:
         agent = agent_row(store, conn, name)
+        cost, classes = _cost_and_classes(agent)
         aid = agent.agent_id
         n_commissioning = conn.execute(
             select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
@@ -69,7 +70,7 @@ def status(store, name: str) -> dict:
             agent,
             [r.step for r in open_rows],
             ("timestamp",),
-            process_classes(agent).size,
+            len(classes),
         )["timestamp"]
         labels = (
             conn.execute(
@@ -85,13 +86,11 @@ def status(store, name: str) -> dict:
         )
         last_evpi = _last_of_block(conn, aid, ("evpi",))
         last_evpi = None if last_evpi is None else last_evpi[0]
-    cost = float(process_of(agent).inspection_cost)
     statuses, counts_by = {}, {}
     for method, status_, n in by_method:
         statuses[status_] = statuses.get(status_, 0) + n
         counts_by[method, status_] = n
     n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
-    classes = process_classes(agent).tolist()
     counts = {}  # commissioning labels and inspection results
     for text_, n in labels:
         label = json.loads(text_)
@@ -404,7 +403,35 @@ def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
 
 def process_of(row):
     """The decision process of an agent row."""
+    from skrbal.online._config import process_from_json
+
     return process_from_json(row.process)
+
+
+def _cost_and_classes(row) -> tuple[float, list]:
+    """The inspection cost and the states of an agent's process, as stored.
+
+    Read from the JSON without building the process, which would import
+    scikit-learn (a second of ``skrbal agent status``); a description that
+    does not read plainly is validated in full, so damage still raises.
+    """
+    description = json.loads(row.process)
+    cost, classes = description.get("inspection_cost"), description.get("classes")
+    plain = (
+        isinstance(cost, (int, float))
+        and not isinstance(cost, bool)
+        and math.isfinite(cost)
+        and cost >= 0
+        and isinstance(classes, list)
+        and len(classes) > 0
+        and len({type(c) for c in classes}) == 1
+        and type(classes[0]) in (int, str)
+        and len(set(classes)) == len(classes)
+    )
+    if not plain:
+        process = process_of(row)
+        return float(process.inspection_cost), process.classes_.tolist()
+    return float(cost), classes
 
 
 def process_classes(row) -> np.ndarray:

@@ -27,7 +27,13 @@ from skrbal.online._config import (
 )
 from skrbal.online._storage import AgentRecord
 
-__all__ = ["agent_record", "check_params", "parameters_of", "settings_of"]
+__all__ = [
+    "agent_record",
+    "check_params",
+    "parameters_of",
+    "settings_of",
+    "time_format",
+]
 
 
 def check_params(agent):
@@ -122,8 +128,35 @@ def parameters_of(settings: dict, process) -> dict:
     }
 
 
-def agent_record(agent, shape, names, clock, budget_state) -> AgentRecord:
-    """The record of an agent commissioned on ``shape`` (rows, features)."""
+def time_format(timestamps) -> str | None:
+    """How an agent's times were given, kept as its ``time_format`` setting.
+
+    ``"iso"`` for datetimes (numpy, pandas, ``datetime``) or ISO 8601 text,
+    ``"seconds"`` for numbers, ``None`` without times. The command line shows
+    the agent's times the same way (ISO in, ISO out); agents stored before
+    the setting have none and show seconds, as they did.
+    """
+    if timestamps is None:
+        return None
+    array = np.asarray(timestamps)
+    if array.dtype.kind in "MUS":
+        return "iso"
+    if array.dtype.kind == "O":
+        numbers = [
+            isinstance(v, Real) and not isinstance(v, bool | np.bool_)
+            for v in array.ravel()
+        ]
+        return "seconds" if any(numbers) else "iso"
+    return "seconds"
+
+
+def agent_record(
+    agent, shape, names, clock, budget_state, times_given=None
+) -> AgentRecord:
+    """The record of an agent commissioned on ``shape`` (rows, features).
+
+    ``times_given`` is :func:`time_format` of the commissioning's times.
+    """
     n_steps, n_features = shape
     return AgentRecord(
         name=agent.name,
@@ -132,7 +165,7 @@ def agent_record(agent, shape, names, clock, budget_state) -> AgentRecord:
         estimator_fingerprint=fingerprint(agent.estimator),
         budget=dumps(encode_config(agent.budget)),
         budget_fingerprint=fingerprint(agent.budget),
-        settings=settings_of(agent),
+        settings={**settings_of(agent), "time_format": times_given},
         n_features=n_features,
         feature_names=None if names is None else tuple(names),
         clock=clock,

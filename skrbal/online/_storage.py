@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-import pandas as pd
 
 from skrbal.exceptions import StoreError
+
+if TYPE_CHECKING:  # only named in a signature: reading a store needs no pandas
+    import pandas as pd
 
 __all__ = [
     "AgentRecord",

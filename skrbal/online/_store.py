@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-import pandas as pd
 from sqlalchemy import create_engine, event, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
@@ -30,6 +30,9 @@ from skrbal.online._storage import (
     StoreError,
 )
 from skrbal.online._writing import label_to_json
+
+if TYPE_CHECKING:  # frames are made in _frames: a status needs no pandas
+    import pandas as pd
 
 __all__ = ["AgentStore", "StoreError", "label_to_json", "store_parameter"]
 

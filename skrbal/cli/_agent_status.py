@@ -1,0 +1,73 @@
+"""``skrbal agent status``: an agent's counts, spend and open requests.
+
+Apart from the other commands so that it starts fast: reading a store needs
+SQLAlchemy and numpy, not pandas or scikit-learn (``tests/test_packaging.py``
+checks), and a dashboard or a cron job may call it every minute.
+"""
+
+from __future__ import annotations
+
+import json
+
+from skrbal.cli._agent_store import guarded, open_store
+from skrbal.cli._times import agent_times_are_iso, iso_time
+
+__all__ = ["status"]
+
+_STATUS_KEYS = (
+    "n_commissioning",
+    "n_observations",
+    "n_requests",
+    "n_open",
+    "n_results",
+    "n_cancelled",
+    "n_expired",
+    "inspection_cost",
+    "spend",
+    "committed_spend",
+    "last_evpi",
+    "clock",
+)
+_SHOWN_REQUESTS = 20
+
+
+@guarded
+def status(args) -> int:
+    store = open_store(args)
+    try:
+        state = store.status(args.agent)
+        if agent_times_are_iso(store, args.agent):
+            # Given as datetimes: shown as ISO 8601, not as epoch seconds.
+            for request in state["open_requests"]:
+                request["timestamp"] = iso_time(request["timestamp"])
+        methods = None
+        if state["n_open"] and "spend_by_method" in state:
+            requests = store.requests(args.agent)
+            if "method" in requests.columns:
+                methods = requests.set_index("request_id")["method"].to_dict()
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(state))
+        return 0
+    print(f"agent {state['name']!r}")
+    for key in _STATUS_KEYS:
+        print(f"  {key}: {state[key]}")
+    for name, spend in state.get("spend_by_method", {}).items():
+        count = state["n_inspections_by_method"][name]
+        print(f"  spend of {name}: {spend} ({count} inspections)")
+    labelled = ", ".join(f"{k}: {v}" for k, v in state["labelled"].items())
+    print(f"  labelled: {labelled}")
+    print(f"  budget_state: {json.dumps(state['budget_state'])}")
+    shown = state["open_requests"][:_SHOWN_REQUESTS]
+    for request in shown:
+        method = "" if methods is None else f", method {methods[request['request_id']]}"
+        print(
+            f"  open request {request['request_id']}: step {request['step']}, "
+            f"EVPI {request['evpi']:.6g}"
+            + ("" if request["timestamp"] is None else f", at {request['timestamp']}")
+            + method
+        )
+    if state["n_open"] > len(shown):
+        print(f"  ... and {state['n_open'] - len(shown)} more open (see --json)")
+    return 0
