@@ -15,11 +15,23 @@ but the wall times and the warning counts, compared exactly.
 
 BLAS runs single-threaded, as in a loky or Dask worker on 2 cores.
 
+Wall times on a shared machine drift by 10-40 % between processes. With
+``--instructions``, each version instead runs under valgrind's callgrind, once
+with one repetition and once with ``1 + --per-round`` (the same repetitions),
+and the difference of the two instruction counts is the cost of the
+``--per-round`` repetitions alone (imports and the first repetition's warm-up
+cancel out). Instruction counts do not depend on the machine's load: the same
+command gives the same count within a fraction of a percent, so a few percent
+is measurable. They do not see cache misses or memory stalls, which only wall
+times show.
+
 Run::
 
     git worktree add /tmp/skrbal-before 49a5594
     .venv/bin/python benchmarks/bench_versions.py --before /tmp/skrbal-before \\
         --rounds 10 --per-round 2
+    .venv/bin/python benchmarks/bench_versions.py --before /tmp/skrbal-before \\
+        --instructions --methods gmm-evpi --per-round 6
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,11 +75,15 @@ print(json.dumps({"skrbal": skrbal.__file__}))
 """
 
 
-def run_version(root, case, methods, first, count, out):
-    """Run repetitions ``first..first+count-1`` with the skrbal under ``root``."""
+def run_version(root, case, methods, first, count, out, prefix=()):
+    """Run repetitions ``first..first+count-1`` with the skrbal under ``root``.
+
+    ``prefix`` is a command the child runs under (valgrind).
+    """
     env = dict(os.environ, PYTHONPATH=str(root), OPENBLAS_NUM_THREADS="1")
     done = subprocess.run(
         [
+            *prefix,
             sys.executable,
             "-c",
             _CHILD,
@@ -160,6 +177,68 @@ def compare(before, case, methods, rounds, per_round):
     return table, total
 
 
+def _instructions(root, case, methods, count, tmp, tag):
+    """Instructions callgrind counts for repetitions ``0..count-1``."""
+    out = f"{tmp}/{tag}.callgrind"
+    prefix = ("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}")
+    run_version(root, case, methods, 0, count, f"{tmp}/{tag}", prefix)
+    with open(out) as lines:
+        for line in lines:
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    raise RuntimeError(f"callgrind wrote no instruction count to {out}")
+
+
+def compare_instructions(before, case, methods, per_round):
+    """Per method: instructions per repetition of both versions, and the ratio.
+
+    A random method runs beside the EVPI method whose inspections it counts,
+    and that method's own count is subtracted.
+    """
+    from skrbal.experiments import get_method
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind on the PATH")
+    versions = {"before": Path(before), "after": HERE}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+
+        def per_repetition(root, group, tag):
+            counts = [
+                _instructions(root, case, group, n, tmp, f"{tag}-{n}")
+                for n in (1, 1 + per_round)
+            ]
+            return (counts[1] - counts[0]) / per_round
+
+        alone = {}
+        for method in methods:
+            partner = get_method(method).matched_to
+            per_rep = {}
+            for name, root in versions.items():
+                if partner is None:
+                    if (name, method) not in alone:
+                        alone[name, method] = per_repetition(
+                            root, [method], f"{name}-{method}"
+                        )
+                    per_rep[name] = alone[name, method]
+                    continue
+                if (name, partner) not in alone:
+                    alone[name, partner] = per_repetition(
+                        root, [partner], f"{name}-{partner}"
+                    )
+                both = per_repetition(root, [partner, method], f"{name}-{method}")
+                per_rep[name] = both - alone[name, partner]
+            rows.append(
+                {
+                    "method": method,
+                    "before Minstr/rep": per_rep["before"] / 1e6,
+                    "after Minstr/rep": per_rep["after"] / 1e6,
+                    "after / before": per_rep["after"] / per_rep["before"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def main(argv=None):
     from skrbal.experiments import available_methods
 
@@ -169,7 +248,22 @@ def main(argv=None):
     parser.add_argument("--methods", nargs="+", default=available_methods())
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--per-round", type=int, default=2)
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under valgrind's callgrind instead of timing",
+    )
     args = parser.parse_args(argv)
+    if args.instructions:
+        print(
+            f"# {args.case}: instructions of repetitions 1..{args.per_round} "
+            f"(callgrind), before = {args.before}\n"
+        )
+        table = compare_instructions(
+            args.before, args.case, args.methods, args.per_round
+        )
+        print(table.to_markdown(index=False, floatfmt=".3f"))
+        return
     table, total = compare(
         args.before, args.case, args.methods, args.rounds, args.per_round
     )
