@@ -218,3 +218,106 @@ def test_the_timeline_figure_is_the_display(store_path, monkeypatch, capsys):
     assert display.budget["limit"] == 4.0
     assert np.isfinite(display.evpi).all()
     assert isinstance(display.requests, pd.DataFrame)
+
+
+# ---------------------------------------------------------------------- #
+# in a real browser: Debian's chromium and chromedriver, through selenium
+# ---------------------------------------------------------------------- #
+# As /work/.library's machine notes and CI start chromium: headless, as root
+# (no sandbox), with nothing that would reach the network on its own.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1280,2000",
+)
+
+
+def _browser_or_skip():
+    """``(chromium, chromedriver)``; skip without them, or fail if required."""
+    import shutil
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    found = {"chromium": chromium, "chromedriver": driver}
+    missing = [name for name, path in found.items() if not path]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("selenium (pip install 'skrbal[test]')")
+    if missing:
+        message = f"no {', '.join(missing)} (apt-get install chromium chromium-driver)"
+        if os.environ.get("SKRBAL_REQUIRE_BROWSER", "") not in ("", "0"):
+            pytest.fail(f"SKRBAL_REQUIRE_BROWSER is set but there is {message}")
+        pytest.skip(message)
+    return chromium, driver
+
+
+def test_required_browser_fails_rather_than_skips(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("SKRBAL_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="no chromium, chromedriver"):
+        _browser_or_skip()
+    monkeypatch.setenv("SKRBAL_REQUIRE_BROWSER", "0")
+    with pytest.raises(pytest.skip.Exception):
+        _browser_or_skip()
+
+
+def _ink(png: bytes) -> tuple[float, float]:
+    """Share of pixels that are not white, and the spread of their values."""
+    import io
+
+    from matplotlib.image import imread
+
+    pixels = imread(io.BytesIO(png), format="png")[..., :3]
+    return float((pixels < 0.95).any(axis=-1).mean()), float(pixels.std())
+
+
+def test_the_page_in_a_headless_browser(store_path, tmp_path, capsys):
+    """The report loads in chromium with no console error, shows every agent,
+    and is not blank; the same checks catch a failing and a blank page."""
+    chromium, chromedriver = _browser_or_skip()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / "report.html"
+    assert main(["agent", "report", "--store", store_path, "--out", page]) == 0
+    capsys.readouterr()
+    broken = tmp_path / "broken.html"
+    broken.write_text('<!DOCTYPE html><img src="http://127.0.0.1:9/x.png">')
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!DOCTYPE html><title>blank</title>")
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    browser = webdriver.Chrome(
+        service=Service(executable_path=chromedriver), options=options
+    )
+    try:
+        browser.get(page.as_uri())
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+        titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "h2")]
+        names = AgentStore(store_path).agent_names()
+        assert titles == [f"Agent {name}" for name in names] and len(names) == 3
+        images = browser.find_elements(By.TAG_NAME, "img")
+        assert len(images) == 3
+        assert all(int(i.get_property("naturalWidth")) > 500 for i in images)
+        non_white, spread = _ink(browser.get_screenshot_as_png())
+        assert non_white > 0.05 and spread > 0.05, (non_white, spread)
+        # The checks can fail: a page that fetches, a page with nothing on it.
+        browser.get(broken.as_uri())
+        assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        browser.get(blank.as_uri())
+        assert _ink(browser.get_screenshot_as_png())[0] < 0.01
+    finally:
+        browser.quit()
