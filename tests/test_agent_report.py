@@ -13,8 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from _agent_stores import grow_agent, stream
+from sklearn.naive_bayes import GaussianNB
 
 from skrbal import synthetic_decision_process
+from skrbal.budget import CostThreshold, SpendCap
 from skrbal.cli import main
 from skrbal.exceptions import PriorScaleWarning
 from skrbal.mixture import BayesianGMMClassifier
@@ -321,3 +323,40 @@ def test_the_page_in_a_headless_browser(store_path, tmp_path, capsys):
         assert _ink(browser.get_screenshot_as_png())[0] < 0.01
     finally:
         browser.quit()
+
+
+def test_an_agent_just_commissioned(tmp_path, capsys):
+    """Nothing observed yet: the page says so rather than failing."""
+    X, y = stream(8)
+    path = tmp_path / "new.db"
+    RiskBasedAgent(
+        estimator=GaussianNB(),
+        process=synthetic_decision_process(),
+        budget=CostThreshold() & SpendCap(limit=21.0, period=7),
+        store=str(path),
+        name="fresh",
+    ).fit(X, y).close()
+    code, out, err = run(["agent", "report", "--store", path, "--out", "-"], capsys)
+    assert code == 0, err
+    assert "Agent fresh" in out and "<td>0</td>" in out and "None.</p>" in out
+
+
+def test_the_report_on_each_backend(store_url, tmp_path, capsys):
+    grow_agent(store_url, "bridge", n=100)
+    code, out, err = run(["agent", "report", "--store", store_url, "--out", "-"],
+                         capsys)  # fmt: skip
+    assert code == 0, err
+    assert "Agent bridge" in out and "data:image/png;base64," in out
+
+
+def test_without_matplotlib_it_says_what_to_install(store_path, capsys, monkeypatch):
+    import sys
+
+    for name in [m for m in sys.modules if m.split(".")[0] == "matplotlib"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, out, err = run(
+        ["agent", "report", "--store", store_path, "--out", "-"], capsys
+    )
+    assert code == 1 and out == ""
+    assert "pip install 'skrbal[plot]'" in one_line_error(err)

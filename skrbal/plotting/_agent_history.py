@@ -156,7 +156,10 @@ class AgentHistoryDisplay:
         State label to :class:`StateStyle`.
     budget : dict, default=None
         ``policy``, ``limit``, ``period`` and ``origin`` of the periodic
-        budget, in the budget's time; ``None`` without one.
+        budget, in the budget's time; ``None`` without one. The limit drawn
+        is the budget's ``limit`` per period (a
+        :class:`~skrbal.budget.PacedBudget` with ``carry_over`` may spend
+        more in a period, from what earlier ones left).
     action_names : list of str, default=None
         Names of the actions, by index.
     time_axis : {'step', 'seconds', 'datetime'}, default='step'
