@@ -267,7 +267,15 @@ def _png_base64(figure) -> str:
 
 
 def _last_clock(display) -> float:
-    return display._clock_range()[1]
+    """The last observation's time in the budget's clock; NaN before any."""
+    import numpy as np
+
+    if len(display.time) == 0:
+        return float("nan")
+    last = display.time[-1]  # times never go back
+    if display.time_axis == "datetime":
+        return float((last - np.datetime64(0, "s")) / np.timedelta64(1, "s"))
+    return float(last)
 
 
 def _state_text(label, process) -> str:
