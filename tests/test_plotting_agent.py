@@ -128,9 +128,10 @@ def test_requests_cost_their_inspection_method(tmp_path):
     """With inspection methods, each request is priced at its method's cost."""
     X, y = stream(120)
     methods = [
-        InspectionMethod(name="drone", cost=0.3, confusion=[[0.9, 0.1]] * 2
-                         + [[0.2, 0.8]] * 2, outcomes=["ok", "damage"]),
-        InspectionMethod(name="rope", cost=2.0, confusion=np.eye(4)),
+        InspectionMethod(name="drone", cost=0.05, confusion=[[0.9, 0.1]] * 3
+                         + [[0.05, 0.95]], outcomes=["ok", "damage"]),
+        InspectionMethod(name="rope", cost=2.0, confusion=np.eye(4),
+                         outcomes=[1, 2, 3, 4]),
     ]  # fmt: skip
     path = str(tmp_path / "methods.db")
     with RiskBasedAgent(
@@ -140,13 +141,23 @@ def test_requests_cost_their_inspection_method(tmp_path):
         store=path,
     ) as agent:
         agent.fit(X[:8], y[:8]).observe(X[8:])
+        requests = agent.store_.requests("agent")
+        drone = requests.loc[requests["method"] == "drone", "request_id"]
+        rope = requests.loc[requests["method"] == "rope", "request_id"]
+        assert len(drone) and len(rope)
+        agent.record_inspection(int(drone.iloc[0]), report="damage")
+        agent.record_inspection(int(rope.iloc[0]), report=3)
         status = agent.status()
     display = drawn(path, "agent")
-    assert len(display.requests) > 0
-    assert set(display.requests["cost"]) <= {0.3, 2.0}
-    assert display.spend_by_period()["committed"].sum() == pytest.approx(
-        status["committed_spend"]
-    )
+    costs = display.requests.set_index("request_id")["cost"]
+    assert (costs[drone] == 0.05).all() and (costs[rope] == 2.0).all()
+    table = display.spend_by_period()
+    assert table["spend"].sum() == pytest.approx(status["spend"]) == 2.05
+    assert table["committed"].sum() == pytest.approx(status["committed_spend"])
+    # A drone report leaves the state uncertain; the rope access found state 3.
+    assert len(display.request_markers_["done"].get_offsets()) == 1
+    assert len(display.request_markers_[3].get_offsets()) == 1
+    assert display.request_markers_["done"].get_label() == "inspected: uncertain"
     assert display.budget is None and display.limit_line_ is None
     assert display.ax_.get_ylabel() == "spend"
 
