@@ -16,7 +16,7 @@ OLDEST_EXTRAS = test plot parallel
 # The documentation tools (the docs extra) are installed on top of $(STAMP).
 DOCS_STAMP = $(VENV)/.skrbal-docs-installed
 
-.PHONY: demo test test-modal test-oldest test-postgres lint format bench docs docs-inventories clean
+.PHONY: demo test test-modal test-oldest test-postgres browser lint format bench docs docs-inventories clean
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,14 @@ test-postgres: $(STAMP)
 	SKRBAL_REQUIRE_POSTGRES=1 .ci/with-postgres $(BIN)/python -m pytest \
 		tests/test_online_store.py tests/test_online_crash.py -o addopts="" \
 		-p no:cacheprovider -q
+
+# Debian's chromium and its driver, for the report page's headless-browser
+# test (tests/test_agent_report.py, which skips without them unless
+# SKRBAL_REQUIRE_BROWSER=1); installed with apt-get only if missing.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install \
+		-y -qq --no-install-recommends chromium chromium-driver >/dev/null; }
 
 test-modal: $(MODAL_STAMP)
 	SKRBAL_REQUIRE_MODAL_LOOP=1 $(MODAL_VENV)/bin/python -m pytest \

@@ -26,6 +26,7 @@ import importlib
 
 from skrbal.cli._data import add_campaign_options
 from skrbal.cli._errors import debug_option
+from skrbal.cli._report import add_report_parser
 
 __all__ = ["AGENT_METHODS", "CASE_FEATURES", "add_parser"]
 
@@ -170,6 +171,7 @@ def add_parser(commands, name: str, help_text: str) -> None:
         "needs pyarrow",
     )
     export.set_defaults(handler=_handler(commands_module, "export"))
+    add_report_parser(verbs)
 
 
 def _common_options() -> argparse.ArgumentParser:

@@ -1,12 +1,14 @@
 """Figures of risk-based active-learning studies (needs matplotlib).
 
 Every figure is a display in scikit-learn's pattern: create it with
-``from_study``, ``from_frames`` or ``from_estimator``, redraw it with
+``from_study``, ``from_frames``, ``from_estimator`` or (an agent's
+timeline) ``from_agent`` / ``from_store``, redraw it with
 ``plot(ax=...)``, and find its artists in the trailing-underscore
 attributes. A health state has one colour and one name in every figure
 (:func:`state_styles`).
 """
 
+from skrbal.plotting._agent_history import AgentHistoryDisplay
 from skrbal.plotting._curves import (
     ClassProportionDisplay,
     QueryCurveDisplay,
@@ -21,6 +23,7 @@ from skrbal.plotting._queries import (
 from skrbal.plotting._states import StateStyle, state_styles
 
 __all__ = [
+    "AgentHistoryDisplay",
     "ClassProportionDisplay",
     "EVPIDisplay",
     "QueryCountDisplay",
