@@ -190,3 +190,23 @@ def test_an_unknown_agent_names_the_store(store_path):
         drawn(store_path, "nobody")
     with pytest.raises(TypeError, match="store must be an AgentStore"):
         AgentHistoryDisplay.from_store(store_path, "dated")
+
+
+def test_times_are_drawn_as_the_agent_was_given_them(tmp_path):
+    """Epoch seconds given as numbers stay seconds, however large; dates stay
+    dates (the agent's time_format setting, not a guess from their size)."""
+    X, y = stream(40)
+    epoch = START.timestamp() + 3600.0 * np.arange(40)
+    path = str(tmp_path / "given.db")
+    for name, times in (("numbers", epoch), ("dates", pd.to_datetime(epoch, unit="s"))):
+        with RiskBasedAgent(
+            estimator=GaussianNB(),
+            process=synthetic_decision_process(),
+            store=path,
+            name=name,
+        ) as agent:
+            agent.fit(X[:8], y[:8], timestamps=times[:8]).observe(X[8:], times[8:])
+            live = AgentHistoryDisplay.from_agent(agent)
+        stored = drawn(path, name)
+        expected = "seconds" if name == "numbers" else "datetime"
+        assert live.time_axis == stored.time_axis == expected

@@ -14,6 +14,8 @@ engineer recording a result, a dashboard reading the status):
 - ``status``: counts, spend, open requests, labelled set;
 - ``verify``: check the event chain and the tables against it, reading only;
 - ``export``: the history (or the requests, or the log) as CSV or Parquet.
+- ``report``: one self-contained HTML page per store or agent: status,
+  requests, spend against the budget, the timeline figure, the last warnings.
 
 This module only builds the parser: a command's code (and pandas, the store)
 is imported when the command runs.

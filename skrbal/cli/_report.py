@@ -223,13 +223,8 @@ def _agent_section(store, name: str, anchor: str) -> str:
     requests = store.requests(name)
     warnings_ = _last_warnings(store.events(name))
     figure = _new_figure()
-    display = AgentHistoryDisplay.from_history(
-        store.history(name),
-        process=process,
-        budget=config["budget"],
-        inspections=config["settings"].get("inspections"),
-        axes=figure.axes,
-    )
+    # Times drawn as the agent was given them (its time_format setting).
+    display = AgentHistoryDisplay.from_store(store, name, axes=figure.axes)
     image = _png_base64(figure)
     parts = [
         f'<section class="agent" id="{anchor}">',

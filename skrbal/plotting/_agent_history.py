@@ -89,6 +89,19 @@ def _as_state(value, states):
     return value
 
 
+def _given_time_axis(settings: dict) -> str:
+    """The time axis of an agent's times as they were given to it.
+
+    An agent keeps how its commissioning's times were given (its
+    ``time_format`` setting): dates are drawn as dates and seconds as seconds
+    whatever their size. An agent stored before that setting existed is
+    guessed at (``'auto'``).
+    """
+    return {"iso": "datetime", "seconds": "seconds"}.get(
+        settings.get("time_format"), "auto"
+    )
+
+
 def _time_axis(history: pd.DataFrame, time_axis: str) -> tuple[str, np.ndarray]:
     """The kind of time to draw and the budget's time of each row."""
     if time_axis not in _TIME_AXES:
@@ -454,6 +467,7 @@ class AgentHistoryDisplay:
         config = store.configuration(name)
         # The budget is drawn from its JSON, never rebuilt.
         process = DecisionProcess.from_dict(config["process"])
+        kwargs.setdefault("time_axis", _given_time_axis(config["settings"]))
         return cls.from_history(
             history,
             process=process,
@@ -505,6 +519,8 @@ class AgentHistoryDisplay:
         2       2           2        2.0
         3       3           3        3.0
         """
+        settings = agent.store_.configuration(agent.name)["settings"]
+        kwargs.setdefault("time_axis", _given_time_axis(settings))
         return cls.from_history(
             agent.history(),
             process=agent.process,
