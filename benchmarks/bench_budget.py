@@ -25,8 +25,8 @@ Random and scikit-activeml see no periods: one run per ``f`` serves every
 with the same model (the Bayesian GMM, updated by ``partial_fit``) and the
 same split. scikit-activeml's strategies are driven through a
 :class:`BudgetPolicy` adapter: their utility (``1 - max belief`` on the
-learner's beliefs) and their budget manager, stepped one observation at a
-time as in their own stream loop.
+learner's beliefs, handed over by :class:`TappedKernel`) and their budget
+manager, stepped one observation at a time as in their own stream loop.
 
 Per cell: median regret, the paced policy's paired win rate against each
 peer (share of repetitions with strictly lower regret; ties are counted
@@ -37,8 +37,11 @@ per-run table ``budget_runs.csv``)::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget.py --repeats 100 --jobs 2
 
-``--cases z24-late z24-none --name budget_variants`` runs the variants: damage
-in the last 4 % of the record, and damage that never comes within it.
+``--cases z24-late z24-none synthetic-late synthetic-none --name
+budget_variants`` runs the variants: damage that comes late (Z24-like: the last
+4 % of the record; synthetic: significant and critical damage only in the last
+12 %, ``make_degradation_stream(damage_onset=10560)``) and damage that never
+comes (the synthetic cycles stop at minor damage).
 """
 
 from __future__ import annotations
@@ -56,9 +59,10 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from skrbal.active import RiskBasedLearner
+from skrbal._learning import DecisionKernel
+from skrbal.active import RiskBasedLearner, _walk
 from skrbal.budget import BudgetPolicy, CostThreshold, PacedBudget, SpendCap
-from skrbal.datasets import make_z24_like
+from skrbal.datasets import make_degradation_stream, make_z24_like
 from skrbal.exceptions import BudgetStarvedWarning, PriorScaleWarning
 from skrbal.experiments import get_case_study
 from skrbal.experiments._runner import repetition_seed
@@ -68,7 +72,14 @@ RESULTS = Path(__file__).parent / "results"
 FRACTIONS = (0.25, 0.5)
 PERIODS = (1, 2, 4)
 CASES = ("synthetic", "z24")
-VARIANTS = {"z24-late": 3932 - 157, "z24-none": None}
+# Damage that comes late (Z24-like: the last 4 % of the record; synthetic: the
+# last 12 %, the second half of the last cycle) or never.
+VARIANTS = {
+    "z24-late": ("z24", 3932 - 157),
+    "z24-none": ("z24", None),
+    "synthetic-late": ("synthetic", 12000 - 1440),
+    "synthetic-none": ("synthetic", None),
+}
 PEERS = ("fcfs", "random", "skal-split", "skal-varunc")
 DAMAGED = (3, 4)
 
@@ -78,7 +89,8 @@ class SkactivemlPolicy(BudgetPolicy):
 
     Benchmark only: its state holds the strategy object (not JSON) and it
     reads the beliefs of the block from ``beliefs_``, set by
-    :class:`TappedLearner` just before each scan.
+    :class:`TappedKernel` before the kernel scans the block in consecutive
+    pieces (``offset_`` is where the next piece starts).
     """
 
     def __init__(self, *, strategy, max_labels):
@@ -91,10 +103,16 @@ class SkactivemlPolicy(BudgetPolicy):
         strategy.update(np.zeros((0, 1)), [])
         return {"strategy": strategy, "n_labels": 0}
 
-    def scan(self, evpi, times, available, cost, state):
-        proba = self.beliefs_
+    def scan(self, evpi, times, available, cost, state, *, check_params=True):
+        proba = self.beliefs_[self.offset_ : self.offset_ + len(evpi)]
         if proba.shape[0] != len(evpi):
             raise RuntimeError("the beliefs do not belong to the scanned block.")
+        hit, state = self._scan(proba, available, state)
+        self.offset_ += len(evpi) if hit < 0 else hit + 1
+        return hit, state
+
+    def _scan(self, proba, available, state):
+        evpi = proba[:, 0]
         strategy = copy.deepcopy(state["strategy"])
         # As UncertaintyZliobaite.query: utility = 1 - max belief.
         utilities = 1.0 - proba.max(axis=1)
@@ -118,13 +136,17 @@ class SkactivemlPolicy(BudgetPolicy):
         return -1, {"strategy": strategy, "n_labels": state["n_labels"]}
 
 
-class TappedLearner(RiskBasedLearner):
-    """The stream learner, handing each block's beliefs to a scikit-activeml policy."""
+class TappedKernel(DecisionKernel):
+    """The learner's decision kernel, handing each block's beliefs to the policy.
 
-    def _beliefs(self, model, X):
-        proba = super()._beliefs(model, X)
-        if isinstance(self.query, SkactivemlPolicy):
-            self.query.beliefs_ = proba
+    Benchmark only: the kernel reads the beliefs of a block just before it
+    scans it, and a scikit-activeml strategy needs them.
+    """
+
+    def beliefs(self, model, X, **kwargs):
+        proba = super().beliefs(model, X, **kwargs)
+        if isinstance(self.budget, SkactivemlPolicy):
+            self.budget.beliefs_, self.budget.offset_ = proba, 0
         return proba
 
 
@@ -132,13 +154,19 @@ def _z24_variant(random_state, *, damage_onset):
     return make_z24_like(damage_onset=damage_onset, random_state=random_state)
 
 
+def _synthetic_variant(random_state, *, damage_onset):
+    return make_degradation_stream(damage_onset=damage_onset, random_state=random_state)
+
+
 def case_study(name: str):
-    """A case of the study: a built-in one or a Z24-like variant."""
+    """A case of the study: a built-in one or a variant with late or no damage."""
     if name in VARIANTS:
+        base, onset = VARIANTS[name]
+        make = {"z24": _z24_variant, "synthetic": _synthetic_variant}[base]
         return replace(
-            get_case_study("z24"),
+            get_case_study(base),
             name=name,
-            make_data=partial(_z24_variant, damage_onset=VARIANTS[name]),
+            make_data=partial(make, damage_onset=onset),
         )
     return get_case_study(name)
 
@@ -173,6 +201,10 @@ def run_repetition(case_name: str, repetition: int, seed: int = 0) -> list[dict]
     # synthetic case's raw features (as in the paper).
     warnings.simplefilter("ignore", BudgetStarvedWarning)
     warnings.simplefilter("ignore", PriorScaleWarning)
+    # The stream walk builds its kernel by this name (set here, in the worker
+    # that runs the repetition); every method but the scikit-activeml ones
+    # decides exactly as with the plain kernel.
+    _walk.DecisionKernel = TappedKernel
     case = case_study(case_name)
     process = case.process()
     cost = process.inspection_cost
@@ -181,7 +213,7 @@ def run_repetition(case_name: str, repetition: int, seed: int = 0) -> list[dict]
     n_stream = split.X_stream.shape[0]
 
     def learner(query, **params):
-        return TappedLearner(
+        return RiskBasedLearner(
             estimator=BayesianGMMClassifier(), process=process, query=query, **params
         )
 

@@ -91,6 +91,7 @@ POLICIES = [
     PacedBudget(limit=3.0, period=2.0, reserve=0.5, pacing_rate=0.3, persistence=1),
     PacedBudget(limit=20.0, period=7.0, explore=1.0, persistence=None, reserve=0.0),
     PacedBudget(limit=20.0, period=7.0) & MinimumGap(gap=1.0),
+    PacedBudget(limit=7.5, period=2.5, release="time", persistence=3, explore=0.5),
 ]
 
 
@@ -541,29 +542,85 @@ def test_paced_budget_inspects_evpi_that_persists():
     ] == [0]
     policy = paced(limit=70.0, period=1000.0, pacing_rate=5.0, persistence=4)
     inspected, _ = run(policy, evpi, times, available, cost, policy.initial_state())
-    # Steps 0..3 make the first run of four; the count restarts after each.
-    assert inspected == [0, 4, 8, 12, 16]
-    evpi[6] = 1.0  # a dip breaks the run
+    # The count restarts after each inspection: steps 1..4 make a run of four,
+    # which may run one inspection ahead of the pace, not two.
+    assert inspected == [0, 4]
+    evpi[3] = 1.0  # a dip breaks the run
     inspected, _ = run(policy, evpi, times, available, cost, policy.initial_state())
-    assert inspected == [0, 4, 10, 14, 18]
+    assert inspected == [0, 7]
 
 
 def test_paced_budget_keeps_its_reserve_for_the_end_of_the_period():
     evpi, times, available = np.full(20, 50.0), np.arange(20.0), np.ones(20, bool)
-    policy = paced(limit=40.0, period=20.0, reserve=0.5, pacing_rate=0.01)
+    timed = dict(reserve=0.5, pacing_rate=0.01, release="time")
+    policy = paced(limit=40.0, period=20.0, **timed)
     inspected, _ = run(policy, evpi, times, available, 10.0, policy.initial_state())
     assert inspected == [0, 1, 10, 11]
     # ...unless the EVPI persists: the reserve is there for it. The count of
     # steps above the cost restarts after each inspection.
-    persisting = paced(limit=40.0, period=20.0, reserve=0.5, pacing_rate=0.01)
+    persisting = paced(limit=40.0, period=20.0, **timed)
     persisting.set_params(persistence=3)
     state = persisting.initial_state()
     assert run(persisting, evpi, times, available, 10.0, state)[0] == [0, 1, 4, 7]
 
 
+def test_paced_budget_explores_as_long_as_the_values_are_alike():
+    # Online knapsack (Zhou, Chakrabarty and Lukose): values all alike, no
+    # reason to wait for better ones; one value ten times the cost, save.
+    evpi, times, available = np.full(30, 8.0), np.arange(30.0), np.ones(30, bool)
+    policy = paced(limit=28.0, period=30.0, explore="auto")
+    inspected, _ = run(policy, evpi, times, available, 7.0, policy.initial_state())
+    assert inspected == [0, 1, 2, 3]  # 1 / (1 + ln(8 / 7)) = 88 % of the money
+    evpi[0] = 70.0
+    inspected, _ = run(policy, evpi, times, available, 7.0, policy.initial_state())
+    assert inspected[:2] == [0, 1] and inspected[2] > 2  # 1 / (1 + ln 10) = 30 %
+    fixed = paced(limit=28.0, period=30.0, explore=0.25)
+    evpi[0] = 8.0
+    inspected, _ = run(fixed, evpi, times, available, 7.0, fixed.initial_state())
+    assert inspected[:1] == [0] and inspected[1] > 1
+
+
+def test_paced_budget_automatic_persistence_needs_a_run_that_stands_out():
+    cost, n_steps = 7.0, 600
+    times, available = np.arange(float(n_steps)), np.ones(n_steps, bool)
+    # An inspection at step 0 puts a price on the pace that a run of three
+    # just above the cost, at steps 500..502, can only pass by persisting.
+    policy = paced(limit=70.0, period=10000.0, pacing_rate=50.0, persistence="auto")
+    rare = np.full(n_steps, 1.0)
+    rare[[0, 500, 501, 502]] = 8.0
+    inspected, _ = run(policy, rare, times, available, cost, policy.initial_state())
+    assert inspected == [0, 501]
+    # The same run among steps above the cost every other step is chance.
+    frequent = rare.copy()
+    frequent[1:499:2] = 8.0
+    inspected, _ = run(policy, frequent, times, available, cost, policy.initial_state())
+    assert inspected == [0]
+    # A fixed count of two takes it regardless.
+    fixed = paced(limit=70.0, period=10000.0, pacing_rate=50.0, persistence=2)
+    inspected, _ = run(fixed, frequent, times, available, cost, fixed.initial_state())
+    assert inspected == [0, 501]
+
+
+def test_paced_budget_releases_its_reserve_when_chances_run_out():
+    # Steps worth an inspection every tenth step; half the money in reserve.
+    evpi = np.where(np.arange(100) % 10 == 0, 50.0, 1.0)
+    times, available = np.arange(100.0), np.ones(100, bool)
+    params = dict(limit=30.0, period=100.0, reserve=0.5, pacing_rate=0.01)
+    demand = paced(**params)
+    inspected, _ = run(demand, evpi, times, available, 10.0, demand.initial_state())
+    # Held while the steps to come promise more than 1.5 chances to spend it:
+    # at step 90, 10 steps seen above the cost in 90, 10 steps left.
+    assert inspected == [0, 90]
+    timed = paced(**params, release="time")
+    inspected, _ = run(timed, evpi, times, available, 10.0, timed.initial_state())
+    assert inspected == [0, 50, 60]
+
+
 @pytest.mark.parametrize(
     ("state", "match"),
     [
+        ({"n_seen": -1}, r"state\['n_seen'\] of PacedBudget must be an integer >= 0"),
+        ({"peak": float("inf")}, r"state\['peak'\] of PacedBudget must be a finite"),
         (
             {"spent": -1.0},
             r"state\['spent'\] of PacedBudget must be a finite number >= 0",
@@ -587,6 +644,9 @@ def test_corrupt_paced_state_is_named(state, match):
         ({"explore": -0.1}, "'explore' parameter"),
         ({"pacing_rate": 0.0}, "'pacing_rate' parameter"),
         ({"persistence": 0}, "'persistence' parameter"),
+        ({"persistence": "always"}, "'persistence' parameter"),
+        ({"explore": "never"}, "'explore' parameter"),
+        ({"release": "never"}, "'release' parameter"),
         ({"limit": -1.0}, "'limit' parameter"),
         ({"carry_over": "yes"}, "'carry_over' parameter"),
     ],

@@ -108,7 +108,11 @@ def test_paced_budget_spreads_the_learner_over_the_period():
     cost = process.inspection_cost
     limit, n_steps = 4 * cost, 3 * 320
     fcfs = _fit(CostThreshold() & SpendCap(limit=limit, period=n_steps))
-    paced = _fit(PacedBudget(limit=limit, period=n_steps, explore=0.0))
+    paced = _fit(
+        PacedBudget(
+            limit=limit, period=n_steps, explore=0.0, reserve=0.0, persistence=None
+        )
+    )
     first = fcfs.history_.queries["step"].iloc[1:]
     spread = paced.history_.queries["step"].iloc[1:]
     assert len(first) == len(spread) == 4

@@ -118,10 +118,48 @@ def test_stream_small_cycles_still_visit_every_state():
     assert actions.sum() == 49
 
 
+def test_stream_damage_onset_keeps_damage_after_it_only():
+    paper = make_degradation_stream(3, 400, random_state=4)
+    late = make_degradation_stream(3, 400, damage_onset=1000, random_state=4)
+    y_paper, y_late = paper[1], late[1]
+    # Same draws: the onset only turns significant and critical damage before
+    # it into minor damage, and every later observation is the paper's.
+    np.testing.assert_array_equal(y_late[:1000], np.minimum(y_paper[:1000], 2))
+    np.testing.assert_array_equal(y_late[1000:], y_paper[1000:])
+    assert set(np.unique(y_paper[:1000])) == {1, 2, 3, 4}
+    assert set(np.unique(y_late[1000:])) >= {3, 4}
+    same = y_late == y_paper
+    np.testing.assert_array_equal(late[0][same], paper[0][same])
+    assert not np.array_equal(late[0][~same], paper[0][~same])
+    transition = synthetic_decision_process().transition
+    assert (_transition_probabilities(transition, y_late, late[2]) > 0).all()
+    assert late[2].sum() == paper[2].sum()  # every cycle still ends in a repair
+
+
+def test_stream_default_onset_is_the_papers_stream():
+    for a, b in zip(
+        make_degradation_stream(2, 300, random_state=5),
+        make_degradation_stream(2, 300, damage_onset=0, random_state=5),
+    ):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_stream_without_damage_never_passes_minor_damage():
+    X, y, actions = make_degradation_stream(4, 500, damage_onset=None, random_state=6)
+    assert set(np.unique(y)) == {1, 2}
+    # Minor damage is repaired: the cycles go on, back to class 1.
+    assert actions.sum() == 3
+    np.testing.assert_array_equal(y[np.flatnonzero(actions) + 1], 1)
+    np.testing.assert_allclose(X[y == 2, 0].mean(), TARGET_MEANS[1, 0], atol=0.2)
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
         ({"n_cycles": 0}, "n_cycles must be >= 1"),
+        ({"damage_onset": -1}, "damage_onset must be >= 0"),
+        ({"damage_onset": 10.0}, "damage_onset must be an integer"),
+        ({"n_cycles": 1, "damage_onset": 2000}, "damage_onset=2000 is beyond"),
         ({"n_cycles": 1.5}, "n_cycles must be an integer"),
         ({"n_per_cycle": 3}, "n_per_cycle must be >= 4"),
         ({"tail_df": 2.0}, "tail_df must be a number > 2"),

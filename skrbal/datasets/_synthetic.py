@@ -14,6 +14,9 @@ __all__ = ["make_degradation_stream"]
 _MEANS = np.array([[-5.19, -0.01], [-0.66, -0.06], [5.75, -0.11], [19.11, 0.02]])
 _VARIANCES = np.array([[0.68, 0.70], [0.71, 0.91], [0.63, 0.55], [0.71, 0.82]])
 _N_STATES = 4
+# Before the damage onset a cycle goes no further than minor damage: it is
+# found and repaired before it grows (the worst state of the calm phase).
+_MILD = 2
 
 
 def _segment_lengths(rng, n_cycles, n_per_cycle, concentration) -> np.ndarray:
@@ -54,6 +57,7 @@ def make_degradation_stream(
     *,
     tail_df: float = 6.0,
     length_concentration: float = 100.0,
+    damage_onset: int | None = 0,
     random_state=None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Generate the synthetic degradation-and-repair stream of four health states.
@@ -81,6 +85,13 @@ def make_degradation_stream(
         balanced on average; the larger the value, the less the segment
         lengths vary (with 100 and 2000 points per cycle, a segment has
         500 +/- 43 points).
+    damage_onset : int or None, default=0
+        Index of the first observation that may be in significant (3) or
+        critical (4) damage. Before it every cycle stops at minor damage
+        (class 2): the states of the cycles are capped at 2 there, and the
+        repair that ends the cycle is taken from minor damage. ``None``: no
+        observation is damaged beyond minor damage (a campaign in which
+        damage never comes). The default, 0, is the paper's stream.
     random_state : int, RandomState instance or None, default=None
         Seed of the generator; pass an int for reproducible output.
 
@@ -124,6 +135,11 @@ def make_degradation_stream(
     The published data set has 11997 points (one cycle of 1997, five of
     2000); the default gives 12000.
 
+    ``damage_onset`` changes the states only, not the random draws: the
+    segment lengths are those of the stream with the same seed and
+    ``damage_onset=0``, and a later onset turns the significant and critical
+    damage before it into minor damage.
+
     References
     ----------
     .. [1] A. J. Hughes, P. A. Gardner, L. A. Bull, N. Dervilis and K. Worden,
@@ -145,17 +161,35 @@ def make_degradation_stream(
     1
     >>> int(y[np.flatnonzero(actions)[0] + 1])
     1
+
+    Damage that comes late, in the second cycle's last 40 observations only:
+
+    >>> _, y, _ = make_degradation_stream(
+    ...     n_cycles=2, n_per_cycle=100, damage_onset=160, random_state=0
+    ... )
+    >>> int(np.flatnonzero(y >= 3)[0]) >= 160, int(y[:160].max())
+    (True, 2)
     """
     n_cycles = check_int(n_cycles, "n_cycles", minimum=1)
     n_per_cycle = check_int(n_per_cycle, "n_per_cycle", minimum=_N_STATES)
     tail_df = check_positive_real(tail_df, "tail_df", above=2.0)
     concentration = check_positive_real(length_concentration, "length_concentration")
+    n_samples = n_cycles * n_per_cycle
+    if damage_onset is not None:
+        damage_onset = check_int(damage_onset, "damage_onset", minimum=0)
+        if damage_onset >= n_samples:
+            raise ValueError(
+                f"damage_onset={damage_onset} is beyond the last of the "
+                f"{n_samples} observations (n_cycles * n_per_cycle); pass None "
+                "for a stream without damage."
+            )
     rng = check_random_state(random_state)
 
     lengths = _segment_lengths(rng, n_cycles, n_per_cycle, concentration)
     states = np.tile(np.arange(1, _N_STATES + 1), n_cycles)
     y = np.repeat(states, lengths.ravel())
-    n_samples = y.shape[0]
+    onset = n_samples if damage_onset is None else damage_onset
+    y[:onset] = np.minimum(y[:onset], _MILD)
 
     std = np.sqrt(_VARIANCES[y - 1])
     first = rng.standard_normal(n_samples)
