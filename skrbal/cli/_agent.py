@@ -89,6 +89,13 @@ def add_parser(commands, name: str, help_text: str) -> None:
         metavar="TIME",
         help="when the result came: seconds or an ISO 8601 date-time",
     )
+    inspect.add_argument(
+        "--key",
+        metavar="KEY",
+        help="a client key making the command idempotent: run again with the "
+        "same key and arguments (say, after a lost connection), it prints the "
+        "same output without recording anything again",
+    )
     record_action = _writer(
         verbs,
         common,
@@ -383,6 +390,15 @@ def _add_observe(verbs, common, handler) -> None:
         default=1000,
         metavar="N",
         help="observations decided and committed together (default: 1000)",
+    )
+    observe.add_argument(
+        "--key",
+        metavar="KEY",
+        help="a client key making the command idempotent: batch i is committed "
+        "under the key KEY#i, and batches are exactly --batch-size rows (a "
+        "pipe's lines are not decided early), so the command run again on the "
+        "same input prints the same decisions: the batches it had committed "
+        "come from the store, the rest are decided",
     )
     _add_wait(observe)
     observe.set_defaults(handler=handler)

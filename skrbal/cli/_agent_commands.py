@@ -23,6 +23,7 @@ from skrbal.cli._output import check_output, write_output
 
 __all__ = [
     "cancel",
+    "check_key_option",
     "export",
     "init",
     "inspect",
@@ -298,8 +299,23 @@ def _report(text: str):
     return text.strip()
 
 
+# An agent takes client keys of up to 200 characters; observe adds #i.
+_LONGEST_KEY = 180
+
+
+def check_key_option(key) -> None:
+    """A --key option: 1 to 180 characters, no NUL (observe adds #i to it)."""
+    longest = _LONGEST_KEY
+    if key is not None and (not key or len(key) > longest or "\x00" in key):
+        raise ValueError(
+            f"--key must be 1 to {longest} characters without NUL, got "
+            f"{len(key)} characters"
+        )
+
+
 @guarded
 def inspect(args) -> int:
+    check_key_option(args.key)
     if (args.label is None) == (args.report is None):
         raise ValueError(
             "skrbal agent inspect needs the state found (LABEL) or the report "
@@ -312,7 +328,7 @@ def inspect(args) -> int:
         if args.timestamp is not None:
             stamp = timestamps(pd.Series([args.timestamp]))[0]
         action = agent.record_inspection(
-            args.request_id, label, report=report, timestamp=stamp
+            args.request_id, label, report=report, timestamp=stamp, key=args.key
         )
         requests = agent.store_.requests(args.agent).set_index("request_id")
         step = int(requests.loc[args.request_id, "step"])

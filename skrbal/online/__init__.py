@@ -40,12 +40,13 @@ except ImportError as exc:  # pragma: no cover - the db extra is missing
         "pip install 'skrbal[db]'."
     ) from exc
 
-from skrbal.online._agent import RequestError, RiskBasedAgent
+from skrbal.online._agent import IdempotencyKeyError, RequestError, RiskBasedAgent
 from skrbal.online._config import ConfigurationError
 from skrbal.online._lock import AgentLockedError
 from skrbal.online._storage import (
     AgentRecord,
     AgentStorage,
+    ClientKey,
     Commissioning,
     EventRecord,
     ObserveBlock,
@@ -61,9 +62,11 @@ __all__ = [
     "AgentRecord",
     "AgentStorage",
     "AgentStore",
+    "ClientKey",
     "Commissioning",
     "ConfigurationError",
     "EventRecord",
+    "IdempotencyKeyError",
     "ObserveBlock",
     "Replay",
     "RequestError",

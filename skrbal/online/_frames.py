@@ -149,10 +149,13 @@ def requests(store, name: str) -> pd.DataFrame:
                 schema.requests.c.method,
                 schema.requests.c.report,
                 schema.requests.c.posterior,
+                schema.requests.c.origin,
             )
             .where(schema.requests.c.agent_id == agent.agent_id)
             .order_by(schema.requests.c.request_id),
         )
+    # Who asked for the inspection: the agent, or a routine one it learnt.
+    frame["origin"] = frame["origin"].fillna("agent").astype(object)
     frame["label"] = _json_column(frame["label"])
     frame["action"] = frame["action"].astype("Int64")
     if stored_inspections(agent) is None:

@@ -371,7 +371,9 @@ class AgentStore:
             ``request_id``, ``step``, ``status`` (``open``, ``done``,
             ``cancelled``), ``evpi``, ``label`` and ``action`` (the optimal
             action for the inspected state) once done, ``result_timestamp``
-            and ``note`` (the reason given for a cancellation); for an agent
+            and ``note`` (the reason given for a cancellation), ``origin``
+            (``'agent'``, or ``'routine'`` for a label the agent did not
+            request, see :meth:`RiskBasedAgent.record_label`); for an agent
             with inspection methods also ``method``, ``report`` and
             ``posterior_<label>``.
         """
@@ -608,7 +610,7 @@ class AgentStore:
         _writing.record_result(self, agent_id, seq, result)
 
     def record_cancel(
-        self, agent_id: int, seq: int, request_id: int, step: int, reason
+        self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
     ) -> None:
         """Commit the cancellation of a request as event ``seq + 1``.
 
@@ -622,8 +624,10 @@ class AgentStore:
             The request and its step.
         reason : str or None
             Kept with the request.
+        key : ClientKey, default=None
+            The client's key of the call, if it gave one.
         """
-        _writing.record_cancel(self, agent_id, seq, request_id, step, reason)
+        _writing.record_cancel(self, agent_id, seq, request_id, step, reason, key)
 
     def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
         """Commit the expiry of open requests as event ``seq + 1``.
@@ -639,7 +643,9 @@ class AgentStore:
         """
         _writing.record_expire(self, agent_id, seq, request_ids, steps)
 
-    def record_action(self, agent_id: int, seq: int, step: int, action: int) -> None:
+    def record_action(
+        self, agent_id: int, seq: int, step: int, action: int, key=None
+    ) -> None:
         """Commit the action the user took at a step as event ``seq + 1``.
 
         Parameters
@@ -652,8 +658,66 @@ class AgentStore:
             The step.
         action : int
             The action's index.
+        key : ClientKey, default=None
+            The client's key of the call, if it gave one.
         """
-        _writing.record_action(self, agent_id, seq, step, action)
+        _writing.record_action(self, agent_id, seq, step, action, key)
+
+    def find_key(self, agent_id: int, key: str):
+        """The event of the call an agent made with a client key.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        key : str
+            The client's key.
+
+        Returns
+        -------
+        event : EventRecord or None
+            With its :class:`ClientKey` (the digests of the call's inputs);
+            ``None`` when no call of the agent used that key.
+        """
+        return _reading.find_key(self, agent_id, key)
+
+    def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
+        """The steps of one stored ``observe`` call, as committed.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        first_step : int
+            The call's first step.
+
+        Returns
+        -------
+        block : ObserveBlock
+            Its steps, its requests (with their methods) and the budget
+            state after it.
+        """
+        return _reading.load_block(self, agent_id, first_step)
+
+    def load_steps(self, agent_id: int, steps, columns) -> dict:
+        """Some per-step columns of some observed steps, a block at a time.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        steps : sequence of int
+            Observed (not commissioning) steps, ascending.
+        columns : sequence of str
+            Among ``timestamp``, ``time``, ``features``, ``belief``,
+            ``evpi``, ``action`` and ``request_id``.
+
+        Returns
+        -------
+        values : dict
+            Each column's values at those steps.
+        """
+        return _reading.load_steps(self, agent_id, steps, columns)
 
     def close(self) -> None:
         """Close the store's connections."""

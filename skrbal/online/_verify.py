@@ -80,7 +80,15 @@ def verify_agent(conn, agent) -> None:
                 agent, ev, f"event {expected}", f"missing (the next is {e.seq})"
             )
         previous = event_hash(
-            previous, e.seq, e.kind, e.step, e.request_id, e.payload, e.created_at
+            previous,
+            e.seq,
+            e.kind,
+            e.step,
+            e.request_id,
+            e.payload,
+            e.created_at,
+            e.client_key,
+            e.key_digest,
         )
         if e.hash is not None and e.hash != previous:
             raise _damaged(agent, ev, where, "its hash does not follow from the chain")
