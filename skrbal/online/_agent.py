@@ -17,6 +17,7 @@ from skrbal._learning import (
 )
 from skrbal.exceptions import IdempotencyKeyError, RequestError
 from skrbal.online._agent_calls import RecordCalls
+from skrbal.online._commissioning import commission_in_parts, missing_labels
 from skrbal.online._config import (
     process_from_json,
     resolve_config,
@@ -320,7 +321,8 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Features of the commissioning inspections, in temporal order.
         y : array-like of shape (n_samples,)
-            Their labels, states of the process.
+            Their labels, states of the process. A label may be missing
+            (``None``, NaN or ``''``) after the first rows: see Notes.
         timestamps : array-like of shape (n_samples,), default=None
             Their times (seconds or datetimes). Given here, every later
             observation needs timestamps too.
@@ -337,6 +339,20 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         model, as :class:`~skrbal.active.RiskBasedLearner` shows it its
         initial labelled steps: a policy that counts every step (a rate of
         inspections) counts them too.
+
+        A campaign with unlabelled rows (a few inspections, then monitoring)
+        is taken as it happened: the leading labelled rows, up to the first
+        row without a label, commission the model (the checks of a
+        commissioning set apply to them alone); every later row is then
+        observed in order, as :meth:`observe` does (decisions taken,
+        inspections requested, committed as they are decided), and a later
+        row that carries a label teaches it as the inspection of its step
+        once the rows up to it are observed: the result of the agent's
+        request when it requested that step (:meth:`record_inspection`),
+        else a routine inspection (:meth:`record_label`), dated at the row's
+        timestamp. Errors name rows counted from 0, as the campaign reader
+        (:func:`~skrbal.datasets.load_campaign`) and ``skrbal agent init``
+        do.
 
         Raises
         ------
@@ -355,6 +371,17 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         >>> agent.n_steps_
         4
         >>> agent.close()
+
+        Unlabelled rows after the commissioning ones are observed; a later
+        label is learned as a routine inspection of its step:
+
+        >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+        ...                        process=synthetic_decision_process())
+        >>> agent = agent.commission([[-5.0], [0.0], [6.0], [19.0], [-4.0], [0.5]],
+        ...                          [1, 2, 3, 4, None, 2])
+        >>> agent.n_steps_, agent.status()["n_routine"]
+        (6, 1)
+        >>> agent.close()
         """
         lock = getattr(self, "_lock", None)
         if lock is not None and lock.held:
@@ -364,6 +391,9 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
                 "using it, or close() it and resume it with "
                 "RiskBasedAgent.from_store()."
             )
+        missing = missing_labels(y)
+        if missing is not None:
+            return commission_in_parts(self, X, y, timestamps, missing)
         budget = check_params(self)
         feature_names = getattr(X, "columns", None)
         X = check_array(X, dtype=np.float64)

@@ -100,8 +100,9 @@ class RecordCalls:
         >>> from sklearn.naive_bayes import GaussianNB
         >>> from skrbal import synthetic_decision_process
         >>> from skrbal.online import RiskBasedAgent
+        >>> process = synthetic_decision_process().set_params(inspection_cost=1.0)
         >>> agent = RiskBasedAgent(estimator=GaussianNB(var_smoothing=0.05),
-        ...                        process=synthetic_decision_process()).fit(
+        ...                        process=process).fit(
         ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
         >>> agent.observe([[12.5]])["request_id"].tolist()
         [1]
