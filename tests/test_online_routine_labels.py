@@ -84,8 +84,8 @@ def test_a_routine_label_is_refused_where_it_cannot_be():
             (15, 1, r"observations are steps 8 to 14"),
             (-1, 1, "not an observed step"),
             (True, 1, "an int"),
-            (14, 4, rf"request {request} waiting for its result: record it with "
-             rf"record_inspection\({request}, ...\)"),
+            (14, 4, rf"request {request} waiting for its result: record it as "
+             rf"its result, record_inspection\({request}, label\)"),
             (9, 1, r"step 9 is already labelled \(request 2\)"),
             (10, 7, "unknown label 7"),
         ):  # fmt: skip
@@ -205,3 +205,16 @@ def test_commissioning_with_unlabelled_rows_names_the_row():
     with pytest.raises(ValueError) as parts:
         _agent().fit(X_all, [1] + [None] * 13)
     assert str(parts.value) == str(alone.value)
+
+
+def test_unlabelled_rows_in_an_object_or_float_array():
+    """A label column with gaps reads as floats (pandas) or objects."""
+    X, _ = _stream(6)
+    X_all = np.concatenate([X0, X])
+    for y in (
+        np.array([*Y0, None, 3, None, None, 2, None], dtype=object),
+        np.array([*Y0, np.nan, 3.0, np.nan, np.nan, 2.0, np.nan]),
+    ):
+        with _agent().fit(X_all, y) as agent:
+            status = agent.status()
+            assert status["n_routine"] + status["n_results"] == 2

@@ -53,7 +53,8 @@ def _rows(X, start: int, stop: int):
 def _checked_labels(agent, values, rows) -> list:
     """The labels at ``rows`` as states of the process, a bad one named."""
     try:
-        return list(agent._check_labels(list(values), "y"))
+        # Of the labels' own kind, not object (the array held None too).
+        return list(agent._check_labels(np.asarray(list(values)), "y"))
     except ValueError:
         for row, value in zip(rows, values):
             try:

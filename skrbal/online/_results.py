@@ -163,8 +163,8 @@ def _check_step(agent, step) -> int:
         if request.status in ("open", "expired"):
             raise RequestError(
                 f"step {step} has request {request_id} waiting for its result: "
-                f"record it with record_inspection({request_id}, ...) (skrbal "
-                f"agent inspect {request_id}); nothing was recorded."
+                f"record it as its result, record_inspection({request_id}, "
+                "label); nothing was recorded."
             )
         if request.status == "done":
             raise RequestError(
