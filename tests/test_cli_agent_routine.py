@@ -149,3 +149,21 @@ def test_record_label_of_a_requested_step_points_to_inspect(tmp_path, capsys):
     code, _, err = run(["agent", "record-label", step, 1, "--store", store], capsys)
     assert code == 2
     assert f"record it as its result, skrbal agent inspect {request} LABEL" in err
+
+
+def test_the_campaign_reader_keeps_unlabelled_rows_when_asked():
+    from skrbal.datasets import load_campaign
+
+    table = pd.DataFrame(
+        {"a": [0.0, 1.0, 2.0, 3.0, 4.0], "label": [1, np.nan, 3, np.nan, 9]}
+    )
+    with pytest.raises(ValueError, match=r"holds \['9.0'\].*row 4 \(counted from 0"):
+        load_campaign(table, PROCESS, unlabelled=True)
+    table.loc[4, "label"] = 2
+    campaign = load_campaign(table, PROCESS, unlabelled=True)
+    assert campaign.y.tolist() == [1, None, 3, None, 2]
+    with pytest.raises(ValueError, match=r"missing value .* at row 1"):
+        load_campaign(table, PROCESS)
+    # without a gap, the labels are as without the option
+    full = load_campaign(table.dropna(), PROCESS, unlabelled=True)
+    assert full.y.dtype.kind == "i"

@@ -218,3 +218,42 @@ def test_unlabelled_rows_in_an_object_or_float_array():
         with _agent().fit(X_all, y) as agent:
             status = agent.status()
             assert status["n_routine"] + status["n_results"] == 2
+
+
+def test_a_routine_report_of_an_imperfect_method_is_soft_evidence(store_url):
+    from skrbal.inspection import InspectionMethod, perfect_inspection
+
+    drone = InspectionMethod(
+        name="drone",
+        cost=0.2,
+        confusion=[[0.97, 0.03], [0.9, 0.1], [0.15, 0.85], [0.1, 0.9]],
+        outcomes=["no damage", "damage"],
+    )
+    methods = [perfect_inspection(PROCESS), drone]
+    params = dict(
+        estimator=BayesianGMMClassifier(), inspections=methods, max_open_requests=1
+    )
+    with _agent(**params).fit(X0, Y0) as reference:
+        with _agent(store_url, **params).fit(X0, Y0) as agent:
+            for a in (reference, agent):
+                decided = a.observe(QUIET)
+                quiet = decided.loc[~decided["inspect"], "step"].tolist()
+                with pytest.raises(RequestError, match="reports do not reveal"):
+                    a.record_label(quiet[0], 1, method="drone")
+                a.record_label(quiet[0], report="damage", method="drone")
+                a.record_label(quiet[1], 2, method=methods[0].name)
+            status = agent.status()
+            assert status["n_routine"] == 2
+            assert status["routine_spend"] == pytest.approx(
+                0.2 + PROCESS.inspection_cost
+            )
+            requests = agent.store_.requests("agent")
+            routine = requests[requests["origin"] == "routine"]
+            assert routine["method"].tolist() == ["drone", methods[0].name]
+            assert pd.isna(routine["label"].iloc[0])  # the state stays uncertain
+        with RiskBasedAgent.from_store(store_url) as resumed:
+            np.testing.assert_array_equal(
+                resumed.estimator_.predict_proba(PROBE),
+                reference.estimator_.predict_proba(PROBE),
+            )
+            pd.testing.assert_frame_equal(resumed.history(), reference.history())
