@@ -242,6 +242,23 @@ class RecordCalls:
         ------
         RequestError
             For an unknown request or one that is not open.
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal import synthetic_decision_process
+        >>> from skrbal.online import RiskBasedAgent
+        >>> process = synthetic_decision_process().set_params(inspection_cost=1.0)
+        >>> agent = RiskBasedAgent(estimator=GaussianNB(var_smoothing=0.05),
+        ...                        process=process).fit(
+        ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+        >>> agent.observe([[12.5]])["request_id"].tolist()
+        [1]
+        >>> agent.cancel_request(1, reason="no access", key="cancel-1")
+        >>> agent.cancel_request(1, reason="no access", key="cancel-1")  # a retry
+        >>> agent.status()["n_cancelled"]
+        1
+        >>> agent.close()
         """
         self._check_open()
         key = check_key(key)
@@ -285,6 +302,19 @@ class RecordCalls:
         key : str, default=None
             A client key making the call idempotent (see :meth:`observe`):
             a retry with the same key and inputs does nothing.
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal import synthetic_decision_process
+        >>> from skrbal.online import RiskBasedAgent
+        >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+        ...                        process=synthetic_decision_process()).fit(
+        ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+        >>> agent.record_action(0, 1)  # the crew repaired at step 0 anyway
+        >>> agent.history()["action"].tolist()
+        [1, 0, 0, 1]
+        >>> agent.close()
         """
         self._check_open()
         key = check_key(key)
