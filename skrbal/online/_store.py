@@ -443,6 +443,10 @@ class AgentStore:
             method's cost, and ``n_inspections_by_method`` and
             ``spend_by_method`` split the results by method, as
             :func:`~skrbal.metrics.campaign_summary` does with ``methods``.
+            Routine inspections (labels the agent did not request,
+            :meth:`RiskBasedAgent.record_label`) are counted apart:
+            ``n_routine`` and ``routine_spend`` (at their method's cost);
+            the other counts and spends are the agent's requests only.
         """
         return _reading.status(self, name)
 
