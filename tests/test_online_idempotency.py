@@ -185,3 +185,11 @@ def test_an_empty_observe_stores_nothing_under_its_key():
     with _agent(None).fit(X0, Y0) as agent:
         assert agent.observe(np.zeros((0, 1)), key="k").empty
         assert agent.observe(ROWS[:1], key="k")["step"].tolist() == [8]
+
+
+def test_the_event_log_shows_the_client_keys(store_url):
+    with _agent(store_url).fit(X0, Y0) as agent:
+        agent.observe(ROWS, key="batch-1")
+        agent.observe(ROWS)
+        events = agent.store_.events(agent.name)
+    assert events["client_key"].tolist() == [None, "batch-1", None]

@@ -196,10 +196,14 @@ def events(store, name: str) -> pd.DataFrame:
                 ev.c.request_id,
                 ev.c.payload,
                 ev.c.created_at,
+                ev.c.client_key,
             )
             .where(ev.c.agent_id == agent.agent_id)
             .order_by(ev.c.seq),
         )
+    # Object, None without a key (pandas 3 would infer strings, NaN for None).
+    keys = [None if pd.isna(k) else k for k in frame["client_key"]]
+    frame["client_key"] = pd.Series(keys, index=frame.index, dtype=object)
     frame["payload"] = _json_column(frame["payload"])
     frame["request_id"] = frame["request_id"].astype("Int64")
     return frame

@@ -413,8 +413,9 @@ class AgentStore:
             ``result``, ``cancel``, ``action``), ``step`` (the first step of
             an ``observe``), ``request_id``, ``payload`` (dict: the budget
             state after an ``observe``, the label of a ``result``, the
-            warnings its fit issued, ...) and ``created_at`` (wall-clock
-            seconds).
+            warnings its fit issued, ...), ``created_at`` (wall-clock
+            seconds) and ``client_key`` (the key of a call made with one,
+            else None).
         """
         return _frames.events(self, name)
 
