@@ -20,6 +20,7 @@ __all__ = [
     "BudgetStarvedError",
     "BudgetStarvedWarning",
     "ConfigurationError",
+    "IdempotencyKeyError",
     "ImpossibleEvidenceError",
     "ImpossibleReportError",
     "MissingStatesWarning",
@@ -489,3 +490,35 @@ def __getattr__(name: str):
     if name == "NonDiscriminatingFitWarning":
         return globals().setdefault(name, _non_discriminating_fit_warning())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class IdempotencyKeyError(RequestError):
+    """A client key reused for a different call, or a key that is not valid.
+
+    A call made with a client key (``RiskBasedAgent.observe(X, key=...)``,
+    ``record_inspection``, ``record_label``, ``cancel_request``,
+    ``record_action``) is stored with the key; the same call retried with
+    the same key returns the stored answer. The same key with other inputs
+    (other rows, times, label or report, or another call) is the caller's
+    mistake, not damage to the store: it is a :class:`RequestError` (a
+    ``ValueError``; the command line exits 2), raised before anything is
+    decided or written, naming the agent, the key and what differs. A key
+    must be a non-empty string of at most 200 characters without NUL.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.exceptions import IdempotencyKeyError
+    >>> from skrbal.online import RiskBasedAgent
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+    ...                        process=synthetic_decision_process())
+    >>> agent = agent.fit([[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> _ = agent.observe([[1.0]], key="batch-1")
+    >>> try:
+    ...     agent.observe([[2.0]], key="batch-1")
+    ... except IdempotencyKeyError as exc:
+    ...     print(str(exc)[:52])
+    agent 'agent': client key 'batch-1' was used by obse
+    >>> agent.close()
+    """

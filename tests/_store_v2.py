@@ -1,4 +1,4 @@
-"""Turn a store of schema version 4 back into the tables of version 2.
+"""Turn a store of the current schema back into the tables of version 2.
 
 Version 2 kept one ``skrbal_observations`` row per step, features and belief
 as JSON text (``json.dumps`` of the lists, as its ``observe`` wrote them),
@@ -73,6 +73,7 @@ def downgrade_to_version_2(store) -> int:
                 .values(taken_action=action)
             )
         moved = len(rows)
+        downgrade_version_5_columns(conn)
         conn.execute(text("ALTER TABLE skrbal_events DROP COLUMN hash"))
         conn.execute(text("DROP TABLE skrbal_blocks"))
         conn.execute(text("DROP TABLE skrbal_actions"))
@@ -80,3 +81,20 @@ def downgrade_to_version_2(store) -> int:
         conn.execute(versions.delete())
         conn.execute(versions.insert().values(version=2, applied_at=0.0))
     return moved
+
+
+def downgrade_version_5_columns(conn) -> None:
+    """Drop what version 5 added (client keys, request origins)."""
+    conn.execute(text("DROP INDEX uq_skrbal_events_client_key"))
+    conn.execute(text("ALTER TABLE skrbal_events DROP COLUMN client_key"))
+    conn.execute(text("ALTER TABLE skrbal_events DROP COLUMN key_digest"))
+    conn.execute(text("ALTER TABLE skrbal_requests DROP COLUMN origin"))
+
+
+def downgrade_to_version_4(store) -> None:
+    """Rewrite ``store`` (an AgentStore, no keyed call) as version 4."""
+    with store.engine.begin() as conn:
+        downgrade_version_5_columns(conn)
+        versions = schema.schema_version
+        conn.execute(versions.delete())
+        conn.execute(versions.insert().values(version=4, applied_at=0.0))

@@ -215,3 +215,139 @@ def test_agents_of_a_fleet_write_one_store_at_once(store_url, stream):
                 .equals(alone.history().drop(columns="timestamp"))
             )
     store.close()
+
+
+def _killed_after_commit(url, method_name, call):
+    """Child: ``call(agent)`` whose store write commits, then SIGKILL at once.
+
+    The kill falls after the commit and before the call returns: the caller
+    never gets the answer, as when a client dies or a connection drops.
+    """
+    try:
+        store = AgentStore(url)
+        commit = getattr(store, method_name)
+
+        def commit_then_die(*args, **kwargs):
+            commit(*args, **kwargs)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        setattr(store, method_name, commit_then_die)
+        call(RiskBasedAgent.from_store(store, "crash", lock_timeout=30))
+    except BaseException:
+        traceback.print_exc()
+        os._exit(1)
+    os._exit(0)
+
+
+def _run_child(target, *args):
+    pid = os.fork()
+    if pid == 0:
+        target(*args)
+    return os.waitpid(pid, 0)[1]
+
+
+def test_a_call_killed_after_its_commit_is_retried_with_its_key(store_url, stream):
+    """Process A commits and dies; process B retries and gets A's answers."""
+    X, y = stream
+    params = dict(
+        estimator=BayesianGMMClassifier(), process=synthetic_decision_process()
+    )
+    batch = X[4:40]
+    with RiskBasedAgent(**params, name="crash").fit(X[:4], y[:4]) as reference:
+        expected = reference.observe(batch)
+        request = int(expected["request_id"].dropna().iloc[0])
+        step = int(expected.loc[expected["request_id"] == request, "step"].iloc[0])
+        expected_action = reference.record_inspection(request, y[step])
+        after = reference.observe(X[40:60])
+    RiskBasedAgent(**params, store=store_url, name="crash").fit(X[:4], y[:4]).close()
+
+    status = _run_child(
+        _killed_after_commit,
+        store_url,
+        "append_observe",
+        lambda agent: agent.observe(batch, key="batch-1"),
+    )
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    with RiskBasedAgent.from_store(store_url, "crash") as b:
+        assert b.n_steps_ == 40  # A's decisions were committed
+        pd.testing.assert_frame_equal(b.observe(batch, key="batch-1"), expected)
+        assert b.n_steps_ == 40  # and not decided again
+
+    status = _run_child(
+        _killed_after_commit,
+        store_url,
+        "record_result",
+        lambda agent: agent.record_inspection(request, y[step], key="result-1"),
+    )
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    with RiskBasedAgent.from_store(store_url, "crash") as b:
+        assert b.record_inspection(request, y[step], key="result-1") == expected_action
+        pd.testing.assert_frame_equal(b.observe(X[40:60]), after)
+        kinds = b.store_.events("crash")["kind"].tolist()
+    assert kinds == ["commission", "observe", "result", "observe"]
+
+
+def _keyed_walk(url, X, y, write_fd):
+    """Child: the whole stream again from its start, every call keyed.
+
+    A client that does not know how far the last run got replays its input;
+    the calls that were committed return their stored answers.
+    """
+    try:
+        agent = RiskBasedAgent.from_store(url, "crash", lock_timeout=30)
+        for t in range(4, y.size):
+            row = agent.observe(X[t : t + 1], key=f"obs-{t}").iloc[0]
+            if row["inspect"]:
+                agent.record_inspection(int(row["request_id"]), y[t], key=f"res-{t}")
+            os.write(write_fd, f"{t}\n".encode())
+        agent.close()
+        os.write(write_fd, b"END\n")
+    except BaseException as exc:
+        os.write(write_fd, f"ERROR {exc!r}\n".encode())
+        os._exit(1)
+    os._exit(0)
+
+
+def test_keyed_replays_after_random_kills_equal_one_run(store_url, stream):
+    X, y = stream
+    X, y = X[:150], y[:150]
+    params = dict(
+        estimator=BayesianGMMClassifier(), process=synthetic_decision_process()
+    )
+    reference = RiskBasedAgent(**params, name="crash").fit(X[:4], y[:4])
+    for t in range(4, y.size):
+        row = reference.observe(X[t : t + 1]).iloc[0]
+        if row["inspect"]:
+            reference.record_inspection(int(row["request_id"]), y[t])
+    RiskBasedAgent(**params, store=store_url, name="crash").fit(X[:4], y[:4]).close()
+    rng = np.random.default_rng(1)
+    for kill in range(20):
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _keyed_walk(store_url, X, y, write_fd)
+        os.close(write_fd)
+        out = os.fdopen(read_fd)
+        if kill < 19:
+            for _ in range(rng.integers(1, 12) + 4 * kill):
+                if not out.readline():
+                    break
+            time.sleep(rng.uniform(0, 0.004))
+            os.kill(pid, signal.SIGKILL)
+        lines = [line.strip() for line in out]
+        out.close()
+        os.waitpid(pid, 0)
+        assert not [line for line in lines if line.startswith("ERROR")], lines
+    assert lines[-1] == "END"
+    store = AgentStore(store_url)
+    history, requests = store.history("crash"), store.requests("crash")
+    store.verify("crash")
+    store.close()
+    assert history.drop(columns="timestamp").equals(
+        reference.history().drop(columns="timestamp")
+    )
+    assert requests.drop(columns="result_timestamp").equals(
+        reference.store_.requests("crash").drop(columns="result_timestamp")
+    )
+    reference.close()

@@ -183,3 +183,32 @@ def test_a_model_that_knows_one_state_is_refused():
     learner = RiskBasedLearner(estimator=BayesianGMMClassifier(), process=CHEAP)
     learner.fit(X, y, initial=[0, 1, 2])
     assert learner.history_.totals["n_inspections"] > 0
+
+
+def _stamped_agent(store=None):
+    y0 = np.array([1, 2, 3, 4] * 2)
+    X0 = MEANS[y0 - 1][:, None] + np.tile([-0.3, 0.3], 4)[:, None]
+    return RiskBasedAgent(
+        estimator=GaussianNB(var_smoothing=0.05), process=CHEAP, store=store
+    ).fit(X0, y0, timestamps=np.arange(8.0))
+
+
+def test_a_result_dated_before_its_request_is_refused(tmp_path):
+    """Issue 18 item 7: a result years before its request was accepted."""
+    observed = np.datetime64("2025-06-01T12:00:00")
+    with _stamped_agent(tmp_path / "a.db") as agent:
+        decisions = agent.observe(AMBIGUOUS[:1], timestamps=[observed])
+        request = int(decisions["request_id"].iloc[0])
+        before = agent.status()
+        with pytest.raises(
+            RequestError,
+            match=r"2021-06-01T12:00:00Z .* before step 8 was observed, at "
+            r"2025-06-01T12:00:00Z .*Nothing was recorded",
+        ):
+            agent.record_inspection(request, 4, timestamp="2021-06-01T12:00:00")
+        with pytest.raises(RequestError, match="before step 8 was observed"):
+            agent.record_inspection(request, 4, timestamp=1e9)  # 2001, in seconds
+        assert agent.status() == before
+        # on time, or later: taken
+        assert agent.record_inspection(request, 4, timestamp=observed) == 1
+        assert agent.status()["n_results"] == 1

@@ -425,7 +425,7 @@ def test_history_columns_have_plain_types(store_url, stream):
         estimator=GaussianNB(), process=PROCESS, store=store_url, name="bridge"
     ).fit(X0, y0) as agent:
         empty = agent.store_.requests("bridge")
-        assert empty.shape == (0, 8)
+        assert empty.shape == (0, 9)  # origin: agent or routine
         agent.observe(X[:3])
         history = agent.history()
     assert history["step"].dtype == np.int64

@@ -1,7 +1,10 @@
 """An agent driven through random sequences of calls and restarts.
 
 A hypothesis state machine observes, records results, cancels requests,
-records actions and restarts the agent (close, then ``from_store``), and
+records actions and routine labels, retries keyed calls (same client key:
+the stored answer, nothing changed; same key, other inputs:
+IdempotencyKeyError) and restarts the agent (close, then ``from_store``),
+and
 checks after every step that the store holds what an in-memory model of the
 calls says it must, that its chain verifies, and that a restart rebuilds
 the same model (identical beliefs on a probe).
@@ -14,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -27,6 +31,7 @@ from sklearn.naive_bayes import GaussianNB
 from sqlalchemy import create_engine, text
 
 from skrbal import synthetic_decision_process
+from skrbal.exceptions import IdempotencyKeyError
 from skrbal.online import AgentStore, RiskBasedAgent
 
 PROCESS = synthetic_decision_process().set_params(inspection_cost=1e-4)
@@ -44,24 +49,72 @@ class AgentMachine(RuleBasedStateMachine):
             estimator=GaussianNB(), process=PROCESS, store=self.url
         ).fit(X0, Y0)
         self.n_steps, self.open, self.done, self.cancelled = 8, {}, 0, 0
+        # Keyed calls made: key -> (call, inputs, answer).
+        self.keyed = {}
+        # Observed steps with a request, or a routine label: not labellable.
+        self.taken, self.routine = set(), 0
 
     @rule(
-        xs=st.lists(st.floats(min_value=11.0, max_value=13.5), min_size=1, max_size=6)
+        xs=st.lists(st.floats(min_value=11.0, max_value=13.5), min_size=1, max_size=6),
+        keyed=st.booleans(),
     )
-    def observe(self, xs):
-        decisions = self.agent.observe(np.array(xs)[:, None])
+    def observe(self, xs, keyed):
+        key = f"observe-{len(self.keyed)}" if keyed else None
+        decisions = self.agent.observe(np.array(xs)[:, None], key=key)
+        if keyed:
+            self.keyed[key] = ("observe", xs, decisions)
         made = decisions[decisions["inspect"]]
         for step, request_id in zip(made["step"], made["request_id"]):
             self.open[int(request_id)] = int(step)
+            self.taken.add(int(step))
         self.n_steps += len(xs)
 
-    @precondition(lambda self: self.open)
+    @precondition(lambda self: self.n_steps - 8 > len(self.taken))
     @rule(data=st.data(), label=st.sampled_from([1, 2, 3, 4]))
-    def record_result(self, data, label):
+    def record_label(self, data, label):
+        free = sorted(set(range(8, self.n_steps)) - self.taken)
+        step = data.draw(st.sampled_from(free))
+        budget = dict(self.agent.budget_state_)
+        self.agent.record_label(step, label)
+        assert self.agent.budget_state_ == budget
+        self.taken.add(step)
+        self.routine += 1
+
+    @precondition(lambda self: self.open)
+    @rule(data=st.data(), label=st.sampled_from([1, 2, 3, 4]), keyed=st.booleans())
+    def record_result(self, data, label, keyed):
         request_id = data.draw(st.sampled_from(sorted(self.open)))
-        self.agent.record_inspection(request_id, label)
+        key = f"result-{len(self.keyed)}" if keyed else None
+        action = self.agent.record_inspection(request_id, label, key=key)
+        if keyed:
+            self.keyed[key] = ("result", (request_id, label), action)
         del self.open[request_id]
         self.done += 1
+
+    @precondition(lambda self: self.keyed)
+    @rule(data=st.data(), other=st.booleans())
+    def retry(self, data, other):
+        """A keyed call again: its answer, nothing changed; other inputs: refused."""
+        key = data.draw(st.sampled_from(sorted(self.keyed)))
+        call, inputs, answer = self.keyed[key]
+        before = (self.agent.n_steps_, self.agent.status())
+        if call == "observe":
+            xs = np.array(inputs)[:, None]
+            if other:
+                with pytest.raises(IdempotencyKeyError, match="another X"):
+                    self.agent.observe(xs + 1.0, key=key)
+            else:
+                pd.testing.assert_frame_equal(self.agent.observe(xs, key=key), answer)
+        else:
+            request_id, label = inputs
+            if other:
+                with pytest.raises(IdempotencyKeyError, match="another label"):
+                    self.agent.record_inspection(request_id, label % 4 + 1, key=key)
+            else:
+                assert self.agent.record_inspection(request_id, label, key=key) == (
+                    answer
+                )
+        assert (self.agent.n_steps_, self.agent.status()) == before
 
     @precondition(lambda self: self.open)
     @rule(data=st.data())
@@ -92,6 +145,7 @@ class AgentMachine(RuleBasedStateMachine):
         assert status["n_open"] == len(self.open)
         assert status["n_results"] == self.done
         assert status["n_cancelled"] == self.cancelled
+        assert status["n_routine"] == self.routine
         assert [r["request_id"] for r in status["open_requests"]] == sorted(self.open)
         with AgentStore(self.url) as store:
             store.verify("agent")

@@ -31,7 +31,8 @@ ev, req, b, ag, obs = (
 
 
 def _build(url):
-    """An agent with results, a cancellation and an action; its event seqs."""
+    """An agent with results (keyed calls, a routine label), a cancellation
+    and an action; its event seqs."""
     budget = CostThreshold() & SpendCap(limit=1.0, period=10**6)
     with RiskBasedAgent(
         estimator=GaussianNB(), process=PROCESS, budget=budget, store=url
@@ -47,8 +48,9 @@ def _build(url):
         agent.record_inspection(ids[0], 2)
         agent.cancel_request(ids[1], reason="no access")
         agent.record_action(10, 1)
-        agent.observe(np.linspace(-5.0, 20.0, 30)[:, None])
-        agent.record_inspection(ids[2], 3)
+        agent.observe(np.linspace(-5.0, 20.0, 30)[:, None], key="batch-2")
+        agent.record_inspection(ids[2], 3, key="work-order-3")
+        agent.record_label(48, 1)  # a routine inspection of a quiet step
     with AgentStore(url) as store:
         return store.events("agent").set_index("seq")["kind"].to_dict()
 
@@ -151,6 +153,34 @@ EDITS = {
     "edit the step counter": (
         lambda c, k: c.execute(update(ag).values(n_steps=ag.c.n_steps + 5)),
         r"skrbal_agents, row of agent \d+: n_steps",
+    ),
+    "edit a call's client key": (
+        lambda c, k: c.execute(
+            update(ev).where(ev.c.client_key == "batch-2").values(client_key="b")
+        ),
+        r"skrbal_events, event \d+ \(observe\): its hash",
+    ),
+    "drop a call's client key": (
+        lambda c, k: c.execute(
+            update(ev)
+            .where(ev.c.client_key == "work-order-3")
+            .values(client_key=None, key_digest=None)
+        ),
+        r"skrbal_events, event \d+ \(result\): its hash",
+    ),
+    "edit a call's input digest": (
+        lambda c, k: c.execute(
+            update(ev)
+            .where(ev.c.client_key == "batch-2")
+            .values(key_digest=json.dumps({"call": "observe"}))
+        ),
+        r"skrbal_events, event \d+ \(observe\): its hash",
+    ),
+    "turn a routine label into a request's result": (
+        lambda c, k: c.execute(
+            update(req).where(req.c.origin == "routine").values(origin=None)
+        ),
+        r"skrbal_requests, request \d+ \(step 48\).*differs from result event",
     ),
     "edit the stored process": (
         lambda c, k: c.execute(update(ag).values(process=ag.c.process.concat(" "))),

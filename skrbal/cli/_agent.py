@@ -10,6 +10,7 @@ engineer recording a result, a dashboard reading the status):
   input, live from a pipe), writing the decisions as CSV or JSON lines;
 - ``inspect`` / ``cancel``: the result of a requested inspection, or give it up;
 - ``record-action``: the maintenance action taken at a step;
+- ``record-label``: a label the agent did not request (a routine inspection);
 - ``process-template``: a decision process file to start from;
 - ``status``: counts, spend, open requests, labelled set;
 - ``verify``: check the event chain and the tables against it, reading only;
@@ -92,6 +93,13 @@ def add_parser(commands, name: str, help_text: str) -> None:
         metavar="TIME",
         help="when the result came: seconds or an ISO 8601 date-time",
     )
+    inspect.add_argument(
+        "--key",
+        metavar="KEY",
+        help="a client key making the command idempotent: run again with the "
+        "same key and arguments (say, after a lost connection), it prints the "
+        "same output without recording anything again",
+    )
     record_action = _writer(
         verbs,
         common,
@@ -104,6 +112,7 @@ def add_parser(commands, name: str, help_text: str) -> None:
     )
     record_action.add_argument("step", type=int, metavar="STEP")
     record_action.add_argument("action", metavar="ACTION")
+    _add_record_label(verbs, common, _handler(commands_module, "record_label"))
     cancel = _writer(
         verbs,
         common,
@@ -174,6 +183,51 @@ def add_parser(commands, name: str, help_text: str) -> None:
     )
     export.set_defaults(handler=_handler(commands_module, "export"))
     add_report_parser(verbs)
+
+
+def _add_record_label(verbs, common, handler) -> None:
+    label = _writer(
+        verbs,
+        common,
+        "record-label",
+        handler,
+        help="record a label the agent did not request (a routine inspection)",
+        description="Record what an inspection the agent did not request "
+        "found at an observed step (a scheduled or incidental one): the state "
+        "(LABEL), or the report of one of the agent's inspection methods "
+        "(--report with --method). The model learns it as it learns a "
+        "requested result; its cost is shown as routine spend and is not "
+        "charged to the budget. A step with an open request takes its result "
+        "with 'skrbal agent inspect'.",
+    )
+    label.add_argument("step", type=int, metavar="STEP")
+    label.add_argument(
+        "label", nargs="?", metavar="LABEL", help="the state found (a perfect result)"
+    )
+    label.add_argument(
+        "--report",
+        metavar="OUTCOME",
+        help="instead of LABEL: the report of inspection method --method",
+    )
+    label.add_argument(
+        "--method",
+        metavar="NAME",
+        help="the agent's inspection method that made the inspection "
+        "(default: the process's perfect inspection)",
+    )
+    label.add_argument(
+        "--time",
+        "--timestamp",
+        dest="timestamp",
+        metavar="TIME",
+        help="when the inspection was made: seconds or an ISO 8601 date-time "
+        "(not before the step's observation)",
+    )
+    label.add_argument(
+        "--key",
+        metavar="KEY",
+        help="a client key making the command idempotent (see inspect --key)",
+    )
 
 
 def _common_options() -> argparse.ArgumentParser:
@@ -387,6 +441,15 @@ def _add_observe(verbs, common, handler) -> None:
         default=1000,
         metavar="N",
         help="observations decided and committed together (default: 1000)",
+    )
+    observe.add_argument(
+        "--key",
+        metavar="KEY",
+        help="a client key making the command idempotent: batch i is committed "
+        "under the key KEY#i, and batches are exactly --batch-size rows (a "
+        "pipe's lines are not decided early), so the command run again on the "
+        "same input prints the same decisions: the batches it had committed "
+        "come from the store, the rest are decided",
     )
     _add_wait(observe)
     observe.set_defaults(handler=handler)

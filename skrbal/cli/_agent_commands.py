@@ -25,12 +25,14 @@ from skrbal.cli._times import iso_times
 
 __all__ = [
     "cancel",
+    "check_key_option",
     "export",
     "init",
     "inspect",
     "process_template",
     "process_text",
     "record_action",
+    "record_label",
     "status",
     "timestamps",
     "verify",
@@ -156,7 +158,8 @@ def _commissioning(args):
     if args.data is None:
         raise ValueError("--process needs --data, the commissioning campaign file")
     process = read_process(args.process)
-    campaign = read_campaign(args, process)
+    # Rows without a label after the labelled ones are observed (commission).
+    campaign = read_campaign(args, process, unlabelled=True)
     X = pd.DataFrame(campaign.X, columns=campaign.feature_names)
     # Actions only when the file has them: else the agent's own are kept.
     has_actions = args.action_column is not None or "action" in _columns(args.data)
@@ -237,6 +240,7 @@ def init(args) -> int:
         )
         try:
             agent.fit(X, y, timestamps=times)
+            summary = agent.status()
             # The commissioning rows are the agent's first steps.
             for step, action in enumerate([] if actions is None else actions):
                 agent.record_action(step, int(action))
@@ -256,17 +260,30 @@ def init(args) -> int:
     note = sys.stderr if args.stream_out is not None and not to_file else sys.stdout
     print(
         f"agent {args.agent!r} commissioned in {agent.store_.display_url} with "
-        f"{X.shape[0]} labelled observations of {X.shape[1]} features; model "
-        f"{type(agent.estimator_).__name__}, budget "
+        f"{summary['n_commissioning']} labelled observations of {X.shape[1]} "
+        f"features; model {type(agent.estimator_).__name__}, budget "
         + ("EVPI > inspection cost" if budget is None else repr(budget)),
         file=note,
     )
+    _print_observed(summary, note)
     if args.stream_out is not None:
         print(
             f"wrote the stream ({len(rest)} observations) to {args.stream_out}",
             file=note,
         )
     return 0
+
+
+def _print_observed(status: dict, note) -> None:
+    """What init did with the rows after the first unlabelled one."""
+    if status["n_observations"]:
+        print(
+            f"then observed the {status['n_observations']} later rows in order: "
+            f"{status['n_requests']} inspection(s) requested, "
+            f"{status['n_results']} of them answered by the file's labels, "
+            f"{status['n_routine']} routine label(s) recorded",
+            file=note,
+        )
 
 
 # ---------------------------------------------------------------------- #
@@ -299,8 +316,23 @@ def _report(text: str):
     return text.strip()
 
 
+# An agent takes client keys of up to 200 characters; observe adds #i.
+_LONGEST_KEY = 180
+
+
+def check_key_option(key) -> None:
+    """A --key option: 1 to 180 characters, no NUL (observe adds #i to it)."""
+    longest = _LONGEST_KEY
+    if key is not None and (not key or len(key) > longest or "\x00" in key):
+        raise ValueError(
+            f"--key must be 1 to {longest} characters without NUL, got "
+            f"{len(key)} characters"
+        )
+
+
 @guarded
 def inspect(args) -> int:
+    check_key_option(args.key)
     if (args.label is None) == (args.report is None):
         raise ValueError(
             "skrbal agent inspect needs the state found (LABEL) or the report "
@@ -313,7 +345,7 @@ def inspect(args) -> int:
         if args.timestamp is not None:
             stamp = timestamps(pd.Series([args.timestamp]))[0]
         action = agent.record_inspection(
-            args.request_id, label, report=report, timestamp=stamp
+            args.request_id, label, report=report, timestamp=stamp, key=args.key
         )
         requests = agent.store_.requests(args.agent).set_index("request_id")
         step = int(requests.loc[args.request_id, "step"])
@@ -321,6 +353,39 @@ def inspect(args) -> int:
     print(
         f"request {args.request_id} (step {step}): {found} recorded; "
         f"optimal action {action_text(agent.process, action)}"
+    )
+    return 0
+
+
+@guarded
+def record_label(args) -> int:
+    check_key_option(args.key)
+    if (args.label is None) == (args.report is None):
+        raise ValueError(
+            "skrbal agent record-label needs the state found (LABEL) or the "
+            "report of an inspection method (--report OUTCOME --method NAME), "
+            "one of them"
+        )
+    if args.report is not None and args.method is None:
+        raise ValueError("--report needs --method, the inspection method's name")
+    with resumed_agent(args) as agent:
+        label = None if args.label is None else _label(args.label, agent.classes_)
+        report = None if args.report is None else _report(args.report)
+        stamp = None
+        if args.timestamp is not None:
+            stamp = timestamps(pd.Series([args.timestamp]))[0]
+        action = agent.record_label(
+            args.step,
+            label,
+            report=report,
+            method=args.method,
+            timestamp=stamp,
+            key=args.key,
+        )
+    found = f"state {label}" if label is not None else f"report {report!r}"
+    print(
+        f"step {args.step}: routine inspection, {found} recorded; optimal action "
+        f"{action_text(agent.process, action)}"
     )
     return 0
 

@@ -100,8 +100,11 @@ def read_inspections(path, option: str = "--inspections"):
     return methods
 
 
-def read_campaign(args, process):
-    """The campaign of ``--data`` for ``process``, by the campaign options."""
+def read_campaign(args, process, *, unlabelled: bool = False):
+    """The campaign of ``--data`` for ``process``, by the campaign options.
+
+    ``unlabelled``: rows without a label are read (``y`` None there).
+    """
     from skrbal.datasets import load_campaign
 
     return load_campaign(
@@ -111,6 +114,7 @@ def read_campaign(args, process):
         feature_columns=args.feature_columns,
         action_column=args.action_column,
         time_column=args.time_column,
+        unlabelled=unlabelled,
     )
 
 

@@ -22,7 +22,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from skrbal.cli._agent_commands import timestamps
+from skrbal.cli._agent_commands import check_key_option, timestamps
 from skrbal.cli._agent_store import guarded, resumed_agent
 from skrbal.cli._output import output_stream
 from skrbal.cli._times import agent_times_are_iso, iso_times
@@ -148,8 +148,12 @@ class _ObservationReader:
             )
         return row, None if self.stamp is None else record[self.stamp].strip()
 
-    def batches(self, size: int):
-        """Yield ``(X, timestamps)``; a bad line raises after the rows before it."""
+    def batches(self, size: int, fixed: bool = False):
+        """Yield ``(X, timestamps)``; a bad line raises after the rows before it.
+
+        ``fixed``: every batch but the last has ``size`` rows, even from a
+        pipe (the batches of a keyed command must not depend on timing).
+        """
         rows, stamps = [], []
         try:
             for record in self.reader:
@@ -158,7 +162,7 @@ class _ObservationReader:
                 row, stamp = self._parse(record)
                 rows.append(row)
                 stamps.append(stamp)
-                if len(rows) >= size or not _more_waiting(self.stream):
+                if len(rows) >= size or (not fixed and not _more_waiting(self.stream)):
                     yield self._batch(rows, stamps)
                     rows, stamps = [], []
         except csv.Error as exc:
@@ -219,6 +223,7 @@ def _binary_input(name: str):
 def observe(args) -> int:
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
+    check_key_option(args.key)
     with resumed_agent(args) as agent:
         with _binary_input(args.input) as (source, name):
             reader = _ObservationReader(source, name, agent, args.timestamp_column)
@@ -231,8 +236,10 @@ def observe(args) -> int:
                 )
                 n_done = 0
                 try:
-                    for X, times in reader.batches(args.batch_size):
-                        writer.write(agent.observe(X, timestamps=times), times)
+                    batches = reader.batches(args.batch_size, args.key is not None)
+                    for i, (X, times) in enumerate(batches, start=1):
+                        key = None if args.key is None else f"{args.key}#{i}"
+                        writer.write(agent.observe(X, timestamps=times, key=key), times)
                         n_done += X.shape[0]
                 except ValueError as exc:
                     raise ValueError(

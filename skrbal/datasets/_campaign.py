@@ -181,7 +181,14 @@ class _Table:
             )
 
 
-def _labels(table: _Table, values: pd.Series, process) -> np.ndarray:
+def _labels(table: _Table, values: pd.Series, process, unlabelled=False):
+    missing = values.isna() | (values.astype(str).str.strip() == "")
+    if unlabelled and missing.any():
+        # Missing labels stay None; the others are read as below.
+        y = np.full(values.size, None, dtype=object)
+        present = np.flatnonzero(~missing.to_numpy())
+        y[present] = _labels(table, values.iloc[present], process)
+        return y
     table.no_missing(values, "label")
     if process is None:
         return values.to_numpy()
@@ -193,7 +200,7 @@ def _labels(table: _Table, values: pd.Series, process) -> np.ndarray:
         raise ValueError(
             f"{table.name}: label column {values.name!r} holds {found[:10]}, not "
             f"states of the process (its classes are {classes.tolist()}); the "
-            f"first is at {table.row(int(outside[0]))}."
+            f"first is at {table.row(int(values.index[outside[0]]))}."
         )
     return classes[positions]
 
@@ -257,6 +264,7 @@ def load_campaign(
     feature_columns: Sequence[str] | None = None,
     action_column: str | None = None,
     time_column: str | None = None,
+    unlabelled: bool = False,
 ) -> Bunch:
     """Read a monitoring campaign of your own: features, labels, actions.
 
@@ -292,6 +300,12 @@ def load_campaign(
         in increasing order. ``None`` uses a column named ``'time'`` if there
         is one. The times are checked and returned, not used as features; any
         other column of dates or times is refused as a feature.
+    unlabelled : bool, default=False
+        Whether a row may lack its label (NaN or empty): its ``y`` is then
+        ``None`` (``y`` an object array), as
+        :meth:`~skrbal.online.RiskBasedAgent.commission` reads it (the rows
+        after the first unlabelled one are observed). ``False``: a missing
+        label is an error.
 
     Returns
     -------
@@ -383,7 +397,7 @@ def load_campaign(
     X = np.column_stack([table.numeric(frame[c], "feature") for c in feature_columns])
     for column, numbers in zip(feature_columns, X.T, strict=True):
         table.scalable(numbers, column)
-    y = _labels(table, labels, process)
+    y = _labels(table, labels, process, unlabelled)
     action_values = (
         np.zeros(frame.shape[0], dtype=np.int64)
         if actions is None

@@ -11,8 +11,9 @@ The life of an agent::
     agent = RiskBasedAgent(estimator=..., process=..., store="fleet.db",
                            name="bridge-7").commission(X_commissioning,
                                                        y_commissioning)
-    decisions = agent.observe(X_new, timestamps=...)   # one row per observation
+    decisions = agent.observe(X_new, timestamps=..., key="batch-17")  # key: safe retry
     action = agent.record_inspection(request_id, label)  # days later
+    agent.record_label(step, label)          # a routine inspection it did not ask
     agent.cancel_request(other_id, reason="no access")
     agent.record_action(step, action_taken)            # for smoothing
     agent.status(); agent.history()
@@ -49,9 +50,11 @@ _LAZY = {
     "AgentRecord": "skrbal.online._storage",
     "AgentStorage": "skrbal.online._storage",
     "AgentStore": "skrbal.online._store",
+    "ClientKey": "skrbal.online._storage",
     "Commissioning": "skrbal.online._storage",
     "ConfigurationError": "skrbal.exceptions",
     "EventRecord": "skrbal.online._storage",
+    "IdempotencyKeyError": "skrbal.exceptions",
     "ObserveBlock": "skrbal.online._storage",
     "Replay": "skrbal.online._storage",
     "RequestError": "skrbal.exceptions",

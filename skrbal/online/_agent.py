@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import copy
 import warnings
-from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -17,10 +15,9 @@ from skrbal._learning import (
     DecisionKernel,
     check_learnable,
 )
-from skrbal.exceptions import (
-    RequestError,
-    RequestExpiredWarning,
-)
+from skrbal.exceptions import IdempotencyKeyError, RequestError
+from skrbal.online._agent_calls import RecordCalls
+from skrbal.online._commissioning import commission_in_parts, missing_labels
 from skrbal.online._config import (
     process_from_json,
     resolve_config,
@@ -31,11 +28,16 @@ from skrbal.online._decisions import (
     decisions_frame,
     empty_decisions,
     observation_times,
+    stored_decisions,
+)
+from skrbal.online._idempotency import (
+    array_digest,
+    check_key,
+    client_key,
+    stored_call,
 )
 from skrbal.online._replay import (
     dense,
-    learn_label,
-    learn_report,
     new_buffers,
     new_model,
     replay_agent,
@@ -44,8 +46,11 @@ from skrbal.online._requests import (
     Request,
     RequestBook,
     expire_overdue,
-    read_result,
     report_stall,
+)
+from skrbal.online._results import (
+    reissue,
+    warning_texts,
 )
 from skrbal.online._settings import (
     agent_record,
@@ -57,16 +62,15 @@ from skrbal.online._storage import (
     Commissioning,
     ObserveBlock,
     RequestRecord,
-    ResultRecord,
     StoreError,
 )
 from skrbal.online._store import AgentStore, store_parameter
 from skrbal.online._timestamps import as_seconds
 
-__all__ = ["RequestError", "RiskBasedAgent"]
+__all__ = ["IdempotencyKeyError", "RequestError", "RiskBasedAgent"]
 
 
-class RiskBasedAgent(BaseEstimator):
+class RiskBasedAgent(RecordCalls, BaseEstimator):
     """Risk-based active learning on a live stream, with a durable store.
 
     The agent holds a classifier, a decision process and an inspection budget
@@ -318,7 +322,8 @@ class RiskBasedAgent(BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Features of the commissioning inspections, in temporal order.
         y : array-like of shape (n_samples,)
-            Their labels, states of the process.
+            Their labels, states of the process. A label may be missing
+            (``None``, NaN or ``''``) after the first rows: see Notes.
         timestamps : array-like of shape (n_samples,), default=None
             Their times (seconds or datetimes). Given here, every later
             observation needs timestamps too.
@@ -335,6 +340,20 @@ class RiskBasedAgent(BaseEstimator):
         model, as :class:`~skrbal.active.RiskBasedLearner` shows it its
         initial labelled steps: a policy that counts every step (a rate of
         inspections) counts them too.
+
+        A campaign with unlabelled rows (a few inspections, then monitoring)
+        is taken as it happened: the leading labelled rows, up to the first
+        row without a label, commission the model (the checks of a
+        commissioning set apply to them alone); every later row is then
+        observed in order, as :meth:`observe` does (decisions taken,
+        inspections requested, committed as they are decided), and a later
+        row that carries a label teaches it as the inspection of its step
+        once the rows up to it are observed: the result of the agent's
+        request when it requested that step (:meth:`record_inspection`),
+        else a routine inspection (:meth:`record_label`), dated at the row's
+        timestamp. Errors name rows counted from 0, as the campaign reader
+        (:func:`~skrbal.datasets.load_campaign`) and ``skrbal agent init``
+        do.
 
         Raises
         ------
@@ -353,6 +372,17 @@ class RiskBasedAgent(BaseEstimator):
         >>> agent.n_steps_
         4
         >>> agent.close()
+
+        Unlabelled rows after the commissioning ones are observed; a later
+        label is learned as a routine inspection of its step:
+
+        >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+        ...                        process=synthetic_decision_process())
+        >>> agent = agent.commission([[-5.0], [0.0], [6.0], [19.0], [-4.0], [0.5]],
+        ...                          [1, 2, 3, 4, None, 2])
+        >>> agent.n_steps_, agent.status()["n_routine"]
+        (6, 1)
+        >>> agent.close()
         """
         lock = getattr(self, "_lock", None)
         if lock is not None and lock.held:
@@ -362,6 +392,9 @@ class RiskBasedAgent(BaseEstimator):
                 "using it, or close() it and resume it with "
                 "RiskBasedAgent.from_store()."
             )
+        missing = missing_labels(y)
+        if missing is not None:
+            return commission_in_parts(self, X, y, timestamps, missing)
         budget = check_params(self)
         feature_names = getattr(X, "columns", None)
         X = check_array(X, dtype=np.float64)
@@ -406,7 +439,7 @@ class RiskBasedAgent(BaseEstimator):
             evpi=evpi,
             times=times,
             timestamps=timestamps,
-            warnings=tuple(_warning_texts(caught)),
+            warnings=tuple(warning_texts(caught)),
         )
         try:
             agent_id = store.create_agent(record, commissioning)
@@ -415,12 +448,13 @@ class RiskBasedAgent(BaseEstimator):
             if owned:
                 store.close()
             raise
-        _reissue(caught)
+        reissue(caught)
         self.budget_state_ = budget_state
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
         self._clock = clock
         self._last_time, self.last_evpi_ = float(times[-1]), None
         self._seq = 1
+        self._n_commissioning = X.shape[0]
         self._requests = RequestBook()
         return self
 
@@ -534,6 +568,7 @@ class RiskBasedAgent(BaseEstimator):
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
         self._clock = record.clock
         self._seq = record.last_seq
+        self._n_commissioning = replay.n_commissioning
         self._last_time, self.last_evpi_ = replay.last_time, replay.last_evpi
         names = [m.name for m in self.inspections or ()]
         self._requests = RequestBook(record.n_requests)
@@ -558,7 +593,7 @@ class RiskBasedAgent(BaseEstimator):
         """Steps so far, commissioning samples included."""
         return self._buffers.n_steps
 
-    def observe(self, X, timestamps=None) -> pd.DataFrame:
+    def observe(self, X, timestamps=None, *, key: str | None = None) -> pd.DataFrame:
         """Decide for new observations, in order; request inspections.
 
         All rows are judged by the current model and the requests open when
@@ -575,6 +610,15 @@ class RiskBasedAgent(BaseEstimator):
             Their times, seconds or datetimes, non-decreasing. Needed if and
             only if the commissioning samples had timestamps: without them
             the budget counts time in steps.
+        key : str, default=None
+            A client key making the call idempotent: a non-empty string (at
+            most 200 characters, no NUL) unique among the agent's calls, say
+            a batch's id. Retried with the same key and the same ``X`` and
+            ``timestamps`` (after a crash or a lost answer, from this or
+            another process), the call returns the decisions it returned the
+            first time, rebuilt from the store, without deciding, writing or
+            changing anything. A call with no rows stores nothing, and so
+            does not use its key.
 
         Returns
         -------
@@ -585,9 +629,43 @@ class RiskBasedAgent(BaseEstimator):
             without a request), with ``inspections`` the ``method`` of the
             request (its name, ``None`` without one), and ``action``, the
             optimal action under the belief.
+
+        Raises
+        ------
+        IdempotencyKeyError
+            When ``key`` was used by another call of the agent, or by an
+            ``observe`` of other rows or times; nothing is changed.
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal import synthetic_decision_process
+        >>> from skrbal.online import RiskBasedAgent
+        >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+        ...                        process=synthetic_decision_process()).fit(
+        ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+        >>> first = agent.observe([[12.5], [-5.0]], key="feed-0001")
+        >>> again = agent.observe([[12.5], [-5.0]], key="feed-0001")  # a retry
+        >>> again.equals(first), agent.n_steps_
+        (True, 6)
+        >>> agent.close()
         """
         self._check_open()
+        key = check_key(key)
         X = check_features(self, X)
+        if key is not None and X.shape[0]:
+            stamps = None
+            if timestamps is not None:
+                stamps = as_seconds(timestamps, "timestamps", X.shape[0])
+            key = client_key(
+                key, "observe", X=array_digest(X), timestamps=array_digest(stamps)
+            )
+            done = stored_call(self, key)
+            if done is not None:
+                block = self.store_.load_block(self.agent_id_, done.step)
+                return stored_decisions(block, self.classes_, self.inspections)
+        else:
+            key = None
         n, first = X.shape[0], self.n_steps_
         clock, times, stamps = observation_times(self, n, timestamps)
         model = self.estimator_
@@ -620,7 +698,7 @@ class RiskBasedAgent(BaseEstimator):
         request_ids = np.zeros(n, dtype=np.int64)
         request_ids[requested] = np.arange(1, requested.size + 1) + book.n_requests
         call = ObserveCall(first, X, times, stamps, clock, proba, decided, request_ids)
-        self._commit_observe(call)
+        self._commit_observe(call, key)
         self._buffers.extend(X, decided.action, keep=requested.tolist())
         methods = decided.methods
         if self.inspections is None:
@@ -632,7 +710,7 @@ class RiskBasedAgent(BaseEstimator):
         report_stall(self, decided.n_blocked)
         return decisions_frame(call, self.classes_, self.inspections)
 
-    def _commit_observe(self, call: ObserveCall) -> None:
+    def _commit_observe(self, call: ObserveCall, key) -> None:
         decided = call.decided
         requests = tuple(
             RequestRecord(
@@ -655,166 +733,9 @@ class RiskBasedAgent(BaseEstimator):
             requests=requests,
             budget_state=decided.budget_state,
             clock=call.clock,
+            key=key,
         )
         self.store_.append_observe(self.agent_id_, self._seq, block)
-
-    # ------------------------------------------------------------------ #
-    def record_inspection(
-        self, request_id, label=None, *, report=None, timestamp=None
-    ) -> int:
-        """Learn the result of a requested inspection.
-
-        Parameters
-        ----------
-        request_id : int
-            The request, from :meth:`observe`.
-        label : label, default=None
-            The health state found, a state of the process: the result of a
-            perfect inspection (the process's, or a method whose reports
-            reveal the state).
-        report : outcome, default=None
-            Instead of ``label``: the report of the request's inspection
-            method, one of its ``outcomes_`` (needed for a method whose
-            reports do not reveal the state). The agent computes the
-            posterior over the states from the belief it stored with the
-            request (:func:`~skrbal.inspection.report_posterior`); a
-            posterior certain of one state is learned as that label, any
-            other as soft evidence, as :class:`~skrbal.active.RiskBasedLearner`
-            does.
-        timestamp : float or datetime, default=None
-            When the result came, kept in the store.
-
-        Returns
-        -------
-        action : int
-            The optimal action for the now-known state, or under the
-            posterior after the report.
-
-        Raises
-        ------
-        RequestError
-            For an unknown or cancelled request, a repeated result, a label
-            outside the process, a label for a request whose method does not
-            reveal the state, or a report that is not an outcome of the
-            request's method; nothing is changed.
-        """
-        self._check_open()
-        request_id, step, late = self._requests.check(request_id, "recorded", self.name)
-        result = read_result(self, request_id, step, label, report)
-        label, report, posterior = result.label, result.report, result.posterior
-        stamp = None if timestamp is None else as_seconds(timestamp, "timestamp", 1)
-        buffers = self._buffers
-        rule = copy.deepcopy(self._update)
-        saved, undo = None, []
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                model = copy.deepcopy(self.estimator_)
-                if label is None:
-                    model = learn_report(
-                        self, model, rule, buffers, step, posterior, undo
-                    )
-                else:
-                    model, saved = learn_label(self, model, rule, buffers, step, label)
-            best = result.action
-            record = ResultRecord(
-                request_id=request_id,
-                step=step,
-                label=label,
-                action=best,
-                timestamp=None if stamp is None else float(stamp[0]),
-                warnings=tuple(_warning_texts(caught)),
-                report=report,
-                posterior=None if posterior is None else tuple(posterior.tolist()),
-            )
-            self.store_.record_result(self.agent_id_, self._seq, record)
-        except BaseException:
-            if saved is not None:
-                buffers.restore(step, saved)
-            for restore in undo:
-                restore()
-            raise
-        _reissue(caught)
-        self.estimator_, self._update = model, rule
-        self._requests.close(request_id, "done")
-        if late:
-            warnings.warn(
-                f"agent {self.name!r}: request {request_id} (step {step}) had "
-                "expired (request_timeout); its late result is learnt.",
-                RequestExpiredWarning,
-                stacklevel=2,
-            )
-        self._seq += 1
-        return best
-
-    def cancel_request(self, request_id, reason: str | None = None) -> None:
-        """Give up an open request: its result will not be accepted.
-
-        The budget policy keeps the spend it counted when the request was
-        made.
-
-        Parameters
-        ----------
-        request_id : int
-            The request, from :meth:`observe`.
-        reason : str, default=None
-            Kept in the store.
-
-        Raises
-        ------
-        RequestError
-            For an unknown request or one that is not open.
-        """
-        self._check_open()
-        request_id, step, _ = self._requests.check(request_id, "cancelled", self.name)
-        if reason is not None and not isinstance(reason, str):
-            raise RequestError(
-                f"reason must be None or a string, got {type(reason).__name__} "
-                f"{reason!r}; nothing was cancelled."
-            )
-        self.store_.record_cancel(self.agent_id_, self._seq, request_id, step, reason)
-        self._requests.close(request_id, "cancelled")
-        self._buffers.release(step)
-        self._seq += 1
-
-    def record_action(self, step, action) -> None:
-        """Record the action actually taken at a step.
-
-        With ``semi_supervised='smoothing'`` the actions between two known
-        labels choose the transitions of the smoother; by default they are
-        the agent's (the recommended action, or the optimal one once an
-        inspection's result is known). An action recorded here replaces it
-        for the segments smoothed afterwards.
-
-        Parameters
-        ----------
-        step : int
-            A step already observed.
-        action : int
-            Index of an action of the process.
-        """
-        self._check_open()
-        if (
-            not isinstance(step, Integral)
-            or isinstance(step, bool)
-            or not 0 <= step < self.n_steps_
-        ):
-            raise ValueError(
-                f"step must be an observed step in [0, {self.n_steps_}), got {step!r}."
-            )
-        n_actions = self.process.n_actions
-        if (
-            not isinstance(action, Integral)
-            or isinstance(action, bool)
-            or not 0 <= action < n_actions
-        ):
-            raise ValueError(
-                f"action must be an action index in [0, {n_actions}), got {action!r}."
-            )
-        step, action = int(step), int(action)
-        self.store_.record_action(self.agent_id_, self._seq, step, action)
-        self._buffers.record_action(step, action)
-        self._seq += 1
 
     # ------------------------------------------------------------------ #
     # reading
@@ -853,14 +774,3 @@ class RiskBasedAgent(BaseEstimator):
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _warning_texts(caught) -> list:
-    """The warnings of a fit, as stored with its event."""
-    return [f"{w.category.__name__}: {w.message}" for w in caught]
-
-
-def _reissue(caught) -> None:
-    """Issue caught warnings to the caller, once the call has committed."""
-    for w in caught:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -1,7 +1,8 @@
 """Tamper evidence: each event's hash chains to the previous one.
 
 An agent's log (``skrbal_events``) is a hash chain: event ``seq`` stores
-``sha256(previous hash, seq, kind, step, request_id, payload, created_at)``,
+``sha256(previous hash, seq, kind, step, request_id, payload, created_at)``
+(and, for a call made with a client key, the key and its inputs' digest),
 and the chain starts from a hash of the agent's configuration (process,
 estimator, budget, settings, features). An ``observe`` event's payload holds
 the SHA-256 of its block's bytes, so the steps are chained too. Deleting,
@@ -52,9 +53,19 @@ def genesis_hash(agent) -> str:
     )
 
 
-def event_hash(previous: str, seq, kind, step, request_id, payload: str, at) -> str:
-    """The hash of an event (``payload`` as stored JSON text)."""
-    return _sha256([previous, seq, kind, step, request_id, payload, at])
+def event_hash(
+    previous: str, seq, kind, step, request_id, payload: str, at, key=None, digest=None
+) -> str:
+    """The hash of an event (``payload`` as stored JSON text).
+
+    A keyed call's client ``key`` and its inputs' ``digest`` (JSON text) are
+    hashed too; an event without a key (every event before schema version 5)
+    hashes as it always did.
+    """
+    fields = [previous, seq, kind, step, request_id, payload, at]
+    if key is not None or digest is not None:
+        fields += [key, digest]
+    return _sha256(fields)
 
 
 def block_hasher(first_step, n_steps):

@@ -17,6 +17,7 @@ __all__ = [
     "decisions_frame",
     "empty_decisions",
     "observation_times",
+    "stored_decisions",
 ]
 
 
@@ -108,3 +109,37 @@ def check_features(agent, X):
                 f"commissioned with {agent.feature_names_in_.tolist()}."
             )
     return X
+
+
+def stored_decisions(block, classes, inspections) -> pd.DataFrame:
+    """The decisions frame of a stored ``observe`` call (an ObserveBlock).
+
+    Equal to the frame the call returned when it decided: the block holds
+    its steps' beliefs, EVPI, actions and requests exactly.
+    """
+    ids = np.asarray(block.request_ids, dtype=np.int64)
+    requested = np.flatnonzero(ids > 0)
+    names = [m.name for m in inspections or ()]
+    methods = np.array(
+        [names.index(r.method) if r.method in names else 0 for r in block.requests],
+        dtype=np.intp,
+    )
+    decided = BlockDecisions(
+        block.n_steps,
+        np.asarray(block.evpi, dtype=np.float64),
+        np.asarray(block.action, dtype=np.intp),
+        requested,
+        methods,
+        dict(block.budget_state),
+    )
+    call = ObserveCall(
+        block.first_step,
+        block.features,
+        block.times,
+        block.timestamps,
+        block.clock,
+        block.belief,
+        decided,
+        ids,
+    )
+    return decisions_frame(call, classes, inspections)

@@ -158,10 +158,13 @@ def requests(store, name: str) -> pd.DataFrame:
                 schema.requests.c.method,
                 schema.requests.c.report,
                 schema.requests.c.posterior,
+                schema.requests.c.origin,
             )
             .where(schema.requests.c.agent_id == agent.agent_id)
             .order_by(schema.requests.c.request_id),
         )
+    # Who asked for the inspection: the agent, or a routine one it learnt.
+    frame["origin"] = frame["origin"].fillna("agent").astype(object)
     frame["label"] = _json_column(frame["label"])
     frame["action"] = frame["action"].astype("Int64")
     if stored_inspections(agent) is None:
@@ -202,10 +205,14 @@ def events(store, name: str) -> pd.DataFrame:
                 ev.c.request_id,
                 ev.c.payload,
                 ev.c.created_at,
+                ev.c.client_key,
             )
             .where(ev.c.agent_id == agent.agent_id)
             .order_by(ev.c.seq),
         )
+    # Object, None without a key (pandas 3 would infer strings, NaN for None).
+    keys = [None if pd.isna(k) else k for k in frame["client_key"]]
+    frame["client_key"] = pd.Series(keys, index=frame.index, dtype=object)
     frame["payload"] = _json_column(frame["payload"])
     frame["request_id"] = frame["request_id"].astype("Int64")
     return frame

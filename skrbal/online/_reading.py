@@ -18,11 +18,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import DatabaseError
 
 from skrbal.online import _schema as schema
-from skrbal.online._blocks import rows_of_block
-from skrbal.online._spend import inspection_spend
+from skrbal.online._blocks import rows_of_block, unpack_blocks
+from skrbal.online._spend import inspection_spend, routine_spend
 from skrbal.online._storage import (
     AgentRecord,
+    ClientKey,
     EventRecord,
+    ObserveBlock,
     Replay,
     RequestRecord,
     StoreError,
@@ -56,9 +58,9 @@ def status(store, name: str) -> dict:
             select(func.coalesce(func.sum(b.c.n_steps), 0)).where(b.c.agent_id == aid)
         ).scalar()
         by_method = conn.execute(
-            select(req.c.method, req.c.status, func.count())
+            select(req.c.method, req.c.status, req.c.origin, func.count())
             .where(req.c.agent_id == aid)
-            .group_by(req.c.method, req.c.status)
+            .group_by(req.c.method, req.c.status, req.c.origin)
         ).all()
         open_rows = conn.execute(
             select(req.c.request_id, req.c.step, req.c.evpi)
@@ -86,8 +88,11 @@ def status(store, name: str) -> dict:
         )
         last_evpi = _last_of_block(conn, aid, ("evpi",))
         last_evpi = None if last_evpi is None else last_evpi[0]
-    statuses, counts_by = {}, {}
-    for method, status_, n in by_method:
+    statuses, counts_by, routine = {}, {}, {}
+    for method, status_, origin, n in by_method:
+        if origin is not None:  # a label the agent did not request
+            routine[method] = routine.get(method, 0) + n
+            continue
         statuses[status_] = statuses.get(status_, 0) + n
         counts_by[method, status_] = n
     n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
@@ -125,6 +130,8 @@ def status(store, name: str) -> dict:
         "budget_state": json.loads(agent.budget_state),
         "clock": agent.clock,
         **spend,
+        "n_routine": sum(routine.values()),
+        "routine_spend": routine_spend(routine, cost, stored_inspections(agent)),
     }
 
 
@@ -276,7 +283,7 @@ def _requests_of(conn, agent, n_states: int) -> tuple:
             method=r.method,
             status=r.status,
             belief=belief_of.get(r.request_id),
-            time=time_of.get(r.request_id) if r.status == "open" else None,
+            time=time_of.get(r.request_id),
         )
         for r in sorted(rows, key=lambda r: r.request_id)
     )
@@ -441,3 +448,102 @@ def process_classes(row) -> np.ndarray:
 def stored_inspections(row) -> list | None:
     """The agent's inspection methods as stored (plain JSON), or None."""
     return json.loads(row.settings).get("inspections")
+
+
+def _agent_by_id(store, conn, agent_id: int):
+    row = conn.execute(
+        select(schema.agents).where(schema.agents.c.agent_id == agent_id)
+    ).first()
+    if row is None:
+        raise StoreError(f"store {store.display_url} has no agent {agent_id}.")
+    return row
+
+
+def find_key(store, agent_id: int, key: str) -> EventRecord | None:
+    """See :meth:`AgentStore.find_key`."""
+    ev = schema.events
+    with _reading_agent(store, f"#{agent_id}") as conn:
+        row = conn.execute(
+            select(ev).where((ev.c.agent_id == agent_id) & (ev.c.client_key == key))
+        ).first()
+    if row is None:
+        return None
+    try:
+        payload, digest = json.loads(row.payload), json.loads(row.key_digest)
+    except (TypeError, ValueError):
+        raise StoreError(
+            f"agent {agent_id}: table {ev.name}, event {row.seq}: the payload or "
+            "key digest is not JSON; the store is damaged."
+        ) from None
+    return EventRecord(
+        row.seq,
+        row.kind,
+        row.step,
+        row.request_id,
+        payload,
+        ClientKey(row.client_key, digest),
+    )
+
+
+def load_block(store, agent_id: int, first_step: int) -> ObserveBlock:
+    """See :meth:`AgentStore.load_block`."""
+    b, req, ev = schema.blocks, schema.requests, schema.events
+    with _reading_agent(store, f"#{agent_id}") as conn:
+        agent = _agent_by_id(store, conn, agent_id)
+        row = conn.execute(
+            select(b).where((b.c.agent_id == agent_id) & (b.c.first_step == first_step))
+        ).first()
+        if row is None:
+            raise StoreError(
+                f"agent {agent.name!r}: table {b.name} has no block of step "
+                f"{first_step}; the store is damaged."
+            )
+        event = conn.execute(
+            select(ev.c.payload).where(
+                (ev.c.agent_id == agent_id) & (ev.c.seq == row.seq)
+            )
+        ).scalar()
+        n_states = process_classes(agent).size
+        try:
+            steps = unpack_blocks([row], agent.n_features, n_states)
+        except ValueError as exc:
+            raise StoreError(f"agent {agent.name!r}, table {b.name}: {exc}") from None
+        ids = steps["request_id"]
+        methods = dict(
+            conn.execute(
+                select(req.c.request_id, req.c.method).where(
+                    (req.c.agent_id == agent_id)
+                    & req.c.request_id.in_(ids[ids > 0].tolist())
+                )
+            ).all()
+        )
+    requests = tuple(
+        RequestRecord(
+            request_id=int(i),
+            step=int(s),
+            evpi=float(e),
+            method=methods.get(int(i)),
+        )
+        for i, s, e in zip(ids, steps["step"], steps["evpi"])
+        if i > 0
+    )
+    return ObserveBlock(
+        first_step=int(row.first_step),
+        times=steps["time"],
+        timestamps=steps["timestamp"] if row.timestamp is not None else None,
+        features=steps["features"],
+        belief=steps["belief"],
+        evpi=steps["evpi"],
+        action=steps["action"],
+        request_ids=ids,
+        requests=requests,
+        budget_state=json.loads(event)["budget_state"] if event else {},
+        clock=agent.clock,
+    )
+
+
+def load_steps(store, agent_id: int, steps, columns) -> dict:
+    """See :meth:`AgentStore.load_steps`."""
+    with _reading_agent(store, f"#{agent_id}") as conn:
+        agent = _agent_by_id(store, conn, agent_id)
+        return read_steps(conn, agent, steps, columns, process_classes(agent).size)

@@ -29,6 +29,7 @@ __all__ = [
     "Request",
     "RequestBook",
     "expire_overdue",
+    "read_answer",
     "read_result",
     "report_stall",
 ]
@@ -42,7 +43,7 @@ class Request:
     status: str  # open, done, cancelled or expired
     method: int  # index into the agent's inspection methods; -1 without
     belief: np.ndarray | None  # kept while a result may come
-    time: float | None  # the budget's time at its step, kept while open
+    time: float | None  # the budget's time at its step, while a result may come
 
 
 class RequestBook:
@@ -142,8 +143,7 @@ class RequestBook:
     def expire(self, ids) -> None:
         """Mark requests expired: their slots free, a late result is taken."""
         for request_id in ids:
-            request = self._requests[request_id]
-            request.status, request.time = "expired", None
+            self._requests[request_id].status = "expired"
         if ids:
             self.stall_reported = False
 
@@ -154,21 +154,41 @@ def read_result(agent, request_id, step, label, report):
     Returns a :class:`~skrbal._learning.Result`: its ``label`` is None
     for a report that leaves the state uncertain.
     """
-    k = agent._requests[request_id].method
+    request = agent._requests[request_id]
+    return read_answer(
+        agent,
+        request.method,
+        request.belief,
+        label,
+        report,
+        what=f"request {request_id}",
+        call=f"record_inspection({request_id}",
+        step=step,
+    )
+
+
+def read_answer(agent, k, belief, label, report, *, what, call, step):
+    """An inspection's label or report, checked and read by the kernel.
+
+    ``k``: the inspection method's index (-1: the process's perfect one);
+    ``belief``: the belief at the step (a report's posterior needs it);
+    ``what`` names the inspection and ``call`` starts the call to suggest
+    (``record_inspection(3``) in messages.
+    """
     method = None if k < 0 else agent.inspections[k]
+    verb = call.split("(")[0]
     if (label is None) == (report is None):
         raise RequestError(
-            f"record_inspection needs either a label or a report for request "
-            f"{request_id}, not {'both' if label is not None else 'neither'}; "
-            "nothing was recorded."
+            f"{verb} needs either a label or a report for {what}, not "
+            f"{'both' if label is not None else 'neither'}; nothing was recorded."
         )
     if label is not None:
         if method is not None and not agent._kernel.reveals[k]:
             outcomes = method.outcomes_.tolist()
             raise RequestError(
-                f"request {request_id} (step {step}) was made with inspection "
+                f"{what} (step {step}) was made with inspection "
                 f"method {method.name!r}, whose reports do not reveal the "
-                f"state: pass its report, record_inspection({request_id}, "
+                f"state: pass its report, {call}, "
                 f"report=...) with one of {outcomes}; nothing was recorded."
             )
         try:
@@ -179,8 +199,11 @@ def read_result(agent, request_id, step, label, report):
     if method is None:
         raise RequestError(
             f"agent {agent.name!r} has no inspection methods: its inspections "
-            f"reveal the state, so pass the label, record_inspection("
-            f"{request_id}, label); nothing was recorded."
+            f"reveal the state, so pass the label, {call}, label); nothing "
+            "was recorded."
+            if agent.inspections is None
+            else f"{what} has no inspection method: a report needs one "
+            "(method=...); nothing was recorded."
         )
     outcomes = method.outcomes_
     given = np.asarray([report])
@@ -193,10 +216,9 @@ def read_result(agent, request_id, step, label, report):
     except (TypeError, ValueError):
         raise RequestError(
             f"report {report!r} is not an outcome of inspection method "
-            f"{method.name!r} (request {request_id}): pass one of "
+            f"{method.name!r} ({what}): pass one of "
             f"{outcomes.tolist()}; nothing was recorded."
         ) from None
-    belief = agent._requests[request_id].belief
     return agent._kernel.read_result(k, belief, report=report)
 
 

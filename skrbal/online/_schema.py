@@ -49,7 +49,10 @@ from sqlalchemy import (
 from skrbal.online._blocks import rows_to_block
 from skrbal.online._chain import event_hash, genesis_hash
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
+
+# Longest client key of an idempotent call (skrbal_events.client_key).
+MAX_KEY_LENGTH = 200
 
 # Observation rows read at a time by the migration from version 2.
 _MIGRATION_CHUNK = 10_000
@@ -138,8 +141,16 @@ def _chain_events(conn) -> None:
     for agent in conn.execute(select(agents)).all():
         previous, start = genesis_hash(agent), 0
         while True:
+            # The columns of version 3 only (later ones do not exist yet).
             chunk = conn.execute(
-                select(ev)
+                select(
+                    ev.c.seq,
+                    ev.c.kind,
+                    ev.c.step,
+                    ev.c.request_id,
+                    ev.c.payload,
+                    ev.c.created_at,
+                )
                 .where((ev.c.agent_id == agent.agent_id) & (ev.c.seq > start))
                 .order_by(ev.c.seq)
                 .limit(_MIGRATION_CHUNK)
@@ -164,11 +175,31 @@ def _chain_events(conn) -> None:
             start = chunk[-1].seq
 
 
+def _client_keys_and_origins(conn) -> None:
+    """Version 4 -> 5: client keys of idempotent calls, origins of requests.
+
+    Columns ``client_key`` and ``key_digest`` of ``skrbal_events`` (NULL for
+    the events already there: no call was keyed) with a unique index per
+    agent, and ``origin`` of ``skrbal_requests`` (NULL: the agent requested
+    it; ``'routine'``: a label the agent did not request). Existing hashes
+    stay valid: an event without a key hashes as before.
+    """
+    conn.execute(
+        text(
+            f"ALTER TABLE skrbal_events ADD COLUMN client_key VARCHAR({MAX_KEY_LENGTH})"
+        )
+    )
+    conn.execute(text("ALTER TABLE skrbal_events ADD COLUMN key_digest TEXT"))
+    conn.execute(text("ALTER TABLE skrbal_requests ADD COLUMN origin VARCHAR(10)"))
+    client_key_index.create(conn)
+
+
 # Upgrades from version v to v + 1.
 MIGRATIONS: dict = {
     1: _add_report_columns,
     2: _observations_to_blocks,
     3: _chain_events,
+    4: _client_keys_and_origins,
 }
 
 metadata = MetaData()
@@ -271,6 +302,9 @@ requests = Table(
     Column("method", String(200), nullable=True),
     Column("report", Text, nullable=True),
     Column("posterior", Text, nullable=True),
+    # Since version 5: NULL when the agent requested it, 'routine' for a
+    # label recorded without a request (RiskBasedAgent.record_label).
+    Column("origin", String(10), nullable=True),
     # No second request for the same step, enforced by the database too.
     UniqueConstraint("agent_id", "step", name="uq_skrbal_requests_step"),
 )
@@ -288,6 +322,17 @@ events = Table(
     Column("created_at", Float(53), nullable=False),
     # Since version 4: sha256 chained to the previous event's (_chain.py).
     Column("hash", String(64), nullable=True),
+    # Since version 5: the client's key of an idempotent call (unique per
+    # agent) and the JSON digests of its inputs, both in the event's hash.
+    Column("client_key", String(MAX_KEY_LENGTH), nullable=True),
+    Column("key_digest", Text, nullable=True),
 )
 
 Index("ix_skrbal_requests_status", requests.c.agent_id, requests.c.status)
+# NULL keys (calls without one) do not collide, in SQLite nor PostgreSQL.
+client_key_index = Index(
+    "uq_skrbal_events_client_key",
+    events.c.agent_id,
+    events.c.client_key,
+    unique=True,
+)

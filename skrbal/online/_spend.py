@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from math import fsum
 
-__all__ = ["inspection_spend"]
+__all__ = ["inspection_spend", "routine_spend"]
 
 # Requests whose inspection may still report: their cost is committed.
 _WAITING = ("open", "expired")
@@ -59,3 +59,31 @@ def inspection_spend(counts, inspection_cost: float, methods=None) -> dict:
         "n_inspections_by_method": done,
         "spend_by_method": spends,
     }
+
+
+def routine_spend(counts, inspection_cost: float, methods=None) -> float:
+    """Spend of the routine inspections (labels the agent did not request).
+
+    Parameters
+    ----------
+    counts : dict
+        ``method -> number of routine inspections``; ``None`` is the
+        process's perfect inspection, at ``inspection_cost``.
+    inspection_cost : float
+        The process's inspection cost.
+    methods : list of dict, default=None
+        The agent's inspection methods as stored (``name`` and ``cost``).
+
+    Returns
+    -------
+    spend : float
+
+    Examples
+    --------
+    >>> from skrbal.online._spend import routine_spend
+    >>> routine_spend({None: 2}, 7.0)
+    14.0
+    """
+    costs = {m["name"]: float(m["cost"]) for m in methods or ()}
+    costs[None] = float(inspection_cost)
+    return fsum(n * costs[name] for name, n in counts.items())

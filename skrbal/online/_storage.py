@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # only named in a signature: reading a store needs no pandas
 __all__ = [
     "AgentRecord",
     "AgentStorage",
+    "ClientKey",
     "Commissioning",
     "EventRecord",
     "ObserveBlock",
@@ -102,6 +103,33 @@ class AgentRecord:
     created_at: float
     skrbal_version: str
     agent_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ClientKey:
+    """The client's key of an idempotent call, and what its inputs were.
+
+    A call made with a key is stored with it; the same call retried with
+    the same key returns the stored answer instead of acting again (see
+    :meth:`RiskBasedAgent.observe`).
+
+    Parameters
+    ----------
+    key : str
+        The client's key, unique per agent.
+    digest : dict
+        SHA-256 (hex) of each input of the call, by the input's name
+        (``X``, ``timestamps``, ``label``, ...): a retry must match them.
+
+    Examples
+    --------
+    >>> from skrbal.online import ClientKey
+    >>> ClientKey("batch-7", {"X": "ab12"}).key
+    'batch-7'
+    """
+
+    key: str
+    digest: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -211,6 +239,8 @@ class ObserveBlock:
         The budget policy's state after the call.
     clock : {'step', 'timestamp'}
         What the budget policy counts time in.
+    key : ClientKey or None, default=None
+        The client's key of the call, if it gave one.
 
     Examples
     --------
@@ -236,6 +266,7 @@ class ObserveBlock:
     requests: tuple
     budget_state: Mapping[str, Any]
     clock: str
+    key: ClientKey | None = None
 
     @property
     def n_steps(self) -> int:
@@ -263,6 +294,17 @@ class ResultRecord:
         The inspection method's report (with inspection methods).
     posterior : tuple of float or None, default=None
         The posterior over the states after the report.
+    key : ClientKey or None, default=None
+        The client's key of the call, if it gave one.
+    origin : {None, 'routine'}, default=None
+        ``None``: the result of the agent's request ``request_id``;
+        ``'routine'``: a label the agent did not request, stored as request
+        ``request_id`` (a new one) made and done in this one event.
+    evpi : float or None, default=None
+        With ``origin='routine'``: the EVPI of the step when observed.
+    method : str or None, default=None
+        With ``origin='routine'``: the inspection method's name (``None``:
+        the process's perfect inspection).
 
     Examples
     --------
@@ -279,6 +321,10 @@ class ResultRecord:
     warnings: tuple = ()
     report: Any = None
     posterior: tuple | None = None
+    key: ClientKey | None = None
+    origin: str | None = None
+    evpi: float | None = None
+    method: str | None = None
 
 
 @dataclass(frozen=True)
@@ -297,6 +343,8 @@ class EventRecord:
         The request it concerns.
     payload : dict
         What else it recorded (a result's label, an action, ...).
+    key : ClientKey or None, default=None
+        The client's key of the call, if it gave one.
 
     Examples
     --------
@@ -311,6 +359,7 @@ class EventRecord:
     step: int | None
     request_id: int | None
     payload: Mapping[str, Any]
+    key: ClientKey | None = None
 
 
 @dataclass(frozen=True)
@@ -406,15 +455,26 @@ class AgentStorage(Protocol):
         """Commit an inspection result."""
 
     def record_cancel(
-        self, agent_id: int, seq: int, request_id: int, step: int, reason
+        self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
     ) -> None:
         """Commit the cancellation of a request."""
 
     def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
         """Commit the expiry of open requests (their results are still taken)."""
 
-    def record_action(self, agent_id: int, seq: int, step: int, action: int) -> None:
+    def record_action(
+        self, agent_id: int, seq: int, step: int, action: int, key=None
+    ) -> None:
         """Commit the action the user took at a step."""
+
+    def find_key(self, agent_id: int, key: str) -> EventRecord | None:
+        """The event of the call made with a client key (None: no such call)."""
+
+    def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
+        """The stored block of the ``observe`` call starting at a step."""
+
+    def load_steps(self, agent_id: int, steps, columns) -> dict:
+        """Per-step columns (``features``, ``belief``, ``evpi``, ...) of steps."""
 
     def status(self, name: str) -> dict:
         """Counts, spend, open requests, labelled set and last EVPI."""

@@ -374,7 +374,9 @@ class AgentStore:
             ``request_id``, ``step``, ``status`` (``open``, ``done``,
             ``cancelled``), ``evpi``, ``label`` and ``action`` (the optimal
             action for the inspected state) once done, ``result_timestamp``
-            and ``note`` (the reason given for a cancellation); for an agent
+            and ``note`` (the reason given for a cancellation), ``origin``
+            (``'agent'``, or ``'routine'`` for a label the agent did not
+            request, see :meth:`RiskBasedAgent.record_label`); for an agent
             with inspection methods also ``method``, ``report`` and
             ``posterior_<label>``.
         """
@@ -414,8 +416,9 @@ class AgentStore:
             ``result``, ``cancel``, ``action``), ``step`` (the first step of
             an ``observe``), ``request_id``, ``payload`` (dict: the budget
             state after an ``observe``, the label of a ``result``, the
-            warnings its fit issued, ...) and ``created_at`` (wall-clock
-            seconds).
+            warnings its fit issued, ...), ``created_at`` (wall-clock
+            seconds) and ``client_key`` (the key of a call made with one,
+            else None).
         """
         return _frames.events(self, name)
 
@@ -444,6 +447,10 @@ class AgentStore:
             method's cost, and ``n_inspections_by_method`` and
             ``spend_by_method`` split the results by method, as
             :func:`~skrbal.metrics.campaign_summary` does with ``methods``.
+            Routine inspections (labels the agent did not request,
+            :meth:`RiskBasedAgent.record_label`) are counted apart:
+            ``n_routine`` and ``routine_spend`` (at their method's cost);
+            the other counts and spends are the agent's requests only.
         """
         return _reading.status(self, name)
 
@@ -611,7 +618,7 @@ class AgentStore:
         _writing.record_result(self, agent_id, seq, result)
 
     def record_cancel(
-        self, agent_id: int, seq: int, request_id: int, step: int, reason
+        self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
     ) -> None:
         """Commit the cancellation of a request as event ``seq + 1``.
 
@@ -625,8 +632,10 @@ class AgentStore:
             The request and its step.
         reason : str or None
             Kept with the request.
+        key : ClientKey, default=None
+            The client's key of the call, if it gave one.
         """
-        _writing.record_cancel(self, agent_id, seq, request_id, step, reason)
+        _writing.record_cancel(self, agent_id, seq, request_id, step, reason, key)
 
     def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
         """Commit the expiry of open requests as event ``seq + 1``.
@@ -642,7 +651,9 @@ class AgentStore:
         """
         _writing.record_expire(self, agent_id, seq, request_ids, steps)
 
-    def record_action(self, agent_id: int, seq: int, step: int, action: int) -> None:
+    def record_action(
+        self, agent_id: int, seq: int, step: int, action: int, key=None
+    ) -> None:
         """Commit the action the user took at a step as event ``seq + 1``.
 
         Parameters
@@ -655,8 +666,66 @@ class AgentStore:
             The step.
         action : int
             The action's index.
+        key : ClientKey, default=None
+            The client's key of the call, if it gave one.
         """
-        _writing.record_action(self, agent_id, seq, step, action)
+        _writing.record_action(self, agent_id, seq, step, action, key)
+
+    def find_key(self, agent_id: int, key: str):
+        """The event of the call an agent made with a client key.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        key : str
+            The client's key.
+
+        Returns
+        -------
+        event : EventRecord or None
+            With its :class:`ClientKey` (the digests of the call's inputs);
+            ``None`` when no call of the agent used that key.
+        """
+        return _reading.find_key(self, agent_id, key)
+
+    def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
+        """The steps of one stored ``observe`` call, as committed.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        first_step : int
+            The call's first step.
+
+        Returns
+        -------
+        block : ObserveBlock
+            Its steps, its requests (with their methods) and the budget
+            state after it.
+        """
+        return _reading.load_block(self, agent_id, first_step)
+
+    def load_steps(self, agent_id: int, steps, columns) -> dict:
+        """Some per-step columns of some observed steps, a block at a time.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        steps : sequence of int
+            Observed (not commissioning) steps, ascending.
+        columns : sequence of str
+            Among ``timestamp``, ``time``, ``features``, ``belief``,
+            ``evpi``, ``action`` and ``request_id``.
+
+        Returns
+        -------
+        values : dict
+            Each column's values at those steps.
+        """
+        return _reading.load_steps(self, agent_id, steps, columns)
 
     def close(self) -> None:
         """Close the store's connections."""

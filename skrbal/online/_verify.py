@@ -48,7 +48,7 @@ class _Walk:
         self.kinds = dict.fromkeys(
             ("commission", "observe", "result", "cancel", "expire"), 0
         )
-        self.results = {}  # request_id -> (seq, step, label)
+        self.results = {}  # request_id -> (seq, step, label, origin)
         self.cancels = {}  # request_id -> (seq, step)
         self.expiries = {}  # request_id -> seq
         self.pending = []  # observe events whose blocks are not checked yet
@@ -80,7 +80,15 @@ def verify_agent(conn, agent) -> None:
                 agent, ev, f"event {expected}", f"missing (the next is {e.seq})"
             )
         previous = event_hash(
-            previous, e.seq, e.kind, e.step, e.request_id, e.payload, e.created_at
+            previous,
+            e.seq,
+            e.kind,
+            e.step,
+            e.request_id,
+            e.payload,
+            e.created_at,
+            e.client_key,
+            e.key_digest,
         )
         if e.hash is not None and e.hash != previous:
             raise _damaged(agent, ev, where, "its hash does not follow from the chain")
@@ -118,7 +126,12 @@ def _note(walk, e, where) -> None:
         walk.n_observed += payload.get("n", 0)
         walk.budget_state = payload.get("budget_state")
     elif e.kind == "result":
-        walk.results[e.request_id] = (e.seq, e.step, payload.get("label"))
+        walk.results[e.request_id] = (
+            e.seq,
+            e.step,
+            payload.get("label"),
+            payload.get("origin"),
+        )
     elif e.kind == "cancel":
         walk.cancels[e.request_id] = (e.seq, e.step)
     elif e.kind == "expire":
@@ -205,7 +218,7 @@ def _check_commissioning(conn, walk) -> None:
 def _check_requests(conn, walk) -> None:
     req, agent = schema.requests, walk.agent
     rows = conn.execute(
-        select(req.c.request_id, req.c.step, req.c.status, req.c.label)
+        select(req.c.request_id, req.c.step, req.c.status, req.c.label, req.c.origin)
         .where(req.c.agent_id == agent.agent_id)
         .order_by(req.c.request_id)
     ).all()
@@ -233,7 +246,7 @@ def _check_requests(conn, walk) -> None:
             )
         if result is not None:
             label = None if r.label is None else json.loads(r.label)
-            if result[1] != r.step or label != result[2]:
+            if result[1] != r.step or label != result[2] or r.origin != result[3]:
                 raise _damaged(
                     agent, req, where, f"it differs from result event {result[0]}"
                 )

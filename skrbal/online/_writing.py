@@ -69,10 +69,13 @@ def _transaction(store, agent_id: int, seq: int, **values):
         yield conn
 
 
-def _insert_event(conn, agent_id, seq, kind, step, request_id, payload, first=None):
+def _insert_event(
+    conn, agent_id, seq, kind, step, request_id, payload, first=None, key=None
+):
     """Append event ``seq``, its hash chained to event ``seq - 1``'s.
 
-    ``first``: the chain's starting hash, for event 1.
+    ``first``: the chain's starting hash, for event 1; ``key``: the
+    :class:`ClientKey` of a keyed call, stored (unique per agent) and hashed.
     """
     ev = schema.events
     previous = first
@@ -90,19 +93,35 @@ def _insert_event(conn, agent_id, seq, kind, step, request_id, payload, first=No
                 f"{seq - 1}; the store is damaged."
             )
     text, at = json.dumps(payload), time.time()
-    conn.execute(
-        insert(ev),
-        {
-            "agent_id": agent_id,
-            "seq": seq,
-            "kind": kind,
-            "step": step,
-            "request_id": request_id,
-            "payload": text,
-            "created_at": at,
-            "hash": event_hash(previous, seq, kind, step, request_id, text, at),
-        },
-    )
+    client_key = digest = None
+    if key is not None:
+        client_key = key.key
+        digest = json.dumps(dict(key.digest), sort_keys=True)
+    row = {
+        "agent_id": agent_id,
+        "seq": seq,
+        "kind": kind,
+        "step": step,
+        "request_id": request_id,
+        "payload": text,
+        "created_at": at,
+        "client_key": client_key,
+        "key_digest": digest,
+        "hash": event_hash(
+            previous, seq, kind, step, request_id, text, at, client_key, digest
+        ),
+    }
+    try:
+        conn.execute(insert(ev), row)
+    except IntegrityError:
+        if key is None:
+            raise
+        # The agent checks a key before acting; only a writer outside its
+        # lock could have used it since.
+        raise StoreError(
+            f"agent {agent_id}: table {ev.name} already has a call with client "
+            f"key {client_key!r}; nothing was written."
+        ) from None
 
 
 def _agent_values(record: AgentRecord) -> dict:
@@ -225,7 +244,14 @@ def append_observe(store, agent_id: int, seq: int, block: ObserveBlock) -> None:
         if requests:
             conn.execute(insert(schema.requests), requests)
         _insert_event(
-            conn, agent_id, seq + 1, "observe", block.first_step, None, payload
+            conn,
+            agent_id,
+            seq + 1,
+            "observe",
+            block.first_step,
+            None,
+            payload,
+            key=block.key,
         )
 
 
@@ -235,35 +261,67 @@ def record_result(store, agent_id: int, seq: int, result: ResultRecord) -> None:
     label = None if result.label is None else label_to_json(result.label)
     report = None if result.report is None else label_to_json(result.report)
     posterior = None if result.posterior is None else list(result.posterior)
-    with _transaction(store, agent_id, seq) as conn:
-        conn.execute(
-            update(req)
-            .where(
-                (req.c.agent_id == agent_id) & (req.c.request_id == result.request_id)
+    values = {
+        "status": "done",
+        "closed_seq": seq + 1,
+        "label": label,
+        "action": result.action,
+        "result_timestamp": result.timestamp,
+        "report": report,
+        "posterior": None if posterior is None else json.dumps(posterior),
+    }
+    counters = {}
+    if result.origin is not None:  # a request made and done in this event
+        counters["n_requests"] = result.request_id
+    with _transaction(store, agent_id, seq, **counters) as conn:
+        if result.origin is None:
+            conn.execute(
+                update(req)
+                .where(
+                    (req.c.agent_id == agent_id)
+                    & (req.c.request_id == result.request_id)
+                )
+                .values(**values)
             )
-            .values(
-                status="done",
-                closed_seq=seq + 1,
-                label=label,
-                action=result.action,
-                result_timestamp=result.timestamp,
-                report=report,
-                posterior=None if posterior is None else json.dumps(posterior),
+        else:
+            conn.execute(
+                insert(req),
+                {
+                    "agent_id": agent_id,
+                    "request_id": result.request_id,
+                    "step": result.step,
+                    "evpi": float(result.evpi),
+                    "opened_seq": seq + 1,
+                    "method": result.method,
+                    "origin": result.origin,
+                    **values,
+                },
             )
-        )
         payload = {
             "label": None if label is None else json.loads(label),
             "warnings": list(result.warnings),
+            # What a retry with the client key returns.
+            "action": int(result.action),
         }
+        if result.origin is not None:
+            payload["origin"] = result.origin
+            payload["method"] = result.method
         if posterior is not None:
             payload["report"] = None if report is None else json.loads(report)
             payload["posterior"] = posterior
         _insert_event(
-            conn, agent_id, seq + 1, "result", result.step, result.request_id, payload
+            conn,
+            agent_id,
+            seq + 1,
+            "result",
+            result.step,
+            result.request_id,
+            payload,
+            key=result.key,
         )
 
 
-def record_cancel(store, agent_id, seq, request_id, step, reason) -> None:
+def record_cancel(store, agent_id, seq, request_id, step, reason, key=None) -> None:
     """See :meth:`AgentStore.record_cancel`."""
     req = schema.requests
     with _transaction(store, agent_id, seq) as conn:
@@ -273,7 +331,14 @@ def record_cancel(store, agent_id, seq, request_id, step, reason) -> None:
             .values(status="cancelled", closed_seq=seq + 1, note=reason)
         )
         _insert_event(
-            conn, agent_id, seq + 1, "cancel", step, request_id, {"reason": reason}
+            conn,
+            agent_id,
+            seq + 1,
+            "cancel",
+            step,
+            request_id,
+            {"reason": reason},
+            key=key,
         )
 
 
@@ -302,7 +367,7 @@ def record_expire(store, agent_id, seq, request_ids, steps) -> None:
         )
 
 
-def record_action(store, agent_id, seq, step, action) -> None:
+def record_action(store, agent_id, seq, step, action, key=None) -> None:
     """See :meth:`AgentStore.record_action`."""
     act = schema.actions
     with _transaction(store, agent_id, seq) as conn:
@@ -310,7 +375,9 @@ def record_action(store, agent_id, seq, step, action) -> None:
             delete(act).where((act.c.agent_id == agent_id) & (act.c.step == step))
         )
         conn.execute(insert(act).values(agent_id=agent_id, step=step, action=action))
-        _insert_event(conn, agent_id, seq + 1, "action", step, None, {"action": action})
+        _insert_event(
+            conn, agent_id, seq + 1, "action", step, None, {"action": action}, key=key
+        )
 
 
 def mark_owner(store, agent_id: int) -> None:
