@@ -193,6 +193,8 @@ def configuration(store, name: str) -> dict:
 
 def events(store, name: str) -> pd.DataFrame:
     """See :meth:`AgentStore.events`."""
+    import pandas as pd
+
     ev = schema.events
     with store.engine.connect() as conn:
         agent = agent_row(store, conn, name)
