@@ -1511,9 +1511,18 @@ def test_from_a_campaign_file_to_a_watched_agent_from_the_shell(tmp_path, capsys
     )
     assert code == 0 and f"step {step}: action 1 (perform maintenance)" in out, err
 
-    # ---- record-label (#18.4) goes here, once 'skrbal agent record-label'
-    # exists: a routine inspection's state for a step the agent did not
-    # request, then the count of labelled steps in status below grows by one.
+    # A routine inspection the agent did not request (#18.4): its state is
+    # learnt, counted as labelled and as routine, not charged to the budget.
+    unasked = shell["bridge"][~shell["bridge"]["inspect"].astype(bool)].iloc[-1]
+    routine_step = int(unasked["step"])
+    routine_state = int(states[unasked.name])
+    when = (pd.Timestamp(unasked["timestamp"]) + pd.Timedelta(days=1)).isoformat()
+    code, out, err = run(
+        ["agent", "record-label", routine_step, routine_state, *common,
+         "--time", when],
+        capsys,
+    )  # fmt: skip
+    assert code == 0 and out.startswith(f"step {routine_step}: routine inspection"), err
 
     # Status, through the installed entry point in a fresh interpreter.
     result = subprocess.run(
@@ -1527,6 +1536,8 @@ def test_from_a_campaign_file_to_a_watched_agent_from_the_shell(tmp_path, capsys
     assert state["n_observations"] == 120 and state["n_open"] == 0
     assert state["n_results"] == state["n_requests"] == n_requests
     assert state["spend"] == 30.0 * n_requests
+    assert state["n_routine"] == 1 and state["routine_spend"] == 30.0
+    assert sum(state["labelled"].values()) == 20 + n_requests + 1
     code, out, _ = run(["agent", "status", "--store", store, "--agent",
                         "bridge-drone"], capsys)  # fmt: skip
     assert "spend of drone: " in out and "spend of rope access: " in out
@@ -1545,17 +1556,25 @@ def test_from_a_campaign_file_to_a_watched_agent_from_the_shell(tmp_path, capsys
     assert main(["agent", "export", *common, "--table", "requests", "--out",
                  path]) == 0  # fmt: skip
     requests = pd.read_csv(path)
-    assert (
-        len(requests) == n_requests
-        and requests["timestamp"].str.endswith("+00:00").all()
-    )
+    assert requests["timestamp"].str.endswith("+00:00").all()
+    # The agent's requests, and the routine inspection (the last row).
+    assert requests["origin"].tolist() == ["agent"] * n_requests + ["routine"]
     later = pd.to_datetime(requests["result_timestamp"]) - pd.to_datetime(
         requests["timestamp"]
     )
-    assert (later == pd.Timedelta(hours=2)).all()
+    assert (later[:-1] == pd.Timedelta(hours=2)).all()
+    assert later.iloc[-1] == pd.Timedelta(days=1)
+    assert requests["step"].iloc[-1] == routine_step
 
-    # ---- 'skrbal agent report --out report.html' (#18, "Looking at an
-    # agent") goes here, once it exists: the page of both agents.
+    # The report page of both agents, one self-contained file.
+    code, out, err = run(
+        ["agent", "report", "--store", store, "--out", tmp_path / "report.html"],
+        capsys,
+    )
+    assert code == 0, err
+    page = (tmp_path / "report.html").read_text()
+    assert "Agent bridge<" in page and "Agent bridge-drone<" in page
+    assert "data:image/png;base64," in page and "http" not in page.split("<body", 1)[1]
 
     # The shell decides as the Python agent does on the same campaign ...
     data_prior = BayesianGMMClassifier(mean_prior="data", covariance_prior="data")
