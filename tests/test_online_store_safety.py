@@ -19,6 +19,7 @@ from skrbal import synthetic_decision_process
 from skrbal.online import (
     AgentLockedError,
     AgentStore,
+    RequestError,
     RiskBasedAgent,
     StoreError,
 )
@@ -198,3 +199,26 @@ def test_a_read_only_store_can_be_read(folder_writable):
     assert outcome[:5] == [True, 3, 11, 0, 2], outcome
     assert f"store {path} is read-only" in outcome[5]
     assert "can be read (status, history, export)" in outcome[5]
+
+
+def test_a_nul_character_is_named_not_sent_to_the_database(store_url):
+    """#21.7: a NUL byte in a name reached PostgreSQL, whose text cannot hold
+    one, and came back as psycopg's error (SQLite stored it)."""
+    bad = RiskBasedAgent(
+        estimator=GaussianNB(),
+        process=synthetic_decision_process(),
+        store=store_url,
+        name="bridge\x00-7",
+    )
+    with pytest.raises(ValueError, match="name must not contain a NUL"):
+        bad.fit(X0, Y0)
+    cheap = synthetic_decision_process().set_params(inspection_cost=1e-3)
+    agent = RiskBasedAgent(estimator=GaussianNB(), process=cheap, store=store_url)
+    decisions = agent.fit(X0, Y0).observe(np.linspace(-10.0, 25.0, 60)[:, None])
+    request = int(decisions["request_id"].dropna().iloc[0])
+    with pytest.raises(RequestError, match="without NUL"):
+        agent.cancel_request(request, reason="no\x00access")
+    agent.cancel_request(request, reason="no access")  # nothing was changed
+    with pytest.raises(StoreError, match="no agent named"):
+        agent.store_.status("bridge\x00-7")
+    agent.close()

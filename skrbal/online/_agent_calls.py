@@ -272,10 +272,10 @@ class RecordCalls:
             if stored_call(self, key) is not None:
                 return
         request_id, step, _ = self._requests.check(request_id, "cancelled", self.name)
-        if reason is not None and not isinstance(reason, str):
+        if reason is not None and (not isinstance(reason, str) or "\x00" in reason):
             raise RequestError(
-                f"reason must be None or a string, got {type(reason).__name__} "
-                f"{reason!r}; nothing was cancelled."
+                "reason must be None or a string without NUL characters, got "
+                f"{type(reason).__name__} {reason!r}; nothing was cancelled."
             )
         self.store_.record_cancel(
             self.agent_id_, self._seq, request_id, step, reason, key

@@ -33,9 +33,14 @@ from skrbal.online._verify import verify_agent
 
 
 def agent_row(store, conn, name):
-    row = conn.execute(
-        select(schema.agents).where(schema.agents.c.name == name)
-    ).first()
+    # A name no agent can have (see check_params) is not sent to the
+    # database: PostgreSQL would refuse a NUL in text with its own error.
+    usable = isinstance(name, str) and "\x00" not in name
+    row = (
+        conn.execute(select(schema.agents).where(schema.agents.c.name == name)).first()
+        if usable
+        else None
+    )
     if row is None:
         known = store.agent_names()
         raise StoreError(

@@ -71,6 +71,8 @@ def check_params(agent):
             f"name must be a non-empty string of at most 200 characters, got "
             f"{agent.name!r}."
         )
+    if "\x00" in agent.name:  # PostgreSQL's text cannot hold it
+        raise ValueError(f"name must not contain a NUL character, got {agent.name!r}.")
     budget = CostThreshold() if agent.budget is None else agent.budget
     if not isinstance(budget, BudgetPolicy):
         raise TypeError(
