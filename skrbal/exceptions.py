@@ -73,10 +73,9 @@ class PriorScaleWarning(UserWarning):
     enough labels have been seen. Standardise the features (a Pipeline with
     :class:`~sklearn.preprocessing.StandardScaler`), or set
     ``mean_prior='data'`` and ``covariance_prior='data'``, which is the same
-    model. The default's values pinned explicitly (``mean_prior=0.0,
-    covariance_prior=1.0``, as the paper's methods and ``skrbal agent init
-    --prior paper`` set them) are checked as the default is; any other
-    explicit prior is taken as meant and not checked.
+    model. A prior given explicitly is taken as meant and not checked (the
+    paper's reproductions pin its unit prior); ``skrbal agent init --prior
+    paper`` on a campaign file leaves it at the default, so it is checked.
 
     The classifiers raise it once per fit and record it in ``fit_warnings_``.
 

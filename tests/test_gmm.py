@@ -710,22 +710,16 @@ def test_data_scale_of_a_constant_feature_is_an_error():
         BayesianGMMClassifier(mean_prior="mean").fit(X, [0, 1, 1])
 
 
-def test_explicit_paper_prior_is_the_default_and_warns_as_it_does():
-    """#18.2: the paper's prior pinned on raw features decided badly, silently."""
-    from skrbal.exceptions import PriorScaleWarning
-
+def test_explicit_paper_prior_is_the_default_without_the_warning():
     X, y, X_all = _raw_synthetic()
-    with pytest.warns(PriorScaleWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         explicit = BayesianGMMClassifier(mean_prior=0.0, covariance_prior=1.0)
         explicit.fit(X, y)
     with pytest.warns(UserWarning):
         default = BayesianGMMClassifier().fit(X, y)
     _assert_same_model(explicit, default, tol=0)
-    assert [type(w) for w in explicit.fit_warnings_] == [PriorScaleWarning]
-    # Another explicit prior is taken as meant.
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        BayesianGMMClassifier(mean_prior=10.0, covariance_prior=50.0).fit(X, y)
+    assert explicit.fit_warnings_ == []
     # Standardised features are on the default prior's scale.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -763,11 +757,12 @@ def test_prediction_fast_path_keeps_validation():
         named.predict_proba(X)
 
 
-def test_the_studies_pin_the_paper_prior_and_are_told_it_does_not_fit():
+def test_the_studies_pin_the_paper_prior_without_warning():
     from skrbal.experiments import get_method
 
     X, y, _ = _raw_synthetic()
-    with pytest.warns(UserWarning, match="default prior"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         studied = get_method("gmm-evpi").estimator().fit(X, y)
     with pytest.warns(UserWarning, match="default prior"):
         default = BayesianGMMClassifier().fit(X, y)
