@@ -3,8 +3,9 @@
 A hypothesis state machine observes, records results, cancels requests,
 records actions and routine labels, retries keyed calls (same client key:
 the stored answer, nothing changed; same key, other inputs:
-IdempotencyKeyError) and restarts the agent (close, then ``from_store``),
-and
+IdempotencyKeyError), restarts the agent (close, then ``from_store``) and
+kills it inside a keyed ``observe``, before or after its commit (then
+restarts it and retries the call, which must happen exactly once), and
 checks after every step that the store holds what an in-memory model of the
 calls says it must, that its chain verifies, and that a restart rebuilds
 the same model (identical beliefs on a probe).
@@ -39,6 +40,10 @@ X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
 Y0 = np.array([1, 2, 3, 4] * 2)
 POSTGRES_ENV = "SKRBAL_TEST_POSTGRES_URL"
 PROBE = np.linspace(-8.0, 22.0, 25)[:, None]
+
+
+class _Killed(BaseException):
+    """The process running the agent died (a SIGKILL, simulated in a test)."""
 
 
 class AgentMachine(RuleBasedStateMachine):
@@ -128,6 +133,43 @@ class AgentMachine(RuleBasedStateMachine):
     def record_action(self, data, action):
         step = data.draw(st.integers(0, self.n_steps - 1))
         self.agent.record_action(step, action)
+
+    @rule(
+        xs=st.lists(st.floats(min_value=11.0, max_value=13.5), min_size=1, max_size=6),
+        committed=st.booleans(),
+    )
+    def kill(self, xs, committed):
+        """The process dies in a keyed observe, before or after its commit;
+        it restarts and the caller retries: the call happens exactly once."""
+        key = f"killed-{len(self.keyed)}"
+        store = self.agent.store_
+        write = store.append_observe
+
+        def dying(*args, **kwargs):
+            if committed:
+                write(*args, **kwargs)
+            raise _Killed  # nothing after this line runs in a killed process
+
+        store.append_observe = dying
+        try:
+            with pytest.raises(_Killed):
+                self.agent.observe(np.array(xs)[:, None], key=key)
+        finally:
+            del store.append_observe
+        # Death: what the process held in memory is lost with its lock.
+        self.agent.close()
+        self.agent = RiskBasedAgent.from_store(self.url)
+        assert self.agent.n_steps_ == self.n_steps + (len(xs) if committed else 0)
+        self.keyed_retry_of_observe(key, xs)
+
+    def keyed_retry_of_observe(self, key, xs):
+        decisions = self.agent.observe(np.array(xs)[:, None], key=key)
+        self.keyed[key] = ("observe", xs, decisions)
+        made = decisions[decisions["inspect"]]
+        for step, request_id in zip(made["step"], made["request_id"]):
+            self.open[int(request_id)] = int(step)
+            self.taken.add(int(step))
+        self.n_steps += len(xs)
 
     @rule()
     def restart(self):
