@@ -17,6 +17,7 @@ from skrbal.exceptions import RequestError, RequestExpiredWarning
 from skrbal.online._idempotency import (
     check_key,
     client_key,
+    label_digest,
     stored_call,
     value_digest,
 )
@@ -116,17 +117,11 @@ class RecordCalls:
         key = check_key(key)
         stamp = result_stamp(timestamp)
         if key is not None:
-            given = label
-            if label is not None:
-                try:
-                    given = self._check_labels([label], "label")[0]
-                except ValueError:
-                    pass
             key = client_key(
                 key,
                 "record_inspection",
                 request_id=value_digest(request_id),
-                label=value_digest(given),
+                label=label_digest(self, label),
                 report=value_digest(report),
                 timestamp=value_digest(stamp),
             )

@@ -73,6 +73,21 @@ def value_digest(value) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def label_digest(agent, label) -> str:
+    """SHA-256 of a label as the agent's process knows it.
+
+    So that ``1`` and ``np.int64(1)`` are one input; a label the process
+    refuses is digested as given (the call then refuses it with its own
+    message).
+    """
+    if label is not None:
+        try:
+            label = agent._check_labels([label], "label")[0]
+        except ValueError:
+            pass
+    return value_digest(label)
+
+
 def client_key(key: str | None, call: str, **inputs) -> ClientKey | None:
     """The :class:`ClientKey` of a call: its key and the digest of each input.
 

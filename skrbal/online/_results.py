@@ -18,7 +18,12 @@ from numbers import Integral
 import numpy as np
 
 from skrbal.exceptions import RequestError
-from skrbal.online._idempotency import client_key, stored_call, value_digest
+from skrbal.online._idempotency import (
+    client_key,
+    label_digest,
+    stored_call,
+    value_digest,
+)
 from skrbal.online._replay import learn_label, learn_report
 from skrbal.online._requests import Request, read_answer
 from skrbal.online._storage import ResultRecord
@@ -182,17 +187,11 @@ def record_label(agent, step, label, report, method, timestamp, key) -> int:
     """See :meth:`RiskBasedAgent.record_label`."""
     stamp = result_stamp(timestamp)
     if key is not None:
-        given = label
-        if label is not None:
-            try:
-                given = agent._check_labels([label], "label")[0]
-            except ValueError:
-                pass
         key = client_key(
             key,
             "record_label",
             step=value_digest(step),
-            label=value_digest(given),
+            label=label_digest(agent, label),
             report=value_digest(report),
             method=value_digest(method),
             timestamp=value_digest(stamp),
