@@ -1592,8 +1592,8 @@ def test_from_a_campaign_file_to_a_watched_agent_from_the_shell(tmp_path, capsys
         )
         for column in ("evpi", "inspect", "request_id", "action"):
             np.testing.assert_array_equal(
-                shell[name][column].to_numpy(dtype=float),
-                python[column].to_numpy(dtype=float),
+                shell[name][column].to_numpy(dtype=float, na_value=np.nan),
+                python[column].to_numpy(dtype=float, na_value=np.nan),
                 err_msg=f"{name}: {column}",
             )
     # ... and as well as the Python path with a scaled model (within two

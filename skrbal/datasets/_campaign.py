@@ -45,7 +45,13 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
         if not text.strip():
             raise ValueError(f"{path} is empty: it holds no campaign.")
         try:
-            table = pd.read_csv(io.StringIO(text), skipinitialspace=True)
+            # round_trip: Python's own parsing, so a number reads back exactly
+            # as written (pandas 2.0's default parser can be an ulp off, and
+            # the agent commissioned from a file then differs from the same
+            # rows given in Python).
+            table = pd.read_csv(
+                io.StringIO(text), skipinitialspace=True, float_precision="round_trip"
+            )
         except (pd.errors.ParserError, ValueError) as exc:
             raise ValueError(f"{path} is not a readable CSV file: {exc}") from None
         first_line = 2  # line 1 is the header
