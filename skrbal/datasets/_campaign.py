@@ -45,12 +45,8 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
         if not text.strip():
             raise ValueError(f"{path} is empty: it holds no campaign.")
         try:
-            # round_trip: Python's own parsing, so a number reads back exactly
-            # as written (pandas 2.0's default parser can be an ulp off, and
-            # the agent commissioned from a file then differs from the same
-            # rows given in Python).
             table = pd.read_csv(
-                io.StringIO(text), skipinitialspace=True, float_precision="round_trip"
+                io.StringIO(text), skipinitialspace=True, **_EXACT_FLOATS
             )
         except (pd.errors.ParserError, ValueError) as exc:
             raise ValueError(f"{path} is not a readable CSV file: {exc}") from None
@@ -430,6 +426,15 @@ def load_campaign(
         source=source,
         description=description,
     )
+
+
+# Numbers read back exactly as written: pandas 2's default CSV parser can be an
+# ulp off (an agent commissioned from a file then differed from the same rows
+# given in Python), so it parses as Python does ("round_trip"); pandas 3's
+# default is exact and deprecates the option.
+_EXACT_FLOATS = (
+    {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+)
 
 
 def _exact_numbers(values: pd.Series) -> pd.Series:
