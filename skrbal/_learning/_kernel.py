@@ -369,6 +369,9 @@ class DecisionKernel:
             choice = np.asarray(plan(evpi, proba))
             requested, methods, state, blocked = self._follow(choice, available, n_open)
         else:
+            # Checked once here: every scan below gets arrays built by the
+            # kernel and states returned by the policy itself.
+            self.budget.check_state(budget_state)
             requested, methods, state, blocked = self._scan(
                 proba,
                 evpi,
@@ -445,6 +448,7 @@ class DecisionKernel:
                 cost,
                 state,
                 check_params=False,
+                check_input=False,
             )
             if hit < 0:
                 start = stop
@@ -474,6 +478,7 @@ class DecisionKernel:
                 cost,
                 state,
                 check_params=False,
+                check_input=False,
             )
             if hit < 0:
                 return count
@@ -481,7 +486,13 @@ class DecisionKernel:
             upto = slice(position, position + hit + 1)
             nowhere = np.zeros(hit + 1, dtype=bool)
             _, state = self.budget.scan(
-                value[upto], times[upto], nowhere, cost, state, check_params=False
+                value[upto],
+                times[upto],
+                nowhere,
+                cost,
+                state,
+                check_params=False,
+                check_input=False,
             )
             position += hit + 1
         return count

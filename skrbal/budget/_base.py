@@ -149,7 +149,15 @@ class BudgetPolicy(BaseEstimator):
         return self._initial_state()
 
     def scan(
-        self, evpi, times, available, cost, state, *, check_params: bool = True
+        self,
+        evpi,
+        times,
+        available,
+        cost,
+        state,
+        *,
+        check_params: bool = True,
+        check_input: bool = True,
     ) -> tuple[int, dict]:
         """Find the first step to inspect among consecutive decisions.
 
@@ -171,8 +179,12 @@ class BudgetPolicy(BaseEstimator):
         check_params : bool, default=True
             Check the policy's parameters first. A caller that scans one
             stream in many short pieces (the learners' decision kernel)
-            checks them once, by :meth:`initial_state`, and passes False; the
-            arrays and the state are checked at every call regardless.
+            checks them once, by :meth:`initial_state`, and passes False.
+        check_input : bool, default=True
+            Check the arrays, the cost and the state. The decision kernel,
+            which builds them itself (finite values, ordered times, a
+            boolean mask, a state from this policy) and scans a stream in
+            hundreds of short pieces, passes False; anything else should not.
 
         Returns
         -------
@@ -184,8 +196,11 @@ class BudgetPolicy(BaseEstimator):
         """
         if check_params:
             self._check_params()
-        evpi, times, available, cost = check_scan_input(evpi, times, available, cost)
-        self._check_state(state)
+        if check_input:
+            evpi, times, available, cost = check_scan_input(
+                evpi, times, available, cost
+            )
+            self._check_state(state)
         n_steps = evpi.shape[0]
         start = 0
         while start < n_steps:
@@ -203,6 +218,35 @@ class BudgetPolicy(BaseEstimator):
             )
             start = stop
         return -1, copy.deepcopy(state)
+
+    def check_state(self, state) -> None:
+        """Raise an error naming what is wrong unless ``scan`` accepts ``state``.
+
+        Parameters
+        ----------
+        state : dict
+            A state from :meth:`initial_state` or a previous :meth:`scan`,
+            e.g. one read back from a store.
+
+        Raises
+        ------
+        TypeError
+            If ``state`` is not a dict.
+        ValueError
+            If its keys are not this policy's, or its values contradict
+            each other.
+
+        Examples
+        --------
+        >>> from skrbal.budget import SpendCap
+        >>> policy = SpendCap(limit=10.0, period=100)
+        >>> policy.check_state(policy.initial_state())
+        >>> policy.check_state({"spent": 0.0})
+        Traceback (most recent call last):
+        ...
+        ValueError: state of SpendCap must have the keys ...
+        """
+        self._check_state(state)
 
     def __and__(self, other):
         if not isinstance(other, BudgetPolicy):
