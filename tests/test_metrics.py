@@ -416,3 +416,34 @@ def test_macro_f1_is_sklearns_f1_score_bit_for_bit(pairs, kind):
         y_true, y_pred = names[y_true], names[y_pred]
     expected = f1_score(y_true, y_pred, average="macro", zero_division=0)
     assert macro_f1(y_true, y_pred) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(1, 4), min_size=1, max_size=60),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([(1, 2, 3, 4), (1, 3, 4), (4, 2), (2,)]),
+    st.sampled_from(["int", "str"]),
+)
+def test_held_out_scores_are_the_metrics_bit_for_bit(y, seed, columns, kind):
+    # The stream learner scores its held-out set after every query with
+    # HeldOutScores (the true states' actions and codes worked out once);
+    # the numbers must be decision_accuracy's and macro_f1's, whatever
+    # subset and order of the states the model's columns hold.
+    from skrbal._scores import HeldOutScores
+
+    process = synthetic_decision_process()
+    y_true, classes = np.array(y), np.array(columns)
+    if kind == "str":
+        names = {1: "a", 2: "b", 3: "c", 4: "d"}
+        process = process.set_params(classes=["a", "b", "c", "d"])
+        y_true = np.array([names[v] for v in y])
+        classes = np.array([names[v] for v in columns])
+    proba = np.random.default_rng(seed).dirichlet(np.ones(classes.size), y_true.size)
+    scores = HeldOutScores(y_true, process)
+    for _ in range(2):  # the second call reuses the classes' codes
+        accuracy, f1 = scores(proba, classes)
+        assert accuracy == decision_accuracy(y_true, proba, process, classes=classes)
+        predicted = classes[np.argmax(proba, axis=1)]
+        assert f1 == macro_f1(y_true, predicted)
+        assert f1 == f1_score(y_true, predicted, average="macro", zero_division=0)

@@ -26,7 +26,7 @@ from skrbal._learning import (
     make_update,
     take_rows,
 )
-from skrbal._scores import macro_f1
+from skrbal._scores import HeldOutScores
 from skrbal.budget import BudgetPolicy
 from skrbal.exceptions import (
     MissingStatesWarning,
@@ -34,7 +34,7 @@ from skrbal.exceptions import (
     missing_states,
     missing_states_message,
 )
-from skrbal.metrics import campaign_summary, class_proportions, decision_accuracy
+from skrbal.metrics import campaign_summary, class_proportions
 
 # Steps per chunk when the totals are summed without a per-step history.
 _TOTALS_CHUNK = 65536
@@ -69,6 +69,7 @@ class StreamWalk:
         process = learner.process
         self.learner, self.process = learner, process
         self.X, self.X_test, self.y_test = X, X_test, y_test
+        self.scores = None  # HeldOutScores, at the first evaluation
         self.rng, self.planned = rng, planned
         self.full = learner.history == "full"
         # The process's states, validated once for the whole walk.
@@ -243,16 +244,11 @@ class StreamWalk:
 
     def evaluate(self):
         """Decision accuracy and macro-F1 of the current model on the test set."""
+        if self.scores is None:
+            self.scores = HeldOutScores(self.y_test, self.process)
         model = self.model
-        proba = model.predict_proba(self.X_test)
-        accuracy = decision_accuracy(
-            self.y_test, proba, self.process, classes=model.classes_
-        )
-        predicted = np.asarray(model.classes_)[np.argmax(proba, axis=1)]
-        return {
-            "decision_accuracy": accuracy,
-            "f1_macro": macro_f1(self.y_test, predicted),
-        }
+        accuracy, f1 = self.scores(model.predict_proba(self.X_test), model.classes_)
+        return {"decision_accuracy": accuracy, "f1_macro": f1}
 
     def check_coverage(self, step: int) -> int:
         """Number of process states the model lacks; warn the first time."""
