@@ -7,7 +7,9 @@ two checkouts of skrbal (``--before``, a directory holding another version's
 ``skrbal`` package, e.g. a ``git worktree``, and this one), in alternating
 rounds: each round runs ``--per-round`` repetitions of every method in a fresh
 process, first with one version then the other (the order swapped every
-round), so the machine's drifting load falls on both alike. It reports per
+round), so the machine's drifting load falls on both alike. Each process first
+runs ``--warmup`` untimed repetitions (default 1), as pyperf does: the first
+repetition of a process pays for lazy imports and first-call caches. It reports per
 method the median seconds per repetition of each version, the median of the
 per-round ratios after / before with its quartiles, and whether the two
 versions gave the same results: every column of ``totals`` and ``queries``
@@ -58,12 +60,16 @@ import skrbal
 from skrbal.experiments import get_case_study, get_method
 from skrbal.experiments._runner import run_repetition
 
-case, methods, first, count, out = sys.argv[1:6]
+case, methods, first, count, out, warmup = sys.argv[1:7]
 methods = methods.split(",")
 warnings.simplefilter("ignore")
 frames = {"totals": [], "queries": []}
 with threadpool_limits(1):
     study = get_case_study(case)
+    # Untimed: the first repetitions of a process pay for lazy imports and
+    # first-call caches, which are not the per-repetition cost.
+    for _ in range(int(warmup)):
+        run_repetition(study, [get_method(m) for m in methods], int(first))
     for repetition in range(int(first), int(first) + int(count)):
         result = run_repetition(study, [get_method(m) for m in methods], repetition)
         frames["totals"].append(result.totals)
@@ -75,7 +81,7 @@ print(json.dumps({"skrbal": skrbal.__file__}))
 """
 
 
-def run_version(root, case, methods, first, count, out, prefix=()):
+def run_version(root, case, methods, first, count, out, prefix=(), warmup=0):
     """Run repetitions ``first..first+count-1`` with the skrbal under ``root``.
 
     ``prefix`` is a command the child runs under (valgrind).
@@ -92,6 +98,7 @@ def run_version(root, case, methods, first, count, out, prefix=()):
             str(first),
             str(count),
             out,
+            str(warmup),
         ],
         env=env,
         capture_output=True,
@@ -118,7 +125,7 @@ def _results_only(frame):
     ).reset_index(drop=True)
 
 
-def compare(before, case, methods, rounds, per_round):
+def compare(before, case, methods, rounds, per_round, warmup=1):
     """Per-method seconds of both versions, ratios and result equality."""
     versions = {"before": Path(before), "after": HERE}
     totals = {name: [] for name in versions}
@@ -134,6 +141,7 @@ def compare(before, case, methods, rounds, per_round):
                     k * per_round,
                     per_round,
                     f"{tmp}/{name}{k}",
+                    warmup=warmup,
                 )
                 t["round"] = k
                 totals[name].append(t)
@@ -249,6 +257,12 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--per-round", type=int, default=2)
     parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="untimed repetitions at the start of each process (default 1)",
+    )
+    parser.add_argument(
         "--instructions",
         action="store_true",
         help="count instructions under valgrind's callgrind instead of timing",
@@ -265,11 +279,16 @@ def main(argv=None):
         print(table.to_markdown(index=False, floatfmt=".3f"))
         return
     table, total = compare(
-        args.before, args.case, args.methods, args.rounds, args.per_round
+        args.before,
+        args.case,
+        args.methods,
+        args.rounds,
+        args.per_round,
+        warmup=args.warmup,
     )
     print(
-        f"# {args.case}: {args.rounds} rounds x {args.per_round} repetitions, "
-        f"before = {args.before}\n"
+        f"# {args.case}: {args.rounds} rounds x {args.per_round} repetitions "
+        f"(after {args.warmup} untimed), before = {args.before}\n"
     )
     print(table.to_markdown(index=False, floatfmt=".3f"))
     ratio = total["after"] / total["before"]
