@@ -103,7 +103,21 @@ class SkactivemlPolicy(BudgetPolicy):
         strategy.update(np.zeros((0, 1)), [])
         return {"strategy": strategy, "n_labels": 0}
 
-    def scan(self, evpi, times, available, cost, state, *, check_params=True):
+    def _check_state(self, state) -> None:
+        if not isinstance(state, dict) or set(state) != {"strategy", "n_labels"}:
+            raise ValueError(f"not a state of {type(self).__name__}: {state!r}")
+
+    def scan(
+        self,
+        evpi,
+        times,
+        available,
+        cost,
+        state,
+        *,
+        check_params=True,
+        check_input=True,
+    ):
         proba = self.beliefs_[self.offset_ : self.offset_ + len(evpi)]
         if proba.shape[0] != len(evpi):
             raise RuntimeError("the beliefs do not belong to the scanned block.")

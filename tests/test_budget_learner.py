@@ -150,3 +150,37 @@ def test_known_steps_are_not_available_to_the_policy():
 def test_invalid_policy_is_named_before_the_run():
     with pytest.raises(ValueError, match="'rate' parameter of QuantileThreshold"):
         _fit(QuantileThreshold(rate=2.0))
+
+
+class _OldScan(PacedBudget):
+    """A user's policy whose scan override predates ``check_input``."""
+
+    def scan(self, evpi, times, available, cost, state, *, check_params=True):
+        return super().scan(
+            evpi, times, available, cost, state, check_params=check_params
+        )
+
+
+def test_a_policy_overriding_scan_without_check_input_still_runs():
+    # The kernel scans unchecked only where the policy's scan offers it; a
+    # subclass written against the older signature gets the old call.
+    params = {"limit": 14.0, "period": 200.0}
+    old = _fit(_OldScan(**params), test=False)
+    new = _fit(PacedBudget(**params), test=False)
+    assert old.history_.totals["n_inspections"] > 0
+    pd.testing.assert_frame_equal(old.history_.steps, new.history_.steps)
+
+
+def test_the_kernel_names_a_bad_budget_state_once_per_block():
+    # States are checked once per decided block (BudgetPolicy.check_state)
+    # rather than in every scan of its pieces; a bad one is still named.
+    from skrbal._learning import DecisionKernel
+
+    kernel = DecisionKernel(
+        synthetic_decision_process(), budget=SpendCap(limit=14.0, period=100)
+    )
+    proba = np.full((5, 4), 0.25)
+    with pytest.raises(ValueError, match="state of SpendCap must have the keys"):
+        kernel.decide(proba, np.arange(5.0), {"spent": 0.0})
+    decided = kernel.decide(proba, np.arange(5.0), kernel.budget.initial_state())
+    assert set(decided.budget_state) == {"period", "spent", "last_time"}

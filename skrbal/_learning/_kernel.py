@@ -20,6 +20,7 @@ request), the agent when the caller records it.
 from __future__ import annotations
 
 import copy
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,6 +204,11 @@ class DecisionKernel:
         self.process = process
         self.inspections = inspections
         self.budget = CostThreshold() if budget is None else budget
+        # The kernel scans arrays it built and states the policy returned:
+        # unchecked, unless a user's policy overrides scan without that option.
+        self._scan_options = {"check_params": False}
+        if "check_input" in inspect.signature(self.budget.scan).parameters:
+            self._scan_options["check_input"] = False
         self.max_open_requests = max_open_requests
         if inspections is None:
             self.costs = np.array([float(process.inspection_cost)])
@@ -447,8 +453,7 @@ class DecisionKernel:
                 room,
                 cost,
                 state,
-                check_params=False,
-                check_input=False,
+                **self._scan_options,
             )
             if hit < 0:
                 start = stop
@@ -477,8 +482,7 @@ class DecisionKernel:
                 available[position:],
                 cost,
                 state,
-                check_params=False,
-                check_input=False,
+                **self._scan_options,
             )
             if hit < 0:
                 return count
@@ -491,8 +495,7 @@ class DecisionKernel:
                 nowhere,
                 cost,
                 state,
-                check_params=False,
-                check_input=False,
+                **self._scan_options,
             )
             position += hit + 1
         return count
