@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.naive_bayes import GaussianNB
 
 from skrbal import synthetic_decision_process
@@ -75,3 +79,101 @@ def test_minimum_gap_reads_an_object_column_in_seconds():
         decisions = agent.observe([[12.5]], timestamps=later)
         assert decisions["timestamp"].tolist() == [32400.0]
         assert decisions["inspect"].tolist() == [True]
+
+
+# ---------------------------------------------------------------------- #
+# ISO 8601 strings that spell their times differently
+# ---------------------------------------------------------------------- #
+JAN1 = 1704067200.0  # 2024-01-01T00:00:00Z
+
+
+@pytest.mark.parametrize(
+    "values, seconds",
+    [
+        # 'Z' then a numeric offset: the second is 2024-01-01T01:00:00Z
+        (["2024-01-01T00:00:00Z", "2024-01-01T03:00:00+02:00"], [0, 3600]),
+        (["2024-01-01T00:00:00Z", "2024-01-01T03:00:00.5+02:00"], [0, 3600.5]),
+        (["2024-01-01T00:00Z", "2024-01-01T03:00:00+02:00"], [0, 3600]),
+        (["20240101T000000Z", "2024-01-01T03:00:00+0200"], [0, 3600]),
+        (["2024-01-01T00:00:00+00:00", "2024-01-01 03:00:00-01"], [0, 4 * 3600]),
+        # naive ones (read as UTC) in several spellings
+        (
+            ["2024-01-01", "2024-01-01T03:00", "2024-01-01 04:00:00.5"],
+            [0, 3 * 3600, 4 * 3600 + 0.5],
+        ),
+    ],
+)
+def test_iso_strings_may_spell_their_times_differently(values, seconds):
+    expected = [JAN1 + s for s in seconds]
+    for container in (np.array(values, dtype=object), np.array(values), list(values)):
+        got = as_seconds(container, "timestamps", len(values))
+        assert got.tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["2024-01-01T00:00:00", "2024-01-01T03:00:00Z"],
+        ["2024-01-01T00:00:00+01:00", "2024-01-01T03:00:00"],
+        ["2024-01-01T00:00:00Z", "2024-01-01T03:00:00.5"],
+        ["2024-01-01", "2024-01-01T03:00:00+02:00"],
+    ],
+)
+def test_iso_strings_with_and_without_an_offset_are_refused(values):
+    """A naive time next to an aware one: is it UTC or the sensor's local time?"""
+    with pytest.raises(ValueError, match=r"^timestamps .*UTC offset"):
+        as_seconds(np.array(values, dtype=object), "timestamps", len(values))
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (["2024-01-01T03:00:00+02:00", "2024-01-01T00:00:00Z"], "must be non-decr"),
+        (["2024-01-01T00:00:00Z", None], "must be finite"),
+        (["2024-01-01T00:00:00Z", ""], "must be finite"),
+        (["2024-01-01T00:00:00Z", np.nan], "mixes numbers"),
+        (["2024-01-01T00:00:00Z", "the day after"], "must be numbers .* datetimes"),
+        (["2024-01-01T00:00:00Z", "2024-01-01T03:00+25:00"], "must be numbers"),
+    ],
+)
+def test_mixed_iso_spellings_keep_every_other_refusal(values, message):
+    with pytest.raises(ValueError, match=f"^timestamps {message}"):
+        as_seconds(np.array(values, dtype=object), "timestamps", len(values))
+
+
+_SPELLINGS = {
+    "basic": "%Y%m%dT%H%M%S%z",  # +0200
+    "extended": "%Y-%m-%dT%H:%M:%S.%f%z",
+    "space": "%Y-%m-%d %H:%M:%S.%f%z",
+}
+
+
+def _spelt(instant: float, minutes: int, spelling: str) -> str:
+    """``instant`` at UTC offset ``minutes``, as ISO 8601 in ``spelling``."""
+    zone = datetime.timezone(datetime.timedelta(minutes=minutes))
+    when = datetime.datetime.fromtimestamp(instant, tz=zone)
+    if spelling == "Z":
+        return when.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
+    if spelling == "isoformat":  # +02:00
+        return when.isoformat()
+    return when.strftime(_SPELLINGS[spelling])
+
+
+@given(
+    data=st.lists(
+        st.tuples(
+            st.integers(0, 10**6).map(float),
+            st.integers(-48, 56).map(lambda q: 15 * q),  # UTC-12:00 to UTC+14:00
+            st.sampled_from(["Z", "isoformat", *_SPELLINGS]),
+        ),
+        min_size=2,
+        max_size=8,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_any_iso_spelling_of_any_offset_gives_the_instant(data):
+    steps, offsets, spellings = zip(*data)
+    instants = JAN1 + np.cumsum(steps)
+    texts = [_spelt(*args) for args in zip(instants, offsets, spellings)]
+    got = as_seconds(np.array(texts, dtype=object), "timestamps", len(texts))
+    assert got.tolist() == instants.tolist()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import re
 from numbers import Real
 
 import numpy as np
@@ -30,11 +32,58 @@ def _numbers_of_objects(array: np.ndarray, name: str) -> np.ndarray | None:
     return np.array([float(v) for v in items]).reshape(array.shape)
 
 
+# After the date and its separator, a time is digits, ':', '.' and ','; a 'Z',
+# '+' or '-' there starts a UTC offset.
+_UTC_OFFSET = re.compile(r"[T ][^Z+-]*[Z+-]", re.IGNORECASE)
+
+
+def _has_utc_offset(value) -> bool | None:
+    """Whether a datetime or an ISO 8601 string is aware; ``None`` if missing."""
+    if isinstance(value, str):
+        return _UTC_OFFSET.search(value.strip()) is not None
+    if isinstance(value, datetime.datetime) and not pd.isna(value):
+        return value.tzinfo is not None
+    if isinstance(value, np.datetime64) and not np.isnat(value):
+        return False
+    return None
+
+
+def _parse_datetimes(items: np.ndarray, name: str) -> pd.DatetimeIndex:
+    """Datetimes or ISO 8601 strings (naive ones as UTC) as UTC timestamps.
+
+    pandas reads every string in the format it infers from the first one, which
+    refuses ISO 8601 spelt in several ways ('Z' then '+02:00', fractions of a
+    second on some values only, a date then a date-time); those are read again
+    as ISO 8601, where a naive time next to an aware one is refused: is it UTC
+    or the sensor's local time?
+    """
+    try:
+        return pd.to_datetime(items, utc=True)
+    except (TypeError, ValueError):
+        pass
+    try:
+        stamps = pd.to_datetime(items, utc=True, format="ISO8601")
+    except (TypeError, ValueError) as exc:
+        reason = str(exc).split(". You might want to try", 1)[0]
+        raise ValueError(
+            f"{name} must be numbers (seconds) or datetimes: {reason}"
+        ) from exc
+    aware = {_has_utc_offset(v) for v in items} - {None}
+    if len(aware) > 1:
+        raise ValueError(
+            f"{name} mixes date-times with and without a UTC offset (such as 'Z' "
+            "or '+02:00'): give one to all of them, or to none (read as UTC)."
+        )
+    return stamps
+
+
 def as_seconds(values, name: str, n: int) -> np.ndarray:
     """Timestamps as float seconds, validated.
 
     Numbers are taken as seconds; datetimes (numpy, pandas, ``datetime`` or ISO
-    strings; naive ones read as UTC) become seconds since 1970-01-01 UTC. They must be
+    8601 strings, which may be spelt differently from one value to the next;
+    naive ones read as UTC, but not next to aware strings) become seconds since
+    1970-01-01 UTC. They must be
     ``n`` finite, non-decreasing values; errors name ``name``. Numbers held in an
     object array (a pandas object column) are seconds too; a bool is no time.
     """
@@ -50,12 +99,7 @@ def as_seconds(values, name: str, n: int) -> np.ndarray:
         if numbers is not None:
             array = numbers
     if array.dtype.kind in "MOUS":  # datetimes, or ISO 8601 strings
-        try:
-            stamps = pd.to_datetime(array.ravel(), utc=True)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{name} must be numbers (seconds) or datetimes: {exc}"
-            ) from exc
+        stamps = _parse_datetimes(array.ravel(), name)
         epoch = pd.Timestamp(0, tz="UTC")
         array = np.asarray((stamps - epoch) / pd.Timedelta(seconds=1))
     if array.dtype.kind not in "biuf":
