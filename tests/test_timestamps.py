@@ -142,7 +142,7 @@ def test_mixed_iso_spellings_keep_every_other_refusal(values, message):
 
 
 _SPELLINGS = {
-    "basic": "%Y%m%dT%H%M%S%z",  # +0200
+    "basic": "%Y%m%dT%H%M%S.%f%z",  # +0200
     "extended": "%Y-%m-%dT%H:%M:%S.%f%z",
     "space": "%Y-%m-%d %H:%M:%S.%f%z",
 }
@@ -162,7 +162,7 @@ def _spelt(instant: float, minutes: int, spelling: str) -> str:
 @given(
     data=st.lists(
         st.tuples(
-            st.integers(0, 10**6).map(float),
+            st.integers(0, 4 * 10**6).map(lambda q: q / 4),  # exact in binary
             st.integers(-48, 56).map(lambda q: 15 * q),  # UTC-12:00 to UTC+14:00
             st.sampled_from(["Z", "isoformat", *_SPELLINGS]),
         ),
@@ -177,3 +177,26 @@ def test_any_iso_spelling_of_any_offset_gives_the_instant(data):
     texts = [_spelt(*args) for args in zip(instants, offsets, spellings)]
     got = as_seconds(np.array(texts, dtype=object), "timestamps", len(texts))
     assert got.tolist() == instants.tolist()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["2024-01-01T00:00:00.25Z", "2024-01-01T00:00:00.75+00:00"],
+        np.array(["2024-01-01T00:00:00.25", "2024-01-01T00:00:00.75"], "M8[ns]"),
+        np.array(["2024-01-01T00:00:00.25", "2024-01-01T00:00:00.75"], "M8[ms]"),
+        [
+            pd.Timestamp("2024-01-01T00:00:00.25"),
+            pd.Timestamp("2024-01-01T00:00:00.75"),
+        ],
+    ],
+)
+def test_fractions_of_a_second_are_exact(values):
+    """0.25 s is a binary fraction: the seconds must not be off in the last bit."""
+    assert as_seconds(values, "t", 2).tolist() == [JAN1 + 0.25, JAN1 + 0.75]
+
+
+def test_datetimes_beyond_nanoseconds_range_are_seconds():
+    values = np.array(["2500-01-01", "2500-01-02"], dtype="M8[s]")
+    expected = values.astype(np.int64).astype(float).tolist()
+    assert as_seconds(values, "t", 2).tolist() == expected

@@ -77,6 +77,21 @@ def _parse_datetimes(items: np.ndarray, name: str) -> pd.DatetimeIndex:
     return stamps
 
 
+def _epoch_seconds(stamps: pd.DatetimeIndex) -> np.ndarray:
+    """Seconds since 1970-01-01 UTC, NaN for NaT, to the nearest float.
+
+    Whole seconds and the fraction are converted apart: the count of ticks as one
+    float is already rounded (2024 in nanoseconds is past 2**53), so 0.25 s came
+    back as 0.2499998.
+    """
+    ticks = stamps.asi8
+    per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[stamps.unit]
+    whole, part = np.divmod(ticks, per_second)
+    seconds = whole.astype(np.float64) + part / per_second
+    seconds[np.asarray(stamps.isna())] = np.nan
+    return seconds
+
+
 def as_seconds(values, name: str, n: int) -> np.ndarray:
     """Timestamps as float seconds, validated.
 
@@ -99,9 +114,7 @@ def as_seconds(values, name: str, n: int) -> np.ndarray:
         if numbers is not None:
             array = numbers
     if array.dtype.kind in "MOUS":  # datetimes, or ISO 8601 strings
-        stamps = _parse_datetimes(array.ravel(), name)
-        epoch = pd.Timestamp(0, tz="UTC")
-        array = np.asarray((stamps - epoch) / pd.Timedelta(seconds=1))
+        array = _epoch_seconds(_parse_datetimes(array.ravel(), name))
     if array.dtype.kind not in "biuf":
         raise ValueError(f"{name} must be numbers (seconds) or datetimes.")
     array = array.astype(np.float64)
