@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -117,6 +118,9 @@ def test_iso_strings_may_spell_their_times_differently(values, seconds):
         ["2024-01-01T00:00:00+01:00", "2024-01-01T03:00:00"],
         ["2024-01-01T00:00:00Z", "2024-01-01T03:00:00.5"],
         ["2024-01-01", "2024-01-01T03:00:00+02:00"],
+        # a first value whose format pandas cannot infer (it used dateutil)
+        ["20240101T000000.25", "2024-01-01T03:00Z"],
+        ["20240101T000000.25Z", "2024-01-01T03:00"],
     ],
 )
 def test_iso_strings_with_and_without_an_offset_are_refused(values):
@@ -200,3 +204,11 @@ def test_datetimes_beyond_nanoseconds_range_are_seconds():
     values = np.array(["2500-01-01", "2500-01-02"], dtype="M8[s]")
     expected = values.astype(np.int64).astype(float).tolist()
     assert as_seconds(values, "t", 2).tolist() == expected
+
+
+def test_iso_strings_are_read_without_a_pandas_warning():
+    """pandas warned that it fell back to dateutil, a message users cannot act on."""
+    values = ["20240101T000000.25Z", "2024-01-01T03:00:00+02:00"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert as_seconds(values, "t", 2).tolist() == [JAN1 + 0.25, JAN1 + 3600]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import re
 from numbers import Real
 
@@ -37,44 +36,46 @@ def _numbers_of_objects(array: np.ndarray, name: str) -> np.ndarray | None:
 _UTC_OFFSET = re.compile(r"[T ][^Z+-]*[Z+-]", re.IGNORECASE)
 
 
-def _has_utc_offset(value) -> bool | None:
-    """Whether a datetime or an ISO 8601 string is aware; ``None`` if missing."""
+def _has_utc_offset(value) -> bool:
+    """Whether a datetime, or a string pandas read as ISO 8601, is aware."""
     if isinstance(value, str):
         return _UTC_OFFSET.search(value.strip()) is not None
-    if isinstance(value, datetime.datetime) and not pd.isna(value):
-        return value.tzinfo is not None
-    if isinstance(value, np.datetime64) and not np.isnat(value):
-        return False
-    return None
+    return getattr(value, "tzinfo", None) is not None  # datetime64: naive
 
 
 def _parse_datetimes(items: np.ndarray, name: str) -> pd.DatetimeIndex:
     """Datetimes or ISO 8601 strings (naive ones as UTC) as UTC timestamps.
 
-    pandas reads every string in the format it infers from the first one, which
-    refuses ISO 8601 spelt in several ways ('Z' then '+02:00', fractions of a
-    second on some values only, a date then a date-time); those are read again
-    as ISO 8601, where a naive time next to an aware one is refused: is it UTC
-    or the sensor's local time?
+    Strings are read as ISO 8601 first: pandas would otherwise read all of them
+    in the format it infers from the first one, refusing ISO 8601 spelt in
+    several ways (fractions of a second on some values only, a date then a
+    date-time), or fall back to dateutil with a warning. A naive time next to
+    an aware one is refused: is it UTC or the sensor's local time? Other text
+    pandas can read (such as 01/02/2024) is read as before.
     """
+    iso_error = None
+    if any(isinstance(v, str) for v in items):
+        try:
+            stamps = pd.to_datetime(items, utc=True, format="ISO8601")
+        except (TypeError, ValueError) as exc:
+            iso_error = exc
+        else:
+            missing = np.asarray(stamps.isna())
+            aware = {_has_utc_offset(v) for v in items[~missing]}
+            if len(aware) > 1:
+                raise ValueError(
+                    f"{name} mixes date-times with and without a UTC offset (such "
+                    "as 'Z' or '+02:00'): give one to all of them, or to none (read "
+                    "as UTC)."
+                )
+            return stamps
     try:
         return pd.to_datetime(items, utc=True)
-    except (TypeError, ValueError):
-        pass
-    try:
-        stamps = pd.to_datetime(items, utc=True, format="ISO8601")
     except (TypeError, ValueError) as exc:
-        reason = str(exc).split(". You might want to try", 1)[0]
+        reason = str(iso_error or exc).split(". You might want to try", 1)[0]
         raise ValueError(
             f"{name} must be numbers (seconds) or datetimes: {reason}"
         ) from exc
-    aware = {_has_utc_offset(v) for v in items} - {None}
-    if len(aware) > 1:
-        raise ValueError(
-            f"{name} mixes date-times with and without a UTC offset (such as 'Z' "
-            "or '+02:00'): give one to all of them, or to none (read as UTC)."
-        )
-    return stamps
 
 
 def _epoch_seconds(stamps: pd.DatetimeIndex) -> np.ndarray:
