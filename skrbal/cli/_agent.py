@@ -112,6 +112,11 @@ def add_parser(commands, name: str, help_text: str) -> None:
     )
     record_action.add_argument("step", type=int, metavar="STEP")
     record_action.add_argument("action", metavar="ACTION")
+    record_action.add_argument(
+        "--key",
+        metavar="KEY",
+        help="a client key making the command idempotent (see inspect --key)",
+    )
     _add_record_label(verbs, common, _handler(commands_module, "record_label"))
     cancel = _writer(
         verbs,
@@ -122,6 +127,11 @@ def add_parser(commands, name: str, help_text: str) -> None:
     )
     cancel.add_argument("request_id", type=int, metavar="REQUEST_ID")
     cancel.add_argument("--reason", help="kept in the store")
+    cancel.add_argument(
+        "--key",
+        metavar="KEY",
+        help="a client key making the command idempotent (see inspect --key)",
+    )
     template = verbs.add_parser(
         "process-template",
         parents=[debug_option()],

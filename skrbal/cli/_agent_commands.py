@@ -414,17 +414,19 @@ def _action(text: str, process) -> int:
 
 @guarded
 def record_action(args) -> int:
+    check_key_option(args.key)
     with resumed_agent(args) as agent:
         action = _action(args.action, agent.process)
-        agent.record_action(args.step, action)
+        agent.record_action(args.step, action, key=args.key)
     print(f"step {args.step}: action {action_text(agent.process, action)} recorded")
     return 0
 
 
 @guarded
 def cancel(args) -> int:
+    check_key_option(args.key)
     with resumed_agent(args) as agent:
-        agent.cancel_request(args.request_id, reason=args.reason)
+        agent.cancel_request(args.request_id, reason=args.reason, key=args.key)
     print(f"request {args.request_id} cancelled")
     return 0
 
