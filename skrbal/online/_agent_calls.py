@@ -28,6 +28,7 @@ from skrbal.online._results import (
     record_label,
     result_stamp,
 )
+from skrbal.online._storage import ClientKey, EventRecord
 
 __all__ = ["RecordCalls"]
 
@@ -42,6 +43,27 @@ class RecordCalls:
     >>> issubclass(RiskBasedAgent, RecordCalls)
     True
     """
+
+    def _earlier_call(
+        self, key: str | None, call: str, **inputs
+    ) -> tuple[ClientKey | None, EventRecord | None]:
+        """The client key of this call, and its event if it was made before.
+
+        ``key`` is checked already (:func:`check_key`); ``inputs`` are the
+        call's inputs as validated, by name, each stored as its
+        :func:`value_digest` (``label`` as the process knows it,
+        :func:`label_digest`). Without a key: ``(None, None)``, nothing
+        digested. Raises :class:`~skrbal.exceptions.IdempotencyKeyError` for a
+        key used by another call or with other inputs.
+        """
+        if key is None:
+            return None, None
+        digests = {
+            name: label_digest(self, value) if name == "label" else value_digest(value)
+            for name, value in inputs.items()
+        }
+        key = client_key(key, call, **digests)
+        return key, stored_call(self, key)
 
     def record_inspection(
         self,
@@ -116,18 +138,16 @@ class RecordCalls:
         self._check_open()
         key = check_key(key)
         stamp = result_stamp(timestamp)
-        if key is not None:
-            key = client_key(
-                key,
-                "record_inspection",
-                request_id=value_digest(request_id),
-                label=label_digest(self, label),
-                report=value_digest(report),
-                timestamp=value_digest(stamp),
-            )
-            done = stored_call(self, key)
-            if done is not None:
-                return done.payload["action"]
+        key, done = self._earlier_call(
+            key,
+            "record_inspection",
+            request_id=request_id,
+            label=label,
+            report=report,
+            timestamp=stamp,
+        )
+        if done is not None:
+            return done.payload["action"]
         request_id, step, late = self._requests.check(request_id, "recorded", self.name)
         result = read_result(self, request_id, step, label, report)
         check_result_time(self, step, self._requests[request_id].time, stamp)
@@ -257,15 +277,11 @@ class RecordCalls:
         """
         self._check_open()
         key = check_key(key)
-        if key is not None:
-            key = client_key(
-                key,
-                "cancel_request",
-                request_id=value_digest(request_id),
-                reason=value_digest(reason),
-            )
-            if stored_call(self, key) is not None:
-                return
+        key, done = self._earlier_call(
+            key, "cancel_request", request_id=request_id, reason=reason
+        )
+        if done is not None:
+            return
         request_id, step, _ = self._requests.check(request_id, "cancelled", self.name)
         if reason is not None and (not isinstance(reason, str) or "\x00" in reason):
             raise RequestError(
@@ -313,15 +329,9 @@ class RecordCalls:
         """
         self._check_open()
         key = check_key(key)
-        if key is not None:
-            key = client_key(
-                key,
-                "record_action",
-                step=value_digest(step),
-                action=value_digest(action),
-            )
-            if stored_call(self, key) is not None:
-                return
+        key, done = self._earlier_call(key, "record_action", step=step, action=action)
+        if done is not None:
+            return
         if (
             not isinstance(step, Integral)
             or isinstance(step, bool)
