@@ -9,7 +9,7 @@ skrbal`` (and the ``skrbal`` command's start-up) does not pay for
 scikit-learn until it is needed.
 """
 
-import importlib
+from skrbal._lazy import lazy_attributes
 
 __version__ = "0.1.0.dev0"
 
@@ -29,15 +29,4 @@ __all__ = [
     "z24_decision_process",
 ]
 
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'skrbal' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals(), __all__)

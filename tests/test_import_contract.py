@@ -54,6 +54,7 @@ LAYERS = [
         "_tables",
         "_fingerprint",
         "_scores",
+        "_lazy",
     },
     {"_decision", "_z24_labels"},
     {"mixture", "rvm", "smoothing", "budget", "datasets", "plotting"},

@@ -33,8 +33,9 @@ Reading a store needs no agent and takes no lock: :meth:`AgentStore.status`,
 it).
 """
 
-import importlib
 import importlib.util
+
+from skrbal._lazy import lazy_attributes
 
 if importlib.util.find_spec("sqlalchemy") is None:  # pragma: no cover
     raise ImportError(
@@ -66,15 +67,4 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals(), __all__)
