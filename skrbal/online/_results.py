@@ -18,12 +18,6 @@ from numbers import Integral
 import numpy as np
 
 from skrbal.exceptions import RequestError
-from skrbal.online._idempotency import (
-    client_key,
-    label_digest,
-    stored_call,
-    value_digest,
-)
 from skrbal.online._replay import learn_label, learn_report
 from skrbal.online._requests import Request, read_answer
 from skrbal.online._storage import ResultRecord
@@ -186,19 +180,17 @@ def _check_step(agent, step) -> int:
 def record_label(agent, step, label, report, method, timestamp, key) -> int:
     """See :meth:`RiskBasedAgent.record_label`."""
     stamp = result_stamp(timestamp)
-    if key is not None:
-        key = client_key(
-            key,
-            "record_label",
-            step=value_digest(step),
-            label=label_digest(agent, label),
-            report=value_digest(report),
-            method=value_digest(method),
-            timestamp=value_digest(stamp),
-        )
-        done = stored_call(agent, key)
-        if done is not None:
-            return done.payload["action"]
+    key, done = agent._earlier_call(
+        key,
+        "record_label",
+        step=step,
+        label=label,
+        report=report,
+        method=method,
+        timestamp=stamp,
+    )
+    if done is not None:
+        return done.payload["action"]
     step = _check_step(agent, step)
     k = _method_index(agent, method)
     columns = ("belief", "evpi", "timestamp", "features")
