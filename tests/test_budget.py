@@ -542,12 +542,16 @@ def test_paced_budget_inspects_evpi_that_persists():
     ] == [0]
     policy = paced(limit=70.0, period=1000.0, pacing_rate=5.0, persistence=4)
     inspected, _ = run(policy, evpi, times, available, cost, policy.initial_state())
-    # The count restarts after each inspection: steps 1..4 make a run of four,
-    # which may run one inspection ahead of the pace, not two.
-    assert inspected == [0, 4]
+    # A run of four is inspected whatever the price; the count restarts after
+    # each inspection: steps 1..4, 5..8, ...
+    assert inspected == [0, 4, 8, 12, 16]
     evpi[3] = 1.0  # a dip breaks the run
     inspected, _ = run(policy, evpi, times, available, cost, policy.initial_state())
-    assert inspected == [0, 7]
+    assert inspected == [0, 7, 11, 15, 19]
+    # The period's money stays a hard cap: 28 pays for four.
+    capped = paced(limit=28.0, period=1000.0, pacing_rate=5.0, persistence=4)
+    inspected, _ = run(capped, evpi, times, available, cost, capped.initial_state())
+    assert inspected == [0, 7, 11, 15]
 
 
 def test_paced_budget_keeps_its_reserve_for_the_end_of_the_period():

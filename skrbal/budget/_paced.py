@@ -43,10 +43,11 @@ class PacedBudget(BudgetPolicy):
       to wait for better ones, and it spends first come, first served;
       values that vary widely argue for saving;
     - *persistence*: a step whose EVPI has exceeded the cost for a run of
-      consecutive steps (itself included) is inspected at the cost plus the
-      price less one ``pacing_rate`` (it may run one inspection ahead of the
-      pace), and may spend the reserve. Damage stands out by persisting,
-      noise by not; the count restarts after each inspection. With
+      consecutive steps (itself included) is inspected whatever the price,
+      and may spend the reserve: a new state (damage) stands out by
+      persisting, noise by not, and its labels pay now rather than at the
+      pace. The count restarts after each inspection, so a long run is
+      inspected once every ``persistence`` steps, within the period's money. With
       ``persistence="auto"`` the run must stand out: at the rate of steps
       above the cost seen so far, chance gives a run that long less than
       once a period.
@@ -82,7 +83,7 @@ class PacedBudget(BudgetPolicy):
         cost).
     persistence : int, "auto" or None, default="auto"
         Consecutive steps with ``EVPI > cost`` that trigger an inspection
-        one price step ahead of the pace; ``"auto"``: at least 2, and as
+        whatever the price of the pace; ``"auto"``: at least 2, and as
         many as make the run unlikely by chance within a period (``n *
         rate ** run < 1``, with ``rate`` the share of steps above the cost
         seen so far and ``n`` the steps of a period at the pace seen so
@@ -375,9 +376,10 @@ class PacedBudget(BudgetPolicy):
         persistent = np.zeros(evpi.shape[0], dtype=bool)
         if self.persistence is not None:
             needed = self._run_needed(above, times, state)
-            # A persisting step may run one inspection ahead of the pace.
+            # A persisting run is inspected whatever the price of the pace:
+            # a new state (damage) stands out by persisting, and its labels
+            # pay now, not at the pro-rata rate.
             persistent = self._runs(above, state) >= needed
-            persistent &= evpi > cost * (1.0 + price - self.pacing_rate)
         young = self._young(evpi, cost, state)
         worth = above & (young | persistent | (evpi > cost * (1.0 + price)))
         # The reserve is there for what persists, and for a young model.
