@@ -552,6 +552,15 @@ def test_paced_budget_inspects_evpi_that_persists():
     capped = paced(limit=28.0, period=1000.0, pacing_rate=5.0, persistence=4)
     inspected, _ = run(capped, evpi, times, available, cost, capped.initial_state())
     assert inspected == [0, 7, 11, 15]
+    # The reserve is spent on what persists only one inspection ahead of the
+    # pace: half of 28 held back pays for no run after the second inspection,
+    # whose price is far above one pacing_rate.
+    saving = paced(
+        limit=28.0, period=1000.0, pacing_rate=5.0, persistence=4, reserve=0.5
+    )
+    evpi[3] = 7.5
+    inspected, _ = run(saving, evpi, times, available, cost, saving.initial_state())
+    assert inspected == [0, 4]
 
 
 def test_paced_budget_keeps_its_reserve_for_the_end_of_the_period():

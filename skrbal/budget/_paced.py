@@ -43,11 +43,14 @@ class PacedBudget(BudgetPolicy):
       to wait for better ones, and it spends first come, first served;
       values that vary widely argue for saving;
     - *persistence*: a step whose EVPI has exceeded the cost for a run of
-      consecutive steps (itself included) is inspected whatever the price,
-      and may spend the reserve: a new state (damage) stands out by
-      persisting, noise by not, and its labels pay now rather than at the
-      pace. The count restarts after each inspection, so a long run is
-      inspected once every ``persistence`` steps, within the period's money. With
+      consecutive steps (itself included) is inspected whatever the price: a
+      new state (damage) stands out by persisting, noise by not, and its
+      labels pay now rather than at the pace. It may spend the reserve only
+      one inspection ahead of the pace (at the cost plus the price less one
+      ``pacing_rate``), so a benign change that persists (a frosty winter)
+      does not take the money kept for damage. The count restarts after each
+      inspection, so a long run is inspected once every ``persistence``
+      steps, within the period's money. With
       ``persistence="auto"`` the run must stand out: at the rate of steps
       above the cost seen so far, chance gives a run that long less than
       once a period.
@@ -378,12 +381,16 @@ class PacedBudget(BudgetPolicy):
             needed = self._run_needed(above, times, state)
             # A persisting run is inspected whatever the price of the pace:
             # a new state (damage) stands out by persisting, and its labels
-            # pay now, not at the pro-rata rate.
+            # pay now, not at the pro-rata rate. It may spend the reserve
+            # only one inspection ahead of the pace: a persisting benign
+            # change (a frosty winter) must not take the money kept for
+            # damage.
             persistent = self._runs(above, state) >= needed
+        ahead = persistent & (evpi > cost * (1.0 + price - self.pacing_rate))
         young = self._young(evpi, cost, state)
         worth = above & (young | persistent | (evpi > cost * (1.0 + price)))
         # The reserve is there for what persists, and for a young model.
-        free = persistent | young
+        free = ahead | young
         return worth & (spent + cost <= money - np.where(free, 0.0, held))
 
     def _advance(self, evpi, times, cost, state, inspected) -> dict:
