@@ -13,6 +13,11 @@ observations later (tests/test_kernel_equivalence.py).
 Targets: on average at most 1 extra inspection over immediate results, and no
 higher median regret.
 
+A third run per delay is a yardstick, not a policy: the very steps the
+immediate run inspected, with their results ``d`` steps late and no cap on
+open requests (``same steps``). Its regret above immediate results is what
+the delay alone costs, whatever a policy chooses to inspect.
+
 Run (from the repository root; writes ``benchmarks/results/delays.md`` and
 the per-run table ``delays_runs.csv``)::
 
@@ -24,12 +29,14 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
 from skrbal.active import RiskBasedLearner
+from skrbal.budget import BudgetPolicy
 from skrbal.experiments import get_case_study
 from skrbal.mixture import BayesianGMMClassifier
 
@@ -39,6 +46,24 @@ DELAYS = (5, 50)
 MAX_OPEN = 3
 
 
+class SameSteps(BudgetPolicy):
+    """Inspect exactly ``steps`` (benchmark only: offline, times are steps)."""
+
+    _parameter_constraints: ClassVar[dict] = {"steps": ["array-like"]}
+
+    def __init__(self, *, steps):
+        self.steps = steps
+
+    def _initial_state(self) -> dict:
+        return {}
+
+    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
+        return np.isin(times, self.steps)
+
+    def _advance(self, evpi, times, cost, state, inspected) -> dict:
+        return {}
+
+
 def run_repetition(case_name: str, repetition: int) -> list[dict]:
     """Immediate results, then each delay with and without fantasies."""
     case = get_case_study(case_name)
@@ -46,20 +71,26 @@ def run_repetition(case_name: str, repetition: int) -> list[dict]:
     split = case.split(random_state=1000 + repetition)
     settings = [("immediate", 0, None, "ignore")]
     for delay in DELAYS:
-        for pending in ("ignore", "fantasy"):
-            settings.append((f"delay {delay}, {pending}", delay, MAX_OPEN, pending))
-    rows = []
+        for pending in ("ignore", "fantasy", "same steps"):
+            cap = None if pending == "same steps" else MAX_OPEN
+            settings.append((f"delay {delay}, {pending}", delay, cap, pending))
+    rows, steps = [], None
     for name, delay, cap, pending in settings:
+        same = pending == "same steps"
         learner = RiskBasedLearner(
             estimator=BayesianGMMClassifier(),
             process=process,
+            query=SameSteps(steps=steps) if same else "evpi",
             result_delay=delay,
             max_open_requests=cap,
-            pending_value=pending,
+            pending_value="ignore" if same else pending,
             history="full",
         )
         start = time.perf_counter()
         learner.fit(split.X_stream, split.y_stream, initial=split.initial_indices)
+        if steps is None:  # the immediate run's inspections
+            queries = learner.history_.queries
+            steps = queries.loc[queries["step"] >= 0, "step"].to_numpy()
         totals = learner.history_.totals
         rows.append(
             {
