@@ -167,3 +167,21 @@ def test_the_campaign_reader_keeps_unlabelled_rows_when_asked():
     # without a gap, the labels are as without the option
     full = load_campaign(table.dropna(), PROCESS, unlabelled=True)
     assert full.y.dtype.kind == "i"
+
+
+def test_text_status_counts_routine_labels_and_their_spend(tmp_path, capsys):
+    # `status` without --json shows what --json has: routine labels are not
+    # requests, so they appear under their own count and spend.
+    _campaign(tmp_path)
+    store = tmp_path / "a.db"
+    code, _, err = run(
+        ["agent", "init", "--store", store, "--process", tmp_path / "process.json",
+         "--data", tmp_path / "campaign.csv"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    status = _status(store, capsys)
+    code, out, err = run(["agent", "status", "--store", store], capsys)
+    assert code == 0, err
+    assert f"  n_routine: {status['n_routine']}\n" in out
+    assert f"  routine_spend: {status['routine_spend']}\n" in out

@@ -20,11 +20,13 @@ _STATUS_KEYS = (
     "n_requests",
     "n_open",
     "n_results",
+    "n_routine",
     "n_cancelled",
     "n_expired",
     "inspection_cost",
     "spend",
     "committed_spend",
+    "routine_spend",
     "last_evpi",
     "clock",
 )
