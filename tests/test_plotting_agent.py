@@ -210,3 +210,17 @@ def test_times_are_drawn_as_the_agent_was_given_them(tmp_path):
         stored = drawn(path, name)
         expected = "seconds" if name == "numbers" else "datetime"
         assert live.time_axis == stored.time_axis == expected
+
+
+def test_a_learner_display_given_an_agents_history_names_the_agent_display(
+    store_path,
+):
+    # ClassProportionDisplay and QueryCurveDisplay draw a learner's history_;
+    # handed a live agent's history() they say which display draws it.
+    from skrbal.plotting import ClassProportionDisplay, QueryCurveDisplay
+
+    with RiskBasedAgent.from_store(store_path, name="dated") as agent:
+        history = agent.history()
+    for display in (ClassProportionDisplay, QueryCurveDisplay):
+        with pytest.raises(TypeError, match=r"AgentHistoryDisplay\.from_history"):
+            display.from_history(history)

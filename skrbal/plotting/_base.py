@@ -57,8 +57,14 @@ def _history_frame(history, name) -> pd.DataFrame:
     """A learner's ``history_.queries`` as the per-query results of one run."""
     queries = getattr(history, "queries", None)
     if not isinstance(queries, pd.DataFrame):
+        hint = ""
+        if isinstance(history, pd.DataFrame) and "evpi" in history.columns:
+            hint = (
+                " This looks like a live agent's history(): draw it with "
+                "AgentHistoryDisplay.from_history."
+            )
         raise TypeError(
             "history must be a fitted learner's history_ (with a 'queries' "
-            f"DataFrame), got {type(history).__name__}."
+            f"DataFrame), got {type(history).__name__}.{hint}"
         )
     return queries.assign(method=name, repetition=0)

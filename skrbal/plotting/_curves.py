@@ -349,6 +349,8 @@ class ClassProportionDisplay:
     See Also
     --------
     QueryPositionDisplay : Where along the record the inspections fall.
+    AgentHistoryDisplay : A live agent's beliefs, requests, actions and spend
+        over time.
 
     Examples
     --------
