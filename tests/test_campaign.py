@@ -357,3 +357,34 @@ def test_numbers_as_text_stay_numbers(rig):
     # "1.5" also reads as a date: only a column that is not numbers is tried.
     table = rig.assign(strain=rig["strain"].astype(str).astype(object))
     np.testing.assert_array_equal(load_campaign(table).X[:, 0], rig["strain"])
+
+
+def test_campaign_times_in_mixed_iso_spellings_read_as_the_agent_reads_them(
+    tmp_path,
+):
+    # A logger's file may spell ISO 8601 differently from row to row ('Z' or
+    # '+02:00', fractions on some rows only, a space for the T): the file is
+    # read as the live agent reads timestamps, not refused by the format
+    # pandas guesses from the first row.
+    spelt = [
+        "2025-01-01T00:00:00Z",
+        "2025-01-01T03:00:00+02:00",
+        "2025-01-01 02:00:00.5Z",
+        "2025-01-01T03:00Z",
+    ]
+    table = pd.DataFrame(
+        {"time": spelt, "x": [0.1, 0.2, 0.3, 0.4], "label": [1, 1, 2, 2]}
+    )
+    path = tmp_path / "mixed.csv"
+    table.to_csv(path, index=False)
+    campaign = load_campaign(path, synthetic_decision_process())
+    expected = pd.to_datetime(
+        ["2025-01-01T00:00:00", "2025-01-01T01:00:00", "2025-01-01T02:00:00.5",
+         "2025-01-01T03:00:00"], format="ISO8601"
+    ).to_numpy()  # fmt: skip
+    np.testing.assert_array_equal(campaign.time, expected)
+    # A naive time next to aware ones is refused, naming the file and column.
+    table.loc[3, "time"] = "2025-01-01T03:00:00"
+    table.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"mixed.csv: time column 'time' mixes"):
+        load_campaign(path, synthetic_decision_process())

@@ -55,6 +55,7 @@ LAYERS = [
         "_fingerprint",
         "_scores",
         "_lazy",
+        "_datetimes",
     },
     {"_decision", "_z24_labels"},
     {"mixture", "rvm", "smoothing", "budget", "datasets", "plotting"},

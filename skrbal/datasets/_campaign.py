@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
+from skrbal._datetimes import parse_datetimes
 from skrbal._decision import as_process
 from skrbal.datasets._files import csv_text
 
@@ -239,13 +240,11 @@ def _time(table: _Table, values: pd.Series) -> np.ndarray:
     if pd.api.types.is_numeric_dtype(values):
         time = table.numeric(values, "time")
     else:
-        try:
-            time = pd.to_datetime(values).to_numpy()
-        except (ValueError, TypeError) as exc:
-            raise ValueError(
-                f"{table.name}: time column {values.name!r} holds neither numbers "
-                f"nor dates: {exc}"
-            ) from None
+        # Read as a live agent reads its timestamps: ISO 8601 in any spelling,
+        # naive ones as UTC; returned as datetime64 in UTC.
+        name = f"{table.name}: time column {values.name!r}"
+        stamps = parse_datetimes(values.to_numpy(dtype=object), name)
+        time = stamps.tz_convert(None).to_numpy()
     backwards = np.flatnonzero(time[1:] < time[:-1])
     if backwards.size:
         row = int(backwards[0]) + 1
@@ -314,10 +313,10 @@ def load_campaign(
     campaign : Bunch
         ``X`` (ndarray of shape ``(n_samples, n_features)``), ``y`` (labels,
         as the process's classes), ``actions`` (int ndarray), ``time``
-        (ndarray or ``None``), ``feature_names`` (list of str), ``process``
-        (the validated process, or ``None``), ``source`` (the file and its
-        SHA-256, or the DataFrame's shape and hash) and ``description`` (the
-        columns used, in words).
+        (numbers, datetime64 in UTC, or ``None``), ``feature_names`` (list of
+        str), ``process`` (the validated process, or ``None``), ``source``
+        (the file and its SHA-256, or the DataFrame's shape and hash) and
+        ``description`` (the columns used, in words).
 
     Raises
     ------

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from numbers import Real
 
 import numpy as np
 import pandas as pd
+
+from skrbal._datetimes import parse_datetimes
 
 
 def _is_bool(value) -> bool:
@@ -29,53 +30,6 @@ def _numbers_of_objects(array: np.ndarray, name: str) -> np.ndarray | None:
             "as numbers or all as datetimes."
         )
     return np.array([float(v) for v in items]).reshape(array.shape)
-
-
-# After the date and its separator, a time is digits, ':', '.' and ','; a 'Z',
-# '+' or '-' there starts a UTC offset.
-_UTC_OFFSET = re.compile(r"[T ][^Z+-]*[Z+-]", re.IGNORECASE)
-
-
-def _has_utc_offset(value) -> bool:
-    """Whether a datetime, or a string pandas read as ISO 8601, is aware."""
-    if isinstance(value, str):
-        return _UTC_OFFSET.search(value.strip()) is not None
-    return getattr(value, "tzinfo", None) is not None  # datetime64: naive
-
-
-def _parse_datetimes(items: np.ndarray, name: str) -> pd.DatetimeIndex:
-    """Datetimes or ISO 8601 strings (naive ones as UTC) as UTC timestamps.
-
-    Strings are read as ISO 8601 first: pandas would otherwise read all of them
-    in the format it infers from the first one, refusing ISO 8601 spelt in
-    several ways (fractions of a second on some values only, a date then a
-    date-time), or fall back to dateutil with a warning. A naive time next to
-    an aware one is refused: is it UTC or the sensor's local time? Other text
-    pandas can read (such as 01/02/2024) is read as before.
-    """
-    iso_error = None
-    if any(isinstance(v, str) for v in items):
-        try:
-            stamps = pd.to_datetime(items, utc=True, format="ISO8601")
-        except (TypeError, ValueError) as exc:
-            iso_error = exc
-        else:
-            missing = np.asarray(stamps.isna())
-            aware = {_has_utc_offset(v) for v in items[~missing]}
-            if len(aware) > 1:
-                raise ValueError(
-                    f"{name} mixes date-times with and without a UTC offset (such "
-                    "as 'Z' or '+02:00'): give one to all of them, or to none (read "
-                    "as UTC)."
-                )
-            return stamps
-    try:
-        return pd.to_datetime(items, utc=True)
-    except (TypeError, ValueError) as exc:
-        reason = str(iso_error or exc).split(". You might want to try", 1)[0]
-        raise ValueError(
-            f"{name} must be numbers (seconds) or datetimes: {reason}"
-        ) from exc
 
 
 def _epoch_seconds(stamps: pd.DatetimeIndex) -> np.ndarray:
@@ -115,7 +69,7 @@ def as_seconds(values, name: str, n: int) -> np.ndarray:
         if numbers is not None:
             array = numbers
     if array.dtype.kind in "MOUS":  # datetimes, or ISO 8601 strings
-        array = _epoch_seconds(_parse_datetimes(array.ravel(), name))
+        array = _epoch_seconds(parse_datetimes(array.ravel(), name))
     if array.dtype.kind not in "biuf":
         raise ValueError(f"{name} must be numbers (seconds) or datetimes.")
     array = array.astype(np.float64)
