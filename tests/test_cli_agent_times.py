@@ -1,11 +1,12 @@
 """``skrbal agent observe`` with a time column in several ISO 8601 spellings."""
 
+import io
 import json
 
 import numpy as np
 import pandas as pd
 
-from skrbal import z24_decision_process
+from skrbal import synthetic_decision_process, z24_decision_process
 from skrbal.cli import main
 
 
@@ -81,3 +82,32 @@ def test_observe_refuses_naive_next_to_aware_times_in_one_line(tmp_path, capsys)
     assert code == 2 and out == ""
     assert err.startswith("skrbal: ") and len(err.splitlines()) == 1
     assert "timestamps" in err and "UTC offset" in err and "Traceback" not in err
+
+
+def test_observe_reads_a_time_column_by_default_and_names_the_option(tmp_path, capsys):
+    # As in a campaign file, a column named 'time' holds the times of an agent
+    # commissioned with times; without one, the error names --time-column.
+    from sklearn.naive_bayes import GaussianNB
+
+    from skrbal.online import RiskBasedAgent
+
+    rng = np.random.default_rng(0)
+    y = np.tile([1, 2, 3, 4], 4)
+    X = rng.normal(np.array([[-5.0, 0], [-0.7, 0], [5.8, 0], [19.0, 0]])[y - 1])
+    store = str(tmp_path / "a.db")
+    RiskBasedAgent(
+        estimator=GaussianNB(), process=synthetic_decision_process(), store=store
+    ).fit(X[:12], y[:12], timestamps=np.arange(12.0)).close()
+    rows = pd.DataFrame(X[12:15], columns=["f0", "f1"])
+    rows.assign(time=[20.0, 21.0, 22.0]).to_csv(tmp_path / "timed.csv", index=False)
+    code, out, err = run(
+        ["agent", "observe", tmp_path / "timed.csv", "--store", store], capsys
+    )
+    assert code == 0, err
+    assert pd.read_csv(io.StringIO(out))["timestamp"].tolist() == [20.0, 21.0, 22.0]
+    rows.assign(when=[30.0, 31.0, 32.0]).to_csv(tmp_path / "when.csv", index=False)
+    code, _, err = run(
+        ["agent", "observe", tmp_path / "when.csv", "--store", store], capsys
+    )
+    assert code == 2 and "name their column with --time-column" in err
+    assert len(err.strip().splitlines()) == 1

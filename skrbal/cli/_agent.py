@@ -432,7 +432,8 @@ def _add_observe(verbs, common, handler) -> None:
         dest="timestamp_column",
         metavar="COLUMN",
         help="a column of times (seconds or ISO 8601): needed, and only "
-        "allowed, when the agent was commissioned with times",
+        "allowed, when the agent was commissioned with times (default: the "
+        "column 'time', if any, as in a campaign file)",
     )
     observe.add_argument(
         "--format",

@@ -99,6 +99,16 @@ class _ObservationReader:
             raise ValueError(f"{name}: no header line") from None
         header = [h.strip() for h in header]
         self.stamp = None
+        untimed = ""
+        if timestamp_column is None and agent.status()["clock"] == "timestamp":
+            # As in a campaign file: a column named 'time' is the times.
+            if "time" in header:
+                timestamp_column = "time"
+            else:
+                untimed = (
+                    "; the agent was commissioned with times, so every observation "
+                    "needs one: name their column with --time-column"
+                )
         if timestamp_column is not None:
             if timestamp_column not in header:
                 raise ValueError(
@@ -112,7 +122,7 @@ class _ObservationReader:
             if missing:
                 raise ValueError(
                     f"{name}: no column {missing} of the agent's features "
-                    f"{self.features} (columns: {header})"
+                    f"{self.features} (columns: {header}){untimed}"
                 )
             self.positions = [header.index(f) for f in self.features]
         else:
@@ -121,8 +131,10 @@ class _ObservationReader:
             if len(self.positions) != agent.n_features_in_:
                 raise ValueError(
                     f"{name}: {len(self.positions)} feature columns, but the agent "
-                    f"has {agent.n_features_in_} features"
+                    f"has {agent.n_features_in_} features{untimed}"
                 )
+        if untimed:
+            raise ValueError(f"{name}: no times (columns: {header}){untimed}")
         self.width = len(header)
 
     def _parse(self, record):
