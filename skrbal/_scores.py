@@ -88,7 +88,7 @@ class HeldOutScores:
             known = np.asarray(classes)
             position = np.searchsorted(self.labels, known)
             if np.all(position < self.labels.size) and np.array_equal(
-                self.labels[np.minimum(position, self.labels.size - 1)], known
+                self.labels[position], known
             ):
                 codes = position
             self._seen = (classes, codes)
