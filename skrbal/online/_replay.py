@@ -1,6 +1,6 @@
 """What a live agent learns, and how it is rebuilt from its store.
 
-The agent keeps its steps in buffers (:mod:`skrbal.online._buffers`) and
+The agent keeps its steps in buffers (:mod:`skrbal._learning._steps`) and
 learns with the update rules of the decision kernel (:mod:`skrbal._learning`).
 Resuming replays, in order, the commissioning fit, each result and each action
 recorded as taken: the model is rebuilt from the data it learnt from, never
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from skrbal._learning import clone_for, make_update
-from skrbal.online._buffers import DenseSteps, SparseSteps
+from skrbal._learning._steps import DenseSteps, SparseSteps
 
 __all__ = [
     "dense",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skrbal._learning import StreamState
+from skrbal._learning._updates import StreamState
 
 
 class GrowableArray:
