@@ -124,7 +124,7 @@ def test_agent_smooths_with_the_actions_recorded_as_taken():
         history = agent.history()
     np.testing.assert_array_equal(inspected, learner.history_.steps["inspected"][n0:])
     np.testing.assert_array_equal(history["action"], actions)
-    pseudo = agent._update.pseudo
+    pseudo = agent._campaign.rule.pseudo
     np.testing.assert_array_equal(list(pseudo), learner.pseudo_labelled_indices_)
     np.testing.assert_array_equal(list(pseudo.values()), learner.pseudo_labels_)
 
@@ -370,8 +370,8 @@ def test_smoothing_learns_a_late_result_once():
         # the later result first, then the earlier one
         agent.record_inspection(ids[-1], ys[steps[-1] - 4])
         agent.record_inspection(ids[0], ys[steps[0] - 4])
-        labelled = len(agent._buffers.labelled)
-        pseudo = agent._update.pseudo
+        labelled = len(agent._campaign.steps.labelled)
+        pseudo = agent._campaign.rule.pseudo
         assert steps[0] not in pseudo
         # every step is taught once: as a label or as a pseudo-label
         assert agent.estimator_.class_count_.sum() == labelled + len(pseudo)
@@ -468,10 +468,10 @@ def test_plain_agent_keeps_only_labelled_and_awaited_rows():
         agent.record_inspection(ids[0], 4)
         agent.cancel_request(ids[1])
         # 8 commissioning samples, one result, one open request
-        assert agent._buffers.n_rows == 10
+        assert agent._campaign.steps.n_rows == 10
     with _agent(semi_supervised="em", estimator=BayesianGMMClassifier()) as em:
         em.observe(rng.normal(-5.0, 1.0, size=(50, 1)))
-        assert em._buffers.n_steps == 58  # EM refits over every step
+        assert em._campaign.steps.n_steps == 58  # EM refits over every step
 
 
 @pytest.mark.parametrize("kind", ["spend_cap", "minimum_gap", "quantile"])

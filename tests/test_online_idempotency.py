@@ -37,7 +37,7 @@ def _state(agent):
     return (
         agent.n_steps_,
         agent._seq,
-        agent._requests.n_requests,
+        agent._campaign.requests.n_requests,
         dict(agent.budget_state_),
         store.events(agent.name)["seq"].tolist(),
         store.status(agent.name),

@@ -1,16 +1,26 @@
-"""The one learning kernel that every risk-based driver shares (private).
+"""The one campaign of risk-based learning that every driver shares (private).
 
 :class:`~skrbal.active.RiskBasedLearner` walks a recorded stream,
-:class:`~skrbal.online.RiskBasedAgent` a live feed; both decide with
-:class:`DecisionKernel` (beliefs -> value -> method -> budget -> request, and
-results read back) and learn with the update rules of :func:`make_update`
-(supervised, EM, smoothing) over a :class:`StreamState`. Nothing here is
-public API: the drivers are.
+:class:`~skrbal.online.RiskBasedAgent` a live feed; both hold a
+:class:`Campaign` (model and update rule, requests, budget state, expiry),
+which decides with :class:`DecisionKernel` (beliefs -> value -> method ->
+budget -> request, and results read back) and learns with the update rules
+of :func:`make_update` (supervised, EM, smoothing) over the steps it keeps.
+Nothing here is public API: the drivers are.
 
-Modules: ``_kernel`` (the decision step and results), ``_updates`` (the update
-rules, :func:`clone_for` and the shared parameter checks).
+Modules: ``_campaign`` (the running state and its request book), ``_kernel``
+(the decision step and results), ``_updates`` (the update rules,
+:func:`clone_for` and the shared parameter checks), ``_steps`` (the steps
+the rules read: a recorded stream, or an agent's buffers).
 """
 
+from skrbal._learning._campaign import (
+    Campaign,
+    Request,
+    RequestBook,
+    reissue,
+    warning_texts,
+)
 from skrbal._learning._kernel import (
     PENDING_VALUES,
     BlockDecisions,
@@ -21,6 +31,7 @@ from skrbal._learning._kernel import (
     reveals_state,
     top_combinations,
 )
+from skrbal._learning._steps import DenseSteps, RecordedSteps, SparseSteps
 from skrbal._learning._updates import (
     EM_STARTS,
     SEMI_SUPERVISED,
@@ -47,11 +58,17 @@ __all__ = [
     "SEMI_SUPERVISED",
     "UPDATE_MODES",
     "BlockDecisions",
+    "Campaign",
     "DecisionKernel",
+    "DenseSteps",
     "EMUpdate",
     "Fantasies",
+    "RecordedSteps",
+    "Request",
+    "RequestBook",
     "Result",
     "SmoothingUpdate",
+    "SparseSteps",
     "StreamState",
     "SupervisedUpdate",
     "can_partial_fit",
@@ -62,9 +79,11 @@ __all__ = [
     "clone_for",
     "give_classes",
     "make_update",
+    "reissue",
     "reveals_state",
     "soft_rows",
     "stack_rows",
     "take_rows",
     "top_combinations",
+    "warning_texts",
 ]

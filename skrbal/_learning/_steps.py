@@ -1,9 +1,10 @@
-"""What a live agent keeps in memory about its steps.
+"""The steps a campaign's update rule reads: a recorded stream, or a live one.
 
 The update rules of :mod:`skrbal._learning` read a
 :class:`~skrbal._learning.StreamState` whose arrays are indexed by stream
-step. An agent's stream grows without end, so it keeps buffers and hands the
-rules a ``StreamState`` over the steps seen so far:
+step. The stream learner has every step of its record at hand
+(:class:`RecordedSteps`). An agent's stream grows without end, so it keeps
+buffers and hands the rules a ``StreamState`` over the steps seen so far:
 
 - :class:`DenseSteps` keeps every step (features, labels, known flags,
   actions): EM refits over everything seen and smoothing reads the segments
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skrbal._learning._updates import StreamState
+from skrbal._learning._updates import StreamState, take_rows
 
 
 class GrowableArray:
@@ -124,6 +125,10 @@ class DenseSteps:
     def release(self, step: int) -> None:
         """A request was cancelled: its step keeps its row (others read it)."""
 
+    def rows(self, steps):
+        """The features of ``steps``."""
+        return self._X.view[np.asarray(steps)]
+
     def stream_state(self) -> StreamState:
         """The update rules' view of the steps so far."""
         return StreamState(
@@ -208,6 +213,10 @@ class SparseSteps:
         if step not in self._y:
             self._X.pop(step, None)
 
+    def rows(self, steps):
+        """The features of ``steps`` (each one held: labelled or requested)."""
+        return _Rows(self._X, self.n_steps, (self.n_features,), np.float64)[steps]
+
     def stream_state(self) -> StreamState:
         return StreamState(
             X=_Rows(self._X, self.n_steps, (self.n_features,), np.float64),
@@ -223,3 +232,72 @@ class SparseSteps:
     def n_rows(self) -> int:
         """Rows held in memory."""
         return len(self._X)
+
+
+class RecordedSteps:
+    """Every step of a recorded stream, at hand from the start (the learner's).
+
+    The stream learner walks a record whose features are all known; the
+    update rules read them, the labels learnt so far and the actions taken,
+    as they read an agent's :class:`DenseSteps`. The labels learnt are kept
+    apart from the record's labels (the oracle the walk scores against): a
+    report learnt as a label teaches the state it names.
+    """
+
+    def __init__(self, X, y, initial, exogenous_actions, action_dtype=np.intp):
+        n_steps = X.shape[0]
+        known = np.zeros(n_steps, dtype=bool)
+        known[initial] = True
+        self.state = StreamState(
+            X=X,
+            y=np.array(y, copy=True),
+            known=known,
+            labelled=list(initial),
+            action=np.zeros(n_steps, dtype=action_dtype),
+            exogenous_actions=exogenous_actions,
+        )
+        self.n_features = X.shape[1]
+
+    @property
+    def n_steps(self) -> int:
+        return self.state.X.shape[0]
+
+    @property
+    def labelled(self) -> list:
+        return self.state.labelled
+
+    def rows(self, steps):
+        """The features of ``steps``, as the stream holds them."""
+        return take_rows(self.state.X, steps)
+
+    def learn_label(self, step: int, label, action: int):
+        """Mark ``step`` labelled with the action its state calls for."""
+        state = self.state
+        saved = (state.y[step], state.action[step], len(state.labelled))
+        state.y[step] = label
+        state.known[step] = True
+        state.action[step] = action
+        state.labelled.append(step)
+        return saved
+
+    def restore(self, step: int, saved) -> None:
+        """Undo :meth:`learn_label`."""
+        state = self.state
+        state.y[step], state.action[step], n_labelled = saved
+        state.known[step] = False
+        del state.labelled[n_labelled:]
+
+    def learn_report(self, step: int, action: int):
+        """Set the action of a reported step (the rule records the posterior)."""
+        saved = self.state.action[step]
+        self.state.action[step] = action
+        return saved
+
+    def unreport(self, step: int, saved) -> None:
+        """Undo :meth:`learn_report` and the rule's entry in ``soft``."""
+        self.state.action[step] = saved
+        self.state.soft.pop(step, None)
+
+    def stream_state(self) -> StreamState:
+        """The update rules' view of the stream."""
+        return self.state

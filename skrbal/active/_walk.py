@@ -12,20 +12,13 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
 from skrbal._labels import label_positions
-from skrbal._learning import (
-    DecisionKernel,
-    StreamState,
-    clone_for,
-    make_update,
-    take_rows,
-)
+from skrbal._learning import Campaign, RecordedSteps, take_rows
 from skrbal._scores import HeldOutScores
 from skrbal.budget import BudgetPolicy
 from skrbal.exceptions import (
@@ -38,16 +31,6 @@ from skrbal.metrics import campaign_summary, class_proportions
 
 # Steps per chunk when the totals are summed without a per-step history.
 _TOTALS_CHUNK = 65536
-
-
-@dataclass(slots=True)
-class _Request:
-    """An inspection on its way: its result is learnt before step ``arrival``."""
-
-    arrival: int
-    step: int
-    method: int
-    belief: np.ndarray  # when requested, for a report's posterior
 
 
 class StreamWalk:
@@ -81,34 +64,28 @@ class StreamWalk:
         self.proportion_keys = [f"proportion_{c}" for c in classes]
         self._seen_coverage = (None, None)
         self.initial = initial
+        self.y = y  # the oracle: read where inspected, and to score
         n_steps = X.shape[0]
-        known = np.zeros(n_steps, dtype=bool)
-        known[initial] = True
         query = learner.query
         self.budget = query if isinstance(query, BudgetPolicy) else None
-        self.kernel = DecisionKernel(
-            process, learner.inspections, self.budget, learner.max_open_requests
+        self.campaign = campaign = Campaign(
+            process,
+            inspections=learner.inspections,
+            budget=self.budget,
+            semi_supervised=learner.semi_supervised,
+            update=learner.update,
+            em_start=learner.em_start,
+            initial_state=learner.initial_state,
+            max_open_requests=learner.max_open_requests,
+            pending_value=learner.pending_value,
         )
+        self.kernel = campaign.kernel
         action_type = (
             np.intp if self.full else np.min_scalar_type(process.n_actions - 1)
         )
-        self.state = StreamState(
-            X=X,
-            y=y,
-            known=known,
-            labelled=list(initial),
-            action=np.zeros(n_steps, dtype=action_type),
-            exogenous_actions=actions,
-        )
-        self.update = make_update(
-            learner.semi_supervised,
-            process,
-            learner.update,
-            learner.initial_state,
-            em_start=learner.em_start,
-        )
-        model = self.update.prepare(clone_for(learner.estimator, process))
-        self.model = self.update.initial_fit(model, self.state)
+        steps = RecordedSteps(X, y, initial, actions, action_type)
+        self.state = steps.state
+        campaign.fit(learner.estimator, steps)
         self.warned = []
         # Running count of the labelled set's states, for the query records.
         self.counts = np.bincount(self.label_index[initial], minlength=len(classes))
@@ -122,11 +99,20 @@ class StreamWalk:
         self.perfect_of_state = self.kernel.perfect_actions
         self.queries = []
         self.queries.append(self.query_record(-1))
-        self.budget_state = self.kernel.budget.initial_state()
         if self.budget is not None:
-            self.queries[0]["budget_state"] = self.budget_state
-        self.pending = deque()
-        self.n_blocked = 0
+            self.queries[0]["budget_state"] = campaign.budget_state
+        # Requests on their way: (step before which the result arrives, id).
+        self.due = deque()
+
+    @property
+    def model(self):
+        """The campaign's current model."""
+        return self.campaign.model
+
+    @property
+    def update(self):
+        """The campaign's update rule."""
+        return self.campaign.rule
 
     # -------------------------------------------------------------- #
     def run(self) -> StreamWalk:
@@ -135,19 +121,19 @@ class StreamWalk:
         start, block = 0, block_size
         while start < n_steps:
             # Results due by this step are learnt before it is decided.
-            while self.pending and self.pending[0].arrival <= start:
-                self.learn_result(self.pending.popleft())
+            while self.due and self.due[0][0] <= start:
+                self.learn_result(self.due.popleft()[1])
             stop = min(n_steps, start + block)
-            if self.pending:
-                stop = min(stop, self.pending[0].arrival)
+            if self.due:
+                stop = min(stop, self.due[0][0])
             if self.decide_block(start, stop):
                 block = block_size
             else:
                 block = min(2 * block, 64 * block_size)
             start = self.decided_until
         # Results still on their way when the stream ends are learnt last.
-        while self.pending:
-            self.learn_result(self.pending.popleft())
+        while self.due:
+            self.learn_result(self.due.popleft()[1])
         return self
 
     def decide_block(self, start: int, stop: int) -> bool:
@@ -155,29 +141,21 @@ class StreamWalk:
 
         Sets ``decided_until``; returns whether a request was made.
         """
-        kernel, state = self.kernel, self.state
+        campaign, state = self.campaign, self.state
         rows = take_rows(self.X, slice(start, stop))
-        proba = kernel.beliefs(self.model, rows, first=start, rows="X (stream)")
-        plan = self.learner._plan(self.planned, start, stop)
-        fantasies = None
-        if self.pending and plan is None and self.learner.pending_value == "fantasy":
-            steps = [request.step for request in self.pending]
-            fantasies = kernel.fantasise(self.model, rows, take_rows(self.X, steps))
+        proba = campaign.beliefs(rows, first=start, rows="X (stream)")
         # A block ends at its first request: the model does not change until
         # that request's result arrives, so this only splits the work, and
         # keeps one request (and its method) per block.
-        decided = kernel.decide(
+        times = np.arange(start, stop, dtype=float)
+        decided = campaign.decide(
+            rows,
             proba,
-            np.arange(start, stop, dtype=float),
-            self.budget_state,
+            times,
             available=~state.known[start:stop],
-            n_open=len(self.pending),
             first_only=True,
-            plan=plan,
-            fantasies=fantasies,
+            plan=self.learner._plan(self.planned, start, stop),
         )
-        self.budget_state = decided.budget_state
-        self.n_blocked += decided.n_blocked
         end = self.decided_until = start + decided.n_decided
         if self.full:
             self.evpi[start:end] = decided.evpi
@@ -196,46 +174,33 @@ class StreamWalk:
         self.inspected[step] = True
         if self.full:
             self.method_used[step] = method
-        self.pending.append(
-            _Request(
-                arrival=step + 1 + self.learner.result_delay,
-                step=step,
-                method=method,
-                belief=proba[step - start],
-            )
-        )
+        (request_id,) = campaign.open_requests(start, decided, proba, times)
+        self.due.append((step + 1 + self.learner.result_delay, int(request_id)))
         return True
 
-    def learn_result(self, request: _Request) -> None:
+    def learn_result(self, request_id: int) -> None:
         """Read a request's result from the oracle and teach it to the model."""
-        state, step = self.state, request.step
-        result = self.kernel.simulate_result(
-            request.method, request.belief, state.y[step], self.rng
-        )
-        # The action at an inspected step waits for its result.
-        state.action[step] = result.action
+        campaign = self.campaign
+        step = campaign.requests[request_id].step
+        result = campaign.simulate_result(request_id, self.y[step], self.rng)
+        method = campaign.requests[request_id].method
+        campaign.answer(request_id, result)
         if result.label is not None:
-            state.known[step] = True
-            state.labelled.append(step)
             self.counts[self.label_index[step]] += 1
-            self.model = self.update.learn(self.model, state, step)
         else:
             self.counts += result.posterior
-            self.model = self.update.learn_report(
-                self.model, state, step, result.posterior
-            )
         self.queries.append(
-            self.query_record(step, self.report_columns(request, result))
+            self.query_record(step, self.report_columns(method, result))
         )
         if self.budget is not None:
-            self.queries[-1]["budget_state"] = self.budget_state
+            self.queries[-1]["budget_state"] = campaign.budget_state
 
     # -------------------------------------------------------------- #
-    def report_columns(self, request, result):
-        """The query record's columns of a report (None without methods)."""
+    def report_columns(self, k, result):
+        """The query record's columns of method ``k``'s report (None without)."""
         if self.learner.inspections is None:
             return None
-        method = self.learner.inspections[request.method]
+        method = self.learner.inspections[k]
         columns = {"method": method.name, "report": result.report}
         columns.update(
             {f"posterior_{c}": p for c, p in zip(self.classes, result.posterior)}
@@ -288,7 +253,7 @@ class StreamWalk:
         record = {
             "query": len(self.queries),
             "step": step,
-            "label": state.y[step] if step >= 0 else None,
+            "label": self.y[step] if step >= 0 else None,
             **(report or {}),
             "n_labelled": n_labelled,
             "n_missing_states": n_missing,
@@ -317,9 +282,9 @@ class StreamWalk:
         history.warnings = self.warned
         history.totals["n_warnings"] = len(self.warned)
         if self.budget is not None:
-            history.budget_state = self.budget_state
+            history.budget_state = self.campaign.budget_state
         if self.learner.max_open_requests is not None:
-            history.totals["n_blocked"] = self.n_blocked
+            history.totals["n_blocked"] = self.campaign.n_blocked
         return history
 
     def _chunked_totals(self):
@@ -329,7 +294,7 @@ class StreamWalk:
         long; the sums are added up and the decision accuracy weighted by
         each chunk's decisions.
         """
-        y, action, inspected = self.state.y, self.state.action, self.inspected
+        y, action, inspected = self.y, self.state.action, self.inspected
         parts = [
             campaign_summary(
                 y[start : start + _TOTALS_CHUNK],
@@ -347,7 +312,7 @@ class StreamWalk:
         return totals
 
     def _full_history(self) -> Bunch:
-        y, action, process = self.state.y, self.state.action, self.process
+        y, action, process = self.y, self.state.action, self.process
         known_before = np.zeros(y.shape[0], dtype=bool)
         known_before[self.initial] = True
         steps = pd.DataFrame(

@@ -12,10 +12,19 @@ from sklearn.utils.validation import check_array
 from skrbal._decision import DecisionProcess
 from skrbal._labels import states_of
 from skrbal._learning import (
-    DecisionKernel,
+    Campaign,
+    Request,
+    RequestBook,
     check_learnable,
+    warning_texts,
 )
-from skrbal.exceptions import IdempotencyKeyError, RequestError
+from skrbal.exceptions import (
+    IdempotencyKeyError,
+    RequestError,
+    RequestExpiredWarning,
+    StalledRequestsWarning,
+    caller_stacklevel,
+)
 from skrbal.online._agent_calls import RecordCalls
 from skrbal.online._commissioning import commission_in_parts, missing_labels
 from skrbal.online._config import (
@@ -36,22 +45,7 @@ from skrbal.online._idempotency import (
     client_key,
     stored_call,
 )
-from skrbal.online._replay import (
-    dense,
-    new_buffers,
-    new_model,
-    replay_agent,
-)
-from skrbal.online._requests import (
-    Request,
-    RequestBook,
-    expire_overdue,
-    report_stall,
-)
-from skrbal.online._results import (
-    reissue,
-    warning_texts,
-)
+from skrbal.online._replay import new_steps, replay_campaign
 from skrbal.online._settings import (
     agent_record,
     check_params,
@@ -408,23 +402,21 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         if timestamps is not None:
             timestamps = as_seconds(timestamps, "timestamps", X.shape[0])
         perfect = self.process.perfect_information_action(y)
-        buffers = new_buffers(self, X.shape[1])
-        buffers.extend(X, perfect, y=y)
+        campaign = self._new_campaign(budget)
+        steps = new_steps(self._dense, X.shape[1], self.process.classes_)
+        steps.extend(X, perfect, y=y)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = new_model(self, buffers)
+            model = campaign.fit(self.estimator, steps)
         check_learnable(model, self.process, "the commissioned model")
         clock = "step" if timestamps is None else "timestamp"  # for good
         times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
         # The policy sees the commissioning steps as steps it cannot inspect,
         # valued as every later step is (the best method's EVSI).
-        kernel = DecisionKernel(
-            self.process, self.inspections, budget, self.max_open_requests
-        )
-        decided = kernel.decide(
-            kernel.beliefs(model, X),
+        decided = campaign.decide(
+            X,
+            campaign.beliefs(X),
             times,
-            budget.initial_state(),
             available=np.zeros(X.shape[0], dtype=bool),
         )
         evpi, budget_state = decided.evpi, decided.budget_state
@@ -443,34 +435,58 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         )
         try:
             agent_id = store.create_agent(record, commissioning)
-            self._start(store, owned, agent_id, budget, buffers, model)
+            self._start(store, owned, agent_id, campaign)
         except BaseException:
             if owned:
                 store.close()
             raise
-        reissue(caught)
-        self.budget_state_ = budget_state
+        for w in caught:  # once the commissioning is committed
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
         self._clock = clock
         self._last_time, self.last_evpi_ = float(times[-1]), None
         self._seq = 1
         self._n_commissioning = X.shape[0]
-        self._requests = RequestBook()
         return self
 
-    def _start(self, store, owned, agent_id, budget, buffers, model, lock=None):
+    @property
+    def _dense(self) -> bool:
+        """Whether the update rule reads every step (EM, smoothing)."""
+        return self.semi_supervised is not None
+
+    def _new_campaign(self, budget) -> Campaign:
+        return Campaign(
+            self.process,
+            inspections=self.inspections,
+            budget=budget,
+            semi_supervised=self.semi_supervised,
+            update=self.update,
+            em_start=self.em_start,
+            initial_state=self.initial_state,
+            max_open_requests=self.max_open_requests,
+            pending_value=self.pending_value,
+            request_timeout=self.request_timeout,
+        )
+
+    def _start(self, store, owned, agent_id, campaign, lock=None):
         if lock is None:
             lock = store.lock_agent(agent_id, self.name)
         self.store_, self._owns_store, self._lock = store, owned, lock
         self.agent_id_ = agent_id
-        self.budget_ = budget
-        self._buffers = buffers
-        self.estimator_ = model
+        self.budget_ = campaign.budget
+        self._campaign = campaign
         self.classes_ = self.process.classes_
-        self.n_features_in_ = buffers.n_features
-        self._kernel = DecisionKernel(
-            self.process, self.inspections, budget, self.max_open_requests
-        )
+        self.n_features_in_ = campaign.steps.n_features
+
+    @property
+    def estimator_(self):
+        """The current model."""
+        return self._campaign.model
+
+    @property
+    def budget_state_(self) -> dict:
+        """The budget policy's running state (JSON)."""
+        return self._campaign.budget_state
 
     @classmethod
     def from_store(
@@ -553,17 +569,18 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         lock = store.lock_agent(record.agent_id, self.name, lock_timeout)
         try:
             # Read under the lock: the agent may have moved since.
-            replay = store.load_replay(self.name, every_step=dense(self))
+            replay = store.load_replay(self.name, every_step=self._dense)
+            campaign = self._new_campaign(budget)
             # Warnings of the replayed fits were issued and stored already.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                buffers, model = replay_agent(self, replay)
+                replay_campaign(campaign, self.estimator, replay, self._dense)
         except BaseException:
             lock.release()
             raise
         record = replay.agent
-        self._start(store, owned, record.agent_id, budget, buffers, model, lock)
-        self.budget_state_ = dict(record.budget_state)
+        self._start(store, owned, record.agent_id, campaign, lock)
+        campaign.budget_state = dict(record.budget_state)
         names = record.feature_names
         self.feature_names_in_ = None if names is None else np.asarray(names, object)
         self._clock = record.clock
@@ -571,10 +588,13 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         self._n_commissioning = replay.n_commissioning
         self._last_time, self.last_evpi_ = replay.last_time, replay.last_evpi
         names = [m.name for m in self.inspections or ()]
-        self._requests = RequestBook(record.n_requests)
+        campaign.requests = RequestBook(record.n_requests)
         for r in replay.requests:
-            method = -1 if r.method is None else names.index(r.method)
-            self._requests.load(
+            if self.inspections is None:
+                method = 0  # the process's inspection: the kernel's method 0
+            else:
+                method = None if r.method is None else names.index(r.method)
+            campaign.requests.load(
                 r.request_id, Request(r.step, r.status, method, r.belief, r.time)
             )
 
@@ -591,7 +611,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
     @property
     def n_steps_(self) -> int:
         """Steps so far, commissioning samples included."""
-        return self._buffers.n_steps
+        return self._campaign.steps.n_steps
 
     def observe(self, X, timestamps=None, *, key: str | None = None) -> pd.DataFrame:
         """Decide for new observations, in order; request inspections.
@@ -668,7 +688,6 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
             key = None
         n, first = X.shape[0], self.n_steps_
         clock, times, stamps = observation_times(self, n, timestamps)
-        model = self.estimator_
         if n == 0:  # nothing to decide; a model may refuse an empty X
             nothing = ObserveCall(
                 first,
@@ -681,34 +700,65 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
                 np.zeros(0, dtype=np.int64),
             )
             return decisions_frame(nothing, self.classes_, self.inspections)
-        expire_overdue(self, float(times[0]))
-        kernel, book = self._kernel, self._requests
-        proba = kernel.beliefs(model, X)
-        pending = book.open_ids()
-        fantasies = None
-        if pending and self.pending_value == "fantasy":
-            steps = np.asarray(book.steps_of(pending))
-            fantasies = kernel.fantasise(
-                model, X, self._buffers.stream_state().X[steps]
+        self._expire_overdue(float(times[0]))
+        campaign = self._campaign
+        proba = campaign.beliefs(X)
+        call = None
+
+        def commit(decided):
+            nonlocal call
+            request_ids = np.zeros(n, dtype=np.int64)
+            request_ids[decided.requested] = campaign.next_request_ids(decided)
+            call = ObserveCall(
+                first, X, times, stamps, clock, proba, decided, request_ids
             )
-        decided = kernel.decide(
-            proba, times, self.budget_state_, n_open=len(pending), fantasies=fantasies
-        )
-        requested = decided.requested
-        request_ids = np.zeros(n, dtype=np.int64)
-        request_ids[requested] = np.arange(1, requested.size + 1) + book.n_requests
-        call = ObserveCall(first, X, times, stamps, clock, proba, decided, request_ids)
-        self._commit_observe(call, key)
-        self._buffers.extend(X, decided.action, keep=requested.tolist())
-        methods = decided.methods
-        if self.inspections is None:
-            methods = np.full(requested.size, -1)
-        book.open(first + requested, methods, proba[requested], times[requested])
-        self.budget_state_, self._clock = decided.budget_state, clock
+            self._commit_observe(call, key)
+
+        decided = campaign.decide(X, proba, times, commit=commit)
+        campaign.steps.extend(X, decided.action, keep=decided.requested.tolist())
+        campaign.open_requests(first, decided, proba, times)
+        self._clock = clock
         self._last_time, self.last_evpi_ = float(times[-1]), float(decided.evpi[-1])
         self._seq += 1
-        report_stall(self, decided.n_blocked)
+        self._report_stall(decided.n_blocked)
         return decisions_frame(call, self.classes_, self.inspections)
+
+    def _expire_overdue(self, now: float) -> None:
+        """Expire the open requests past ``request_timeout`` at time ``now``."""
+        campaign = self._campaign
+        overdue = campaign.overdue(now)
+        if not overdue:
+            return
+        steps = campaign.requests.steps_of(overdue)
+        self.store_.record_expire(self.agent_id_, self._seq, overdue, steps)
+        campaign.expire(overdue)
+        self._seq += 1
+        unit = "s" if self._clock == "timestamp" else " observations"
+        warnings.warn(
+            f"agent {self.name!r}: request(s) {overdue} (step(s) {steps}) waited "
+            f"{self.request_timeout:g}{unit} or more without a result "
+            f"(request_timeout): they expired and free their slots; a result "
+            "that still comes is taken.",
+            RequestExpiredWarning,
+            stacklevel=caller_stacklevel(),
+        )
+
+    def _report_stall(self, n_blocked: int) -> None:
+        """Warn, once per stall, that the cap on open requests blocked some."""
+        campaign = self._campaign
+        if not campaign.stall_begins(n_blocked):
+            return
+        requests = campaign.requests
+        oldest = requests.open_ids()[:3]
+        named = ", ".join(f"{i} (step {requests[i].step})" for i in oldest)
+        warnings.warn(
+            f"agent {self.name!r}: the budget wanted {n_blocked} inspection(s) but "
+            f"all {self.max_open_requests} allowed requests wait for results "
+            f"(oldest: {named}); nothing is requested until a result, a "
+            "cancellation or request_timeout frees a slot.",
+            StalledRequestsWarning,
+            stacklevel=caller_stacklevel(),
+        )
 
     def _commit_observe(self, call: ObserveCall, key) -> None:
         decided = call.decided

@@ -4,15 +4,21 @@
 :class:`~skrbal.online.RiskBasedAgent` that record what the user learnt or
 did after the agent decided: the result of a requested inspection, a label
 the agent did not request (a routine inspection), a cancelled request and
-an action taken. The agent inherits them; they learn through
-:mod:`skrbal.online._results` and commit through the agent's store.
+an action taken. The agent inherits them; they check what the caller gives,
+learn through the agent's :class:`~skrbal._learning.Campaign` (the same
+update rule as the stream learner's, replayed the same way on resume) and
+commit through the agent's store before the campaign takes the change.
 """
 
 from __future__ import annotations
 
+import datetime
 import warnings
 from numbers import Integral
 
+import numpy as np
+
+from skrbal._labels import label_positions
 from skrbal.exceptions import RequestError, RequestExpiredWarning
 from skrbal.online._idempotency import (
     check_key,
@@ -21,16 +27,25 @@ from skrbal.online._idempotency import (
     stored_call,
     value_digest,
 )
-from skrbal.online._requests import read_result
-from skrbal.online._results import (
-    check_result_time,
-    learn_result,
-    record_label,
-    result_stamp,
-)
-from skrbal.online._storage import ClientKey, EventRecord
+from skrbal.online._storage import ClientKey, EventRecord, ResultRecord
+from skrbal.online._timestamps import as_seconds
 
 __all__ = ["RecordCalls"]
+
+
+def result_stamp(timestamp) -> float | None:
+    """A result's time in seconds (None when not given)."""
+    if timestamp is None:
+        return None
+    return float(as_seconds(timestamp, "timestamp", 1)[0])
+
+
+def _shown(seconds: float) -> str:
+    try:
+        iso = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"{seconds!r} s"
+    return f"{iso.isoformat().replace('+00:00', 'Z')} ({seconds!r} s)"
 
 
 class RecordCalls:
@@ -148,11 +163,24 @@ class RecordCalls:
         )
         if done is not None:
             return done.payload["action"]
-        request_id, step, late = self._requests.check(request_id, "recorded", self.name)
-        result = read_result(self, request_id, step, label, report)
-        check_result_time(self, step, self._requests[request_id].time, stamp)
-        action = learn_result(self, request_id, step, result, stamp, key)
-        self._requests.close(request_id, "done")
+        campaign = self._campaign
+        request_id, step, late = campaign.requests.check(
+            request_id, "recorded", self.name
+        )
+        request = campaign.requests[request_id]
+        result = self._read_answer(
+            request.method,
+            request.belief,
+            label,
+            report,
+            what=f"request {request_id}",
+            call=f"record_inspection({request_id}",
+            step=step,
+        )
+        self._check_result_time(step, request.time, stamp)
+        commit = self._result_commit(request_id, step, result, stamp, key)
+        action = campaign.answer(request_id, result, commit=commit)
+        self._seq += 1
         if late:
             warnings.warn(
                 f"agent {self.name!r}: request {request_id} (step {step}) had "
@@ -233,7 +261,216 @@ class RecordCalls:
         """
         self._check_open()
         key = check_key(key)
-        return record_label(self, step, label, report, method, timestamp, key)
+        stamp = result_stamp(timestamp)
+        key, done = self._earlier_call(
+            key,
+            "record_label",
+            step=step,
+            label=label,
+            report=report,
+            method=method,
+            timestamp=stamp,
+        )
+        if done is not None:
+            return done.payload["action"]
+        step = self._routine_step(step)
+        k = self._method_index(method)
+        columns = ("belief", "evpi", "timestamp", "features")
+        seen = self.store_.load_steps(self.agent_id_, [step], columns)
+        observed = float(seen["timestamp"][0])
+        self._check_result_time(step, None if np.isnan(observed) else observed, stamp)
+        result = self._read_answer(
+            k,
+            seen["belief"][0],
+            label,
+            report,
+            what=f"the routine inspection of step {step}",
+            call=f"record_label({step}",
+            step=step,
+        )
+        campaign = self._campaign
+        # The supervised rule's buffers keep only the rows they read.
+        sparse = getattr(campaign.steps, "put", None)
+        if sparse is not None:
+            sparse(step, seen["features"][0])
+        commit = self._result_commit(
+            campaign.requests.n_requests + 1,
+            step,
+            result,
+            stamp,
+            key,
+            origin="routine",
+            evpi=float(seen["evpi"][0]),
+            method=None
+            if k is None or self.inspections is None
+            else (self.inspections[k].name),
+        )
+        try:
+            action = campaign.learn(step, result, commit=commit)
+        except BaseException:
+            if sparse is not None:
+                campaign.steps.release(step)
+            raise
+        campaign.requests.add_done(step, k)
+        self._seq += 1
+        return action
+
+    # ------------------------------------------------------------------ #
+    def _result_commit(self, request_id, step, result, stamp, key, **routine):
+        """What commits a result to the store, given its warnings' texts.
+
+        ``routine`` (``origin``, ``evpi``, ``method``) makes it a request made
+        and done in this one event.
+        """
+        posterior = result.posterior
+
+        def commit(texts):
+            record = ResultRecord(
+                request_id=request_id,
+                step=step,
+                label=result.label,
+                action=result.action,
+                timestamp=stamp,
+                warnings=tuple(texts),
+                report=result.report,
+                posterior=None if posterior is None else tuple(posterior.tolist()),
+                key=key,
+                **routine,
+            )
+            self.store_.record_result(self.agent_id_, self._seq, record)
+
+        return commit
+
+    def _read_answer(self, k, belief, label, report, *, what, call, step):
+        """An inspection's label or report, checked and read by the campaign.
+
+        ``k``: the inspection method's index (the kernel's: 0 without
+        methods; None for a routine label without one of the methods);
+        ``belief``: the belief at the step (a report's posterior needs it);
+        ``what`` names the inspection and ``call`` starts the call to suggest
+        (``record_inspection(3``) in messages.
+        """
+        campaign = self._campaign
+        method = None if k is None or self.inspections is None else self.inspections[k]
+        verb = call.split("(")[0]
+        if (label is None) == (report is None):
+            raise RequestError(
+                f"{verb} needs either a label or a report for {what}, not "
+                f"{'both' if label is not None else 'neither'}; nothing was recorded."
+            )
+        if label is not None:
+            if method is not None and not campaign.kernel.reveals[k]:
+                outcomes = method.outcomes_.tolist()
+                raise RequestError(
+                    f"{what} (step {step}) was made with inspection "
+                    f"method {method.name!r}, whose reports do not reveal the "
+                    f"state: pass its report, {call}, "
+                    f"report=...) with one of {outcomes}; nothing was recorded."
+                )
+            try:
+                label = self._check_labels([label], "label")[0]
+            except ValueError as exc:
+                raise RequestError(f"{exc}; nothing was recorded.") from None
+            return campaign.read_result(k, None, label=label)
+        if method is None:
+            raise RequestError(
+                f"agent {self.name!r} has no inspection methods: its inspections "
+                f"reveal the state, so pass the label, {call}, label); nothing "
+                "was recorded."
+                if self.inspections is None
+                else f"{what} has no inspection method: a report needs one "
+                "(method=...); nothing was recorded."
+            )
+        outcomes = method.outcomes_
+        given = np.asarray([report])
+        try:
+            if given.ndim != 1 or (given.dtype.kind in "biuf") != (
+                outcomes.dtype.kind in "biuf"
+            ):
+                raise ValueError("not an outcome")
+            report = outcomes[label_positions(given, outcomes, owner="outcomes")[0]]
+        except (TypeError, ValueError):
+            raise RequestError(
+                f"report {report!r} is not an outcome of inspection method "
+                f"{method.name!r} ({what}): pass one of "
+                f"{outcomes.tolist()}; nothing was recorded."
+            ) from None
+        return campaign.read_result(k, belief, report=report)
+
+    def _check_result_time(self, step: int, observed: float | None, stamp) -> None:
+        """Refuse a result dated before the observation it inspects.
+
+        Only for an agent with timestamps (``observed`` is the step's time).
+        """
+        if stamp is None or observed is None or self._clock != "timestamp":
+            return
+        if stamp < observed:
+            raise RequestError(
+                f"agent {self.name!r}: the result's timestamp {_shown(stamp)} is "
+                f"before step {step} was observed, at {_shown(observed)}; an "
+                "inspection cannot find a state before it was observed. Nothing "
+                "was recorded."
+            )
+
+    def _method_index(self, method) -> int | None:
+        """A routine inspection's method index (None: the process's perfect one).
+
+        Without inspection methods the process's inspection is the kernel's
+        method 0.
+        """
+        if self.inspections is None and method is None:
+            return 0
+        if method is None:
+            return None
+        names = [m.name for m in self.inspections or ()]
+        if method not in names:
+            raise RequestError(
+                f"method {method!r} is not an inspection method of agent "
+                f"{self.name!r}; its methods are {names}; nothing was recorded."
+            )
+        return names.index(method)
+
+    def _routine_step(self, step) -> int:
+        """An observed step that may take a routine label."""
+        n0, n = self._n_commissioning, self.n_steps_
+        if not isinstance(step, Integral) or isinstance(step, bool):
+            raise RequestError(
+                f"step must be an observed step (an int), got {step!r}; nothing "
+                "was recorded."
+            )
+        step = int(step)
+        if 0 <= step < n0:
+            raise RequestError(
+                f"step {step} is a commissioning step of agent {self.name!r}: its "
+                "label is known already; nothing was recorded."
+            )
+        if not n0 <= step < n:
+            raise RequestError(
+                f"step {step} is not an observed step of agent {self.name!r}: its "
+                f"observations are steps {n0} to {n - 1}; nothing was recorded."
+                if n > n0
+                else f"step {step} is not an observed step of agent {self.name!r}: "
+                "it has observed nothing yet; nothing was recorded."
+            )
+        made = self._campaign.requests.of_step(step)
+        if made is None:
+            return step
+        request_id, request = made
+        if request.status in ("open", "expired"):
+            raise RequestError(
+                f"step {step} has request {request_id} waiting for its result: "
+                f"record it as its result, record_inspection({request_id}, "
+                "label); nothing was recorded."
+            )
+        if request.status == "done":
+            raise RequestError(
+                f"step {step} is already labelled (request {request_id}); "
+                "nothing was recorded."
+            )
+        raise RequestError(
+            f"step {step} had request {request_id}, cancelled: a step takes "
+            "one inspection record; nothing was recorded."
+        )
 
     def cancel_request(
         self, request_id, reason: str | None = None, *, key: str | None = None
@@ -282,7 +519,8 @@ class RecordCalls:
         )
         if done is not None:
             return
-        request_id, step, _ = self._requests.check(request_id, "cancelled", self.name)
+        requests = self._campaign.requests
+        request_id, step, _ = requests.check(request_id, "cancelled", self.name)
         if reason is not None and (not isinstance(reason, str) or "\x00" in reason):
             raise RequestError(
                 "reason must be None or a string without NUL characters, got "
@@ -291,8 +529,8 @@ class RecordCalls:
         self.store_.record_cancel(
             self.agent_id_, self._seq, request_id, step, reason, key
         )
-        self._requests.close(request_id, "cancelled")
-        self._buffers.release(step)
+        requests.close(request_id, "cancelled")
+        self._campaign.steps.release(step)
         self._seq += 1
 
     def record_action(self, step, action, *, key: str | None = None) -> None:
@@ -351,5 +589,5 @@ class RecordCalls:
             )
         step, action = int(step), int(action)
         self.store_.record_action(self.agent_id_, self._seq, step, action, key)
-        self._buffers.record_action(step, action)
+        self._campaign.steps.record_action(step, action)
         self._seq += 1

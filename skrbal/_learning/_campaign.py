@@ -1,0 +1,399 @@
+"""One campaign of risk-based active learning: its running state, for every driver.
+
+A :class:`Campaign` holds what changes while a structure is monitored: the
+model and its update rule over the steps seen (:mod:`skrbal._learning._steps`),
+the requests (a :class:`RequestBook`: open, answered, cancelled, expired),
+the budget policy's state, and the count of steps the cap on open requests
+blocked. It decides a block of steps with the decision kernel (counting the
+pending results as fantasies when asked), opens the requests, learns results
+(labels and reports) and returns the action each calls for, and expires the
+requests past their timeout.
+
+:class:`~skrbal.active.RiskBasedLearner` and
+:class:`~skrbal.online.RiskBasedAgent` each hold one; they differ only in
+where results come from (the record's oracle, or the caller) and where events
+are written (the learner's history, the agent's store). A campaign writes
+nothing: a driver that must record a change before it happens passes a
+``commit`` callable, and the change is made only if ``commit`` returns.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+
+from skrbal._learning._kernel import BlockDecisions, DecisionKernel, Result
+from skrbal._learning._updates import clone_for, make_update
+from skrbal.exceptions import RequestError
+
+__all__ = ["Campaign", "Request", "RequestBook", "reissue", "warning_texts"]
+
+
+def warning_texts(caught) -> list:
+    """The warnings caught while learning, as an event stores them."""
+    return [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
+def reissue(caught) -> None:
+    """Issue caught warnings to the caller, once the change is committed."""
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+@dataclass
+class Request:
+    """One inspection request, as a campaign keeps it."""
+
+    step: int
+    status: str  # open, done, cancelled or expired
+    # The decision kernel's method index (0 without inspection methods);
+    # None for a routine label taken without one of the methods.
+    method: int | None
+    belief: np.ndarray | None  # kept while a result may come
+    time: float | None  # the budget's time at its step, while a result may come
+
+
+class RequestBook:
+    """A campaign's requests, by id (1, 2, ... in the order they were made).
+
+    Parameters
+    ----------
+    n_requests : int, default=0
+        Requests made so far (the ids in use).
+    """
+
+    def __init__(self, n_requests: int = 0):
+        self.n_requests = n_requests
+        self._requests: dict[int, Request] = {}
+        # Whether the current stall was reported (reset when a slot frees).
+        self.stall_reported = False
+
+    def load(self, request_id: int, request: Request) -> None:
+        """Add a request read back from a store."""
+        self._requests[int(request_id)] = request
+
+    def open(self, steps, methods, beliefs, times) -> np.ndarray:
+        """Open one request per step; return their ids."""
+        ids = np.arange(1, len(steps) + 1, dtype=np.int64) + self.n_requests
+        for request_id, step, k, belief, time in zip(
+            ids, steps, methods, beliefs, times
+        ):
+            self._requests[int(request_id)] = Request(
+                int(step), "open", int(k), np.array(belief), float(time)
+            )
+        self.n_requests += len(steps)
+        return ids
+
+    def add_done(self, step: int, method: int | None) -> int:
+        """A request made and answered at once (a routine label); its id."""
+        self.n_requests += 1
+        self._requests[self.n_requests] = Request(step, "done", method, None, None)
+        return self.n_requests
+
+    def open_ids(self) -> list[int]:
+        """Ids of the open requests, oldest first."""
+        return [i for i, r in self._requests.items() if r.status == "open"]
+
+    def steps_of(self, ids) -> list[int]:
+        """The steps of the requests ``ids``."""
+        return [self._requests[i].step for i in ids]
+
+    def of_step(self, step: int) -> tuple[int, Request] | None:
+        """The request made for ``step`` (id and request), if any."""
+        for request_id, request in self._requests.items():
+            if request.step == step:
+                return request_id, request
+        return None
+
+    def __getitem__(self, request_id: int) -> Request:
+        return self._requests[request_id]
+
+    def check(self, request_id, verb: str, agent: str) -> tuple[int, int, bool]:
+        """The request that may take a result (or a cancellation).
+
+        Returns ``(request_id, step, late)``: ``late`` for an expired request,
+        whose result is still taken (late results are data).
+
+        Raises
+        ------
+        RequestError
+            For an unknown request, a cancelled one or one with a result; an
+            expired one cannot be cancelled.
+        """
+        if (
+            not isinstance(request_id, Integral)
+            or isinstance(request_id, bool)
+            or int(request_id) not in self._requests
+        ):
+            raise RequestError(
+                f"request_id {request_id!r} is not a request of agent {agent!r}: "
+                f"its requests are numbered 1 to {self.n_requests}; nothing was "
+                f"{verb}."
+            )
+        request_id = int(request_id)
+        request = self._requests[request_id]
+        late = request.status == "expired" and verb == "recorded"
+        if request.status != "open" and not late:
+            why = {
+                "cancelled": "was cancelled",
+                "done": "already has a result",
+                "expired": "expired (its slot is free; a late result is still taken)",
+            }[request.status]
+            raise RequestError(
+                f"request {request_id} (step {request.step}) {why}; nothing was {verb}."
+            )
+        return request_id, request.step, late
+
+    def close(self, request_id: int, status: str) -> None:
+        """Mark a request done or cancelled; a slot frees, a stall ends."""
+        request = self._requests[request_id]
+        if request.status == "open":
+            self.stall_reported = False
+        request.status, request.belief, request.time = status, None, None
+
+    def overdue(self, now: float, timeout) -> list[int]:
+        """Open requests whose age at ``now`` reaches ``timeout`` (None: none)."""
+        if timeout is None:
+            return []
+        return [
+            i
+            for i, r in self._requests.items()
+            if r.status == "open" and now - r.time >= timeout
+        ]
+
+    def next_expiry(self, timeout) -> float | None:
+        """The earliest time at which an open request expires (None: never)."""
+        if timeout is None:
+            return None
+        times = [r.time for r in self._requests.values() if r.status == "open"]
+        return min(times) + timeout if times else None
+
+    def expire(self, ids) -> None:
+        """Mark requests expired: their slots free, a late result is taken."""
+        for request_id in ids:
+            self._requests[request_id].status = "expired"
+        if ids:
+            self.stall_reported = False
+
+
+class Campaign:
+    """The running state of one campaign, shared by the learner and the agent.
+
+    Parameters
+    ----------
+    process : DecisionProcess
+        The decision (validated by the driver).
+    inspections : list of InspectionMethod or None
+        The inspection methods; ``None`` is the process's perfect inspection.
+    budget : BudgetPolicy or None
+        ``None`` is :class:`~skrbal.budget.CostThreshold`.
+    semi_supervised, update, em_start, initial_state
+        The update rule (:func:`~skrbal._learning.make_update`).
+    max_open_requests : int or None
+        At most this many requests open at once.
+    pending_value : {'fantasy', 'ignore'}
+        Whether a request's value counts the pending results as fantasies.
+    request_timeout : float or None
+        Age (in the budget's time) at which an open request expires.
+
+    Attributes
+    ----------
+    kernel : DecisionKernel
+    rule : update rule
+    model : classifier
+        The current model (after :meth:`fit`).
+    steps : RecordedSteps, DenseSteps or SparseSteps
+        The steps the rule reads (after :meth:`fit`).
+    requests : RequestBook
+    budget_state : dict or None
+        The budget policy's running state.
+    n_blocked : int
+        Steps the policy wanted to inspect while every allowed request was
+        open.
+    """
+
+    def __init__(
+        self,
+        process,
+        *,
+        inspections=None,
+        budget=None,
+        semi_supervised=None,
+        update="auto",
+        em_start="labelled",
+        initial_state=None,
+        max_open_requests=None,
+        pending_value="fantasy",
+        request_timeout=None,
+    ):
+        self.process = process
+        self.inspections = inspections
+        self.kernel = DecisionKernel(process, inspections, budget, max_open_requests)
+        self.budget = self.kernel.budget
+        self.rule = make_update(
+            semi_supervised, process, update, initial_state, em_start=em_start
+        )
+        self.pending_value = pending_value
+        self.request_timeout = request_timeout
+        self.requests = RequestBook()
+        self.model = None
+        self.steps = None
+        self.budget_state = None
+        self.n_blocked = 0
+
+    # -------------------------------------------------------------- #
+    def fit(self, estimator, steps):
+        """The first model: ``estimator`` cloned for the process, fitted on ``steps``.
+
+        The budget's state starts afresh. Returns the model.
+        """
+        self.steps = steps
+        model = self.rule.prepare(clone_for(estimator, self.process))
+        self.model = self.rule.initial_fit(model, steps.stream_state())
+        self.budget_state = self.budget.initial_state()
+        return self.model
+
+    def beliefs(self, X, **kwargs) -> np.ndarray:
+        """The model's beliefs over ``X`` (:meth:`DecisionKernel.beliefs`)."""
+        return self.kernel.beliefs(self.model, X, **kwargs)
+
+    def decide(
+        self,
+        X,
+        proba,
+        times,
+        *,
+        available=None,
+        first_only: bool = False,
+        plan=None,
+        commit=None,
+    ) -> BlockDecisions:
+        """Decide a block of steps; keep the budget's state and the blocked count.
+
+        ``X`` and ``proba`` are the block's features and beliefs
+        (:meth:`beliefs`). With ``pending_value='fantasy'`` and no fixed
+        ``plan``, the open requests' results are fantasised. ``commit``,
+        when given, is called with the decisions before anything changes;
+        if it raises, nothing does. The requests are opened by
+        :meth:`open_requests`.
+        """
+        pending = self.requests.open_ids()
+        fantasies = None
+        if pending and plan is None and self.pending_value == "fantasy":
+            X_pending = self.steps.rows(self.requests.steps_of(pending))
+            fantasies = self.kernel.fantasise(self.model, X, X_pending)
+        decided = self.kernel.decide(
+            proba,
+            times,
+            self.budget_state,
+            available=available,
+            n_open=len(pending),
+            first_only=first_only,
+            plan=plan,
+            fantasies=fantasies,
+        )
+        if commit is not None:
+            commit(decided)
+        self.budget_state = decided.budget_state
+        self.n_blocked += decided.n_blocked
+        return decided
+
+    def open_requests(self, first: int, decided: BlockDecisions, proba, times):
+        """Open the requests of a block decided from step ``first``; their ids."""
+        requested = decided.requested
+        return self.requests.open(
+            first + requested, decided.methods, proba[requested], times[requested]
+        )
+
+    def next_request_ids(self, decided: BlockDecisions) -> np.ndarray:
+        """The ids :meth:`open_requests` will give the block's requests."""
+        n = decided.requested.size
+        return np.arange(1, n + 1, dtype=np.int64) + self.requests.n_requests
+
+    def stall_begins(self, n_blocked: int) -> bool:
+        """Whether blocked steps start a stall not reported yet (then it is)."""
+        if not n_blocked or self.requests.stall_reported:
+            return False
+        self.requests.stall_reported = True
+        return True
+
+    def overdue(self, now: float) -> list[int]:
+        """Open requests past ``request_timeout`` at ``now`` (:meth:`expire` them)."""
+        return self.requests.overdue(now, self.request_timeout)
+
+    def next_expiry(self) -> float | None:
+        """When the oldest open request expires (None: no timeout, none open)."""
+        return self.requests.next_expiry(self.request_timeout)
+
+    def expire(self, ids) -> None:
+        """Expire the requests ``ids``: their slots free; a late result is taken."""
+        self.requests.expire(ids)
+
+    # -------------------------------------------------------------- #
+    def simulate_result(self, request_id: int, true_state, random_state) -> Result:
+        """The result of request ``request_id`` when its step's state is known."""
+        request = self.requests[request_id]
+        k = 0 if request.method is None else request.method
+        return self.kernel.simulate_result(k, request.belief, true_state, random_state)
+
+    def read_result(self, k, belief, *, label=None, report=None) -> Result:
+        """A checked label or report of method ``k`` read by the kernel."""
+        return self.kernel.read_result(
+            0 if k is None else k, belief, label=label, report=report
+        )
+
+    def answer(self, request_id: int, result: Result, *, commit=None) -> int:
+        """Learn request ``request_id``'s result and close it; the action.
+
+        See :meth:`learn` for ``commit``.
+        """
+        step = self.requests[request_id].step
+        action = self.learn(step, result, commit=commit)
+        self.requests.close(request_id, "done")
+        return action
+
+    def learn(self, step: int, result: Result, *, commit=None) -> int:
+        """Teach ``result`` at ``step`` with the update rule; the action it calls for.
+
+        A result that names a state is learnt as a label, any other as soft
+        evidence (its posterior). Without ``commit`` the model learns in
+        place. With ``commit``, a callable taking the texts of the warnings
+        raised while learning, the rule learns on copies, ``commit`` is
+        called, and only if it returns does the campaign take the new model
+        (the warnings are then issued); otherwise nothing changes.
+        """
+        if commit is None:
+            self.model = self._teach(self.model, self.rule, step, result)
+            return result.action
+        rule, undo = copy.deepcopy(self.rule), []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model = copy.deepcopy(self.model)
+                model = self._teach(model, rule, step, result, undo)
+            commit(warning_texts(caught))
+        except BaseException:
+            for restore in undo:
+                restore()
+            raise
+        reissue(caught)
+        self.model, self.rule = model, rule
+        return result.action
+
+    def _teach(self, model, rule, step, result, undo=None):
+        steps = self.steps
+        if result.label is None:
+            saved = steps.learn_report(step, result.action)
+            if undo is not None:
+                undo.append(lambda: steps.unreport(step, saved))
+            return rule.learn_report(
+                model, steps.stream_state(), step, result.posterior
+            )
+        saved = steps.learn_label(step, result.label, result.action)
+        if undo is not None:
+            undo.append(lambda: steps.restore(step, saved))
+        return rule.learn(model, steps.stream_state(), step)
