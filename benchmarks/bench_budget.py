@@ -25,7 +25,8 @@ Random and scikit-activeml see no periods: one run per ``f`` serves every
 with the same model (the Bayesian GMM, updated by ``partial_fit``) and the
 same split. scikit-activeml's strategies are driven through a
 :class:`BudgetPolicy` adapter: their utility (``1 - max belief`` on the
-learner's beliefs, handed over by :class:`TappedKernel`) and their budget
+learner's beliefs, which the decision kernel passes to a policy that
+``needs_beliefs``) and their budget
 manager, stepped one observation at a time as in their own stream loop.
 
 Per cell: median regret, the paced policy's paired win rate against each
@@ -59,8 +60,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from skrbal._learning import DecisionKernel
-from skrbal.active import RiskBasedLearner, _walk
+from skrbal.active import RiskBasedLearner
 from skrbal.budget import BudgetPolicy, CostThreshold, PacedBudget, SpendCap
 from skrbal.datasets import make_degradation_stream, make_z24_like
 from skrbal.exceptions import BudgetStarvedWarning, PriorScaleWarning
@@ -87,11 +87,12 @@ DAMAGED = (3, 4)
 class SkactivemlPolicy(BudgetPolicy):
     """A scikit-activeml uncertainty stream strategy as a budget policy.
 
-    Benchmark only: its state holds the strategy object (not JSON) and it
-    reads the beliefs of the block from ``beliefs_``, set by
-    :class:`TappedKernel` before the kernel scans the block in consecutive
-    pieces (``offset_`` is where the next piece starts).
+    Benchmark only: its state holds the strategy object (not JSON). It
+    needs the beliefs of the steps it scans (``needs_beliefs``), which the
+    learner's decision kernel passes to ``scan``.
     """
+
+    needs_beliefs = True
 
     def __init__(self, *, strategy, max_labels):
         self.strategy = strategy
@@ -117,13 +118,11 @@ class SkactivemlPolicy(BudgetPolicy):
         *,
         check_params=True,
         check_input=True,
+        beliefs=None,
     ):
-        proba = self.beliefs_[self.offset_ : self.offset_ + len(evpi)]
-        if proba.shape[0] != len(evpi):
-            raise RuntimeError("the beliefs do not belong to the scanned block.")
-        hit, state = self._scan(proba, available, state)
-        self.offset_ += len(evpi) if hit < 0 else hit + 1
-        return hit, state
+        if beliefs is None or beliefs.shape[0] != len(evpi):
+            raise RuntimeError("scan needs the beliefs of the scanned steps.")
+        return self._scan(beliefs, available, state)
 
     def _scan(self, proba, available, state):
         evpi = proba[:, 0]
@@ -148,20 +147,6 @@ class SkactivemlPolicy(BudgetPolicy):
         for _ in range(position, n):
             strategy.update(np.zeros((1, 1)), [])
         return -1, {"strategy": strategy, "n_labels": state["n_labels"]}
-
-
-class TappedKernel(DecisionKernel):
-    """The learner's decision kernel, handing each block's beliefs to the policy.
-
-    Benchmark only: the kernel reads the beliefs of a block just before it
-    scans it, and a scikit-activeml strategy needs them.
-    """
-
-    def beliefs(self, model, X, **kwargs):
-        proba = super().beliefs(model, X, **kwargs)
-        if isinstance(self.budget, SkactivemlPolicy):
-            self.budget.beliefs_, self.budget.offset_ = proba, 0
-        return proba
 
 
 def _z24_variant(random_state, *, damage_onset):
@@ -215,10 +200,6 @@ def run_repetition(case_name: str, repetition: int, seed: int = 0) -> list[dict]
     # synthetic case's raw features (as in the paper).
     warnings.simplefilter("ignore", BudgetStarvedWarning)
     warnings.simplefilter("ignore", PriorScaleWarning)
-    # The stream walk builds its kernel by this name (set here, in the worker
-    # that runs the repetition); every method but the scikit-activeml ones
-    # decides exactly as with the plain kernel.
-    _walk.DecisionKernel = TappedKernel
     case = case_study(case_name)
     process = case.process()
     cost = process.inspection_cost

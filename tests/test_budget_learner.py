@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -152,23 +154,32 @@ def test_invalid_policy_is_named_before_the_run():
         _fit(QuantileThreshold(rate=2.0))
 
 
-class _OldScan(PacedBudget):
-    """A user's policy whose scan override predates ``check_input``."""
+class _BeliefsSeen(CostThreshold):
+    """CostThreshold that reads the beliefs of the steps it scans."""
 
-    def scan(self, evpi, times, available, cost, state, *, check_params=True):
-        return super().scan(
-            evpi, times, available, cost, state, check_params=check_params
+    needs_beliefs = True
+    seen: ClassVar[list] = []
+
+    def scan(self, evpi, times, available, cost, state, **options):
+        type(self).seen.append((np.asarray(evpi).copy(), options["beliefs"].copy()))
+        return super().scan(evpi, times, available, cost, state, **options)
+
+
+def test_a_policy_that_needs_beliefs_gets_those_of_the_steps_it_scans():
+    # The public hook for a policy ranking steps by belief (a wrapped
+    # uncertainty strategy): each scan gets one belief row per scanned step,
+    # the very beliefs whose EVPI it is handed; others get none.
+    _BeliefsSeen.seen = []
+    learner = _fit(_BeliefsSeen(), test=False)
+    plain = _fit(CostThreshold(), test=False)
+    assert _BeliefsSeen.seen
+    process = synthetic_decision_process()
+    for evpi, beliefs in _BeliefsSeen.seen:
+        assert beliefs.shape == (evpi.shape[0], process.n_states)
+        np.testing.assert_allclose(
+            np.where(evpi > 0, process.evpi(beliefs), 0.0), evpi, atol=1e-9
         )
-
-
-def test_a_policy_overriding_scan_without_check_input_still_runs():
-    # The kernel scans unchecked only where the policy's scan offers it; a
-    # subclass written against the older signature gets the old call.
-    params = {"limit": 14.0, "period": 200.0}
-    old = _fit(_OldScan(**params), test=False)
-    new = _fit(PacedBudget(**params), test=False)
-    assert old.history_.totals["n_inspections"] > 0
-    pd.testing.assert_frame_equal(old.history_.steps, new.history_.steps)
+    pd.testing.assert_frame_equal(learner.history_.steps, plain.history_.steps)
 
 
 def test_the_kernel_names_a_bad_budget_state_once_per_block():

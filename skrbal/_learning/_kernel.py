@@ -20,7 +20,6 @@ request), the agent when the caller records it.
 from __future__ import annotations
 
 import copy
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -205,10 +204,9 @@ class DecisionKernel:
         self.inspections = inspections
         self.budget = CostThreshold() if budget is None else budget
         # The kernel scans arrays it built and states the policy returned:
-        # unchecked, unless a user's policy overrides scan without that option.
-        self._scan_options = {"check_params": False}
-        if "check_input" in inspect.signature(self.budget.scan).parameters:
-            self._scan_options["check_input"] = False
+        # unchecked.
+        self._scan_options = {"check_params": False, "check_input": False}
+        self._needs_beliefs = bool(getattr(self.budget, "needs_beliefs", False))
         self.max_open_requests = max_open_requests
         if inspections is None:
             self.costs = np.array([float(process.inspection_cost)])
@@ -438,6 +436,9 @@ class DecisionKernel:
             run_stop = int(run_end[np.searchsorted(run_end, start, side="right")])
             stop = min(run_stop, start + chunk)
             cost = float(self.costs[k])
+            options = self._scan_options
+            if self._needs_beliefs:
+                options = {**options, "beliefs": proba[start:stop]}
             if not self._room(n_open):
                 blocked += self._blocked(
                     value[start:stop],
@@ -445,15 +446,11 @@ class DecisionKernel:
                     available[start:stop],
                     cost,
                     state,
+                    options,
                 )
             room = available[start:stop] & self._room(n_open)
             hit, state = self.budget.scan(
-                value[start:stop],
-                times[start:stop],
-                room,
-                cost,
-                state,
-                **self._scan_options,
+                value[start:stop], times[start:stop], room, cost, state, **options
             )
             if hit < 0:
                 start = stop
@@ -468,34 +465,34 @@ class DecisionKernel:
             chunk = _FIRST_CHUNK
         return requested, methods, state, blocked
 
-    def _blocked(self, value, times, available, cost, state) -> int:
+    def _blocked(self, value, times, available, cost, state, options) -> int:
         """Steps the policy would inspect but for the cap on open requests.
 
         The policy's state moves as it does while the cap holds (nothing is
         inspected); each step it would have inspected is counted.
         """
         count, position, n = 0, 0, value.shape[0]
+        beliefs = options.get("beliefs")
         while position < n:
+            if beliefs is not None:
+                options = {**options, "beliefs": beliefs[position:]}
             hit, _ = self.budget.scan(
                 value[position:],
                 times[position:],
                 available[position:],
                 cost,
                 state,
-                **self._scan_options,
+                **options,
             )
             if hit < 0:
                 return count
             count += 1
             upto = slice(position, position + hit + 1)
             nowhere = np.zeros(hit + 1, dtype=bool)
+            if beliefs is not None:
+                options = {**options, "beliefs": beliefs[upto]}
             _, state = self.budget.scan(
-                value[upto],
-                times[upto],
-                nowhere,
-                cost,
-                state,
-                **self._scan_options,
+                value[upto], times[upto], nowhere, cost, state, **options
             )
             position += hit + 1
         return count

@@ -135,6 +135,11 @@ class BudgetPolicy(BaseEstimator):
     # Steps handed to ``_candidates`` at once: bounds the memory of policies
     # whose candidates cost more than O(1) per step.
     _chunk_size = 4096
+    #: Whether :meth:`scan` reads the beliefs of the steps it scans. The
+    #: decision kernel passes ``beliefs=`` to a policy that sets it True (a
+    #: wrapped uncertainty strategy ranks steps by their beliefs, not their
+    #: value); the built-in policies read the value alone.
+    needs_beliefs: ClassVar[bool] = False
 
     def initial_state(self) -> dict:
         """The running state before any step.
@@ -158,6 +163,7 @@ class BudgetPolicy(BaseEstimator):
         *,
         check_params: bool = True,
         check_input: bool = True,
+        beliefs=None,
     ) -> tuple[int, dict]:
         """Find the first step to inspect among consecutive decisions.
 
@@ -185,6 +191,13 @@ class BudgetPolicy(BaseEstimator):
             which builds them itself (finite values, ordered times, a
             boolean mask, a state from this policy) and scans a stream in
             hundreds of short pieces, passes False; anything else should not.
+        beliefs : ndarray of shape (n_steps, n_states), default=None
+            The model's beliefs at each step, columns in the process's
+            states: passed by the decision kernel (of
+            :class:`~skrbal.active.RiskBasedLearner` and
+            :class:`~skrbal.online.RiskBasedAgent`) to a policy whose
+            :attr:`needs_beliefs` is True, ``None`` otherwise. The built-in
+            policies ignore them.
 
         Returns
         -------
