@@ -562,7 +562,7 @@ def test_history_queries_keeps_the_records_and_totals(params, monkeypatch):
     full = RiskBasedLearner(process=process, **params)
     full.fit(X, y, initial=INIT, X_test=Xt, y_test=yt)
     # Small chunks, so the totals are summed over several.
-    monkeypatch.setattr("skrbal.active._stream._TOTALS_CHUNK", 100)
+    monkeypatch.setattr("skrbal.active._walk._TOTALS_CHUNK", 100)
     lean = RiskBasedLearner(process=process, history="queries", **params)
     lean.fit(X, y, initial=INIT, X_test=Xt, y_test=yt)
     assert lean.history_.steps is None

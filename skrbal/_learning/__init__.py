@@ -18,6 +18,7 @@ from skrbal._learning._campaign import (
     Campaign,
     Request,
     RequestBook,
+    check_campaign_params,
     reissue,
     warning_texts,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "SupervisedUpdate",
     "can_partial_fit",
     "check_anchor_methods",
+    "check_campaign_params",
     "check_learnable",
     "check_learning_params",
     "check_state_coverage",

@@ -22,15 +22,86 @@ from __future__ import annotations
 import copy
 import warnings
 from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 
-from skrbal._learning._kernel import BlockDecisions, DecisionKernel, Result
-from skrbal._learning._updates import clone_for, make_update
+from skrbal._decision import DecisionProcess
+from skrbal._learning._kernel import (
+    PENDING_VALUES,
+    BlockDecisions,
+    DecisionKernel,
+    Result,
+    check_anchor_methods,
+)
+from skrbal._learning._updates import check_learning_params, clone_for, make_update
 from skrbal.exceptions import RequestError
+from skrbal.inspection import check_methods
 
-__all__ = ["Campaign", "Request", "RequestBook", "reissue", "warning_texts"]
+__all__ = [
+    "Campaign",
+    "Request",
+    "RequestBook",
+    "check_campaign_params",
+    "reissue",
+    "warning_texts",
+]
+
+
+def check_campaign_params(
+    *,
+    process,
+    budget,
+    inspections,
+    semi_supervised,
+    update,
+    em_start,
+    max_open_requests,
+    pending_value,
+    request_timeout=None,
+) -> None:
+    """Name any invalid parameter that the learner and the agent share.
+
+    ``budget`` is a :class:`~skrbal.budget.BudgetPolicy` or ``None`` (the
+    driver checks its other options first); with ``inspections``, the
+    methods must fit the process, and smoothing's anchors must reveal the
+    state.
+    """
+    if not isinstance(process, DecisionProcess):
+        raise TypeError(
+            f"process must be a DecisionProcess, got {type(process).__name__}."
+        )
+    process._validated()
+    check_learning_params(semi_supervised, update, em_start)
+    if pending_value not in PENDING_VALUES:
+        raise ValueError(
+            f"pending_value must be one of {PENDING_VALUES}, got {pending_value!r}."
+        )
+    if max_open_requests is not None and (
+        not isinstance(max_open_requests, Integral)
+        or isinstance(max_open_requests, bool)
+        or max_open_requests < 1
+    ):
+        raise ValueError(
+            "max_open_requests must be None or an integer >= 1, got "
+            f"{max_open_requests!r}."
+        )
+    if request_timeout is not None and (
+        isinstance(request_timeout, bool)
+        or not isinstance(request_timeout, Real)
+        or not np.isfinite(request_timeout)
+        or request_timeout <= 0
+    ):
+        raise ValueError(
+            "request_timeout must be None or a finite number > 0, got "
+            f"{request_timeout!r}."
+        )
+    if budget is not None:
+        budget.initial_state()  # names any invalid policy parameter
+    if inspections is not None:
+        check_methods(inspections, process)
+        if semi_supervised == "smoothing":
+            check_anchor_methods(inspections, process)
 
 
 def warning_texts(caught) -> list:

@@ -11,22 +11,15 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import check_labels
-from skrbal._learning import (
-    PENDING_VALUES,
-    check_anchor_methods,
-    check_learning_params,
-)
+from skrbal._learning import check_campaign_params
 from skrbal._validation import check_int
 from skrbal.active._walk import StreamWalk
 from skrbal.budget import BudgetPolicy
-from skrbal.inspection import check_methods
 
 __all__ = ["RiskBasedLearner"]
 
 _QUERIES = ("evpi", "random")
 _HISTORIES = ("full", "queries")
-# Steps per chunk when the totals are summed without a per-step history.
-_TOTALS_CHUNK = 65536
 
 
 class RiskBasedLearner(BaseEstimator):
@@ -277,17 +270,22 @@ class RiskBasedLearner(BaseEstimator):
 
     # -------------------------------------------------------------- #
     def _check_params(self):
-        if not isinstance(self.process, DecisionProcess):
-            raise TypeError(
-                f"process must be a DecisionProcess, got {type(self.process).__name__}."
-            )
-        if isinstance(self.query, BudgetPolicy):
-            self.query.initial_state()  # names any invalid policy parameter
-        elif not (callable(self.query) or self.query in _QUERIES):
+        budget = self.query if isinstance(self.query, BudgetPolicy) else None
+        if budget is None and not (callable(self.query) or self.query in _QUERIES):
             raise ValueError(
                 f"query must be one of {_QUERIES}, a BudgetPolicy or a callable, "
                 f"got {self.query!r}."
             )
+        check_campaign_params(
+            process=self.process,
+            budget=budget,
+            inspections=self.inspections,
+            semi_supervised=self.semi_supervised,
+            update=self.update,
+            em_start=self.em_start,
+            max_open_requests=self.max_open_requests,
+            pending_value=self.pending_value,
+        )
         if self.inspections is not None:
             self._check_inspections()
         elif self.query == "random" and (
@@ -296,12 +294,6 @@ class RiskBasedLearner(BaseEstimator):
             raise ValueError(
                 "query='random' needs n_queries, a non-negative integer, got "
                 f"{self.n_queries!r}."
-            )
-        check_learning_params(self.semi_supervised, self.update, self.em_start)
-        if self.pending_value not in PENDING_VALUES:
-            raise ValueError(
-                f"pending_value must be one of {PENDING_VALUES}, got "
-                f"{self.pending_value!r}."
             )
         if self.history not in _HISTORIES:
             raise ValueError(
@@ -313,8 +305,6 @@ class RiskBasedLearner(BaseEstimator):
                 "by method need each step's method); use history='full'."
             )
         check_int(self.result_delay, "result_delay", minimum=0)
-        if self.max_open_requests is not None:
-            check_int(self.max_open_requests, "max_open_requests", minimum=1)
         if not isinstance(self.block_size, Integral) or self.block_size < 1:
             raise ValueError(
                 f"block_size must be a positive integer, got {self.block_size!r}."
@@ -322,7 +312,6 @@ class RiskBasedLearner(BaseEstimator):
 
     def _check_inspections(self):
         """Check ``inspections`` with ``query`` and ``n_queries``."""
-        check_methods(self.inspections, self.process)
         if callable(self.query) and not isinstance(self.query, BudgetPolicy):
             raise ValueError(
                 "a callable query decides whether to inspect but not with which "
@@ -477,8 +466,6 @@ class RiskBasedLearner(BaseEstimator):
             known = np.zeros(X.shape[0], dtype=bool)
             known[initial] = True
             planned = self._random_plan(known, rng)
-        if self.inspections is not None and self.semi_supervised == "smoothing":
-            check_anchor_methods(self.inspections, self.process)
         if actions is not None:
             actions = self._check_actions(actions, X.shape[0])
         walk = StreamWalk(

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import time
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 
 from skrbal import __version__
-from skrbal._decision import DecisionProcess
-from skrbal._learning import (
-    PENDING_VALUES,
-    check_anchor_methods,
-    check_learning_params,
-)
-from skrbal.budget import BudgetPolicy, CostThreshold
-from skrbal.inspection import check_methods
+from skrbal._learning import check_campaign_params
+from skrbal.budget import BudgetPolicy
 from skrbal.online._config import (
     decode_config,
     dumps,
@@ -37,35 +31,29 @@ __all__ = [
 
 
 def check_params(agent):
-    """Name any invalid parameter of the agent; return its budget policy."""
-    if not isinstance(agent.process, DecisionProcess):
+    """Name any invalid parameter of the agent; return its budget policy.
+
+    The parameters it shares with the stream learner are checked by
+    :func:`~skrbal._learning.check_campaign_params`; ``None`` is returned
+    for the default policy, which the campaign makes.
+    """
+    budget = agent.budget
+    if budget is not None and not isinstance(budget, BudgetPolicy):
         raise TypeError(
-            f"process must be a DecisionProcess, got {type(agent.process).__name__}."
+            "budget must be a skrbal.budget.BudgetPolicy, such as "
+            f"CostThreshold() or CostThreshold() & SpendCap(...); got {budget!r}."
         )
-    agent.process._validated()
-    check_learning_params(agent.semi_supervised, agent.update, agent.em_start)
-    timeout = agent.request_timeout
-    if timeout is not None and (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, Real)
-        or not np.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise ValueError(
-            f"request_timeout must be None or a finite number > 0, got {timeout!r}."
-        )
-    if agent.pending_value not in PENDING_VALUES:
-        raise ValueError(
-            f"pending_value must be one of {PENDING_VALUES}, got "
-            f"{agent.pending_value!r}."
-        )
-    cap = agent.max_open_requests
-    if cap is not None and (
-        not isinstance(cap, Integral) or isinstance(cap, bool) or cap < 1
-    ):
-        raise ValueError(
-            f"max_open_requests must be None or an integer >= 1, got {cap!r}."
-        )
+    check_campaign_params(
+        process=agent.process,
+        budget=budget,
+        inspections=agent.inspections,
+        semi_supervised=agent.semi_supervised,
+        update=agent.update,
+        em_start=agent.em_start,
+        max_open_requests=agent.max_open_requests,
+        pending_value=agent.pending_value,
+        request_timeout=agent.request_timeout,
+    )
     if not isinstance(agent.name, str) or not 0 < len(agent.name) <= 200:
         raise ValueError(
             f"name must be a non-empty string of at most 200 characters, got "
@@ -73,15 +61,6 @@ def check_params(agent):
         )
     if "\x00" in agent.name:  # PostgreSQL's text cannot hold it
         raise ValueError(f"name must not contain a NUL character, got {agent.name!r}.")
-    budget = CostThreshold() if agent.budget is None else agent.budget
-    if not isinstance(budget, BudgetPolicy):
-        raise TypeError(
-            "budget must be a skrbal.budget.BudgetPolicy, such as "
-            f"CostThreshold() or CostThreshold() & SpendCap(...); got {budget!r}."
-        )
-    budget.initial_state()  # names any invalid policy parameter
-    if agent.inspections is not None:
-        check_inspections(agent)
     random_state = getattr(agent.estimator, "random_state", None)
     if isinstance(random_state, np.random.RandomState):
         raise ValueError(
@@ -89,13 +68,6 @@ def check_params(agent):
             "replayed from the store; pass an int."
         )
     return budget
-
-
-def check_inspections(agent):
-    """The inspection methods fit the process (and smoothing's anchors)."""
-    check_methods(agent.inspections, agent.process)
-    if agent.semi_supervised == "smoothing":
-        check_anchor_methods(agent.inspections, agent.process)
 
 
 def settings_of(agent) -> dict:
