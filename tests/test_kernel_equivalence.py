@@ -3,10 +3,13 @@
 The agent is fed the learner's stream one observation per call, each result
 recorded ``result_delay`` observations after its request (the learner's
 report, for imperfect methods); over a grid of update rules, budget policies,
-inspection methods and delays both must make the same decisions.
+inspection methods and delays both must make the same decisions, and so with
+pending results ignored, requests that expire, and routine labels (learnt
+right after their step is observed).
 """
 
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -18,7 +21,14 @@ from sklearn.naive_bayes import GaussianNB
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal._learning import DecisionKernel, top_combinations
 from skrbal.active import RiskBasedLearner
-from skrbal.budget import CostThreshold, MinimumGap, QuantileThreshold, SpendCap
+from skrbal.budget import (
+    CostThreshold,
+    MinimumGap,
+    PacedBudget,
+    QuantileThreshold,
+    SpendCap,
+)
+from skrbal.exceptions import RequestExpiredWarning, StalledRequestsWarning
 from skrbal.inspection import InspectionMethod, perfect_inspection
 from skrbal.online import RiskBasedAgent
 
@@ -47,6 +57,7 @@ BUDGETS = {
     "spend-cap": lambda: CostThreshold() & SpendCap(limit=30.0, period=60),
     "gap": lambda: CostThreshold() & MinimumGap(gap=7),
     "quantile": lambda: QuantileThreshold(rate=0.1, window=40, tolerance=10),
+    "paced": lambda: PacedBudget(limit=40.0, period=80, allow_starved=True),
 }
 INSPECTIONS = {"perfect": None, "two-methods": [perfect_inspection(PROCESS), CHEAP]}
 GRID = list(
@@ -56,8 +67,12 @@ GRID = list(
 )
 
 
-def _drive(agent, X, y, n0, delay, reports):
-    """Observe one step per call; record each result ``delay`` steps later."""
+def _drive(agent, X, y, n0, delay, reports, routine=()):
+    """Observe one step per call; record each result ``delay`` steps later.
+
+    A ``routine`` step not inspected gets its label right after it is
+    observed (before the results due then).
+    """
     inspected, methods, actions, due = [], [], {}, {}
     for t in range(n0, y.size):
         row = agent.observe(X[t : t + 1]).iloc[0]
@@ -66,6 +81,8 @@ def _drive(agent, X, y, n0, delay, reports):
         actions[t] = int(row["action"])
         if row["inspect"]:
             due.setdefault(t + delay, []).append((int(row["request_id"]), t))
+        elif t in routine:
+            actions[t] = agent.record_label(t, y[t])
         for request_id, step in due.pop(t, []):
             actions[step] = _record(agent, request_id, step, y, reports)
     for late in sorted(due):  # results due after the stream ends
@@ -120,6 +137,96 @@ def test_learner_and_agent_decide_identically(semi, budget, inspections, delay):
     if BUDGETS[budget]() is not None:
         # EVPIs agree to rounding (the learner predicts a block at once).
         _assert_states_equal(budget_state, learner.history_.budget_state)
+
+
+# Pending results ignored, requests that expire before their result comes (it
+# is still learnt), and routine labels every 9th step, with results 3 late.
+VARIANTS = {
+    "ignore": {"pending_value": "ignore"},
+    "expiry": {"request_timeout": 2},
+    "routine": {},
+}
+EXTRA_GRID = list(
+    itertools.product(
+        [None, "em"], ["threshold", "paced"], sorted(INSPECTIONS), sorted(VARIANTS)
+    )
+)
+
+
+@pytest.mark.parametrize("semi, budget, inspections, variant", EXTRA_GRID)
+def test_learner_and_agent_decide_identically_with(semi, budget, inspections, variant):
+    X, y = _stream()
+    delay = 3
+    params = dict(
+        estimator=BayesianGMMClassifier(mean_prior="data", covariance_prior="data"),
+        process=PROCESS,
+        semi_supervised=semi,
+        inspections=INSPECTIONS[inspections],
+        max_open_requests=2,
+        **VARIANTS[variant],
+    )
+    routine = np.arange(N0 + 4, y.size, 9) if variant == "routine" else None
+    learner = RiskBasedLearner(
+        **params, query=BUDGETS[budget]() or "evpi", result_delay=delay, random_state=0
+    ).fit(X, y, initial=np.arange(N0), routine=routine)
+    history = learner.history_
+    steps = history.steps.iloc[N0:]
+    reports = None
+    if inspections == "two-methods":
+        queries = history.queries.iloc[1:]
+        reports = dict(zip(queries["step"], queries["report"]))
+    agent = RiskBasedAgent(**params, budget=BUDGETS[budget]())
+    with agent.fit(X[:N0], y[:N0]), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RequestExpiredWarning)
+        warnings.simplefilter("ignore", StalledRequestsWarning)
+        inspected, methods, actions = _drive(
+            agent, X, y, N0, delay, reports, () if routine is None else set(routine)
+        )
+        status = agent.status()
+        budget_state = agent.budget_state_
+    assert steps["inspected"].sum() > 0
+    np.testing.assert_array_equal(inspected, steps["inspected"])
+    np.testing.assert_array_equal(actions, steps["action"])
+    if inspections == "two-methods":
+        named = [m if isinstance(m, str) else None for m in steps["method"]]
+        assert [m if isinstance(m, str) else None for m in methods] == named
+    if BUDGETS[budget]() is not None:
+        _assert_states_equal(budget_state, history.budget_state)
+    # the variant is exercised, the same way in both
+    if variant == "expiry":
+        assert history.totals["n_expired"] > 0
+        # every expired request's result still comes, and is learnt late
+        late = [w for w in caught if "its late result is learnt" in str(w.message)]
+        assert len(late) == history.totals["n_expired"]
+    if variant == "routine":
+        assert history.totals["n_routine"] > 0
+        assert status["n_routine"] == history.totals["n_routine"]
+        assert history.queries["routine"].sum() == history.totals["n_routine"]
+
+
+def test_a_learner_routine_label_is_learnt_and_not_charged():
+    # The learner can fail here: a routine label must teach the model (the
+    # queries count it) without being an inspection of the budget's.
+    X, y = _stream()
+    params = dict(
+        estimator=BayesianGMMClassifier(mean_prior="data", covariance_prior="data"),
+        process=PROCESS,
+    )
+    plain = RiskBasedLearner(**params).fit(X, y, initial=np.arange(N0))
+    routine = np.setdiff1d(np.arange(N0, y.size, 5), plain.labelled_indices_)
+    learner = RiskBasedLearner(**params).fit(
+        X, y, initial=np.arange(N0), routine=routine
+    )
+    totals, queries = learner.history_.totals, learner.history_.queries
+    taken = queries.loc[queries["routine"].astype(bool), "step"].to_numpy()
+    assert taken.size == totals["n_routine"] > 0
+    assert not learner.history_.steps["inspected"].to_numpy()[taken].any()
+    assert totals["inspection_spend"] == totals["n_inspections"] * 10.0 or (
+        totals["inspection_spend"] == totals["n_inspections"] * PROCESS.inspection_cost
+    )
+    assert set(taken) <= set(learner.labelled_indices_)
+    with pytest.raises(ValueError, match="routine indices must lie in"):
+        RiskBasedLearner(**params).fit(X, y, initial=np.arange(N0), routine=[999])
 
 
 def _assert_states_equal(a, b):

@@ -455,6 +455,18 @@ class Campaign:
         self.model, self.rule = model, rule
         return result.action
 
+    def learn_routine(self, step: int, result: Result, k, *, commit=None) -> int:
+        """Learn a routine label (an inspection not requested); the action.
+
+        It is learnt as a request's result (see :meth:`learn` for
+        ``commit``) and booked as a request made and answered at once, with
+        method ``k``. The budget's state is not charged: its policy did not
+        decide it.
+        """
+        action = self.learn(step, result, commit=commit)
+        self.requests.add_done(step, k)
+        return action
+
     def _teach(self, model, rule, step, result, undo=None):
         steps = self.steps
         if result.label is None:

@@ -119,6 +119,15 @@ class RiskBasedLearner(BaseEstimator):
         a step like a pending one loses value; ``'ignore'`` uses the plain
         value. Models without ``partial_fit`` use the plain value. Nothing
         changes while no result is pending.
+    request_timeout : float, default=None
+        How many steps a request may wait for its result (with
+        ``result_delay``): a request still open that many steps after its
+        own expires before the next step is decided, as
+        :class:`~skrbal.online.RiskBasedAgent`'s do. It frees its slot of
+        ``max_open_requests`` and its pending result is no longer
+        fantasised; the result is still learnt when it arrives.
+        ``history_.totals["n_expired"]`` counts them. ``None``: requests
+        wait for ever.
     block_size : int, default=256
         Steps predicted at once while no inspection happens; the block doubles
         (up to 64 times) after each block without one. Only speed depends on
@@ -248,6 +257,7 @@ class RiskBasedLearner(BaseEstimator):
         result_delay: int = 0,
         max_open_requests: int | None = None,
         pending_value: str = "fantasy",
+        request_timeout: float | None = None,
         block_size: int = 256,
         history: str = "full",
         random_state=None,
@@ -264,6 +274,7 @@ class RiskBasedLearner(BaseEstimator):
         self.result_delay = result_delay
         self.max_open_requests = max_open_requests
         self.pending_value = pending_value
+        self.request_timeout = request_timeout
         self.block_size = block_size
         self.history = history
         self.random_state = random_state
@@ -285,6 +296,7 @@ class RiskBasedLearner(BaseEstimator):
             em_start=self.em_start,
             max_open_requests=self.max_open_requests,
             pending_value=self.pending_value,
+            request_timeout=self.request_timeout,
         )
         if self.inspections is not None:
             self._check_inspections()
@@ -425,7 +437,9 @@ class RiskBasedLearner(BaseEstimator):
         return ask
 
     # -------------------------------------------------------------- #
-    def fit(self, X, y, *, initial, X_test=None, y_test=None, actions=None):
+    def fit(
+        self, X, y, *, initial, X_test=None, y_test=None, actions=None, routine=None
+    ):
         """Walk the stream in order, inspecting and learning as it goes.
 
         Parameters
@@ -451,6 +465,17 @@ class RiskBasedLearner(BaseEstimator):
             as :func:`~skrbal.datasets.stream_test_split` aggregates them). Used
             only by ``semi_supervised='smoothing'``, whose transitions they
             choose; the agent's own actions are used when ``None``.
+        routine : array-like of int, default=None
+            Stream indices labelled by routine inspections: inspections made
+            anyway (a scheduled visit), not requested by the learner. Each
+            label is learnt right after its step is decided, as a request's
+            result is (the same update rule), unless the learner inspected
+            that step or knew its label; it is not charged to the budget.
+            ``history_.queries`` then has a ``routine`` column and
+            ``history_.totals`` an ``n_routine`` count. As
+            :meth:`RiskBasedAgent.record_label
+            <skrbal.online.RiskBasedAgent.record_label>` called right after
+            the step is observed.
 
         Returns
         -------
@@ -468,8 +493,10 @@ class RiskBasedLearner(BaseEstimator):
             planned = self._random_plan(known, rng)
         if actions is not None:
             actions = self._check_actions(actions, X.shape[0])
+        if routine is not None:
+            routine = _checked_steps(routine, X.shape[0], "routine")
         walk = StreamWalk(
-            self, X, y, initial, X_test, y_test, actions, rng, planned
+            self, X, y, initial, X_test, y_test, actions, rng, planned, routine
         ).run()
         self.estimator_ = model = walk.model
         self.classes_ = np.asarray(model.classes_)
@@ -560,6 +587,19 @@ class RiskBasedLearner(BaseEstimator):
         check_is_fitted(self)
         validate_data(self, X, skip_check_array=True, reset=False)
         return self.estimator_.predict_proba(X)
+
+
+def _checked_steps(steps, n_steps: int, name: str) -> np.ndarray:
+    """Stream indices: a 1-d integer array within the stream, sorted, unique."""
+    steps = np.asarray(steps)
+    if steps.ndim != 1 or (steps.size and not np.issubdtype(steps.dtype, np.integer)):
+        raise ValueError(f"{name} must be a 1-d array of integer stream indices.")
+    if steps.size and (steps.min() < 0 or steps.max() >= n_steps):
+        raise ValueError(
+            f"{name} indices must lie in [0, {n_steps}), got "
+            f"[{steps.min()}, {steps.max()}]."
+        )
+    return np.unique(steps).astype(np.intp)
 
 
 def _checked_features(X, name: str):

@@ -10,6 +10,7 @@ of the live agent fed the same stream.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import deque
 
@@ -48,7 +49,9 @@ class StreamWalk:
         The plan of ``query='random'``: a method index per step, or -1.
     """
 
-    def __init__(self, learner, X, y, initial, X_test, y_test, actions, rng, planned):
+    def __init__(
+        self, learner, X, y, initial, X_test, y_test, actions, rng, planned, routine
+    ):
         process = learner.process
         self.learner, self.process = learner, process
         self.X, self.X_test, self.y_test = X, X_test, y_test
@@ -78,6 +81,7 @@ class StreamWalk:
             initial_state=learner.initial_state,
             max_open_requests=learner.max_open_requests,
             pending_value=learner.pending_value,
+            request_timeout=learner.request_timeout,
         )
         self.kernel = campaign.kernel
         action_type = (
@@ -103,6 +107,11 @@ class StreamWalk:
             self.queries[0]["budget_state"] = campaign.budget_state
         # Requests on their way: (step before which the result arrives, id).
         self.due = deque()
+        # Routine labels, each learnt once its step is decided.
+        self.routine = None if routine is None else deque(routine.tolist())
+        if self.routine is not None:
+            self.queries[0]["routine"] = False
+        self.n_routine = self.n_expired = 0
 
     @property
     def model(self):
@@ -119,19 +128,36 @@ class StreamWalk:
         """Walk the stream: decide, request, learn each result when it arrives."""
         n_steps, block_size = self.X.shape[0], self.learner.block_size
         start, block = 0, block_size
+        routine, campaign = self.routine, self.campaign
         while start < n_steps:
-            # Results due by this step are learnt before it is decided.
+            # Routine labels of the steps decided, then the results due by
+            # this step, are learnt before it is decided; then the requests
+            # past their timeout expire.
+            while routine and routine[0] < start:
+                self.learn_routine(routine.popleft())
             while self.due and self.due[0][0] <= start:
                 self.learn_result(self.due.popleft()[1])
+            overdue = campaign.overdue(float(start))
+            if overdue:
+                campaign.expire(overdue)
+                self.n_expired += len(overdue)
             stop = min(n_steps, start + block)
             if self.due:
                 stop = min(stop, self.due[0][0])
+            if routine:
+                stop = min(stop, routine[0] + 1)
+            expiry = campaign.next_expiry()
+            if expiry is not None:
+                stop = min(stop, max(start + 1, math.ceil(expiry)))
             if self.decide_block(start, stop):
                 block = block_size
             else:
                 block = min(2 * block, 64 * block_size)
             start = self.decided_until
-        # Results still on their way when the stream ends are learnt last.
+        # Routine labels and results still on their way when the stream ends
+        # are learnt last.
+        while routine:
+            self.learn_routine(routine.popleft())
         while self.due:
             self.learn_result(self.due.popleft()[1])
         return self
@@ -189,11 +215,31 @@ class StreamWalk:
             self.counts[self.label_index[step]] += 1
         else:
             self.counts += result.posterior
-        self.queries.append(
-            self.query_record(step, self.report_columns(method, result))
-        )
+        record = self.query_record(step, self.report_columns(method, result))
+        if self.routine is not None:
+            record["routine"] = False
+        self.queries.append(record)
         if self.budget is not None:
             self.queries[-1]["budget_state"] = campaign.budget_state
+
+    def learn_routine(self, step: int) -> None:
+        """Learn a routine label, unless the step was inspected or known."""
+        if self.state.known[step] or self.inspected[step]:
+            return
+        campaign = self.campaign
+        # A routine inspection is the process's perfect one.
+        result = campaign.read_result(None, None, label=self.y[step])
+        k = 0 if self.learner.inspections is None else None
+        campaign.learn_routine(step, result, k)
+        self.counts[self.label_index[step]] += 1
+        self.n_routine += 1
+        record = self.query_record(step)
+        record["routine"] = True
+        if self.learner.inspections is not None:
+            record["method"] = None
+        self.queries.append(record)
+        if self.budget is not None:
+            record["budget_state"] = campaign.budget_state
 
     # -------------------------------------------------------------- #
     def report_columns(self, k, result):
@@ -285,6 +331,10 @@ class StreamWalk:
             history.budget_state = self.campaign.budget_state
         if self.learner.max_open_requests is not None:
             history.totals["n_blocked"] = self.campaign.n_blocked
+        if self.learner.request_timeout is not None:
+            history.totals["n_expired"] = self.n_expired
+        if self.routine is not None:
+            history.totals["n_routine"] = self.n_routine
         return history
 
     def _chunked_totals(self):

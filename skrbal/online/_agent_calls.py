@@ -306,12 +306,11 @@ class RecordCalls:
             else (self.inspections[k].name),
         )
         try:
-            action = campaign.learn(step, result, commit=commit)
+            action = campaign.learn_routine(step, result, k, commit=commit)
         except BaseException:
             if sparse is not None:
                 campaign.steps.release(step)
             raise
-        campaign.requests.add_done(step, k)
         self._seq += 1
         return action
 
