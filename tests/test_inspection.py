@@ -551,3 +551,19 @@ def test_imperfect_inspections_page_numbers():
     # The second belief: a perfect inspection is not worth its cost.
     assert process.evpi([[0.7, 0, 0.2, 0.1]])[0] < process.inspection_cost
     quoted(process.evpi([[0.7, 0, 0.2, 0.1]])[0], 3)
+
+
+def test_rounding_is_no_value_for_the_rules_and_the_learners_alike():
+    # An EVPI of a few ulps of the utilities (5e-13 here) is rounding: the
+    # learners' kernel reads it as 0 and does not inspect at a cost of 0;
+    # should_inspect and choose_inspection said yes (they had no floor).
+    from skrbal._learning import DecisionKernel
+
+    process = synthetic_decision_process().set_params(inspection_cost=0.0)
+    belief = np.array([[1 - 1e-14, 0.0, 0.0, 1e-14]])
+    assert 0 < process.evpi(belief)[0] < process.value_tolerance
+    decided = DecisionKernel(process).decide(belief, np.zeros(1), {})
+    assert decided.requested.size == 0
+    assert not process.should_inspect(belief)[0]
+    choice, _ = choose_inspection(belief, process, [perfect_inspection(process)])
+    assert choice.tolist() == [-1]

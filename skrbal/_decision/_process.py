@@ -656,8 +656,70 @@ class DecisionProcess(BaseEstimator):
                 np.maximum(out, 0.0, out=out)
         return value
 
+    @property
+    def value_tolerance(self) -> float:
+        """The rounding of a value of information (EVPI, EVSI) for this process.
+
+        Such values are differences of expected utilities: one within 64
+        ulps of the utilities' scale (their largest magnitude, at least 1) is
+        rounding, not information, and is read as 0 by :meth:`best_method`,
+        :meth:`should_inspect`, :func:`~skrbal.inspection.choose_inspection`
+        and the learners' decisions alike.
+
+        Examples
+        --------
+        >>> from skrbal import synthetic_decision_process
+        >>> float(synthetic_decision_process().value_tolerance) < 1e-11
+        True
+        """
+        utilities = self._validated()[1]
+        return 64 * np.finfo(float).eps * max(1.0, float(np.abs(utilities).max()))
+
+    def best_method(self, values, costs) -> tuple[np.ndarray, np.ndarray]:
+        """Per belief, the inspection method of largest net value, and its value.
+
+        The one choice of method that :func:`~skrbal.inspection.
+        choose_inspection` and the learners' decisions make: the method of
+        largest ``value - cost`` (ties to the lowest index), whether or not
+        that is positive, and its value, read as 0 within
+        :attr:`value_tolerance`.
+
+        Parameters
+        ----------
+        values : array-like of shape (n_samples, n_methods)
+            Each method's value of information (EVSI; the EVPI for a perfect
+            method).
+        costs : array-like of shape (n_methods,)
+            Each method's cost.
+
+        Returns
+        -------
+        best : ndarray of int of shape (n_samples,)
+            Index of the method of largest net value.
+        value : ndarray of shape (n_samples,)
+            Its value (not net of its cost).
+
+        Examples
+        --------
+        >>> from skrbal import synthetic_decision_process
+        >>> process = synthetic_decision_process()
+        >>> values = [[14.75, 11.3], [1e-14, 0.0]]  # the second: rounding
+        >>> best, value = process.best_method(values, [10.0, 1.4])
+        >>> best.tolist(), value.tolist()
+        ([1, 1], [11.3, 0.0])
+        >>> process.best_method(values, [0.0, 1.4])[1].tolist()
+        [14.75, 0.0]
+        """
+        values = np.asarray(values, dtype=float)
+        best = np.argmax(values - np.asarray(costs, dtype=float), axis=1)
+        value = np.take_along_axis(values, best[:, None], axis=1)[:, 0]
+        return best, np.where(value > self.value_tolerance, value, 0.0)
+
     def should_inspect(self, proba, classes=None) -> np.ndarray:
         """Whether an inspection is worth its cost (``EVPI > inspection_cost``).
+
+        An EVPI within :attr:`value_tolerance` of zero is rounding, read as 0
+        (:meth:`best_method`), as the learners' decisions read it.
 
         Parameters
         ----------
@@ -677,7 +739,9 @@ class DecisionProcess(BaseEstimator):
         >>> process.should_inspect([[0.5, 0, 0, 0.5], [1, 0, 0, 0]])
         array([ True, False])
         """
-        return self.evpi(proba, classes) > self.inspection_cost
+        cost = self.inspection_cost
+        _, evpi = self.best_method(self.evpi(proba, classes)[:, None], [cost])
+        return evpi > cost
 
     def perfect_information_action(self, y) -> np.ndarray:
         """Optimal action when the current state is known to be ``y``.

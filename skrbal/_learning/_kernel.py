@@ -228,13 +228,10 @@ class DecisionKernel:
         # is read as 0, so that a policy that ranks values (a quantile) does
         # not rank noise, and a block predicted at once decides as the same
         # steps predicted one by one (their rounding differs).
-        utilities = process._validated()[1]
-        self._noise = (
-            64 * np.finfo(float).eps * max(1.0, float(np.abs(utilities).max()))
-        )
+        self._noise = process.value_tolerance
         #: Each action's utility in each state, for the actions of beliefs
         #: that :meth:`DecisionProcess.evpi` has just validated.
-        self._utilities = utilities
+        self._utilities = process._validated()[1]
 
     # -------------------------------------------------------------- #
     def beliefs(self, model, X, *, first: int = 0, rows: str = "X") -> np.ndarray:
@@ -276,8 +273,8 @@ class DecisionKernel:
         inspection and its value the EVPI. A value within rounding of zero
         (relative to the utilities) is 0. The argmax is that of
         :func:`~skrbal.inspection.choose_inspection` (ties to the lowest
-        index), whether or not the net value is positive: the budget policy
-        decides that.
+        index; :meth:`DecisionProcess.best_method`), whether or not the net
+        value is positive: the budget policy decides that.
         """
         if self.inspections is None:
             value = evpi
@@ -293,8 +290,7 @@ class DecisionKernel:
                 ]
                 expected = np.tensordot(fantasies.weights, np.stack(after), axes=1)
                 values = np.minimum(values, expected)
-            best = np.argmax(values - self.costs, axis=1)
-            value = np.take_along_axis(values, best[:, None], axis=1)[:, 0]
+            return self.process.best_method(values, self.costs)
         return best, np.where(value > self._noise, value, 0.0)
 
     def fantasise(self, model, X, X_pending) -> Fantasies | None:

@@ -253,7 +253,9 @@ def choose_inspection(
         Index into ``methods`` of the method to inspect with, or ``-1`` where
         no method's net value is positive (a net value of exactly zero does
         not inspect, as ``EVPI > inspection_cost`` does not at equality).
-        Ties between methods go to the lowest index.
+        Ties between methods go to the lowest index, and a value within
+        rounding of zero is 0 (:meth:`DecisionProcess.best_method
+        <skrbal.DecisionProcess.best_method>`, the learners' choice).
     net_value : ndarray of shape (n_samples, n_methods)
         ``EVSI - cost`` of each method.
 
@@ -283,10 +285,9 @@ def choose_inspection(
     confusions = check_methods(methods, process)
     costs = np.array([method.cost_ for method in methods])
     aligned = process.align_proba(proba, classes)
-    net_value = _evsi_table(aligned, process, confusions) - costs
-    best = np.argmax(net_value, axis=1)
-    worth = np.take_along_axis(net_value, best[:, None], axis=1)[:, 0] > 0
-    return np.where(worth, best, -1), net_value
+    values = _evsi_table(aligned, process, confusions)
+    best, value = process.best_method(values, costs)
+    return np.where(value - costs[best] > 0, best, -1), values - costs
 
 
 def report_posterior(
