@@ -208,8 +208,15 @@ def run_repetition(case_name: str, repetition: int, seed: int = 0) -> list[dict]
     n_stream = split.X_stream.shape[0]
 
     def learner(query, **params):
+        # A budget policy decides with strategy='evpi'; 'evpi' and 'random'
+        # are strategies of their own.
+        choice = (
+            {"budget": query}
+            if isinstance(query, BudgetPolicy)
+            else {"strategy": query}
+        )
         return RiskBasedLearner(
-            estimator=BayesianGMMClassifier(), process=process, query=query, **params
+            estimator=BayesianGMMClassifier(), process=process, **choice, **params
         )
 
     base = {"case": case_name, "repetition": repetition}

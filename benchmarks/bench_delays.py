@@ -80,7 +80,7 @@ def run_repetition(case_name: str, repetition: int) -> list[dict]:
         learner = RiskBasedLearner(
             estimator=BayesianGMMClassifier(),
             process=process,
-            query=SameSteps(steps=steps) if same else "evpi",
+            budget=SameSteps(steps=steps) if same else None,
             result_delay=delay,
             max_open_requests=cap,
             pending_value="ignore" if same else pending,

@@ -80,7 +80,7 @@ def _learner(n_inspections, seed, **params):
     return RiskBasedLearner(
         estimator=TimedGMM(),
         process=synthetic_decision_process(),
-        query="random",
+        strategy="random",
         n_queries=n_inspections,
         random_state=seed,
         **params,

@@ -247,7 +247,7 @@ def test_callable_query_policy():
         return proba.max(axis=1) < 0.6
 
     learner = RiskBasedLearner(
-        estimator=GaussianNB(), process=process, query=every_confused_step
+        estimator=GaussianNB(), process=process, strategy=every_confused_step
     ).fit(X, y, initial=INIT)
     steps = learner.history_.steps
     assert steps["inspected"].sum() > 0
@@ -271,14 +271,14 @@ def test_pipeline_without_classes_param_missing_states():
 @pytest.mark.parametrize(
     "params, fit_kwargs, message",
     [
-        ({"query": "sometimes"}, {}, "query must be one of"),
-        ({"query": "random"}, {}, "needs n_queries"),
+        ({"strategy": "sometimes"}, {}, "strategy must be one of"),
+        ({"strategy": "random"}, {}, "needs n_queries"),
         ({"block_size": 0}, {}, "block_size must be a positive"),
         ({"update": "never"}, {}, "update must be one of"),
         ({"history": "steps"}, {}, "history must be one of"),
         ({}, {"initial": []}, "at least one labelled"),
         ({}, {"initial": [10**6]}, "initial indices must lie"),
-        ({"query": "random", "n_queries": 10**6}, {}, "exceeds the"),
+        ({"strategy": "random", "n_queries": 10**6}, {}, "exceeds the"),
     ],
 )
 def test_stream_learner_errors(params, fit_kwargs, message):
@@ -549,9 +549,9 @@ def test_stream_learner_is_not_fitted_before_fit():
     "params",
     [
         {},
-        {"query": "random", "n_queries": 30, "random_state": 0},
+        {"strategy": "random", "n_queries": 30, "random_state": 0},
         {"semi_supervised": "smoothing", "estimator": BayesianGMMClassifier()},
-        {"query": MinimumGap(gap=20)},
+        {"budget": MinimumGap(gap=20)},
     ],
 )
 def test_history_queries_keeps_the_records_and_totals(params, monkeypatch):
@@ -582,7 +582,7 @@ def test_history_queries_memory_does_not_grow_with_the_stream():
         estimator=GaussianNB(),
         process=synthetic_decision_process(),
         history="queries",
-        query="random",
+        strategy="random",
         n_queries=10,
         random_state=0,
     )
@@ -618,3 +618,32 @@ def test_history_queries_refuses_inspections_before_walking():
     )
     with pytest.raises(ValueError, match="history='queries' does not support"):
         learner.fit(X, y, initial=INIT)
+
+
+def test_query_is_read_with_a_future_warning_under_its_new_names():
+    # query= (deprecated) was the budget policy, a strategy or a callable;
+    # it is still read, as budget= or strategy= (the agent's vocabulary).
+    process = synthetic_decision_process()
+    X, y = _stream(0)
+    new = RiskBasedLearner(
+        estimator=GaussianNB(), process=process, budget=MinimumGap(gap=20)
+    ).fit(X, y, initial=INIT)
+    old = RiskBasedLearner(
+        estimator=GaussianNB(), process=process, query=MinimumGap(gap=20)
+    )
+    with pytest.warns(FutureWarning, match="budget=...*strategy="):
+        old.fit(X, y, initial=INIT)
+    pd.testing.assert_frame_equal(old.history_.steps, new.history_.steps)
+    with pytest.warns(FutureWarning):
+        random = RiskBasedLearner(
+            estimator=GaussianNB(), process=process, query="random", n_queries=3
+        ).fit(X, y, initial=INIT)
+    assert random.history_.totals["n_inspections"] == 3
+    with pytest.raises(ValueError, match="budget decides for strategy='evpi'"):
+        RiskBasedLearner(
+            estimator=GaussianNB(),
+            process=process,
+            strategy="random",
+            n_queries=3,
+            budget=MinimumGap(gap=20),
+        ).fit(X, y, initial=INIT)

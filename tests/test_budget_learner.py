@@ -1,4 +1,4 @@
-"""RiskBasedLearner driven by a budget policy (``query=BudgetPolicy``)."""
+"""RiskBasedLearner driven by a budget policy (``budget=BudgetPolicy``)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _stream(seed, n_cycles=3, per_state=80, spread=4.0):
 def _fit(query, seed=0, n_cycles=3, test=True, **params):
     X, y = _stream(seed, n_cycles=n_cycles)
     learner = RiskBasedLearner(
-        estimator=GaussianNB(), process=synthetic_decision_process(), query=query
+        estimator=GaussianNB(), process=synthetic_decision_process(), budget=query
     )
     test_set = {"X_test": X, "y_test": y} if test else {}
     return learner.set_params(**params).fit(X, y, initial=INIT, **test_set)
@@ -51,8 +51,8 @@ def test_cost_threshold_policy_reproduces_query_evpi(semi_supervised):
         "process": synthetic_decision_process(),
         "semi_supervised": semi_supervised,
     }
-    paper = RiskBasedLearner(query="evpi", **params).fit(X, y, initial=INIT)
-    policy = RiskBasedLearner(query=CostThreshold(), **params).fit(X, y, initial=INIT)
+    paper = RiskBasedLearner(strategy="evpi", **params).fit(X, y, initial=INIT)
+    policy = RiskBasedLearner(budget=CostThreshold(), **params).fit(X, y, initial=INIT)
     assert paper.history_.totals["n_inspections"] > 0
     pd.testing.assert_frame_equal(paper.history_.steps, policy.history_.steps)
     pd.testing.assert_frame_equal(
@@ -94,7 +94,7 @@ def test_block_size_does_not_change_a_budgeted_run(policy):
 def test_spend_cap_bounds_the_learner_per_period_of_steps():
     process = synthetic_decision_process()
     cost = process.inspection_cost
-    free = _fit("evpi")
+    free = _fit(None)
     capped = _fit(CostThreshold() & SpendCap(limit=2 * cost, period=100.0))
     steps = capped.history_.steps
     per_period = steps["inspected"].groupby(steps.index // 100).sum()

@@ -219,7 +219,7 @@ def test_random_query_with_one_perfect_method_is_todays_baseline():
     today = RiskBasedLearner(
         estimator=GaussianNB(),
         process=PROCESS,
-        query="random",
+        strategy="random",
         n_queries=9,
         random_state=5,
     ).fit(X, y, initial=INIT)
@@ -292,19 +292,19 @@ def test_random_baseline_spends_the_same_per_method():
 def test_learner_rejects_what_it_cannot_do():
     X, y = _stream(10, n_cycles=1)
     methods = [perfect_inspection(PROCESS), CHEAP]
-    with pytest.raises(ValueError, match="callable query"):
+    with pytest.raises(ValueError, match="callable strategy"):
         RiskBasedLearner(
             estimator=GaussianNB(),
             process=PROCESS,
             inspections=methods,
-            query=lambda evpi, proba, process: evpi > 1,
+            strategy=lambda evpi, proba, process: evpi > 1,
         ).fit(X, y, initial=INIT[:6])
     with pytest.raises(ValueError, match="n_queries as a dict"):
         RiskBasedLearner(
             estimator=GaussianNB(),
             process=PROCESS,
             inspections=methods,
-            query="random",
+            strategy="random",
             n_queries=3,
         ).fit(X, y, initial=INIT[:6])
     with pytest.raises(ValueError, match="'cheap' is imperfect"):
@@ -323,13 +323,13 @@ def test_learner_rejects_what_it_cannot_do():
 def test_budget_policy_with_inspections_budgets_the_chosen_method():
     # The learner and the agent share one decision kernel: a budget policy
     # with inspection methods sees the EVSI of the method of largest net value
-    # and that method's cost, so CostThreshold() decides as query='evpi'
+    # and that method's cost, so CostThreshold() decides as strategy='evpi'
     # (the EVSI rule), and a spend cap is charged each method's own cost.
     X, y = _stream(30, n_cycles=2)
     methods = [perfect_inspection(PROCESS), CHEAP]
     params = dict(estimator=GaussianNB(), process=PROCESS, inspections=methods)
     rule = RiskBasedLearner(**params, random_state=0).fit(X, y, initial=INIT)
-    policy = RiskBasedLearner(**params, query=CostThreshold(), random_state=0).fit(
+    policy = RiskBasedLearner(**params, budget=CostThreshold(), random_state=0).fit(
         X, y, initial=INIT
     )
     assert rule.history_.totals["n_inspections"] > 0
@@ -337,7 +337,7 @@ def test_budget_policy_with_inspections_budgets_the_chosen_method():
     limit = 0.5 * rule.history_.totals["inspection_spend"]
     capped = RiskBasedLearner(
         **params,
-        query=CostThreshold() & SpendCap(limit=limit, period=len(y)),
+        budget=CostThreshold() & SpendCap(limit=limit, period=len(y)),
         random_state=0,
     ).fit(X, y, initial=INIT)
     spend = capped.history_.budget_state["policies"][1]["spent"]
@@ -491,7 +491,7 @@ def test_imperfect_reports_keep_dataframe_rows_on_refit():
     params = dict(
         process=PROCESS,
         inspections=[perfect_inspection(PROCESS), CHEAP],
-        query="random",
+        strategy="random",
         n_queries={"perfect": 3, "cheap": 12},
         update="refit",
         random_state=11,

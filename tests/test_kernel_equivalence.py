@@ -108,7 +108,7 @@ def test_learner_and_agent_decide_identically(semi, budget, inspections, delay):
         max_open_requests=2 if delay else None,
     )
     learner = RiskBasedLearner(
-        **params, query=BUDGETS[budget]() or "evpi", result_delay=delay, random_state=0
+        **params, budget=BUDGETS[budget](), result_delay=delay, random_state=0
     )
     agent = RiskBasedAgent(**params, budget=BUDGETS[budget]())
     if semi == "smoothing" and inspections == "two-methods":
@@ -167,7 +167,7 @@ def test_learner_and_agent_decide_identically_with(semi, budget, inspections, va
     )
     routine = np.arange(N0 + 4, y.size, 9) if variant == "routine" else None
     learner = RiskBasedLearner(
-        **params, query=BUDGETS[budget]() or "evpi", result_delay=delay, random_state=0
+        **params, budget=BUDGETS[budget](), result_delay=delay, random_state=0
     ).fit(X, y, initial=np.arange(N0), routine=routine)
     history = learner.history_
     steps = history.steps.iloc[N0:]

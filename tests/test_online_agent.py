@@ -487,7 +487,7 @@ def test_agent_decides_as_the_stream_learner_under_a_budget(kind):
     }[kind]
     policy = budget.CostThreshold() & limit
     learner = RiskBasedLearner(
-        estimator=BayesianGMMClassifier(), process=process, query=policy
+        estimator=BayesianGMMClassifier(), process=process, budget=policy
     ).fit(X, y, initial=np.arange(n0))
     free = RiskBasedLearner(estimator=BayesianGMMClassifier(), process=process)
     free = free.fit(X, y, initial=np.arange(n0))

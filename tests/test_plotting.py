@@ -478,7 +478,7 @@ def test_displays_of_one_fitted_learner():
         name: RiskBasedLearner(
             estimator=GaussianNB(),
             process=process,
-            query=query,
+            strategy=query,
             n_queries=8,
             random_state=0,
         ).fit(X, y, actions=actions, initial=np.arange(0, 400, 40), X_test=X, y_test=y)

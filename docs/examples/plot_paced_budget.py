@@ -37,14 +37,14 @@ n_steps = split.X_stream.shape[0]
 onset = int(np.flatnonzero(split.y_stream >= 3)[0])
 
 
-def campaign(query):
+def campaign(budget):
     learner = RiskBasedLearner(
-        estimator=BayesianGMMClassifier(), process=process, query=query
+        estimator=BayesianGMMClassifier(), process=process, budget=budget
     )
     return learner.fit(split.X_stream, split.y_stream, initial=split.initial_indices)
 
 
-free = campaign("evpi")
+free = campaign(None)
 budget = round(free.history_.totals["n_inspections"] / 2)
 print(f"unconstrained rule: {free.history_.totals['n_inspections']} inspections")
 print(f"budget: {budget} inspections, {budget * cost:g} over {n_steps} steps")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -15,10 +16,11 @@ from skrbal._learning import check_campaign_params
 from skrbal._validation import check_int
 from skrbal.active._walk import StreamWalk
 from skrbal.budget import BudgetPolicy
+from skrbal.exceptions import caller_stacklevel
 
 __all__ = ["RiskBasedLearner"]
 
-_QUERIES = ("evpi", "random")
+_STRATEGIES = ("evpi", "random")
 _HISTORIES = ("full", "queries")
 
 
@@ -42,17 +44,22 @@ class RiskBasedLearner(BaseEstimator):
         :class:`~skrbal.exceptions.MissingStatesWarning`.
     process : DecisionProcess
         The maintenance decision and its inspection cost.
-    query : {'evpi', 'random'}, BudgetPolicy or callable, default='evpi'
-        ``'evpi'`` inspects when EVPI exceeds the inspection cost;
-        ``'random'`` inspects ``n_queries`` stream positions drawn uniformly
-        (the paper's baseline); a :class:`~skrbal.budget.BudgetPolicy`
-        decides from the EVPI under a budget (its ``times`` are the stream
-        step indices, so periods and gaps count steps); a callable
-        ``query(evpi, proba, process) -> bool array`` decides for a block of
-        consecutive steps from each step's own EVPI and belief (it must not
-        look across steps).
+    strategy : {'evpi', 'random'} or callable, default='evpi'
+        Where to inspect. ``'evpi'``: where the value of the inspection is
+        worth it, as ``budget`` decides; ``'random'``: ``n_queries`` stream
+        positions drawn uniformly (the paper's baseline); a callable
+        ``strategy(evpi, proba, process) -> bool array`` decides for a block
+        of consecutive steps from each step's own EVPI and belief (it must
+        not look across steps).
+    budget : BudgetPolicy, default=None
+        With ``strategy='evpi'``, which inspections to make, from
+        :mod:`skrbal.budget`, as :class:`~skrbal.online.RiskBasedAgent`'s
+        ``budget``: ``None`` is :class:`~skrbal.budget.CostThreshold`,
+        inspect when the EVPI exceeds the inspection cost (the paper). Its
+        ``times`` are the stream step indices, so periods and gaps count
+        steps.
     n_queries : int or dict, default=None
-        Number of inspections for ``query='random'``; with several
+        Number of inspections for ``strategy='random'``; with several
         ``inspections``, a dict ``{method name: number}`` (the same spend as
         another run: :meth:`random_baseline`).
     inspections : list of InspectionMethod, default=None
@@ -141,8 +148,11 @@ class RiskBasedLearner(BaseEstimator):
         taken) and nothing after it. The decisions, inspections and totals
         are the same. Not available with ``inspections``.
     random_state : int, RandomState instance or None, default=None
-        Draws the positions of ``query='random'`` and, with ``inspections``,
-        the reports (one draw per inspection).
+        Draws the positions of ``strategy='random'`` and, with
+        ``inspections``, the reports (one draw per inspection).
+    query : {'evpi', 'random'}, BudgetPolicy or callable
+        Deprecated: a budget policy is ``budget``, anything else
+        ``strategy``. Still read, with a :class:`FutureWarning`.
 
     Attributes
     ----------
@@ -247,7 +257,8 @@ class RiskBasedLearner(BaseEstimator):
         *,
         estimator,
         process: DecisionProcess,
-        query="evpi",
+        strategy="evpi",
+        budget=None,
         n_queries: int | dict | None = None,
         inspections=None,
         update: str = "auto",
@@ -261,10 +272,12 @@ class RiskBasedLearner(BaseEstimator):
         block_size: int = 256,
         history: str = "full",
         random_state=None,
+        query="deprecated",
     ):
         self.estimator = estimator
         self.process = process
-        self.query = query
+        self.strategy = strategy
+        self.budget = budget
         self.n_queries = n_queries
         self.inspections = inspections
         self.update = update
@@ -278,14 +291,44 @@ class RiskBasedLearner(BaseEstimator):
         self.block_size = block_size
         self.history = history
         self.random_state = random_state
+        self.query = query
 
     # -------------------------------------------------------------- #
+    def _strategy_and_budget(self):
+        """The strategy and budget policy in use (``query`` read if given)."""
+        query = self.query
+        if isinstance(query, str) and query == "deprecated":
+            return self.strategy, self.budget
+        warnings.warn(
+            "RiskBasedLearner's query is deprecated: pass a BudgetPolicy as "
+            "budget=..., and 'evpi', 'random' or a callable as strategy=..., "
+            "the names RiskBasedAgent uses too.",
+            FutureWarning,
+            stacklevel=caller_stacklevel(),
+        )
+        if isinstance(query, BudgetPolicy):
+            return "evpi", query
+        return query, None
+
     def _check_params(self):
-        budget = self.query if isinstance(self.query, BudgetPolicy) else None
-        if budget is None and not (callable(self.query) or self.query in _QUERIES):
+        """Name any invalid parameter; return the strategy and budget in use."""
+        strategy, budget = self._strategy_and_budget()
+        if isinstance(strategy, BudgetPolicy) or not (
+            callable(strategy) or strategy in _STRATEGIES
+        ):
             raise ValueError(
-                f"query must be one of {_QUERIES}, a BudgetPolicy or a callable, "
-                f"got {self.query!r}."
+                f"strategy must be one of {_STRATEGIES} or a callable, got "
+                f"{strategy!r}; a BudgetPolicy is budget=..."
+            )
+        if budget is not None and not isinstance(budget, BudgetPolicy):
+            raise TypeError(
+                "budget must be None or a skrbal.budget.BudgetPolicy, such as "
+                f"CostThreshold() & SpendCap(...); got {budget!r}."
+            )
+        if budget is not None and strategy != "evpi":
+            raise ValueError(
+                f"budget decides for strategy='evpi', not for strategy="
+                f"{strategy!r}; leave budget=None."
             )
         check_campaign_params(
             process=self.process,
@@ -299,12 +342,12 @@ class RiskBasedLearner(BaseEstimator):
             request_timeout=self.request_timeout,
         )
         if self.inspections is not None:
-            self._check_inspections()
-        elif self.query == "random" and (
+            self._check_inspections(strategy)
+        elif strategy == "random" and (
             not isinstance(self.n_queries, Integral) or self.n_queries < 0
         ):
             raise ValueError(
-                "query='random' needs n_queries, a non-negative integer, got "
+                "strategy='random' needs n_queries, a non-negative integer, got "
                 f"{self.n_queries!r}."
             )
         if self.history not in _HISTORIES:
@@ -321,15 +364,16 @@ class RiskBasedLearner(BaseEstimator):
             raise ValueError(
                 f"block_size must be a positive integer, got {self.block_size!r}."
             )
+        return strategy, budget
 
-    def _check_inspections(self):
-        """Check ``inspections`` with ``query`` and ``n_queries``."""
-        if callable(self.query) and not isinstance(self.query, BudgetPolicy):
+    def _check_inspections(self, strategy):
+        """Check ``inspections`` with ``strategy`` and ``n_queries``."""
+        if callable(strategy):
             raise ValueError(
-                "a callable query decides whether to inspect but not with which "
-                "method: use query='evpi' or 'random' with inspections."
+                "a callable strategy decides whether to inspect but not with "
+                "which method: use strategy='evpi' or 'random' with inspections."
             )
-        if self.query != "random":
+        if strategy != "random":
             return
         names = [method.name for method in self.inspections]
         counts = self.n_queries
@@ -337,7 +381,7 @@ class RiskBasedLearner(BaseEstimator):
             counts = {names[0]: counts}
         if not isinstance(counts, dict) or set(counts) - set(names):
             raise ValueError(
-                "query='random' with inspections needs n_queries as a dict "
+                "strategy='random' with inspections needs n_queries as a dict "
                 f"{{method name: number of inspections}} over {names} (an int "
                 f"only for a single method), got {self.n_queries!r}."
             )
@@ -349,7 +393,7 @@ class RiskBasedLearner(BaseEstimator):
                 )
 
     def _random_plan(self, known, rng):
-        """Positions of ``query='random'`` and the method index at each (-1: none)."""
+        """Positions of ``strategy='random'``, the method index at each (-1: none)."""
         candidates = np.flatnonzero(~known)
         if self.inspections is None:
             counts = [self.n_queries]
@@ -413,24 +457,24 @@ class RiskBasedLearner(BaseEstimator):
         return X, y, initial, X_test, y_test
 
     # -------------------------------------------------------------- #
-    def _plan(self, planned, start, stop):
+    def _plan(self, strategy, planned, start, stop):
         """The fixed method choice of a block, or None where a policy decides.
 
-        ``query='random'`` follows its drawn plan; a callable decides whether
-        to inspect each step (with the one method, 0) from the block's EVPI
-        and beliefs.
+        ``strategy='random'`` follows its drawn plan; a callable decides
+        whether to inspect each step (with the one method, 0) from the
+        block's EVPI and beliefs.
         """
-        if self.query == "random":
+        if strategy == "random":
             return lambda evpi, proba: planned[start:stop]
-        if isinstance(self.query, BudgetPolicy) or self.query == "evpi":
+        if strategy == "evpi":
             return None
 
         def ask(evpi, proba):
-            want = np.asarray(self.query(evpi, proba, self.process), dtype=bool)
+            want = np.asarray(strategy(evpi, proba, self.process), dtype=bool)
             if want.shape != evpi.shape:
                 raise ValueError(
-                    f"the query callable returned shape {want.shape}, expected "
-                    f"{evpi.shape}."
+                    f"the strategy callable returned shape {want.shape}, "
+                    f"expected {evpi.shape}."
                 )
             return np.where(want, 0, -1)
 
@@ -481,13 +525,13 @@ class RiskBasedLearner(BaseEstimator):
         -------
         self : RiskBasedLearner
         """
-        self._check_params()
+        strategy, budget = self._check_params()
         X, y, initial, X_test, y_test = self._check_stream(
             X, y, initial, X_test, y_test
         )
         rng = check_random_state(self.random_state)
         planned = None
-        if self.query == "random":
+        if strategy == "random":
             known = np.zeros(X.shape[0], dtype=bool)
             known[initial] = True
             planned = self._random_plan(known, rng)
@@ -496,7 +540,16 @@ class RiskBasedLearner(BaseEstimator):
         if routine is not None:
             routine = _checked_steps(routine, X.shape[0], "routine")
         walk = StreamWalk(
-            self, X, y, initial, X_test, y_test, actions, rng, planned, routine
+            self,
+            X,
+            y,
+            initial,
+            X_test,
+            y_test,
+            actions,
+            rng,
+            (strategy, budget, planned),
+            routine,
         ).run()
         self.estimator_ = model = walk.model
         self.classes_ = np.asarray(model.classes_)
@@ -555,7 +608,11 @@ class RiskBasedLearner(BaseEstimator):
         else:
             n_inspections = dict(self.history_.totals["n_inspections_by_method"])
         return clone(self).set_params(
-            query="random", n_queries=n_inspections, random_state=random_state
+            strategy="random",
+            budget=None,
+            query="deprecated",
+            n_queries=n_inspections,
+            random_state=random_state,
         )
 
     def predict(self, X):

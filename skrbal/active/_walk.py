@@ -21,7 +21,6 @@ from sklearn.utils import Bunch
 from skrbal._labels import label_positions
 from skrbal._learning import Campaign, RecordedSteps, take_rows
 from skrbal._scores import HeldOutScores
-from skrbal.budget import BudgetPolicy
 from skrbal.exceptions import (
     MissingStatesWarning,
     caller_stacklevel,
@@ -45,18 +44,23 @@ class StreamWalk:
         As checked by :meth:`RiskBasedLearner.fit`.
     rng : RandomState
         Draws the random plan (already drawn) and the reports.
-    planned : ndarray of int or None
-        The plan of ``query='random'``: a method index per step, or -1.
+    plan : tuple
+        The learner's strategy and budget policy in use, and the plan of
+        ``strategy='random'`` (a method index per step, or -1; None for
+        another strategy).
+    routine : ndarray of int or None
+        Steps whose labels come from routine inspections, increasing.
     """
 
     def __init__(
-        self, learner, X, y, initial, X_test, y_test, actions, rng, planned, routine
+        self, learner, X, y, initial, X_test, y_test, actions, rng, plan, routine
     ):
         process = learner.process
         self.learner, self.process = learner, process
         self.X, self.X_test, self.y_test = X, X_test, y_test
         self.scores = None  # HeldOutScores, at the first evaluation
-        self.rng, self.planned = rng, planned
+        self.strategy, budget, self.planned = plan
+        self.rng = rng
         self.full = learner.history == "full"
         # The process's states, validated once for the whole walk.
         self.classes = classes = process.classes_
@@ -69,8 +73,8 @@ class StreamWalk:
         self.initial = initial
         self.y = y  # the oracle: read where inspected, and to score
         n_steps = X.shape[0]
-        query = learner.query
-        self.budget = query if isinstance(query, BudgetPolicy) else None
+        # The policy whose state the history keeps (None: the default).
+        self.budget = budget
         self.campaign = campaign = Campaign(
             process,
             inspections=learner.inspections,
@@ -180,7 +184,7 @@ class StreamWalk:
             times,
             available=~state.known[start:stop],
             first_only=True,
-            plan=self.learner._plan(self.planned, start, stop),
+            plan=self.learner._plan(self.strategy, self.planned, start, stop),
         )
         end = self.decided_until = start + decided.n_decided
         if self.full:

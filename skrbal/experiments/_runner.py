@@ -66,7 +66,7 @@ def _learner(method: Method, case, rng_seed: int, counts: dict[str, int]):
     params = dict(method.learner_params)
     if method.query == "random":
         params.update(
-            query="random",
+            strategy="random",
             n_queries=counts[method.matched_to],
             # Modulo: a RandomState seed must stay below 2**32.
             random_state=(rng_seed + 1) % 2**32,
@@ -252,7 +252,7 @@ def replay_repetition(
     # The same learner told to inspect nothing keeps its initial fit, made
     # exactly as in the run (process classes, semi-supervised preparation).
     initial = _learner(method, case, rng_seed, counts).set_params(
-        query="random", n_queries=0
+        strategy="random", budget=None, n_queries=0
     )
     initial = _fit_learner(initial, split, test=False)
     return Bunch(
