@@ -85,6 +85,59 @@ def _read_only_engine(path: str):
     ) from error
 
 
+def _holders(path: str) -> list[int]:
+    """Processes holding a lock on a file (Linux's /proc/locks), by inode.
+
+    An open SQLite connection in WAL mode holds a shared lock on its
+    database file, whatever name it opened it by.
+    """
+    try:
+        stat = os.stat(path)
+        with open("/proc/locks") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return []
+    device = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}"
+    inode = f"{device}:{stat.st_ino}"
+    pids = set()
+    for line in lines:
+        fields = line.split()
+        # "1: POSIX ADVISORY READ <pid> <major:minor:inode> <start> <end>"
+        if len(fields) >= 6 and fields[5] == inode and fields[4].isdigit():
+            pids.add(int(fields[4]))
+    return sorted(pids)
+
+
+def _refuse_second_names(path: str) -> None:
+    """Refuse a SQLite file that has more than one name (hard links).
+
+    SQLite keeps its write-ahead log (``-wal``), the index of it (``-shm``,
+    where its write lock lives) and skrbal's lock sidecar beside each name:
+    two names of one file are two stores that each take their own locks,
+    commit into their own log and corrupt the file they share. Checked on
+    every open, so whichever name comes second meets the first.
+    """
+    try:
+        links = os.stat(path).st_nlink
+    except OSError:
+        return
+    if links <= 1:
+        return
+    pids = _holders(path)
+    holder = (
+        "it is open in " + ", ".join(f"pid {pid}" for pid in pids)
+        if pids
+        else "no process holds it open now"
+    )
+    raise StoreError(
+        f"store {path}: the SQLite file has {links} names (hard links; {holder}). "
+        "SQLite keeps its write-ahead log and its locks per name, so two names "
+        "of one file are two writers that corrupt it. Open it by one name only "
+        "(a symbolic link is fine): remove the other names, or copy the file "
+        "with `sqlite3 <file> .backup <copy>` once no agent writes to it."
+    )
+
+
 class _URL(str):
     """A store URL as given, password included, whose repr hides the password.
 
@@ -196,6 +249,7 @@ class AgentStore:
                         f"url: the folder of the SQLite file {self.path!r} does "
                         "not exist."
                     )
+                _refuse_second_names(self.path)
                 self._identity = ("sqlite", os.path.realpath(self.path))
                 if os.path.exists(self.path) and not _writable(self.path):
                     self.read_only = True
