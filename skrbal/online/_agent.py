@@ -279,6 +279,26 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
     # ------------------------------------------------------------------ #
     # configuration
     # ------------------------------------------------------------------ #
+    def get_params(self, deep=True):
+        """Parameters of the agent; a store URL's password is masked in repr.
+
+        The ``store`` is the URL as given, as a string equal to it whose
+        ``repr`` shows ``***`` for its password, so that a clone connects as
+        the original does and no display of the parameters echoes it.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also the parameters of the estimator and budget.
+
+        Returns
+        -------
+        params : dict
+        """
+        params = super().get_params(deep=deep)
+        params["store"] = store_parameter(params["store"])
+        return params
+
     def _open_store(self):
         if isinstance(self.store, AgentStore):
             return self.store, False

@@ -11,6 +11,7 @@ from urllib.parse import quote
 from sqlalchemy import create_engine, event, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
+    ArgumentError,
     DatabaseError,
     IntegrityError,
     OperationalError,
@@ -18,6 +19,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
+from skrbal._secrets import mask_passwords
 from skrbal.online import _frames, _reading, _writing
 from skrbal.online import _schema as schema
 from skrbal.online._lock import _PG_LOCK_SPACE, AgentLock
@@ -147,18 +149,21 @@ class _URL(str):
     """
 
     def __repr__(self):
-        return repr(make_url(str(self)).render_as_string(hide_password=True))
+        return repr(mask_passwords(str(self)))
 
 
 def store_parameter(url):
-    """The ``store`` parameter of an agent opened from ``url``, as given.
+    """The ``store`` parameter of an agent for ``url``, as given.
 
-    A URL with a password becomes a string equal to it whose ``repr`` hides
-    the password; anything else is returned unchanged.
+    A URL with a password becomes a string equal to it whose ``repr``
+    masks the password (``***``); anything else
+    (a path, an :class:`AgentStore`, a URL without a password, a string
+    made so already) is returned unchanged.
     """
-    text = os.fspath(url)
-    if "://" in text and make_url(text).password is not None:
-        return _URL(text)
+    if isinstance(url, (str, os.PathLike)) and not isinstance(url, _URL):
+        text = os.fspath(url)
+        if isinstance(text, str) and mask_passwords(text) != text:
+            return _URL(text)
     return url
 
 
@@ -228,7 +233,14 @@ class AgentStore:
             url = "sqlite://"
         elif "://" not in url:
             url = "sqlite:///" + os.path.abspath(url)
-        parsed = make_url(url)
+        try:
+            parsed = make_url(url)
+        except (ArgumentError, ValueError):  # ValueError: a port not a number
+            raise ValueError(
+                f"url: {mask_passwords(url)!r} is neither a file path nor a "
+                "database URL (sqlite:///path or "
+                "postgresql://user:password@host:port/database)."
+            ) from None
         backend = parsed.get_backend_name()
         self.path, self.read_only = None, False
         if backend == "sqlite":
@@ -264,11 +276,16 @@ class AgentStore:
             self.engine = create_engine(parsed, pool_pre_ping=True)
             self._identity = ("postgresql", parsed.render_as_string(hide_password=True))
         else:
+            hint = (
+                " (PostgreSQL's scheme is postgresql://, not postgres://)"
+                if backend == "postgres"
+                else ""
+            )
             raise ValueError(
                 f"url: the store supports SQLite and PostgreSQL, got the "
-                f"{backend!r} database of {url!r}."
+                f"{backend!r} database of {mask_passwords(url)!r}{hint}."
             )
-        self.display_url = parsed.render_as_string(hide_password=True)
+        self.display_url = mask_passwords(parsed.render_as_string(hide_password=False))
         # The write locks this object handed out, checked by every write.
         self._locks = {}
         try:
