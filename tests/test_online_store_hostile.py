@@ -200,3 +200,185 @@ def test_every_store_error_masks_the_password(store_url, tmp_path, capsys):
     assert len(said) > 20
     for text in said:
         assert SECRET not in text, text
+
+
+# ---------------------------------------------------------------------- #
+# 2. rollback and recomputed hashes: anchors outside, a chain key
+# ---------------------------------------------------------------------- #
+def _tables():
+    from skrbal.online import _schema as schema
+
+    return [
+        schema.observations,
+        schema.blocks,
+        schema.actions,
+        schema.requests,
+        schema.events,
+    ]
+
+
+def _snapshot(store):
+    """Every row of the store: what an older copy of the database holds."""
+    from sqlalchemy import select
+
+    from skrbal.online import _schema as schema
+
+    with store.engine.connect() as conn:
+        rows = {t.name: conn.execute(select(t)).mappings().all() for t in _tables()}
+        rows["agents"] = conn.execute(select(schema.agents)).mappings().all()
+    return {k: [dict(r) for r in v] for k, v in rows.items()}
+
+
+def _restore(store, snapshot):
+    """Put an older copy back (a rollback: no hash is recomputed)."""
+    from sqlalchemy import delete, insert, update
+
+    from skrbal.online import _schema as schema
+
+    with store.engine.begin() as conn:
+        for table in reversed(_tables()):
+            conn.execute(delete(table))
+        for table in _tables():
+            if snapshot[table.name]:
+                conn.execute(insert(table), snapshot[table.name])
+        for row in snapshot["agents"]:
+            conn.execute(
+                update(schema.agents)
+                .where(schema.agents.c.agent_id == row["agent_id"])
+                .values(row)
+            )
+
+
+def _forge(store, secret=None, strip_mark=False):
+    """Edit the first block's EVPI of agent 'bridge' and recompute every
+    digest and hash, as a writer who knows the scheme (and ``secret``, if
+    given) would."""
+    import json
+
+    from sqlalchemy import select, update
+
+    from skrbal.online import _schema as schema
+    from skrbal.online._chain import block_digest, event_hash, genesis_hash
+
+    b, ev = schema.blocks, schema.events
+    with store.engine.begin() as conn:
+        agent = conn.execute(
+            select(schema.agents).where(schema.agents.c.name == "bridge")
+        ).first()
+        mine = b.c.agent_id == agent.agent_id
+        first = select(b).where(mine).order_by(b.c.first_step)
+        block = dict(conn.execute(first).mappings().first())
+        block["evpi"] = (np.frombuffer(block["evpi"], "<f8") + 0.125).tobytes()
+        conn.execute(
+            update(b)
+            .where(mine & (b.c.first_step == block["first_step"]))
+            .values(evpi=block["evpi"])
+        )
+        previous = genesis_hash(agent, secret)
+        events = select(ev).where(ev.c.agent_id == agent.agent_id).order_by(ev.c.seq)
+        for e in conn.execute(events).all():
+            payload = json.loads(e.payload)
+            if e.kind == "observe" and e.step == block["first_step"]:
+                payload["block_sha256"] = block_digest(block)
+            if e.seq == 1 and strip_mark:
+                payload.pop("chain", None)
+            elif e.seq == 1 and secret is not None:
+                payload["chain"] = "hmac-sha256"
+            text = json.dumps(payload)
+            previous = event_hash(
+                previous,
+                e.seq,
+                e.kind,
+                e.step,
+                e.request_id,
+                text,
+                e.created_at,
+                e.client_key,
+                e.key_digest,
+                secret=secret,
+            )
+            conn.execute(
+                update(ev)
+                .where((ev.c.agent_id == agent.agent_id) & (ev.c.seq == e.seq))
+                .values(payload=text, hash=previous)
+            )
+
+
+def test_a_rollback_passes_the_chain_but_not_an_anchor(store_url, tmp_path):
+    heads = tmp_path / "heads.jsonl"
+    store = AgentStore(store_url, anchor_file=heads)
+    with _agent(store) as agent:
+        agent.observe([[0.5], [7.0]])
+        kept = store.verify("bridge")
+        older = _snapshot(store)
+        agent.observe([[19.0]], key="batch-2")
+        agent.observe([[1.0]])
+    latest = store.verify("bridge")
+    assert latest["seq"] == kept["seq"] + 2
+    _restore(store, older)
+    plain = AgentStore(store_url)
+    # the chain alone cannot see it: the older copy is whole
+    assert plain.verify("bridge") == kept
+    # an anchor kept outside can, given by the caller or in the sidecar
+    for head in (latest, f"{latest['seq']}:{latest['hash']}"):
+        with pytest.raises(StoreError, match=r"ends at event 2.*rolled back"):
+            plain.verify("bridge", expected_head=head)
+        with pytest.raises(StoreError, match="rolled back"):
+            RiskBasedAgent.from_store(plain, "bridge", expected_head=head)
+    with pytest.raises(StoreError, match="rolled back"):
+        store.verify("bridge")
+    with pytest.raises(StoreError, match="rolled back"):
+        RiskBasedAgent.from_store(store, "bridge")
+    # what an anchor does not see: a rollback to it, or after it
+    assert plain.verify("bridge", expected_head=kept) == kept
+    # a rewrite up to the anchor, every hash recomputed, is seen
+    _forge(plain)
+    assert plain.verify("bridge")["seq"] == kept["seq"]
+    with pytest.raises(StoreError, match="another hash than the anchor"):
+        plain.verify("bridge", expected_head=kept)
+    with pytest.raises(ValueError, match="SEQ:HASH"):
+        plain.verify("bridge", expected_head="3:abc")
+    plain.close()
+    store.close()
+
+
+def test_a_chain_key_catches_recomputed_hashes(store_url, tmp_path, monkeypatch):
+    key = b"k" * 32
+    (tmp_path / "key").write_bytes(key + b"\n")
+    # without a key, a writer who recomputes every hash is not seen
+    with AgentStore(store_url) as store:
+        _agent(store, "open").close()
+    monkeypatch.setenv("SKRBAL_CHAIN_KEY_FILE", str(tmp_path / "key"))
+    with AgentStore(store_url) as signed:  # the key from the environment
+        with _agent(signed) as agent:
+            agent.observe([[0.5], [7.0]])
+        older = _snapshot(signed)
+        with RiskBasedAgent.from_store(signed, "bridge") as agent:
+            agent.observe([[19.0]])
+        head = signed.verify("bridge")
+        with pytest.raises(StoreError, match=r"'open'.*not signed"):
+            signed.verify("open")
+    monkeypatch.delenv("SKRBAL_CHAIN_KEY_FILE")
+    with AgentStore(store_url) as unsigned:
+        with pytest.raises(StoreError, match=r"signed.*SKRBAL_CHAIN_KEY"):
+            unsigned.verify("bridge")
+        with pytest.raises(StoreError, match="signed"):
+            RiskBasedAgent.from_store(unsigned, "bridge")
+    with AgentStore(store_url, chain_key=key) as signed:
+        # what the key does not see: a rollback to a state it signed
+        _restore(signed, older)
+        assert signed.verify("bridge")["seq"] == head["seq"] - 1
+        with pytest.raises(StoreError, match="rolled back"):
+            signed.verify("bridge", expected_head=head)
+        # an edit with every hash recomputed without the key is seen
+        _forge(signed)
+        with pytest.raises(StoreError, match=r"event 1 .*hash does not follow"):
+            signed.verify("bridge")
+        _forge(signed, strip_mark=True)
+        with pytest.raises(StoreError, match="not signed"):
+            signed.verify("bridge")
+        # and so is one with the key (but not by the key: by an anchor)
+        _forge(signed, secret=key)
+        assert signed.verify("bridge")["seq"] == head["seq"] - 1
+    with pytest.raises(ValueError, match="at least 16 bytes"):
+        AgentStore(store_url, chain_key=b"short")

@@ -438,14 +438,17 @@ def cancel(args) -> int:
 def verify(args) -> int:
     store = open_store(args)
     try:
-        # Counted first: events a writer appends meanwhile are checked too,
-        # never claimed without being checked.
-        n_events = store.load_agent(args.agent).last_seq
-        store.verify(args.agent)
+        # The head verify returns is the one it checked, in one read.
+        head = store.verify(args.agent, expected_head=args.expected_head)
     finally:
         store.close()
+    n_events = head["seq"]
     noun = "event" if n_events == 1 else "events"
-    print(f"agent {args.agent!r}: {n_events} {noun} verified")
+    # The head is the anchor to keep for the next --expected-head.
+    print(
+        f"agent {args.agent!r}: {n_events} {noun} verified; "
+        f"head {head['seq']}:{head['hash']}"
+    )
     return 0
 
 

@@ -501,6 +501,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         estimator=None,
         budget=None,
         lock_timeout: float = 0.0,
+        expected_head=None,
     ):
         """Resume an agent from its store, exactly where it stopped.
 
@@ -520,6 +521,10 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
             The same for the budget policy.
         lock_timeout : float, default=0.0
             Seconds to wait for another writer of the agent to close it.
+        expected_head : dict, (int, str) or str, default=None
+            A head of the agent's chain kept outside the store, as
+            :meth:`AgentStore.verify` takes it: a store rolled back to
+            before it (or rewritten up to it) is refused.
 
         Returns
         -------
@@ -561,17 +566,21 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
                 store=store_parameter(given) if owned else store,
                 name=name,
             )
-            agent._resume(store, owned, record, lock_timeout)
+            agent._resume(store, owned, record, lock_timeout, expected_head)
         except BaseException:
             if owned:
                 store.close()
             raise
         return agent
 
-    def _resume(self, store, owned, record, lock_timeout):
+    def _resume(self, store, owned, record, lock_timeout, expected_head=None):
         budget = check_params(self)
         lock = store.lock_agent(record.agent_id, self.name, lock_timeout)
         try:
+            if expected_head is not None:
+                # Under the lock, before the replay (which verifies again,
+                # against the store's own anchors).
+                store.verify(self.name, expected_head=expected_head)
             # Read under the lock: the agent may have moved since.
             replay = store.load_replay(self.name, every_step=dense(self))
             # Warnings of the replayed fits were issued and stored already.

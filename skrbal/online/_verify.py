@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from skrbal.online import _schema as schema
 from skrbal.online._chain import (
     BLOCK_COLUMNS,
+    KEYED,
     add_column,
     block_hasher,
     commissioning_digest,
@@ -58,7 +59,7 @@ class _Walk:
         self.commission = None
 
 
-def verify_agent(conn, agent) -> None:
+def verify_agent(conn, agent, *, secret=None, heads=()) -> tuple[int, str]:
     """Raise :class:`StoreError` at the first sign of damage in an agent.
 
     Parameters
@@ -67,9 +68,21 @@ def verify_agent(conn, agent) -> None:
         An open connection (one read transaction).
     agent : Row
         The agent's row of ``skrbal_agents``.
+    secret : bytes, default=None
+        The store's chain key: the chain must be an HMAC under it. Without
+        one, a keyed chain cannot be checked and is refused.
+    heads : sequence of (int, str), default=()
+        Heads kept outside the database (:mod:`skrbal.online._anchor`):
+        the chain must have each event ``seq`` with that ``hash``.
+
+    Returns
+    -------
+    head : (int, str)
+        The sequence number and hash of the agent's last event.
     """
     ev = schema.events
-    walk, previous, expected = _Walk(agent), genesis_hash(agent), 1
+    walk, previous, expected = _Walk(agent), genesis_hash(agent, secret), 1
+    heads = dict(heads)
     rows = conn.execution_options(yield_per=1_000).execute(
         select(ev).where(ev.c.agent_id == agent.agent_id).order_by(ev.c.seq)
     )
@@ -79,6 +92,8 @@ def verify_agent(conn, agent) -> None:
             raise _damaged(
                 agent, ev, f"event {expected}", f"missing (the next is {e.seq})"
             )
+        if e.seq == 1:
+            _check_keyed(agent, e, secret)
         previous = event_hash(
             previous,
             e.seq,
@@ -89,9 +104,17 @@ def verify_agent(conn, agent) -> None:
             e.created_at,
             e.client_key,
             e.key_digest,
+            secret=secret,
         )
-        if e.hash is not None and e.hash != previous:
+        if e.hash != previous:
             raise _damaged(agent, ev, where, "its hash does not follow from the chain")
+        if e.seq in heads and heads.pop(e.seq) != e.hash:
+            raise _rolled_back(
+                agent,
+                f"event {e.seq} of the store has another hash than the anchor's: "
+                "the store was rewritten or rolled back to before it and written "
+                "again",
+            )
         _note(walk, e, where)
         if len(walk.pending) >= _CHUNK_EVENTS or walk.pending_steps >= _CHUNK_STEPS:
             _check_blocks(conn, walk)
@@ -105,9 +128,48 @@ def verify_agent(conn, agent) -> None:
             f"row of agent {agent.agent_id}",
             f"last_seq is {agent.last_seq} but the log ends at event {expected - 1}",
         )
+    if heads:
+        seq = max(heads)
+        raise _rolled_back(
+            agent,
+            f"the anchor names event {seq} but the log ends at event {expected - 1}",
+        )
     _check_commissioning(conn, walk)
     _check_requests(conn, walk)
     _check_counters(conn, walk)
+    return expected - 1, previous
+
+
+def _rolled_back(agent, what) -> StoreError:
+    return StoreError(
+        f"agent {agent.name!r}: table {schema.events.name}: {what}. The store "
+        "was rolled back (restored from an older copy, or its newest events "
+        "deleted) or rewritten; do not resume it before finding out why."
+    )
+
+
+def _check_keyed(agent, e, secret) -> None:
+    """A keyed chain needs the key; a store with a key, a keyed chain."""
+    try:
+        keyed = json.loads(e.payload).get("chain") == KEYED
+    except (ValueError, AttributeError):
+        keyed = False  # the hash check names the damage
+    if keyed and secret is None:
+        raise StoreError(
+            f"agent {agent.name!r}: its event chain is signed (an HMAC under a "
+            "secret key), which this store was opened without: give the key "
+            "(AgentStore(..., chain_key=...), or the SKRBAL_CHAIN_KEY_FILE or "
+            "SKRBAL_CHAIN_KEY environment variable) to verify, resume or write it."
+        )
+    if secret is not None and not keyed:
+        raise _damaged(
+            agent,
+            schema.events,
+            "event 1 (commission)",
+            "the chain is not signed, but the store was opened with a chain "
+            "key: the agent was created without the key, or rewritten by "
+            "someone who does not have it",
+        )
 
 
 def _note(walk, e, where) -> None:
