@@ -382,3 +382,34 @@ def test_a_chain_key_catches_recomputed_hashes(store_url, tmp_path, monkeypatch)
         assert signed.verify("bridge")["seq"] == head["seq"] - 1
     with pytest.raises(ValueError, match="at least 16 bytes"):
         AgentStore(store_url, chain_key=b"short")
+
+
+# ---------------------------------------------------------------------- #
+# 4. the agent's clock
+# ---------------------------------------------------------------------- #
+@pytest.mark.parametrize("timed", [False, True])
+def test_an_edited_clock_is_caught_by_verify(store_url, timed):
+    from sqlalchemy import update
+
+    from skrbal.online import _schema as schema
+
+    store = AgentStore(store_url)
+    stamps = [1e9 + i for i in range(4)] if timed else None
+    with RiskBasedAgent(
+        estimator=GaussianNB(), process=PROCESS, store=store, name="bridge"
+    ).fit(X0, Y0, timestamps=stamps) as agent:
+        agent.observe([[5.0]], timestamps=[1e9 + 10] if timed else None)
+    for clock in ("timestamp" if not timed else "step", None, "seconds"):
+        with store.engine.begin() as conn:
+            conn.execute(update(schema.agents).values(clock=clock))
+        with pytest.raises(StoreError, match=r"bridge.*skrbal_agents.*clock is"):
+            store.verify("bridge")
+        with pytest.raises(StoreError, match="clock is"):
+            RiskBasedAgent.from_store(store, "bridge")
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(schema.agents).values(clock="timestamp" if timed else "step")
+        )
+    with RiskBasedAgent.from_store(store, "bridge") as agent:
+        agent.observe([[6.0]], timestamps=[1e9 + 20] if timed else None)
+    store.close()

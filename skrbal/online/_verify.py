@@ -275,6 +275,18 @@ def _check_commissioning(conn, walk) -> None:
         raise _damaged(
             agent, obs, "commissioning rows", f"they differ from event {seq}'s record"
         )
+    # The budget's clock is fixed at commissioning: timestamps or steps.
+    timed = {row.timestamp is not None for row in rows}
+    clock = "timestamp" if timed == {True} else "step" if timed == {False} else None
+    if agent.clock != clock:
+        raise _damaged(
+            agent,
+            schema.agents,
+            f"row of agent {agent.agent_id}",
+            f"clock is {agent.clock!r} but the commissioning steps (event {seq}) "
+            + ("mix timestamps and none" if clock is None else f"make it {clock!r}")
+            + "; restore the clock column from a backup",
+        )
 
 
 def _check_requests(conn, walk) -> None:
