@@ -12,11 +12,19 @@ import pytest
 from sklearn.naive_bayes import GaussianNB
 
 from skrbal import synthetic_decision_process
-from skrbal.online import AgentStore, RiskBasedAgent, StoreError
+from skrbal.online import (
+    AgentStore,
+    ConfigurationError,
+    RiskBasedAgent,
+    StoreError,
+)
 
 PROCESS = synthetic_decision_process()
 X0 = np.array([[-5.0], [0.0], [6.0], [19.0]])
 Y0 = np.array([1, 2, 3, 4])
+# Commissioning after which steps near 12.3 are worth inspecting.
+X8 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
+Y8 = np.array([1, 2, 3, 4] * 2)
 
 
 def _agent(store, name="bridge", **params):
@@ -413,3 +421,181 @@ def test_an_edited_clock_is_caught_by_verify(store_url, timed):
     with RiskBasedAgent.from_store(store, "bridge") as agent:
         agent.observe([[6.0]], timestamps=[1e9 + 20] if timed else None)
     store.close()
+
+
+# ---------------------------------------------------------------------- #
+# 6. every column of every table is covered by the chain, or derived
+# ---------------------------------------------------------------------- #
+# Columns no decision, history, status or report reads: who holds the lock.
+NOT_CONTENT = {("skrbal_agents", "owner"), ("skrbal_agents", "agent_id")}
+
+
+def _rich_agent(url):
+    """Agent 'bridge' with every kind of row (timestamps, an inspection
+    method's report, a cancellation with a reason, an expiry, an action, a
+    routine label), and agent 'other' beside it."""
+    import warnings
+
+    from skrbal.exceptions import RequestExpiredWarning
+    from skrbal.inspection import InspectionMethod, perfect_inspection
+
+    process = PROCESS.set_params(inspection_cost=0.05)
+    drone = InspectionMethod(  # cheap and good: chosen for most requests
+        name="drone",
+        cost=0.05 * process.inspection_cost,
+        confusion=[[0.999, 0.001], [0.999, 0.001], [0.999, 0.001], [0.001, 0.999]],
+        outcomes=["no damage", "damage"],
+    )
+    t0 = 1.7e9
+    X = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
+    agent = RiskBasedAgent(
+        estimator=GaussianNB(),
+        process=process,
+        inspections=[perfect_inspection(process), drone],
+        request_timeout=3000.0,
+        store=url,
+        name="bridge",
+    ).fit(X, np.concatenate([Y0, Y0]), timestamps=t0 + np.arange(8.0))
+    first = agent.observe(
+        np.linspace(11.9, 12.7, 30)[:, None], timestamps=t0 + 100 * np.arange(1, 31)
+    )
+    made = first.dropna(subset=["request_id"])
+    ids = made["request_id"].astype(int).tolist()
+    methods = made["method"].tolist()
+    assert "drone" in methods and "perfect" in methods, made
+    drone_id = ids[methods.index("drone")]
+    perfect_id = ids[methods.index("perfect")]
+    others = [i for i in ids if i not in (drone_id, perfect_id)]
+    agent.record_inspection(drone_id, report="damage", timestamp=t0 + 3100)
+    agent.record_inspection(perfect_id, 3, timestamp=t0 + 3101, key="wo-1")
+    agent.cancel_request(others[0], reason="=no access")
+    agent.record_action(9, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RequestExpiredWarning)
+        agent.observe([[1.0], [7.0]], timestamps=[t0 + 9000, t0 + 9001])
+    agent.record_label(9, 2, timestamp=t0 + 9002)
+    agent.close()
+    _agent(url, "other").close()
+
+
+def _changed(value, column):
+    """Another value of a column's type (JSON text stays JSON)."""
+    import json
+
+    if value is None:
+        kinds = {
+            "Integer": 7,
+            "Float": 1234.5,
+            "LargeBinary": b"\1" * 8,
+        }
+        return kinds.get(type(column.type).__name__, '"x"')
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value + 0.5
+    if isinstance(value, (bytes, memoryview)):
+        value = bytearray(value)
+        value[0] ^= 1
+        return bytes(value)
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        if len(value) >= (getattr(column.type, "length", None) or len(value) + 1):
+            return value[:-1] + ("0" if value[-1] != "0" else "1")  # a hash
+        return value + "x"
+    if isinstance(decoded, (int, float)) and not isinstance(decoded, bool):
+        return json.dumps(decoded + 1)
+    if isinstance(decoded, str):
+        return json.dumps(decoded + "x")
+    if isinstance(decoded, list):
+        return json.dumps([*decoded, 0] if decoded else [1])
+    if isinstance(decoded, dict):
+        return json.dumps({**decoded, "x": 1})
+    return json.dumps(1)
+
+
+def _edits():
+    from skrbal.online import _schema as schema
+
+    tables = [
+        schema.agents,
+        schema.observations,
+        schema.blocks,
+        schema.actions,
+        schema.requests,
+        schema.events,
+    ]
+    cases = []
+    for table in tables:
+        for column in table.columns:
+            if (table.name, column.name) in NOT_CONTENT:
+                continue
+            cases.append((table.name, column.name, "edit"))
+        if table is not schema.agents:
+            cases += [(table.name, None, "delete"), (table.name, None, "insert")]
+    return cases
+
+
+def _apply(store, table_name, column_name, kind):
+    from sqlalchemy import and_, delete, insert, select, update
+
+    from skrbal.online import _schema as schema
+
+    table = schema.metadata.tables[table_name]
+    with store.engine.begin() as conn:
+        bridge, other = (
+            conn.execute(
+                select(schema.agents.c.agent_id).where(schema.agents.c.name == name)
+            ).scalar()
+            for name in ("bridge", "other")
+        )
+        key = [c for c in table.primary_key.columns]
+        mine = (
+            table.c.agent_id == bridge if "agent_id" in table.c else table.c.name == ""
+        )
+        if table is schema.agents:
+            mine = table.c.agent_id == bridge
+        rows = conn.execute(select(table).where(mine)).mappings().all()
+        assert rows, table_name
+        if column_name is not None:
+            # the row where the column says most: not NULL, the last one
+            filled = [r for r in rows if r[column_name] is not None]
+            row = (filled or rows)[-1]
+        else:
+            row = rows[-1]
+        where = and_(*(c == row[c.name] for c in key))
+        if kind == "delete":
+            conn.execute(delete(table).where(where))
+        elif kind == "insert":
+            copy = dict(row)
+            for c in key:
+                if c.name != "agent_id":
+                    copy[c.name] = row[c.name] + 1000
+            if table is schema.requests:  # one request per step
+                copy["step"] = row["step"] + 1000
+            conn.execute(insert(table), copy)
+        else:
+            column = table.c[column_name]
+            value = other if column_name == "agent_id" else None
+            if value is None:
+                value = _changed(row[column_name], column)
+                if column.primary_key:
+                    value = row[column_name] + 1000
+            conn.execute(update(table).where(where).values({column_name: value}))
+
+
+@pytest.mark.parametrize(("table", "column", "kind"), _edits())
+def test_every_column_of_every_table_is_verified(store_url, table, column, kind):
+    _rich_agent(store_url)
+    with AgentStore(store_url) as store:
+        store.verify("bridge")
+        _apply(store, table, column, kind)
+        # a renamed agent is found by its new name, and refused
+        name = "bridgex" if column == "name" else "bridge"
+        with pytest.raises(StoreError, match=rf"agent '{name}': table skrbal_"):
+            store.verify(name)
+        # resuming checks the configuration first: its own named error
+        with pytest.raises((StoreError, ConfigurationError)):
+            RiskBasedAgent.from_store(store, name)

@@ -220,6 +220,18 @@ def create_agent(store, record: AgentRecord, steps: Commissioning) -> int:
             "warnings": list(steps.warnings),
             "rows_sha256": commissioning_digest(rows),
         }
+        # The agent's columns outside the chain's genesis, logged so that
+        # verify covers them (stores made before kept no such record).
+        payload["agent"] = {
+            column: values[column]
+            for column in (
+                "name",
+                "created_at",
+                "skrbal_version",
+                "estimator_fingerprint",
+                "budget_fingerprint",
+            )
+        }
         secret = store._chain_key
         if secret is not None:
             payload["chain"] = KEYED
@@ -276,6 +288,12 @@ def append_observe(store, agent_id: int, seq: int, block: ObserveBlock) -> None:
         "n": block.n_steps,
         "budget_state": block.budget_state,
         "block_sha256": block_digest(row),
+        # Each request's inspection method (none: the perfect inspection).
+        "methods": {
+            str(int(r.request_id)): r.method
+            for r in block.requests
+            if r.method is not None
+        },
     }
     with _transaction(store, agent_id, seq, **counters) as conn:
         conn.execute(insert(schema.blocks), row)
@@ -341,6 +359,7 @@ def record_result(store, agent_id: int, seq: int, result: ResultRecord) -> None:
             "warnings": list(result.warnings),
             # What a retry with the client key returns.
             "action": int(result.action),
+            "timestamp": result.timestamp,
         }
         if result.origin is not None:
             payload["origin"] = result.origin
