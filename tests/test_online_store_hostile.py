@@ -599,3 +599,53 @@ def test_every_column_of_every_table_is_verified(store_url, table, column, kind)
         # resuming checks the configuration first: its own named error
         with pytest.raises((StoreError, ConfigurationError)):
             RiskBasedAgent.from_store(store, name)
+
+
+# ---------------------------------------------------------------------- #
+# 7. CSV formula injection in export
+# ---------------------------------------------------------------------- #
+def test_export_never_writes_a_formula_to_a_spreadsheet(tmp_path, capsys):
+    import csv
+    import io
+
+    from skrbal.cli import main
+
+    db = tmp_path / "agents.db"
+    process = PROCESS.set_params(
+        inspection_cost=1e-4, action_names=("+do nothing", "=cmd|' /C calc'!A0")
+    )
+    agent = RiskBasedAgent(
+        estimator=GaussianNB(), process=process, store=str(db), name="bridge"
+    ).fit(X8, Y8)
+    made = agent.observe(np.linspace(11.9, 12.7, 20)[:, None], key="@SUM(1+1)")
+    ids = made["request_id"].dropna().astype(int).tolist()
+    agent.cancel_request(ids[0], reason='=HYPERLINK("http://x","y")')
+    agent.cancel_request(ids[1], reason="-2+3", key="\tcell")
+    agent.close()
+    dangerous = ("=", "+", "-", "@", "\t", "\r")
+    for table in ("history", "requests", "events"):
+        argv = ["agent", "export", "--store", db, "--agent", "bridge"]
+        argv += ["--table", table, "--out", "-"]
+        assert main([str(a) for a in argv]) == 0
+        cells = [c for row in csv.reader(io.StringIO(capsys.readouterr().out))
+                 for c in row]  # fmt: skip
+        text = [c for c in cells if not _is_number(c)]
+        assert not [c for c in text if c.startswith(dangerous)], table
+        assert main([str(a) for a in [*argv, "--raw"]]) == 0
+        raw = [c for row in csv.reader(io.StringIO(capsys.readouterr().out))
+               for c in row]  # fmt: skip
+        assert any(c.startswith(dangerous) and not _is_number(c) for c in raw)
+        assert len(raw) == len(cells)
+    # what was quoted is the value with a leading quote; numbers stay numbers
+    argv = ["agent", "export", "--store", db, "--agent", "bridge", "--table"]
+    main([str(a) for a in [*argv, "requests", "--out", "-"]])
+    out = capsys.readouterr().out
+    assert "'=HYPERLINK" in out and "'-2+3" in out
+
+
+def _is_number(cell):
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True

@@ -193,6 +193,13 @@ def add_parser(commands, name: str, help_text: str) -> None:
         "--table", choices=["history", "requests", "events"], default="history"
     )
     export.add_argument(
+        "--raw",
+        action="store_true",
+        help="CSV for programs: write text cells as they are (by default a "
+        "text cell starting with =, +, -, @, a tab or a carriage return gets "
+        "a leading ' so that a spreadsheet does not run it as a formula)",
+    )
+    export.add_argument(
         "--format",
         choices=["csv", "parquet"],
         help="default: from the file's suffix (.parquet, else csv); Parquet "

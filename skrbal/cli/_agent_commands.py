@@ -20,6 +20,7 @@ from skrbal.cli._data import (
     read_inspections,
     read_process,
 )
+from skrbal.cli._formulas import neutralise_formulas
 from skrbal.cli._output import check_output, write_output
 from skrbal.cli._times import iso_times
 
@@ -538,6 +539,8 @@ def export(args) -> int:
         if np.array_equal(known, np.round(known)):
             # Integer states with missing ones: pandas made them floats.
             table["label"] = label.astype("Int64")
+    if fmt == "csv" and not args.raw:
+        table = neutralise_formulas(table)  # see skrbal.cli._formulas
     data = table.to_csv(index=False) if fmt == "csv" else table.to_parquet(index=False)
     # A confirmation cannot go where the table went (stdout, /dev/stdout),
     # and a pipeline wants no chatter.
