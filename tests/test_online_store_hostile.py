@@ -649,3 +649,36 @@ def _is_number(cell):
     except ValueError:
         return False
     return True
+
+
+# ---------------------------------------------------------------------- #
+# 8. naive datetimes next to aware ones
+# ---------------------------------------------------------------------- #
+def test_naive_and_aware_datetimes_follow_the_rule_of_iso_strings():
+    import datetime
+
+    from skrbal._datetimes import parse_datetimes
+
+    utc = datetime.timezone.utc
+    naive, aware = datetime.datetime(2025, 1, 2), datetime.datetime(2025, 1, 3)
+    aware = aware.replace(tzinfo=utc)
+    for items in (
+        [naive, aware],
+        ["2025-01-02T00:00", aware],
+        [naive, "2025-01-03T00:00Z"],
+        ["2025-01-02T00:00", "2025-01-03T00:00Z"],  # the rule as it was
+    ):
+        with pytest.raises(ValueError, match="mixes date-times with and without"):
+            parse_datetimes(np.array(items, dtype=object), "timestamps")
+    # all naive (read as UTC), or all aware, with missing values, are fine
+    both = parse_datetimes(np.array([naive, None], dtype=object), "t")
+    assert str(both[0]) == "2025-01-02 00:00:00+00:00"
+    agent = RiskBasedAgent(estimator=GaussianNB(), process=PROCESS).fit(
+        X0,
+        Y0,
+        timestamps=[datetime.datetime(2025, 1, 1, h, tzinfo=utc) for h in range(4)],
+    )
+    with pytest.raises(ValueError, match="mixes"):
+        agent.observe([[1.0], [2.0]], timestamps=[naive, aware])
+    assert agent.status()["n_observations"] == 0
+    agent.close()
