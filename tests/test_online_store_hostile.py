@@ -682,3 +682,29 @@ def test_naive_and_aware_datetimes_follow_the_rule_of_iso_strings():
         agent.observe([[1.0], [2.0]], timestamps=[naive, aware])
     assert agent.status()["n_observations"] == 0
     agent.close()
+
+
+# ---------------------------------------------------------------------- #
+# 9. a budget period shorter than one step
+# ---------------------------------------------------------------------- #
+def test_a_period_shorter_than_a_step_is_refused_on_a_step_clock():
+    from skrbal.budget import CostThreshold, PacedBudget, SpendCap
+
+    cost = PROCESS.inspection_cost
+    for budget, named in (
+        (PacedBudget(limit=cost, period=1e-9), r"PacedBudget\(period=1e-09\)"),
+        (CostThreshold() & SpendCap(limit=cost, period=0.5), r"SpendCap\(period=0.5"),
+    ):
+        agent = RiskBasedAgent(estimator=GaussianNB(), process=PROCESS, budget=budget)
+        with pytest.raises(ValueError, match=named + ".*shorter than one step"):
+            agent.fit(X8, Y8)
+        # in seconds, with timestamps, the period means what it says
+        agent.fit(X8, Y8, timestamps=np.arange(8.0)).close()
+    # a period of two steps: one inspection's money per two steps
+    with RiskBasedAgent(
+        estimator=GaussianNB(),
+        process=PROCESS.set_params(inspection_cost=1e-4),
+        budget=CostThreshold() & SpendCap(limit=1e-4, period=2.0),
+    ).fit(X8, Y8) as agent:
+        decided = agent.observe(np.full((20, 1), 12.3))
+        assert decided["inspect"].sum() <= 10

@@ -55,6 +55,7 @@ from skrbal.online._results import (
 from skrbal.online._settings import (
     agent_record,
     check_params,
+    check_step_periods,
     parameters_of,
     time_format,
 )
@@ -435,6 +436,8 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
             model = new_model(self, buffers)
         check_learnable(model, self.process, "the commissioned model")
         clock = "step" if timestamps is None else "timestamp"  # for good
+        if clock == "step":
+            check_step_periods(budget)
         times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
         # The policy sees the commissioning steps as steps it cannot inspect,
         # valued as every later step is (the best method's EVSI).
