@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 
 import numpy as np
@@ -22,6 +23,15 @@ def _has_utc_offset(value) -> bool:
     return getattr(value, "tzinfo", None) is not None  # datetime64: naive
 
 
+def _one_kind(aware: set, name: str) -> None:
+    if len(aware) > 1:
+        raise ValueError(
+            f"{name} mixes date-times with and without a UTC offset (such as "
+            "'Z' or '+02:00', or a datetime's tzinfo): give one to all of them, "
+            "or to none (read as UTC)."
+        )
+
+
 def parse_datetimes(items: np.ndarray, name: str) -> pd.DatetimeIndex:
     """Datetimes or ISO 8601 strings (naive ones as UTC) as UTC timestamps.
 
@@ -32,9 +42,16 @@ def parse_datetimes(items: np.ndarray, name: str) -> pd.DatetimeIndex:
     in the format it infers from the first one, refusing ISO 8601 spelt in
     several ways (fractions of a second on some values only, a date then a
     date-time), or fall back to dateutil with a warning. A naive time next to
-    an aware one is refused: is it UTC or the sensor's local time? Other text
-    pandas can read (such as 01/02/2024) is read as before.
+    an aware one is refused, whether text or ``datetime`` objects (or a mix):
+    is it UTC or the sensor's local time? Other text pandas can read (such as
+    01/02/2024) is read as before.
     """
+    # One rule for text and datetime objects alike.
+    aware = {
+        _has_utc_offset(v)
+        for v in items
+        if isinstance(v, (datetime.date, np.datetime64)) and not pd.isna(v)
+    }
     iso_error = None
     if any(isinstance(v, str) for v in items):
         try:
@@ -43,14 +60,9 @@ def parse_datetimes(items: np.ndarray, name: str) -> pd.DatetimeIndex:
             iso_error = exc
         else:
             missing = np.asarray(stamps.isna())
-            aware = {_has_utc_offset(v) for v in items[~missing]}
-            if len(aware) > 1:
-                raise ValueError(
-                    f"{name} mixes date-times with and without a UTC offset (such "
-                    "as 'Z' or '+02:00'): give one to all of them, or to none (read "
-                    "as UTC)."
-                )
+            _one_kind(aware | {_has_utc_offset(v) for v in items[~missing]}, name)
             return stamps
+    _one_kind(aware, name)
     try:
         return pd.to_datetime(items, utc=True)
     except (TypeError, ValueError) as exc:

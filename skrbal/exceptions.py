@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from skrbal._secrets import mask_passwords
+
 _INTERNAL = (str(Path(__file__).resolve().parent),)
 
 __all__ = [
@@ -207,7 +209,20 @@ class StudyFileWarning(UserWarning):
     """
 
 
-class ConfigurationError(ValueError):
+class _MaskedMessage:
+    """An error whose message never holds a URL's password (``***`` instead).
+
+    The errors of a store carry its URL; masked where the message is made,
+    they cannot echo a password whoever prints them.
+    """
+
+    def __init__(self, *args):
+        super().__init__(
+            *(mask_passwords(a) if isinstance(a, str) else a for a in args)
+        )
+
+
+class ConfigurationError(_MaskedMessage, ValueError):
     """A stored configuration does not match, or cannot be rebuilt.
 
     Examples
@@ -227,7 +242,7 @@ class ConfigurationError(ValueError):
     """
 
 
-class StoreError(RuntimeError):
+class StoreError(_MaskedMessage, RuntimeError):
     """The store cannot be used: wrong version, missing agent, lost update.
 
     Examples
@@ -305,7 +320,7 @@ class StalledRequestsWarning(UserWarning):
     """
 
 
-class AgentLockedError(RuntimeError):
+class AgentLockedError(_MaskedMessage, RuntimeError):
     """The agent is open for writing elsewhere (another process or object).
 
     Examples
@@ -327,7 +342,7 @@ class AgentLockedError(RuntimeError):
     """
 
 
-class RequestError(ValueError):
+class RequestError(_MaskedMessage, ValueError):
     """An inspection result or cancellation the agent cannot accept.
 
     Raised for an unknown request, a cancelled one, a repeated result or a

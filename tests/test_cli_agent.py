@@ -1323,7 +1323,7 @@ def test_verify_counts_the_events_of_a_sound_store(synthetic, capsys):
     )
     assert (code, err) == (0, "")
     assert len(AgentStore(str(store)).events("bridge")) == 1  # commissioning
-    assert out == "agent 'bridge': 1 event verified\n"
+    assert out.startswith("agent 'bridge': 1 event verified; head 1:")
     stream.write_text("".join(stream.read_text().splitlines(True)[:21]))
     code, _, err = run(["agent", "observe", stream, "--store", store,
                         "--agent", "bridge", "--out", store.with_suffix(".csv")],
@@ -1333,7 +1333,14 @@ def test_verify_counts_the_events_of_a_sound_store(synthetic, capsys):
         ["agent", "verify", "--store", store, "--agent", "bridge"], capsys
     )
     n_events = len(AgentStore(str(store)).events("bridge"))
-    assert n_events > 1 and out == f"agent 'bridge': {n_events} events verified\n"
+    assert out.startswith(f"agent 'bridge': {n_events} events verified; head ")
+    head = out.split()[-1]
+    assert run(["agent", "verify", "--store", store, "--agent", "bridge",
+                "--expected-head", head], capsys)[0] == 0  # fmt: skip
+    code, out, err = run(["agent", "verify", "--store", store, "--agent",
+                          "bridge", "--expected-head", f"{n_events + 1}:"
+                          + "0" * 64], capsys)  # fmt: skip
+    assert code == 2 and "rolled back" in err
 
 
 def test_verify_names_the_damage_and_exits_2(store_url, tmp_path, capsys):

@@ -165,8 +165,15 @@ def add_parser(commands, name: str, help_text: str) -> None:
         "from the previous one and from the agent's configuration) and check "
         "the observations, requests and counters against it, without opening "
         "the agent for writing (a running observe may go on). Prints the "
-        "number of events verified; a damaged store exits 2 with one line "
-        "naming the table and the event or row.",
+        "number of events verified and the head of the chain (SEQ:HASH), to "
+        "keep outside the store as the next --expected-head; a damaged store "
+        "exits 2 with one line naming the table and the event or row.",
+    )
+    verify.add_argument(
+        "--expected-head",
+        metavar="SEQ:HASH",
+        help="a head printed by an earlier verify: the store must still hold "
+        "that event with that hash (catches a rollback to an older copy)",
     )
     verify.set_defaults(handler=_handler(commands_module, "verify"))
     export = verbs.add_parser(
@@ -184,6 +191,13 @@ def add_parser(commands, name: str, help_text: str) -> None:
     )
     export.add_argument(
         "--table", choices=["history", "requests", "events"], default="history"
+    )
+    export.add_argument(
+        "--raw",
+        action="store_true",
+        help="CSV for programs: write text cells as they are (by default a "
+        "text cell starting with =, +, -, @, a tab or a carriage return gets "
+        "a leading ' so that a spreadsheet does not run it as a formula)",
     )
     export.add_argument(
         "--format",

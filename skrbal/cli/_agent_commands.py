@@ -20,6 +20,7 @@ from skrbal.cli._data import (
     read_inspections,
     read_process,
 )
+from skrbal.cli._formulas import neutralise_formulas
 from skrbal.cli._output import check_output, write_output
 from skrbal.cli._times import iso_times
 
@@ -438,14 +439,17 @@ def cancel(args) -> int:
 def verify(args) -> int:
     store = open_store(args)
     try:
-        # Counted first: events a writer appends meanwhile are checked too,
-        # never claimed without being checked.
-        n_events = store.load_agent(args.agent).last_seq
-        store.verify(args.agent)
+        # The head verify returns is the one it checked, in one read.
+        head = store.verify(args.agent, expected_head=args.expected_head)
     finally:
         store.close()
+    n_events = head["seq"]
     noun = "event" if n_events == 1 else "events"
-    print(f"agent {args.agent!r}: {n_events} {noun} verified")
+    # The head is the anchor to keep for the next --expected-head.
+    print(
+        f"agent {args.agent!r}: {n_events} {noun} verified; "
+        f"head {head['seq']}:{head['hash']}"
+    )
     return 0
 
 
@@ -535,6 +539,8 @@ def export(args) -> int:
         if np.array_equal(known, np.round(known)):
             # Integer states with missing ones: pandas made them floats.
             table["label"] = label.astype("Int64")
+    if fmt == "csv" and not args.raw:
+        table = neutralise_formulas(table)  # see skrbal.cli._formulas
     data = table.to_csv(index=False) if fmt == "csv" else table.to_parquet(index=False)
     # A confirmation cannot go where the table went (stdout, /dev/stdout),
     # and a pipeline wants no chatter.

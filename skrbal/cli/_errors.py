@@ -16,6 +16,8 @@ import re
 import sys
 import warnings
 
+from skrbal._secrets import mask_passwords
+
 __all__ = [
     "USER_ERROR",
     "debug_option",
@@ -52,10 +54,11 @@ _CLI_WORDS = (
 def one_line(exc: BaseException) -> str:
     """The message of ``exc`` on one line, in the command's words.
 
-    Numbers are shown plainly (``1730851200.0``, not ``np.float64(...)``) and
-    the library's method calls become the command's options.
+    A URL's password is masked (``***``), numbers are shown plainly
+    (``1730851200.0``, not ``np.float64(...)``) and the library's method
+    calls become the command's options.
     """
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = mask_passwords(" ".join(str(exc).split()) or type(exc).__name__)
     for pattern, words in _CLI_WORDS:
         text = pattern.sub(words, text)
     return text

@@ -49,6 +49,7 @@ from skrbal.online._replay import new_steps, replay_campaign
 from skrbal.online._settings import (
     agent_record,
     check_params,
+    check_step_periods,
     parameters_of,
     time_format,
 )
@@ -273,6 +274,26 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
     # ------------------------------------------------------------------ #
     # configuration
     # ------------------------------------------------------------------ #
+    def get_params(self, deep=True):
+        """Parameters of the agent; a store URL's password is masked in repr.
+
+        The ``store`` is the URL as given, as a string equal to it whose
+        ``repr`` shows ``***`` for its password, so that a clone connects as
+        the original does and no display of the parameters echoes it.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also the parameters of the estimator and budget.
+
+        Returns
+        -------
+        params : dict
+        """
+        params = super().get_params(deep=deep)
+        params["store"] = store_parameter(params["store"])
+        return params
+
     def _open_store(self):
         if isinstance(self.store, AgentStore):
             return self.store, False
@@ -410,6 +431,8 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
             model = campaign.fit(self.estimator, steps)
         check_learnable(model, self.process, "the commissioned model")
         clock = "step" if timestamps is None else "timestamp"  # for good
+        if clock == "step":
+            check_step_periods(budget)
         times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
         # The policy sees the commissioning steps as steps it cannot inspect,
         # valued as every later step is (the best method's EVSI).
@@ -497,6 +520,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         estimator=None,
         budget=None,
         lock_timeout: float = 0.0,
+        expected_head=None,
     ):
         """Resume an agent from its store, exactly where it stopped.
 
@@ -516,6 +540,10 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
             The same for the budget policy.
         lock_timeout : float, default=0.0
             Seconds to wait for another writer of the agent to close it.
+        expected_head : dict, (int, str) or str, default=None
+            A head of the agent's chain kept outside the store, as
+            :meth:`AgentStore.verify` takes it: a store rolled back to
+            before it (or rewritten up to it) is refused.
 
         Returns
         -------
@@ -557,17 +585,21 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
                 store=store_parameter(given) if owned else store,
                 name=name,
             )
-            agent._resume(store, owned, record, lock_timeout)
+            agent._resume(store, owned, record, lock_timeout, expected_head)
         except BaseException:
             if owned:
                 store.close()
             raise
         return agent
 
-    def _resume(self, store, owned, record, lock_timeout):
+    def _resume(self, store, owned, record, lock_timeout, expected_head=None):
         budget = check_params(self)
         lock = store.lock_agent(record.agent_id, self.name, lock_timeout)
         try:
+            if expected_head is not None:
+                # Under the lock, before the replay (which verifies again,
+                # against the store's own anchors).
+                store.verify(self.name, expected_head=expected_head)
             # Read under the lock: the agent may have moved since.
             replay = store.load_replay(self.name, every_step=self._dense)
             campaign = self._new_campaign(budget)

@@ -9,31 +9,45 @@ the SHA-256 of its block's bytes, so the steps are chained too. Deleting,
 editing or reordering an event, or editing a block, breaks the chain where
 it happened.
 
-The chain is evidence, not a signature: someone who can write the store and
-knows this scheme can recompute every hash. It catches damage, mistaken
-edits and naive tampering; who may write a store is the trust model's
-question (see the live-monitoring guide).
+Without a key the chain is evidence, not a signature: someone who can write
+the store and knows this scheme can recompute every hash. It catches
+damage, mistaken edits and naive tampering. With a secret key (an agent
+created by a store given ``chain_key``), every hash is an HMAC-SHA256 under
+the key, from the genesis on, and the commission event says so
+(``"chain": "hmac-sha256"``): a writer without the key cannot make a chain
+that verifies. Neither kind sees its own truncation to an earlier, genuine
+state (a rollback); that takes an anchor kept outside the database (see
+:mod:`skrbal.online._anchor`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 
 from skrbal.online._blocks import STEP_COLUMNS as BLOCK_COLUMNS
 
+# The commission payload's mark of an agent whose chain is keyed.
+KEYED = "hmac-sha256"
 
-def _sha256(value) -> str:
-    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+
+def _sha256(value, secret: bytes | None = None) -> str:
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False).encode()
+    if secret is not None:
+        return hmac.new(secret, text, hashlib.sha256).hexdigest()
+    return hashlib.sha256(text).hexdigest()
 
 
 def _getter(row):
     return row.get if isinstance(row, dict) else lambda name: getattr(row, name)
 
 
-def genesis_hash(agent) -> str:
-    """The hash an agent's chain starts from (a row of ``skrbal_agents``)."""
+def genesis_hash(agent, secret: bytes | None = None) -> str:
+    """The hash an agent's chain starts from (a row of ``skrbal_agents``).
+
+    Under a ``secret`` key, an HMAC-SHA256 (as every hash of the chain).
+    """
     get = _getter(agent)
     return _sha256(
         [
@@ -49,23 +63,33 @@ def genesis_hash(agent) -> str:
                     "feature_names",
                 )
             ),
-        ]
+        ],
+        secret,
     )
 
 
 def event_hash(
-    previous: str, seq, kind, step, request_id, payload: str, at, key=None, digest=None
+    previous: str,
+    seq,
+    kind,
+    step,
+    request_id,
+    payload: str,
+    at,
+    key=None,
+    digest=None,
+    secret: bytes | None = None,
 ) -> str:
     """The hash of an event (``payload`` as stored JSON text).
 
     A keyed call's client ``key`` and its inputs' ``digest`` (JSON text) are
     hashed too; an event without a key (every event before schema version 5)
-    hashes as it always did.
+    hashes as it always did. Under a ``secret`` key, an HMAC-SHA256.
     """
     fields = [previous, seq, kind, step, request_id, payload, at]
     if key is not None or digest is not None:
         fields += [key, digest]
-    return _sha256(fields)
+    return _sha256(fields, secret)
 
 
 def block_hasher(first_step, n_steps):

@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import DatabaseError
 
 from skrbal.online import _schema as schema
+from skrbal.online._anchor import parse_head
 from skrbal.online._blocks import rows_of_block, unpack_blocks
 from skrbal.online._spend import inspection_spend, routine_spend
 from skrbal.online._storage import (
@@ -179,10 +180,37 @@ def _reading_agent(store, name: str):
         ) from exc
 
 
-def verify(store, name: str) -> None:
+def _heads(store, name, expected_head=None) -> list:
+    """The heads an agent's chain must meet: given, and of the anchor file."""
+    heads = [] if expected_head is None else [parse_head(expected_head)]
+    if store.anchor is not None:
+        kept = store.anchor.expected(name)
+        if kept is not None:
+            heads.append(kept)
+    return heads
+
+
+def _verified(store, conn, agent, expected_head=None):
+    heads = _heads(store, agent.name, expected_head)
+    seqs = [seq for seq, _ in heads]
+    if len(set(seqs)) < len(seqs):  # two anchors of one event must agree
+        by_seq = {}
+        for seq, digest in heads:
+            if by_seq.setdefault(seq, digest) != digest:
+                raise StoreError(
+                    f"agent {agent.name!r}: the expected head and the anchor "
+                    f"file disagree on event {seq}'s hash; one of them is wrong."
+                )
+    return verify_agent(conn, agent, secret=store._chain_key, heads=set(heads))
+
+
+def verify(store, name: str, expected_head=None) -> dict:
     """See :meth:`AgentStore.verify`."""
     with _reading_agent(store, name) as conn:
-        verify_agent(conn, agent_row(store, conn, name))
+        seq, digest = _verified(
+            store, conn, agent_row(store, conn, name), expected_head
+        )
+    return {"seq": seq, "hash": digest}
 
 
 def load_agent(store, name: str) -> AgentRecord:
@@ -215,7 +243,7 @@ def load_replay(store, name: str, every_step: bool) -> Replay:
     obs, ev = schema.observations, schema.events
     with _reading_agent(store, name) as conn:
         agent = agent_row(store, conn, name)
-        verify_agent(conn, agent)
+        _verified(store, conn, agent)
         aid = agent.agent_id
         com = conn.execute(
             select(obs.c.step, obs.c.features, obs.c.label, obs.c.action)

@@ -70,6 +70,29 @@ def check_params(agent):
     return budget
 
 
+def check_step_periods(budget) -> None:
+    """Refuse a budget period shorter than one step on a step clock.
+
+    Without timestamps the budget's time is the step number: a period under
+    one step makes every step a period of its own, with fresh money, so the
+    budget never binds (PacedBudget(period=1e-9) inspected 20 steps of 20).
+    """
+    members = list(getattr(budget, "policies", None) or [budget])
+    while members:
+        policy = members.pop()
+        members.extend(getattr(policy, "policies", None) or [])
+        period = getattr(policy, "period", None)
+        if isinstance(period, Real) and not isinstance(period, bool) and period < 1:
+            raise ValueError(
+                f"budget: {type(policy).__name__}(period={period!r}) is shorter "
+                "than one step. Commissioned without timestamps, the budget's "
+                "periods are counted in steps, so each step would be a period "
+                "of its own with fresh money and the budget would never bind. "
+                "Give a period of at least 1 (steps), or commission with "
+                "timestamps to count periods in seconds."
+            )
+
+
 def settings_of(agent) -> dict:
     """The settings stored with the agent (JSON)."""
     return {

@@ -9,6 +9,29 @@ key-value service, a test double) implements the same protocol.
 Every write moves the agent from event ``seq`` to ``seq + 1`` atomically and
 refuses a lost update (another writer moved it first); reads of one agent
 return what one committed state holds.
+
+What a store keeps is covered by the agent's event chain (``verify``), by
+one rule: **every value the agent, its history, status, export or report
+reads is either in the chain or derived from what is**. In the chain: the
+events (kind, step, request, payload, time, client key) and, through the
+genesis, the configuration (process, estimator, budget, settings,
+features); through digests in the events, the bytes of every block and the
+commissioning rows; through the commission event (agents created since this
+rule), the agent's name, creation time, version and fingerprints. Derived
+and checked: the counters (steps, requests, last event), the budget state
+(the last observe event's), the clock (from the commissioning timestamps),
+each request (its step, EVPI, opening event and method from the block and
+observe event that made it; its status, closing event, label, action,
+result time, report, posterior, origin and note from the result,
+cancellation or expiry logged), the actions taken (the action events), and
+the fixed columns of commissioning rows and blocks (``seq``, ``kind``, no
+belief, taken action or request for a commissioning step). Not covered, because
+nothing reads it for a decision or a display of the agent: the ``owner``
+of the write lock (a message's hint) and the agent's ``agent_id`` (the key
+itself). Events logged before this rule was stated carry no
+methods, result times or agent record: those columns of older rows are not
+covered. ``tests/test_online_store_hostile.py`` edits each column of each
+table in turn, and deletes and inserts a row of each, on each backend.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from urllib.parse import quote
 from sqlalchemy import create_engine, event, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
+    ArgumentError,
     DatabaseError,
     IntegrityError,
     OperationalError,
@@ -18,8 +19,10 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
+from skrbal._secrets import mask_passwords
 from skrbal.online import _frames, _reading, _writing
 from skrbal.online import _schema as schema
+from skrbal.online._anchor import AnchorFile
 from skrbal.online._lock import _PG_LOCK_SPACE, AgentLock
 from skrbal.online._storage import (
     AgentRecord,
@@ -85,6 +88,94 @@ def _read_only_engine(path: str):
     ) from error
 
 
+def _holders(path: str) -> list[int]:
+    """Processes holding a lock on a file (Linux's /proc/locks), by inode.
+
+    An open SQLite connection in WAL mode holds a shared lock on its
+    database file, whatever name it opened it by.
+    """
+    try:
+        stat = os.stat(path)
+        with open("/proc/locks") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return []
+    device = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}"
+    inode = f"{device}:{stat.st_ino}"
+    pids = set()
+    for line in lines:
+        fields = line.split()
+        # "1: POSIX ADVISORY READ <pid> <major:minor:inode> <start> <end>"
+        if len(fields) >= 6 and fields[5] == inode and fields[4].isdigit():
+            pids.add(int(fields[4]))
+    return sorted(pids)
+
+
+def _refuse_second_names(path: str) -> None:
+    """Refuse a SQLite file that has more than one name (hard links).
+
+    SQLite keeps its write-ahead log (``-wal``), the index of it (``-shm``,
+    where its write lock lives) and skrbal's lock sidecar beside each name:
+    two names of one file are two stores that each take their own locks,
+    commit into their own log and corrupt the file they share. Checked on
+    every open, so whichever name comes second meets the first.
+    """
+    try:
+        links = os.stat(path).st_nlink
+    except OSError:
+        return
+    if links <= 1:
+        return
+    pids = _holders(path)
+    holder = (
+        "it is open in " + ", ".join(f"pid {pid}" for pid in pids)
+        if pids
+        else "no process holds it open now"
+    )
+    raise StoreError(
+        f"store {path}: the SQLite file has {links} names (hard links; {holder}). "
+        "SQLite keeps its write-ahead log and its locks per name, so two names "
+        "of one file are two writers that corrupt it. Open it by one name only "
+        "(a symbolic link is fine): remove the other names, or copy the file "
+        "with `sqlite3 <file> .backup <copy>` once no agent writes to it."
+    )
+
+
+# Where a deployment gives the chain key and the anchor file without code.
+KEY_FILE_ENV = "SKRBAL_CHAIN_KEY_FILE"
+KEY_ENV = "SKRBAL_CHAIN_KEY"
+ANCHOR_ENV = "SKRBAL_ANCHOR_FILE"
+
+
+def _chain_key(chain_key) -> bytes | None:
+    """The chain's secret key: given (bytes, or a file), else from the
+    environment (a file named by SKRBAL_CHAIN_KEY_FILE, or SKRBAL_CHAIN_KEY)."""
+    if chain_key is None:
+        if os.environ.get(KEY_FILE_ENV):
+            chain_key = os.environ[KEY_FILE_ENV]
+        elif os.environ.get(KEY_ENV):
+            return os.environ[KEY_ENV].encode()
+        else:
+            return None
+    if isinstance(chain_key, (bytes, bytearray)):
+        key = bytes(chain_key)
+    else:
+        try:
+            with open(chain_key, "rb") as file:
+                key = file.read().strip()
+        except (OSError, TypeError) as exc:
+            raise ValueError(
+                "chain_key: bytes (the key) or the path of a file holding it; "
+                f"the file cannot be read ({type(exc).__name__})."
+            ) from None
+    if len(key) < 16:
+        raise ValueError(
+            f"chain_key: a key of at least 16 bytes, got {len(key)} (make one "
+            "with `python -c 'import secrets; print(secrets.token_hex(32))'`)."
+        )
+    return key
+
+
 class _URL(str):
     """A store URL as given, password included, whose repr hides the password.
 
@@ -94,18 +185,21 @@ class _URL(str):
     """
 
     def __repr__(self):
-        return repr(make_url(str(self)).render_as_string(hide_password=True))
+        return repr(mask_passwords(str(self)))
 
 
 def store_parameter(url):
-    """The ``store`` parameter of an agent opened from ``url``, as given.
+    """The ``store`` parameter of an agent for ``url``, as given.
 
-    A URL with a password becomes a string equal to it whose ``repr`` hides
-    the password; anything else is returned unchanged.
+    A URL with a password becomes a string equal to it whose ``repr``
+    masks the password (``***``); anything else
+    (a path, an :class:`AgentStore`, a URL without a password, a string
+    made so already) is returned unchanged.
     """
-    text = os.fspath(url)
-    if "://" in text and make_url(text).password is not None:
-        return _URL(text)
+    if isinstance(url, (str, os.PathLike)) and not isinstance(url, _URL):
+        text = os.fspath(url)
+        if isinstance(text, str) and mask_passwords(text) != text:
+            return _URL(text)
     return url
 
 
@@ -127,6 +221,19 @@ class AgentStore:
         commits of a power cut or operating-system crash, and saves the
         disk sync (a few milliseconds) per call. PostgreSQL commits as its
         server is configured.
+    chain_key : bytes or path-like, default=None
+        A secret key (at least 16 bytes, or a file holding it) that makes
+        each agent's event chain an HMAC-SHA256 signature: agents created
+        with it are signed, and verifying, resuming or writing them needs
+        it. ``None`` reads the file named by ``SKRBAL_CHAIN_KEY_FILE``, else
+        the value of ``SKRBAL_CHAIN_KEY``, else keeps plain SHA-256 hashes.
+        See the Notes for what each mode detects.
+    anchor_file : path-like, default=None
+        A sidecar file the store appends each agent's head (its last
+        event's number and hash) to after every commit, and that
+        :meth:`verify` and :meth:`RiskBasedAgent.from_store` check: a store
+        rolled back to before that head is refused. ``None`` reads
+        ``SKRBAL_ANCHOR_FILE``, else keeps no sidecar.
 
     Attributes
     ----------
@@ -142,6 +249,8 @@ class AgentStore:
         opening an agent for writing raises :class:`StoreError`.
     display_url : str
         The URL, password hidden (for messages).
+    anchor : AnchorFile or None
+        The sidecar of ``anchor_file``.
 
     See Also
     --------
@@ -156,6 +265,24 @@ class AgentStore:
     (:meth:`agent_names`, :meth:`status`, :meth:`history`, :meth:`requests`)
     take no lock and work while an agent is writing.
 
+    What the checks of :meth:`verify` (also run by
+    :meth:`RiskBasedAgent.from_store`) detect, by mode:
+
+    - the hash chain alone: any edit, deletion, insertion or reordering of
+      events, blocks, requests, actions and commissioning rows, and
+      counters that disagree with the log; not an edit by someone who
+      recomputes every hash, and not a rollback (the newest events
+      deleted with their rows and the counters set back, or an older copy
+      of the database restored), since a truncated chain is whole;
+    - with ``chain_key``: also edits with every hash recomputed by anyone
+      without the key, and the removal of the signature; not a rollback to
+      an earlier state the key signed;
+    - with an anchor (``expected_head``, or ``anchor_file``): also a
+      rollback to before the anchored event, and any rewrite of the events
+      up to it, hashes recomputed or not; not a rollback or rewrite of the
+      events after it (keep the anchor current), nor one by someone who can
+      rewrite the anchor too.
+
     Examples
     --------
     >>> from skrbal.online import AgentStore
@@ -165,17 +292,30 @@ class AgentStore:
     >>> store.close()
     """
 
-    def __init__(self, url, *, synchronous: str = "full"):
+    def __init__(
+        self, url, *, synchronous: str = "full", chain_key=None, anchor_file=None
+    ):
         if synchronous not in _SYNCHRONOUS:
             raise ValueError(
                 f"synchronous must be one of {_SYNCHRONOUS}, got {synchronous!r}."
             )
+        self._chain_key = _chain_key(chain_key)
+        if anchor_file is None and os.environ.get(ANCHOR_ENV):
+            anchor_file = os.environ[ANCHOR_ENV]
+        self.anchor = None if anchor_file is None else AnchorFile(anchor_file)
         url = os.fspath(url)
         if url == ":memory:":
             url = "sqlite://"
         elif "://" not in url:
             url = "sqlite:///" + os.path.abspath(url)
-        parsed = make_url(url)
+        try:
+            parsed = make_url(url)
+        except (ArgumentError, ValueError):  # ValueError: a port not a number
+            raise ValueError(
+                f"url: {mask_passwords(url)!r} is neither a file path nor a "
+                "database URL (sqlite:///path or "
+                "postgresql://user:password@host:port/database)."
+            ) from None
         backend = parsed.get_backend_name()
         self.path, self.read_only = None, False
         if backend == "sqlite":
@@ -196,6 +336,7 @@ class AgentStore:
                         f"url: the folder of the SQLite file {self.path!r} does "
                         "not exist."
                     )
+                _refuse_second_names(self.path)
                 self._identity = ("sqlite", os.path.realpath(self.path))
                 if os.path.exists(self.path) and not _writable(self.path):
                     self.read_only = True
@@ -210,11 +351,16 @@ class AgentStore:
             self.engine = create_engine(parsed, pool_pre_ping=True)
             self._identity = ("postgresql", parsed.render_as_string(hide_password=True))
         else:
+            hint = (
+                " (PostgreSQL's scheme is postgresql://, not postgres://)"
+                if backend == "postgres"
+                else ""
+            )
             raise ValueError(
                 f"url: the store supports SQLite and PostgreSQL, got the "
-                f"{backend!r} database of {url!r}."
+                f"{backend!r} database of {mask_passwords(url)!r}{hint}."
             )
-        self.display_url = parsed.render_as_string(hide_password=True)
+        self.display_url = mask_passwords(parsed.render_as_string(hide_password=False))
         # The write locks this object handed out, checked by every write.
         self._locks = {}
         try:
@@ -442,9 +588,9 @@ class AgentStore:
             known labels, commissioning included), ``last_evpi`` (of the last
             observation, ``None`` before any), ``budget_state`` and
             ``clock`` (``'step'`` or ``'timestamp'``: the budget's time, set
-            at commissioning). For an agent with inspection methods,
-            ``spend`` and ``committed_spend`` price each request at its
-            method's cost, and ``n_inspections_by_method`` and
+            at commissioning). For an agent
+            with inspection methods, ``spend`` and ``committed_spend``
+            price each request at its method's cost, and ``n_inspections_by_method`` and
             ``spend_by_method`` split the results by method, as
             :func:`~skrbal.metrics.campaign_summary` does with ``methods``.
             Routine inspections (labels the agent did not request,
@@ -454,7 +600,7 @@ class AgentStore:
         """
         return _reading.status(self, name)
 
-    def verify(self, name: str) -> None:
+    def verify(self, name: str, *, expected_head=None) -> dict:
         """Check an agent's records for damage or edits, reading only.
 
         Walks the agent's event chain (each event's hash follows from the
@@ -470,12 +616,24 @@ class AgentStore:
         ----------
         name : str
             The agent.
+        expected_head : dict, (int, str) or str, default=None
+            A head of the agent's chain kept outside the store (``seq`` and
+            ``hash`` of an earlier ``verify`` or ``status``, or
+            ``'SEQ:HASH'``): the chain must hold that event with that hash,
+            so a store rolled back to before it, or rewritten up to it, is
+            refused. The store's ``anchor_file`` is checked too.
+
+        Returns
+        -------
+        head : dict
+            ``seq`` and ``hash`` of the agent's last event, verified: keep
+            it (a log, a monitoring system) as the next ``expected_head``.
 
         Raises
         ------
         StoreError
             At the first damage found, naming the agent, the table and the
-            event or row.
+            event or row; or when the chain does not meet an anchor.
 
         Examples
         --------
@@ -486,10 +644,11 @@ class AgentStore:
         >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
         ...                process=synthetic_decision_process()).fit(
         ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
-        >>> store.verify("agent")
+        >>> store.verify("agent")["seq"]
+        1
         >>> store.close()
         """
-        _reading.verify(self, name)
+        return _reading.verify(self, name, expected_head)
 
     # ------------------------------------------------------------------ #
     # the storage contract of a live agent (AgentStorage)

@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 from sqlalchemy import func, select
 
 from skrbal.online import _schema as schema
 from skrbal.online._chain import (
     BLOCK_COLUMNS,
+    KEYED,
     add_column,
     block_hasher,
     commissioning_digest,
@@ -48,9 +50,13 @@ class _Walk:
         self.kinds = dict.fromkeys(
             ("commission", "observe", "result", "cancel", "expire"), 0
         )
-        self.results = {}  # request_id -> (seq, step, label, origin)
-        self.cancels = {}  # request_id -> (seq, step)
+        self.results = {}  # request_id -> (seq, step, label, origin, payload)
+        self.cancels = {}  # request_id -> (seq, step, reason)
         self.expiries = {}  # request_id -> seq
+        self.actions = {}  # step -> the last action recorded as taken
+        # request_id -> (step, evpi, seq, methods) of the block that made it
+        # (methods: the observe event's, None before they were logged).
+        self.requested = {}
         self.pending = []  # observe events whose blocks are not checked yet
         self.pending_steps = 0
         self.n_observed = 0
@@ -58,7 +64,7 @@ class _Walk:
         self.commission = None
 
 
-def verify_agent(conn, agent) -> None:
+def verify_agent(conn, agent, *, secret=None, heads=()) -> tuple[int, str]:
     """Raise :class:`StoreError` at the first sign of damage in an agent.
 
     Parameters
@@ -67,9 +73,21 @@ def verify_agent(conn, agent) -> None:
         An open connection (one read transaction).
     agent : Row
         The agent's row of ``skrbal_agents``.
+    secret : bytes, default=None
+        The store's chain key: the chain must be an HMAC under it. Without
+        one, a keyed chain cannot be checked and is refused.
+    heads : sequence of (int, str), default=()
+        Heads kept outside the database (:mod:`skrbal.online._anchor`):
+        the chain must have each event ``seq`` with that ``hash``.
+
+    Returns
+    -------
+    head : (int, str)
+        The sequence number and hash of the agent's last event.
     """
     ev = schema.events
-    walk, previous, expected = _Walk(agent), genesis_hash(agent), 1
+    walk, previous, expected = _Walk(agent), genesis_hash(agent, secret), 1
+    heads = dict(heads)
     rows = conn.execution_options(yield_per=1_000).execute(
         select(ev).where(ev.c.agent_id == agent.agent_id).order_by(ev.c.seq)
     )
@@ -79,6 +97,8 @@ def verify_agent(conn, agent) -> None:
             raise _damaged(
                 agent, ev, f"event {expected}", f"missing (the next is {e.seq})"
             )
+        if e.seq == 1:
+            _check_keyed(agent, e, secret)
         previous = event_hash(
             previous,
             e.seq,
@@ -89,9 +109,24 @@ def verify_agent(conn, agent) -> None:
             e.created_at,
             e.client_key,
             e.key_digest,
+            secret=secret,
         )
-        if e.hash is not None and e.hash != previous:
-            raise _damaged(agent, ev, where, "its hash does not follow from the chain")
+        if e.hash != previous:
+            what = "its hash does not follow from the chain"
+            if e.seq == 1:
+                what += (
+                    f" (which starts from the configuration in {schema.agents.name}: "
+                    "process, estimator, budget, settings, n_features, "
+                    "feature_names)"
+                )
+            raise _damaged(agent, ev, where, what)
+        if e.seq in heads and heads.pop(e.seq) != e.hash:
+            raise _rolled_back(
+                agent,
+                f"event {e.seq} of the store has another hash than the anchor's: "
+                "the store was rewritten or rolled back to before it and written "
+                "again",
+            )
         _note(walk, e, where)
         if len(walk.pending) >= _CHUNK_EVENTS or walk.pending_steps >= _CHUNK_STEPS:
             _check_blocks(conn, walk)
@@ -105,9 +140,50 @@ def verify_agent(conn, agent) -> None:
             f"row of agent {agent.agent_id}",
             f"last_seq is {agent.last_seq} but the log ends at event {expected - 1}",
         )
+    if heads:
+        seq = max(heads)
+        raise _rolled_back(
+            agent,
+            f"the anchor names event {seq} but the log ends at event {expected - 1}",
+        )
     _check_commissioning(conn, walk)
+    _check_agent_record(walk)
     _check_requests(conn, walk)
+    _check_actions(conn, walk)
     _check_counters(conn, walk)
+    return expected - 1, previous
+
+
+def _rolled_back(agent, what) -> StoreError:
+    return StoreError(
+        f"agent {agent.name!r}: table {schema.events.name}: {what}. The store "
+        "was rolled back (restored from an older copy, or its newest events "
+        "deleted) or rewritten; do not resume it before finding out why."
+    )
+
+
+def _check_keyed(agent, e, secret) -> None:
+    """A keyed chain needs the key; a store with a key, a keyed chain."""
+    try:
+        keyed = json.loads(e.payload).get("chain") == KEYED
+    except (ValueError, AttributeError):
+        keyed = False  # the hash check names the damage
+    if keyed and secret is None:
+        raise StoreError(
+            f"agent {agent.name!r}: its event chain is signed (an HMAC under a "
+            "secret key), which this store was opened without: give the key "
+            "(AgentStore(..., chain_key=...), or the SKRBAL_CHAIN_KEY_FILE or "
+            "SKRBAL_CHAIN_KEY environment variable) to verify, resume or write it."
+        )
+    if secret is not None and not keyed:
+        raise _damaged(
+            agent,
+            schema.events,
+            "event 1 (commission)",
+            "the chain is not signed, but the store was opened with a chain "
+            "key: the agent was created without the key, or rewritten by "
+            "someone who does not have it",
+        )
 
 
 def _note(walk, e, where) -> None:
@@ -117,6 +193,8 @@ def _note(walk, e, where) -> None:
         raise _damaged(
             walk.agent, schema.events, where, "payload is not JSON"
         ) from None
+    if not isinstance(payload, dict):
+        raise _damaged(walk.agent, schema.events, where, "payload is not an object")
     walk.kinds[e.kind] = walk.kinds.get(e.kind, 0) + 1
     if e.kind == "commission":
         walk.commission = (e.seq, payload)
@@ -131,9 +209,12 @@ def _note(walk, e, where) -> None:
             e.step,
             payload.get("label"),
             payload.get("origin"),
+            payload,
         )
     elif e.kind == "cancel":
-        walk.cancels[e.request_id] = (e.seq, e.step)
+        walk.cancels[e.request_id] = (e.seq, e.step, payload.get("reason"))
+    elif e.kind == "action":
+        walk.actions[e.step] = payload.get("action")
     elif e.kind == "expire":
         for request_id in payload.get("request_ids", ()):
             walk.expiries[request_id] = e.seq
@@ -151,27 +232,31 @@ def _check_blocks(conn, walk) -> None:
     if not logged:
         return
     mine = (b.c.agent_id == agent.agent_id) & b.c.first_step.in_(list(logged))
-    hashers = {}
-    for row in conn.execute(select(b.c.first_step, b.c.n_steps).where(mine)):
+    hashers, sizes = {}, {}
+    for row in conn.execute(select(b.c.first_step, b.c.n_steps, b.c.seq).where(mine)):
         seq, payload = logged[row.first_step]
+        where = f"block of step {row.first_step} (event {seq})"
         if row.n_steps != payload.get("n"):
-            raise _damaged(
-                agent,
-                b,
-                f"block of step {row.first_step} (event {seq})",
-                f"{row.n_steps} steps, logged otherwise",
-            )
+            raise _damaged(agent, b, where, f"{row.n_steps} steps, logged otherwise")
+        if row.seq != seq:
+            raise _damaged(agent, b, where, f"seq is {row.seq}, not {seq}")
         hashers[row.first_step] = block_hasher(row.first_step, row.n_steps)
+        sizes[row.first_step] = row.n_steps
     for step, (seq, _) in logged.items():
         if step not in hashers:
             raise _damaged(agent, b, f"block of step {step} (event {seq})", "missing")
-    # Column by column, one block's column in memory at a time.
+    # Column by column, one block's column in memory at a time; of the
+    # EVPI and request ids, what the requests are checked against.
+    kept = {"evpi": {}, "request_id": {}}
     for column in BLOCK_COLUMNS:
         rows = conn.execution_options(yield_per=1).execute(
             select(b.c.first_step, b.c[column]).where(mine)
         )
         for first_step, value in rows:
+            value = _block_bytes(walk, first_step, column, value)
             add_column(hashers[first_step], value)
+            if column in kept:
+                kept[column][first_step] = value
     for step, hasher in hashers.items():
         seq, payload = logged[step]
         digest = payload.get("block_sha256")
@@ -182,6 +267,50 @@ def _check_blocks(conn, walk) -> None:
                 f"block of step {step} (event {seq})",
                 "its bytes differ from the logged",
             )
+        for column, values in kept.items():
+            _check_size(walk, step, column, values[step], sizes[step])
+        ids = np.frombuffer(kept["request_id"][step], dtype="<i8")
+        evpi = np.frombuffer(kept["evpi"][step], dtype="<f8")
+        methods = payload.get("methods")
+        for offset in np.flatnonzero(ids).tolist():
+            walk.requested[int(ids[offset])] = (
+                step + offset,
+                float(evpi[offset]),
+                seq,
+                methods,
+            )
+
+
+def _block_bytes(walk, first_step, column, value):
+    """A block's column as bytes, or damage."""
+    if value is None and column == "timestamp":
+        return None
+    where = f"block of step {first_step}"
+    if isinstance(value, memoryview):
+        value = value.tobytes()
+    if not isinstance(value, (bytes, bytearray)):
+        raise _damaged(
+            walk.agent,
+            schema.blocks,
+            where,
+            f"column {column} holds {type(value).__name__}, not the bytes of an "
+            "array; restore the block from a backup",
+        )
+    return value
+
+
+def _check_size(walk, first_step, column, value, n) -> None:
+    """A block's column of the size its ``n`` steps make (after the digest
+    check, which names an edit first: this catches those of old blocks)."""
+    width = walk.agent.n_features if column == "features" else 1
+    if value is not None and len(value) != 8 * n * width:
+        raise _damaged(
+            walk.agent,
+            schema.blocks,
+            f"block of step {first_step}",
+            f"column {column} holds {len(value)} bytes, not an array of its "
+            f"{n} steps; restore the block from a backup",
+        )
 
 
 def _count_blocks(conn, walk) -> None:
@@ -213,14 +342,118 @@ def _check_commissioning(conn, walk) -> None:
         raise _damaged(
             agent, obs, "commissioning rows", f"they differ from event {seq}'s record"
         )
+    for row in rows:
+        fixed = {
+            "seq": 1,
+            "kind": "commissioning",
+            "belief": None,
+            "taken_action": None,
+            "request_id": None,
+        }
+        for column, value in fixed.items():
+            if getattr(row, column) != value:
+                raise _damaged(
+                    agent,
+                    obs,
+                    f"commissioning step {row.step}",
+                    f"{column} is {getattr(row, column)!r}, not {value!r}",
+                )
+    # The budget's clock is fixed at commissioning: timestamps or steps.
+    timed = {row.timestamp is not None for row in rows}
+    clock = "timestamp" if timed == {True} else "step" if timed == {False} else None
+    if agent.clock != clock:
+        raise _damaged(
+            agent,
+            schema.agents,
+            f"row of agent {agent.agent_id}",
+            f"clock is {agent.clock!r} but the commissioning steps (event {seq}) "
+            + ("mix timestamps and none" if clock is None else f"make it {clock!r}")
+            + "; restore the clock column from a backup",
+        )
+
+
+_NOT_JSON = object()
+
+
+def _json(text):
+    """JSON text decoded; None stays None; anything else is ``_NOT_JSON``."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return _NOT_JSON
+
+
+def _logged_request(walk, r) -> dict:
+    """What the log says every column of request ``r`` holds."""
+    rid = r.request_id
+    result, cancel = walk.results.get(rid), walk.cancels.get(rid)
+    expired = walk.expiries.get(rid)
+    # A late result closes an expired request: it is done.
+    status = (
+        "done"
+        if result
+        else "cancelled"
+        if cancel
+        else "expired"
+        if expired is not None
+        else "open"
+    )
+    closed = result or cancel
+    source = (
+        f"result event {result[0]}"
+        if result
+        else f"cancel event {cancel[0]}"
+        if cancel
+        else f"expire event {expired}"
+        if expired is not None
+        else "the log"
+    )
+    expected = {
+        "status": status,
+        "closed_seq": closed[0] if closed else expired,
+        "note": cancel[2] if cancel else None,
+        "label": None,
+        "action": None,
+        "report": None,
+        "posterior": None,
+        "origin": None,
+    }
+    if result is not None:
+        seq, step, label, origin, payload = result
+        expected.update(step=step, label=label, origin=origin)
+        if "action" in payload:
+            expected["action"] = payload["action"]
+        else:
+            expected.pop("action")  # a result logged before actions were
+        if "timestamp" in payload:
+            expected["result_timestamp"] = payload["timestamp"]
+        if "posterior" in payload:
+            expected["report"] = payload.get("report")
+            expected["posterior"] = payload["posterior"]
+        if origin is not None:
+            expected.update(opened_seq=seq, method=payload.get("method"))
+    else:
+        expected["result_timestamp"] = None
+    made = walk.requested.get(rid)
+    if made is not None and expected["origin"] is None:
+        step, evpi, seq, methods = made
+        expected.update(step=step, evpi=evpi, opened_seq=seq)
+        if methods is not None:
+            expected["method"] = methods.get(str(rid))
+        made = f"observe event {seq}"
+    else:
+        made = source
+    sources = dict.fromkeys(expected, source)
+    sources.update(dict.fromkeys(("step", "evpi", "opened_seq", "method"), made))
+    return expected, sources
 
 
 def _check_requests(conn, walk) -> None:
     req, agent = schema.requests, walk.agent
     rows = conn.execute(
-        select(req.c.request_id, req.c.step, req.c.status, req.c.label, req.c.origin)
-        .where(req.c.agent_id == agent.agent_id)
-        .order_by(req.c.request_id)
+        select(req).where(req.c.agent_id == agent.agent_id).order_by(req.c.request_id)
     ).all()
     ids = [r.request_id for r in rows]
     if ids != list(range(1, agent.n_requests + 1)):
@@ -229,29 +462,78 @@ def _check_requests(conn, walk) -> None:
         raise _damaged(agent, req, f"{len(ids)} of {agent.n_requests} requests", what)
     for r in rows:
         where = f"request {r.request_id} (step {r.step})"
-        result, cancel = walk.results.get(r.request_id), walk.cancels.get(r.request_id)
-        # A late result closes an expired request: it is done.
-        logged = (
-            "done"
-            if result
-            else "cancelled"
-            if cancel
-            else "expired"
-            if r.request_id in walk.expiries
-            else "open"
-        )
-        if r.status != logged:
-            raise _damaged(
-                agent, req, where, f"status {r.status!r}, the log says {logged!r}"
-            )
-        if result is not None:
-            label = None if r.label is None else json.loads(r.label)
-            if result[1] != r.step or label != result[2] or r.origin != result[3]:
-                raise _damaged(
-                    agent, req, where, f"it differs from result event {result[0]}"
+        expected, sources = _logged_request(walk, r)
+        if expected["origin"] is None and r.request_id not in walk.requested:
+            raise _damaged(agent, req, where, "no observed step made it")
+        if expected["origin"] is not None:
+            expected["evpi"] = _evpi_at(conn, walk, r.step, where)
+        for column, value in expected.items():
+            stored = getattr(r, column)
+            if column in ("label", "report", "posterior"):
+                stored = _json(stored)
+            if stored != value:
+                what = (
+                    f"status {stored!r}, the log says {value!r}"
+                    if column == "status"
+                    else f"column {column} ({stored!r}) differs from "
+                    f"{sources.get(column, 'its block')} ({value!r})"
                 )
+                raise _damaged(agent, req, where, what)
     if len(walk.results) + len(walk.cancels) > len(rows):
         raise _damaged(agent, req, "requests", "the log has results of no request")
+
+
+def _evpi_at(conn, walk, step, where):
+    """The EVPI of an observed step, from its block (routine labels)."""
+    b = schema.blocks
+    row = conn.execute(
+        select(b.c.first_step, b.c.evpi).where(
+            (b.c.agent_id == walk.agent.agent_id)
+            & (b.c.first_step <= step)
+            & (b.c.first_step + b.c.n_steps > step)
+        )
+    ).first()
+    if row is None:
+        raise _damaged(walk.agent, schema.requests, where, "its step was not observed")
+    return float(np.frombuffer(row.evpi, dtype="<f8")[step - row.first_step])
+
+
+def _check_actions(conn, walk) -> None:
+    act, agent = schema.actions, walk.agent
+    rows = conn.execute(
+        select(act.c.step, act.c.action)
+        .where(act.c.agent_id == agent.agent_id)
+        .order_by(act.c.step)
+    ).all()
+    stored = {row.step: row.action for row in rows}
+    if stored != walk.actions:
+        step = min(
+            set(stored) ^ set(walk.actions)
+            or {k for k in stored if stored[k] != walk.actions[k]}
+        )
+        raise _damaged(
+            agent,
+            act,
+            f"step {step}",
+            f"action {stored.get(step)!r}, the log says {walk.actions.get(step)!r}",
+        )
+
+
+def _check_agent_record(walk) -> None:
+    """The agent's columns its commission event logged (since they are)."""
+    agent = walk.agent
+    logged = walk.commission[1].get("agent")
+    if not isinstance(logged, dict):
+        return
+    for column, value in logged.items():
+        if getattr(agent, column, value) != value:
+            raise _damaged(
+                agent,
+                schema.agents,
+                f"row of agent {agent.agent_id}",
+                f"{column} is {getattr(agent, column)!r}, the commission event "
+                f"says {value!r}",
+            )
 
 
 def _check_counters(conn, walk) -> None:

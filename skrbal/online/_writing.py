@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from skrbal.online import _schema as schema
 from skrbal.online._blocks import make_block
 from skrbal.online._chain import (
+    KEYED,
     block_digest,
     commissioning_digest,
     event_hash,
@@ -67,15 +68,30 @@ def _transaction(store, agent_id: int, seq: int, **values):
                 "another writer since it was loaded; reopen it."
             )
         yield conn
+    if store.anchor is not None:
+        # After the commit: an anchor behind the store is only less strict,
+        # one ahead of it would be a false alarm of rollback.
+        store.anchor.record(store, agent_id)
 
 
 def _insert_event(
-    conn, agent_id, seq, kind, step, request_id, payload, first=None, key=None
+    conn,
+    agent_id,
+    seq,
+    kind,
+    step,
+    request_id,
+    payload,
+    first=None,
+    key=None,
+    *,
+    secret,
 ):
     """Append event ``seq``, its hash chained to event ``seq - 1``'s.
 
     ``first``: the chain's starting hash, for event 1; ``key``: the
-    :class:`ClientKey` of a keyed call, stored (unique per agent) and hashed.
+    :class:`ClientKey` of a keyed call, stored (unique per agent) and hashed;
+    ``secret``: the store's chain key (None: plain SHA-256).
     """
     ev = schema.events
     previous = first
@@ -108,7 +124,16 @@ def _insert_event(
         "client_key": client_key,
         "key_digest": digest,
         "hash": event_hash(
-            previous, seq, kind, step, request_id, text, at, client_key, digest
+            previous,
+            seq,
+            kind,
+            step,
+            request_id,
+            text,
+            at,
+            client_key,
+            digest,
+            secret=secret,
         ),
     }
     try:
@@ -195,9 +220,34 @@ def create_agent(store, record: AgentRecord, steps: Commissioning) -> int:
             "warnings": list(steps.warnings),
             "rows_sha256": commissioning_digest(rows),
         }
+        # The agent's columns outside the chain's genesis, logged so that
+        # verify covers them (stores made before kept no such record).
+        payload["agent"] = {
+            column: values[column]
+            for column in (
+                "name",
+                "created_at",
+                "skrbal_version",
+                "estimator_fingerprint",
+                "budget_fingerprint",
+            )
+        }
+        secret = store._chain_key
+        if secret is not None:
+            payload["chain"] = KEYED
         _insert_event(
-            conn, agent_id, 1, "commission", 0, None, payload, genesis_hash(values)
+            conn,
+            agent_id,
+            1,
+            "commission",
+            0,
+            None,
+            payload,
+            genesis_hash(values, secret),
+            secret=secret,
         )
+    if store.anchor is not None:
+        store.anchor.record(store, agent_id)
     return agent_id
 
 
@@ -238,6 +288,12 @@ def append_observe(store, agent_id: int, seq: int, block: ObserveBlock) -> None:
         "n": block.n_steps,
         "budget_state": block.budget_state,
         "block_sha256": block_digest(row),
+        # Each request's inspection method (none: the perfect inspection).
+        "methods": {
+            str(int(r.request_id)): r.method
+            for r in block.requests
+            if r.method is not None
+        },
     }
     with _transaction(store, agent_id, seq, **counters) as conn:
         conn.execute(insert(schema.blocks), row)
@@ -252,6 +308,7 @@ def append_observe(store, agent_id: int, seq: int, block: ObserveBlock) -> None:
             None,
             payload,
             key=block.key,
+            secret=store._chain_key,
         )
 
 
@@ -302,6 +359,7 @@ def record_result(store, agent_id: int, seq: int, result: ResultRecord) -> None:
             "warnings": list(result.warnings),
             # What a retry with the client key returns.
             "action": int(result.action),
+            "timestamp": result.timestamp,
         }
         if result.origin is not None:
             payload["origin"] = result.origin
@@ -318,6 +376,7 @@ def record_result(store, agent_id: int, seq: int, result: ResultRecord) -> None:
             result.request_id,
             payload,
             key=result.key,
+            secret=store._chain_key,
         )
 
 
@@ -339,6 +398,7 @@ def record_cancel(store, agent_id, seq, request_id, step, reason, key=None) -> N
             request_id,
             {"reason": reason},
             key=key,
+            secret=store._chain_key,
         )
 
 
@@ -364,6 +424,7 @@ def record_expire(store, agent_id, seq, request_ids, steps) -> None:
             int(min(steps)),
             None,
             {"request_ids": ids, "steps": [int(s) for s in steps]},
+            secret=store._chain_key,
         )
 
 
@@ -376,7 +437,15 @@ def record_action(store, agent_id, seq, step, action, key=None) -> None:
         )
         conn.execute(insert(act).values(agent_id=agent_id, step=step, action=action))
         _insert_event(
-            conn, agent_id, seq + 1, "action", step, None, {"action": action}, key=key
+            conn,
+            agent_id,
+            seq + 1,
+            "action",
+            step,
+            None,
+            {"action": action},
+            key=key,
+            secret=store._chain_key,
         )
 
 
