@@ -52,6 +52,9 @@ def _rows(X, start: int, stop: int):
 
 def _checked_labels(agent, values, rows) -> list:
     """The labels at ``rows`` as states of the process, a bad one named."""
+    if len(values) == 0:
+        # An empty array is float: it would be refused against text states.
+        return []
     try:
         # Of the labels' own kind, not object (the array held None too).
         return list(agent._check_labels(np.asarray(list(values)), "y"))
