@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -111,3 +112,32 @@ def test_commission_from_python_with_text_labels_then_none():
         X, ["healthy"] * 48 + [None] * 12
     ) as agent:
         assert agent.n_steps_ == 60
+
+
+def test_scattered_labels_commission_on_the_leading_row_with_a_prior_from_all(
+    tmp_path, process_file
+):
+    """#28.2: labels on every 4th row failed in the mixture's 'data' prior."""
+    from skrbal.online import RiskBasedAgent
+
+    table = measurements(60)
+    table["label"] = ["healthy" if i % 4 == 0 else "" for i in range(60)]
+    table.to_csv(tmp_path / "campaign.csv", index=False)
+    store = tmp_path / "a.db"
+    code, out, err = skrbal(
+        "agent", "init", "--store", store, "--process", process_file,
+        "--data", tmp_path / "campaign.csv",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "(row 0 of " in out and "first without a label, row 1" in out
+    assert "then observed the 59 later rows (rows 1 to 59)" in out
+    with RiskBasedAgent.from_store(str(store), "agent") as agent:
+        params = agent.estimator.get_params()
+        features = table[["f1", "f2", "f3", "f4"]].to_numpy()
+        np.testing.assert_allclose(params["mean_prior"], features.mean(axis=0))
+        np.testing.assert_allclose(
+            np.diag(params["covariance_prior"]), features.var(axis=0)
+        )
+        assert agent.status()["labelled"]["healthy"] == 15
+    code, out, err = skrbal("agent", "verify", "--store", store)
+    assert code == 0, err

@@ -267,7 +267,8 @@ def init(args) -> int:
     print(
         f"agent {args.agent!r} commissioned in {agent.store_.display_url} with "
         f"{summary['n_commissioning']} labelled observations of {X.shape[1]} "
-        f"features; model {type(agent.estimator_).__name__}, budget "
+        f"features{_commissioning_rows(args, summary, agent.estimator)}; model "
+        f"{type(agent.estimator_).__name__}, budget "
         + ("EVPI > inspection cost" if budget is None else repr(budget)),
         file=note,
     )
@@ -280,11 +281,32 @@ def init(args) -> int:
     return 0
 
 
+def _rows_text(first: int, last: int) -> str:
+    return f"row {first}" if first == last else f"rows {first} to {last}"
+
+
+def _commissioning_rows(args, status: dict, estimator) -> str:
+    """Which rows of --data commissioned the agent: the leading labelled ones."""
+    if args.data is None:
+        return ""
+    n = status["n_commissioning"]
+    text = f" ({_rows_text(0, n - 1)} of {args.data}, counted from 0"
+    if status["n_observations"]:
+        # The first unlabelled row ends the commissioning set.
+        text += f": the labelled rows up to the first without a label, row {n}"
+        prior = estimator.get_params(deep=False).get("mean_prior")
+        if isinstance(prior, np.ndarray):  # pinned from every row
+            text += "; the prior's scale from every row of the file"
+    return text + ")"
+
+
 def _print_observed(status: dict, note) -> None:
     """What init did with the rows after the first unlabelled one."""
     if status["n_observations"]:
+        n, later = status["n_commissioning"], status["n_observations"]
         print(
-            f"then observed the {status['n_observations']} later rows in order: "
+            f"then observed the {later} later rows ({_rows_text(n, n + later - 1)}) "
+            "in order: "
             f"{status['n_requests']} inspection(s) requested, "
             f"{status['n_results']} of them answered by the file's labels, "
             f"{status['n_routine']} routine label(s) recorded",

@@ -351,7 +351,11 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         once the rows up to it are observed: the result of the agent's
         request when it requested that step (:meth:`record_inspection`),
         else a routine inspection (:meth:`record_label`), dated at the row's
-        timestamp. Errors name rows counted from 0, as the campaign reader
+        timestamp. A ``'data'`` prior of the estimator (``mean_prior`` and
+        ``covariance_prior`` both ``'data'``) is about the features' scale: it
+        is then taken from every row of ``X``, labelled or not, and pinned in
+        :attr:`estimator` as arrays, so that one labelled row is enough to
+        start. Errors name rows counted from 0, as the campaign reader
         (:func:`~skrbal.datasets.load_campaign`) and ``skrbal agent init``
         do.
 
