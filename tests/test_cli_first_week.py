@@ -141,3 +141,28 @@ def test_scattered_labels_commission_on_the_leading_row_with_a_prior_from_all(
         assert agent.status()["labelled"]["healthy"] == 15
     code, out, err = skrbal("agent", "verify", "--store", store)
     assert code == 0, err
+
+
+# ---------------------------------------------------------------------- #
+# 3: a process file states every value a user must decide
+# ---------------------------------------------------------------------- #
+@pytest.mark.parametrize(
+    "field", ["inspection_cost", "action_utility", "state_utility", "transition"]
+)
+def test_a_process_file_without_a_cost_utility_or_transition_is_refused(
+    tmp_path, field
+):
+    """#28.3: a file without inspection_cost was taken as free inspections."""
+    process = tmp_path / "process.json"
+    process.write_text(json.dumps(hand_typed_process(**{field: None})))
+    table = measurements(20)
+    table["label"] = "healthy"
+    table.to_csv(tmp_path / "campaign.csv", index=False)
+    code, out, err = skrbal(
+        "agent", "init", "--store", tmp_path / "a.db", "--process", process,
+        "--data", tmp_path / "campaign.csv",
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert f"lacks the key(s) ['{field}']" in line and str(process) in line
+    assert not (tmp_path / "a.db").exists()
