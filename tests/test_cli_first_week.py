@@ -5,6 +5,7 @@ subprocess, on files made as an engineer has them: raw natural frequencies in
 Hz with ISO times, inspections labelled by name, a process typed by hand.
 """
 
+import io
 import json
 import os
 import subprocess
@@ -166,3 +167,120 @@ def test_a_process_file_without_a_cost_utility_or_transition_is_refused(
     line = one_line(err)
     assert f"lacks the key(s) ['{field}']" in line and str(process) in line
     assert not (tmp_path / "a.db").exists()
+
+
+# ---------------------------------------------------------------------- #
+# 4: day-first dates
+# ---------------------------------------------------------------------- #
+def day_first(table: pd.DataFrame) -> pd.DataFrame:
+    times = pd.to_datetime(table["time"])
+    return table.assign(time=times.dt.strftime("%d/%m/%Y %H:%M"))
+
+
+def test_day_first_dates_are_refused_with_the_row_or_read_by_date_format(
+    tmp_path, process_file
+):
+    """#28.4: 01/02/1998 00:00 was stored as 2 January without a word."""
+    table = day_first(measurements(30, start="1998-02-01"))
+    table.iloc[:24].assign(label="healthy").to_csv(tmp_path / "c.csv", index=False)
+    table.iloc[24:].to_csv(tmp_path / "new.csv", index=False)
+    store = tmp_path / "a.db"
+    init = ["agent", "init", "--store", store, "--process", process_file,
+            "--data", tmp_path / "c.csv"]  # fmt: skip
+    code, out, err = skrbal(*init)
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert "row 0 (counted from 0; line 2 of the file)" in line
+    assert "'01/02/1998 00:00'" in line and "--date-format" in line
+    assert not store.exists()
+    code, out, err = skrbal(*init, "--date-format", "%d/%m/%Y %H:%M")
+    assert code == 0, err
+    observe = ["agent", "observe", tmp_path / "new.csv", "--store", store]
+    code, out, err = skrbal(*observe)
+    assert code == 2 and "line 2 holds '02/02/1998 00:00'" in one_line(err)
+    code, out, err = skrbal(*observe, "--date-format", "%d/%m/%Y %H:%M")
+    assert code == 0, err
+    decided = pd.read_csv(io.StringIO(out))
+    assert decided["timestamp"].iloc[0].startswith("1998-02-02T00:00:00")
+    code, out, err = skrbal("agent", "export", "--store", store, "--out", "-")
+    history = pd.read_csv(io.StringIO(out))
+    assert history["timestamp"].iloc[0].startswith("1998-02-01T00:00:00")
+
+
+# ---------------------------------------------------------------------- #
+# 5: naive times meet an agent commissioned with zoned ones
+# ---------------------------------------------------------------------- #
+def test_an_agent_commissioned_with_zoned_times_refuses_naive_ones(
+    tmp_path, process_file
+):
+    """#28.5: naive local times were taken as UTC silently."""
+    table = measurements(40)  # times end in Z
+    labels = ["healthy"] * 30 + [""] * 4
+    table.iloc[:34].assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    store = tmp_path / "a.db"
+    code, out, err = skrbal(
+        "agent", "init", "--store", store, "--process", process_file,
+        "--data", tmp_path / "c.csv",
+    )  # fmt: skip
+    assert code == 0, err
+    # One-file commissioning keeps the times as given: ISO, not seconds.
+    code, out, err = skrbal("agent", "export", "--store", store, "--out", "-")
+    assert pd.read_csv(io.StringIO(out))["timestamp"].iloc[-1].startswith("1997-")
+    local = table.iloc[34:].assign(time=table["time"].iloc[34:].str.rstrip("Z"))
+    local.to_csv(tmp_path / "local.csv", index=False)
+    code, out, err = skrbal(
+        "agent", "observe", tmp_path / "local.csv", "--store", store
+    )
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert "line 2" in line and "no UTC offset" in line and "Z for UTC" in line
+    table.iloc[34:].to_csv(tmp_path / "zoned.csv", index=False)
+    code, out, err = skrbal(
+        "agent", "observe", tmp_path / "zoned.csv", "--store", store
+    )
+    assert code == 0, err
+    assert len(pd.read_csv(io.StringIO(out))) == 6
+
+
+# ---------------------------------------------------------------------- #
+# 6: healthy-only commissioning
+# ---------------------------------------------------------------------- #
+def test_healthy_only_commissioning_warns_naming_the_states_everywhere(
+    tmp_path, process_file
+):
+    """#28.6: init said nothing when states had no commissioning example."""
+    table = measurements(30)
+    labels = ["healthy"] * 26 + [""] * 4
+    table.assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    store = tmp_path / "a.db"
+    code, out, err = skrbal(
+        "agent", "init", "--store", store, "--process", process_file,
+        "--data", tmp_path / "c.csv",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "UncommissionedStatesWarning" in err
+    assert "no commissioning example of state(s) damaged, severe" in err
+    code, out, err = skrbal("agent", "export", "--store", store, "--table",
+                            "events", "--out", "-")  # fmt: skip
+    events = pd.read_csv(io.StringIO(out))
+    commission = events.loc[events["kind"] == "commission", "payload"].iloc[0]
+    assert "UncommissionedStatesWarning" in commission
+    code, out, err = skrbal("agent", "status", "--store", store)
+    assert code == 0, err
+    assert "warning: no labelled example of state(s) damaged, severe" in out
+    code, out, err = skrbal("agent", "report", "--store", store, "--out",
+                            tmp_path / "r.html")  # fmt: skip
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text()
+    assert "no labelled example of state(s) damaged, severe" in page
+    # Once an inspection finds a state, status stops naming it.
+    code, out, err = skrbal("agent", "status", "--store", store, "--json")
+    waiting = [r["request_id"] for r in json.loads(out)["open_requests"]]
+    if waiting:
+        found = ("agent", "inspect", waiting[0], "damaged", "--store", store)
+    else:
+        found = ("agent", "record-label", 29, "damaged", "--store", store)
+    code, out, err = skrbal(*found)
+    assert code == 0, err
+    code, out, err = skrbal("agent", "status", "--store", store)
+    assert "warning: no labelled example of state(s) severe:" in out

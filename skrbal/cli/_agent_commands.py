@@ -59,8 +59,11 @@ def _time_point(text: str, option: str) -> float:
     try:
         value = float(text)
     except ValueError:
+        from skrbal._datetimes import parse_datetimes
+
         try:
-            stamp = pd.Timestamp(text)
+            # ISO 8601 only: 01/02/1998 is day-first in some places.
+            stamp = parse_datetimes(np.array([text], dtype=object), option)[0]
         except (TypeError, ValueError):
             stamp = None
         if stamp is None or pd.isna(stamp):
@@ -68,8 +71,6 @@ def _time_point(text: str, option: str) -> float:
                 f"{option} must be a number or an ISO 8601 date-time such as "
                 f"2025-01-01T00:00, got {text!r}"
             ) from None
-        if stamp.tzinfo is None:
-            stamp = stamp.tz_localize("UTC")
         value = (stamp - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)
     if not math.isfinite(value):
         raise ValueError(f"{option} must be finite, got {text!r}")
@@ -164,7 +165,11 @@ def _commissioning(args):
     # Actions only when the file has them: else the agent's own are kept.
     has_actions = args.action_column is not None or "action" in _columns(args.data)
     actions = campaign.actions if has_actions else None
-    return None, process, X, campaign.y, campaign.time, actions, None
+    times = campaign.time
+    if campaign.time_zoned:
+        # Kept zoned: the agent then refuses naive times (read as UTC).
+        times = pd.DatetimeIndex(times).tz_localize("UTC")
+    return None, process, X, campaign.y, times, actions, None
 
 
 def _columns(path) -> list[str]:

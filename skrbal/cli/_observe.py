@@ -22,6 +22,7 @@ import sys
 import numpy as np
 import pandas as pd
 
+from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal.cli._agent_commands import check_key_option, timestamps
 from skrbal.cli._agent_store import guarded, resumed_agent
 from skrbal.cli._output import output_stream
@@ -90,8 +91,11 @@ def _records(decisions: pd.DataFrame) -> list[dict]:
 class _ObservationReader:
     """Rows of an observation CSV, checked as they come, in batches."""
 
-    def __init__(self, stream, name: str, agent, timestamp_column):
-        self.stream, self.name = stream, name
+    def __init__(
+        self, stream, name: str, agent, timestamp_column, date_format=None, zoned=False
+    ):
+        self.stream, self.name, self.date_format = stream, name, date_format
+        self.zoned = zoned
         self.reader = csv.reader(_decoded_lines(stream, name))
         try:
             header = next(self.reader)
@@ -116,6 +120,7 @@ class _ObservationReader:
                     f"{header})"
                 )
             self.stamp = header.index(timestamp_column)
+            self.stamp_name = f"{name}: timestamps (column {timestamp_column!r})"
         if agent.feature_names_in_ is not None:
             self.features = list(agent.feature_names_in_)
             missing = [f for f in self.features if f not in header]
@@ -158,7 +163,7 @@ class _ObservationReader:
                 f"{self.name} line {line}: column {self.features[bad]!r} holds "
                 f"{record[self.positions[bad]]!r}, not a finite number"
             )
-        return row, None if self.stamp is None else record[self.stamp].strip()
+        return row, None if self.stamp is None else record[self.stamp].strip(), line
 
     def batches(self, size: int, fixed: bool = False):
         """Yield ``(X, timestamps)``; a bad line raises after the rows before it.
@@ -166,35 +171,60 @@ class _ObservationReader:
         ``fixed``: every batch but the last has ``size`` rows, even from a
         pipe (the batches of a keyed command must not depend on timing).
         """
-        rows, stamps = [], []
+        rows, stamps, lines = [], [], []
         try:
             for record in self.reader:
                 if not record:
                     continue
-                row, stamp = self._parse(record)
+                row, stamp, line = self._parse(record)
                 rows.append(row)
                 stamps.append(stamp)
+                lines.append(line)
                 if len(rows) >= size or (not fixed and not _more_waiting(self.stream)):
-                    yield self._batch(rows, stamps)
-                    rows, stamps = [], []
+                    yield self._batch(rows, stamps, lines)
+                    rows, stamps, lines = [], [], []
         except csv.Error as exc:
             if rows:
-                yield self._batch(rows, stamps)
+                yield self._batch(rows, stamps, lines)
             raise ValueError(
                 f"{self.name} line {self.reader.line_num}: {exc}"
             ) from None
         except ValueError:
             if rows:
-                yield self._batch(rows, stamps)
+                yield self._batch(rows, stamps, lines)
             raise
         if rows:
-            yield self._batch(rows, stamps)
+            yield self._batch(rows, stamps, lines)
 
-    def _batch(self, rows, stamps):
+    def _batch(self, rows, stamps, lines):
         X = pd.DataFrame(np.asarray(rows, dtype=np.float64), columns=self.features)
         if self.stamp is None:
             return X, None
-        return X, timestamps(pd.Series(stamps))
+        if self.date_format is None:
+            stamps = timestamps(pd.Series(stamps))
+            if stamps.dtype != object:
+                return X, stamps  # seconds
+        if self.zoned:
+            self._refuse_naive(stamps, lines)
+        # Dates read here, where the file's lines are known.
+        dates = parse_datetimes(
+            np.asarray(stamps, dtype=object),
+            self.stamp_name,
+            date_format=self.date_format,
+            where=lambda i: f"line {lines[i]}",
+        )
+        return X, dates.tz_convert(None).to_numpy()
+
+    def _refuse_naive(self, stamps, lines) -> None:
+        """The rule of zoned agents: a time without a UTC offset is refused."""
+        for stamp, line in zip(stamps, lines):
+            if not carry_utc_offsets([stamp]):
+                raise ValueError(
+                    f"{self.stamp_name} line {line}: {stamp!r} has no UTC offset, "
+                    "but the agent was commissioned with times that carry one "
+                    "(such as Z or +01:00); a time without one would be read as "
+                    "UTC, and a local clock is not: add the offset (Z for UTC)"
+                )
 
 
 def _is_finite_number(text: str) -> bool:
@@ -238,7 +268,15 @@ def observe(args) -> int:
     check_key_option(args.key)
     with resumed_agent(args) as agent:
         with _binary_input(args.input) as (source, name):
-            reader = _ObservationReader(source, name, agent, args.timestamp_column)
+            settings = agent.store_.configuration(args.agent)["settings"]
+            reader = _ObservationReader(
+                source,
+                name,
+                agent,
+                args.timestamp_column,
+                args.date_format,
+                zoned=settings.get("time_zone") == "offset",
+            )
             with output_stream(args.out) as out:
                 writer = _DecisionWriter(
                     out,

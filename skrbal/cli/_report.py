@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import json
 
+from skrbal.cli._agent_status import unlabelled_states_text
 from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._errors import debug_option
 from skrbal.cli._output import check_output, write_output
@@ -307,6 +308,9 @@ def _status_table(status, process, display) -> str:
         ("labelled", labelled),
         ("clock", _e(status["clock"])),
     ]
+    unlabelled = unlabelled_states_text(status["labelled"])
+    if unlabelled:
+        rows.append(("warning", f'<span class="warning">{_e(unlabelled)}</span>'))
     return "<h3>Status</h3>" + _table(None, rows)
 
 

@@ -9,13 +9,19 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
+from skrbal._datetimes import carry_utc_offsets
 from skrbal._decision import DecisionProcess
 from skrbal._labels import states_of
 from skrbal._learning import (
     DecisionKernel,
     check_learnable,
 )
-from skrbal.exceptions import IdempotencyKeyError, RequestError
+from skrbal.exceptions import (
+    IdempotencyKeyError,
+    RequestError,
+    UncommissionedStatesWarning,
+    caller_stacklevel,
+)
 from skrbal.online._agent_calls import RecordCalls
 from skrbal.online._commissioning import commission_in_parts, missing_labels
 from skrbal.online._config import (
@@ -68,6 +74,28 @@ from skrbal.online._store import AgentStore, store_parameter
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["IdempotencyKeyError", "RequestError", "RiskBasedAgent"]
+
+
+def _warn_uncommissioned(process, y, name: str) -> None:
+    """Warn naming the process's states without a commissioning example."""
+    classes, names = process.classes_, process.state_names
+    unseen = [j for j, c in enumerate(classes) if not np.any(y == c)]
+    if not unseen:
+        return
+    shown = [
+        str(classes[j])
+        if names is None or names[j] == str(classes[j])
+        else f"{names[j]} ({classes[j]})"
+        for j in unseen
+    ]
+    warnings.warn(
+        f"agent {name!r}: no commissioning example of state(s) "
+        f"{', '.join(shown)}: its beliefs about them come from the model's prior "
+        "alone until an inspection finds one (see the user guide, "
+        "'Commissioning a new structure').",
+        UncommissionedStatesWarning,
+        stacklevel=caller_stacklevel(),
+    )
 
 
 class RiskBasedAgent(RecordCalls, BaseEstimator):
@@ -408,7 +436,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
                 f"y must hold one label per row of X: X has {X.shape[0]} rows, y "
                 f"has shape {y.shape}."
             )
-        times_given = time_format(timestamps)
+        times_given, given_times = time_format(timestamps), timestamps
         if timestamps is not None:
             timestamps = as_seconds(timestamps, "timestamps", X.shape[0])
         perfect = self.process.perfect_information_action(y)
@@ -416,6 +444,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         buffers.extend(X, perfect, y=y)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            _warn_uncommissioned(self.process, y, self.name)
             model = new_model(self, buffers)
         check_learnable(model, self.process, "the commissioned model")
         clock = "step" if timestamps is None else "timestamp"  # for good
@@ -435,7 +464,15 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
 
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
-        record = agent_record(self, X.shape, names, clock, budget_state, times_given)
+        record = agent_record(
+            self,
+            X.shape,
+            names,
+            clock,
+            budget_state,
+            times_given,
+            zoned=carry_utc_offsets(given_times),
+        )
         commissioning = Commissioning(
             features=X,
             labels=y,

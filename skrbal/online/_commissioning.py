@@ -56,6 +56,15 @@ def _rows(X, start: int, stop: int):
     return np.asarray(X, dtype=np.float64)[start:stop]
 
 
+def _leading(values, stop: int):
+    """The first ``stop`` values of an array-like, of their own kind."""
+    if hasattr(values, "iloc"):
+        return values.iloc[:stop]
+    if isinstance(values, np.ndarray | pd.Index):
+        return values[:stop]
+    return np.asarray(values)[:stop]
+
+
 def _checked_labels(agent, values, rows) -> list:
     """The labels at ``rows`` as states of the process, a bad one named."""
     if len(values) == 0:
@@ -129,7 +138,9 @@ def commission_in_parts(agent, X, y, timestamps, missing: np.ndarray):
         agent.commission(
             _rows(X, 0, n0),
             _checked_labels(agent, values[:n0], range(n0)),
-            timestamps=None if stamps is None else stamps[:n0],
+            # As given, not as seconds: the agent keeps how times were given
+            # (ISO comes back ISO) and whether they carried a UTC offset.
+            timestamps=None if stamps is None else _leading(timestamps, n0),
         )
     except BaseException:
         agent.estimator = given

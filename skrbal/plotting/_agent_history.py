@@ -115,7 +115,8 @@ def _time_axis(history: pd.DataFrame, time_axis: str) -> tuple[str, np.ndarray]:
             time_axis = "datetime"
         else:
             time_axis = "seconds"
-    elif time_axis != "step" and not has_times:
+    elif time_axis != "step" and stamps.size > 0 and not has_times:
+        # (No observation yet, as after commissioning: nothing to draw.)
         raise ValueError(
             f"time_axis={time_axis!r} needs timestamps; the agent has none "
             "(its clock counts steps): use time_axis='step'."
