@@ -275,6 +275,7 @@ class AgentHistoryDisplay:
         inspections=None,
         time_axis: str = "auto",
         axes=None,
+        draw: bool = True,
     ) -> AgentHistoryDisplay:
         """Draw the timeline of an agent's history.
 
@@ -301,6 +302,10 @@ class AgentHistoryDisplay:
         axes : array-like of 4 matplotlib Axes, default=None
             Where to draw the beliefs, EVPI, actions and spend; a new figure
             when ``None``.
+        draw : bool, default=True
+            Whether to draw. ``False`` only reads the history into the
+            display's attributes (no matplotlib needed): call :meth:`plot`
+            to draw it later.
 
         Returns
         -------
@@ -368,7 +373,7 @@ class AgentHistoryDisplay:
             ),
             time_axis=time_axis,
         )
-        return display.plot(axes=axes)
+        return display.plot(axes=axes) if draw else display
 
     @staticmethod
     def _request_frame(observed, shown, clock, process, costs, styles):
@@ -416,7 +421,7 @@ class AgentHistoryDisplay:
         name : str
             The agent.
         **kwargs : dict
-            ``time_axis`` and ``axes``, as in :meth:`from_history`.
+            ``time_axis``, ``axes`` and ``draw``, as in :meth:`from_history`.
 
         Returns
         -------
@@ -486,7 +491,7 @@ class AgentHistoryDisplay:
         agent : RiskBasedAgent
             A commissioned agent.
         **kwargs : dict
-            ``time_axis`` and ``axes``, as in :meth:`from_history`.
+            ``time_axis``, ``axes`` and ``draw``, as in :meth:`from_history`.
 
         Returns
         -------
