@@ -284,3 +284,31 @@ def test_healthy_only_commissioning_warns_naming_the_states_everywhere(
     assert code == 0, err
     code, out, err = skrbal("agent", "status", "--store", store)
     assert "warning: no labelled example of state(s) severe:" in out
+
+
+# ---------------------------------------------------------------------- #
+# 20: a spreadsheet's CSV
+# ---------------------------------------------------------------------- #
+def test_a_semicolon_or_decimal_comma_file_gets_a_hint_naming_it(
+    tmp_path, process_file
+):
+    """#28.20: such a file was read as one column and refused obscurely."""
+    table = measurements(20).assign(label="healthy")
+    table.to_csv(tmp_path / "c.csv", sep=";", decimal=",", index=False)
+    init = ["agent", "init", "--store", tmp_path / "a.db", "--process", process_file]
+    code, _out, err = skrbal(*init, "--data", tmp_path / "c.csv")
+    assert code == 2 and "separated by ';' (semicolon)" in one_line(err)
+    table.iloc[:10].to_csv(tmp_path / "ok.csv", index=False)
+    assert skrbal(*init, "--data", tmp_path / "ok.csv")[0] == 0
+    new = table.iloc[10:].drop(columns="label")
+    new.to_csv(tmp_path / "new.csv", sep=";", decimal=",", index=False)
+    code, _, err = skrbal("agent", "observe", tmp_path / "new.csv", "--store",
+                            tmp_path / "a.db")  # fmt: skip
+    assert code == 2 and "separated by ';' (semicolon)" in one_line(err)
+    # A comma-separated file with one decimal comma, quoted.
+    table.iloc[:10].astype({"f2": object}).assign(
+        f2=lambda t: [str(v).replace(".", ",") for v in t["f2"]]
+    ).to_csv(tmp_path / "comma.csv", index=False)
+    code, _, err = skrbal(*init[:3], tmp_path / "b.db", *init[4:], "--data",
+                            tmp_path / "comma.csv")  # fmt: skip
+    assert code == 2 and "(a decimal comma? write " in one_line(err)

@@ -27,6 +27,7 @@ from skrbal.cli._agent_commands import check_key_option, timestamps
 from skrbal.cli._agent_store import guarded, resumed_agent
 from skrbal.cli._output import output_stream
 from skrbal.cli._times import agent_times_are_iso, iso_times
+from skrbal.datasets._campaign import separator_hint
 
 __all__ = ["observe"]
 
@@ -102,6 +103,9 @@ class _ObservationReader:
         except StopIteration:
             raise ValueError(f"{name}: no header line") from None
         header = [h.strip() for h in header]
+        hint = separator_hint(header)
+        if hint:
+            raise ValueError(f"{name}: {hint}")
         self.stamp = None
         untimed = ""
         if timestamp_column is None and agent.status()["clock"] == "timestamp":

@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import io
 import os
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,6 +52,7 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
             )
         except (pd.errors.ParserError, ValueError) as exc:
             raise ValueError(f"{path} is not a readable CSV file: {exc}") from None
+        _check_separator(table, path)
         first_line = 2  # line 1 is the header
     elif suffix in _PARQUET_SUFFIXES:
         if importlib.util.find_spec("pyarrow") is None:
@@ -75,6 +77,36 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
     # cannot be recorded under another content's hash.
     digest = hashlib.sha256(raw).hexdigest()
     return table, str(path), f"{path}, sha256 {digest}", first_line
+
+
+def separator_hint(columns) -> str:
+    """A hint when a header read with ',' holds another separator; '' if not."""
+    if len(columns) != 1:
+        return ""
+    header = str(columns[0])
+    for separator, name in ((";", "';' (semicolon)"), ("\t", "a tab")):
+        if separator in header:
+            return (
+                f"its header {header[:60]!r} is one column: the fields look "
+                f"separated by {name}, perhaps with decimal commas (a "
+                "spreadsheet's export in many locales); skrbal reads CSV with ',' "
+                "between fields and '.' in numbers: save it so (LibreOffice: "
+                "field delimiter ',', or pandas: read_csv(sep=';', decimal=',') "
+                "then to_csv())"
+            )
+    return ""
+
+
+def _check_separator(table: pd.DataFrame, path) -> None:
+    hint = separator_hint(table.columns)
+    if hint:
+        raise ValueError(f"{path}: {hint}.")
+
+
+def _decimal_comma_hint(value) -> str:
+    if isinstance(value, str) and re.fullmatch(r"\s*[-+]?\d+,\d+\s*", value):
+        return f" (a decimal comma? write {value.strip().replace(',', '.')})"
+    return ""
 
 
 def _shown(value):
@@ -148,7 +180,8 @@ class _Table:
             self.not_dates(values, role, text=True)
             raise ValueError(
                 f"{self.name}: {role} column {values.name!r} is not numeric: "
-                f"{self.row(int(bad[0]))} holds {_shown(values.iloc[bad[0]])!r}."
+                f"{self.row(int(bad[0]))} holds {_shown(values.iloc[bad[0]])!r}"
+                f"{_decimal_comma_hint(values.iloc[bad[0]])}."
             )
         numbers = numbers.to_numpy(dtype=float)
         infinite = np.flatnonzero(~np.isfinite(numbers))
