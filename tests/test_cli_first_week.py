@@ -312,3 +312,54 @@ def test_a_semicolon_or_decimal_comma_file_gets_a_hint_naming_it(
     code, _, err = skrbal(*init[:3], tmp_path / "b.db", *init[4:], "--data",
                             tmp_path / "comma.csv")  # fmt: skip
     assert code == 2 and "(a decimal comma? write " in one_line(err)
+
+
+# ---------------------------------------------------------------------- #
+# 11: Ctrl-C
+# ---------------------------------------------------------------------- #
+def test_ctrl_c_in_a_large_observe_is_one_line_exit_130_and_resumes(
+    tmp_path, process_file
+):
+    """#28.11: Ctrl-C printed a traceback from inside pandas or SQLAlchemy."""
+    import signal
+
+    table = measurements(3030)
+    table.iloc[:30].assign(label="healthy").to_csv(tmp_path / "c.csv", index=False)
+    table.iloc[30:].to_csv(tmp_path / "feed.csv", index=False)
+    store = tmp_path / "a.db"
+    code, _, err = skrbal("agent", "init", "--store", store, "--process",
+                          process_file, "--data", tmp_path / "c.csv")  # fmt: skip
+    assert code == 0, err
+    script = Path(sys.executable).with_name("skrbal")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "skrbal"]
+    observe = ["agent", "observe", str(tmp_path / "feed.csv"), "--store",
+               str(store), "--key", "feed-1", "--batch-size", "100"]  # fmt: skip
+    proc = subprocess.Popen(
+        [*command, *observe],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"},
+        # A shell's background job ignores SIGINT; a terminal's does not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        for _ in range(3):  # the header and decisions: observing has begun
+            assert proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    line = one_line(err)
+    assert "Traceback" not in err and line.startswith("skrbal: interrupted (Ctrl-C): ")
+    assert "observation(s) of " in line and "up to step " in line
+    assert " at 1997-" in line and "--key feed-1 to resume" in line
+    code, out, err = skrbal(*observe)
+    assert code == 0, err
+    decided = pd.read_csv(io.StringIO(out))
+    assert decided["step"].tolist() == list(range(30, 3030))
+    code, out, _ = skrbal("agent", "status", "--store", store, "--json")
+    assert json.loads(out)["n_observations"] == 3000

@@ -25,8 +25,9 @@ import pandas as pd
 from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal.cli._agent_commands import check_key_option, timestamps
 from skrbal.cli._agent_store import guarded, resumed_agent
+from skrbal.cli._errors import Interrupted
 from skrbal.cli._output import output_stream
-from skrbal.cli._times import agent_times_are_iso, iso_times
+from skrbal.cli._times import agent_times_are_iso, iso_time, iso_times
 from skrbal.datasets._campaign import separator_hint
 
 __all__ = ["observe"]
@@ -201,6 +202,7 @@ class _ObservationReader:
             yield self._batch(rows, stamps, lines)
 
     def _batch(self, rows, stamps, lines):
+        self.batch_lines = list(lines)
         X = pd.DataFrame(np.asarray(rows, dtype=np.float64), columns=self.features)
         if self.stamp is None:
             return X, None
@@ -229,6 +231,25 @@ class _ObservationReader:
                     "(such as Z or +01:00); a time without one would be read as "
                     "UTC, and a local clock is not: add the offset (Z for UTC)"
                 )
+
+
+def _interrupted(args, name: str, n_done: int, last) -> str:
+    """The one line of an observe stopped by Ctrl-C: what stays, how to go on."""
+    text = f"interrupted (Ctrl-C): {n_done} observation(s) of {name} recorded"
+    if last is None:
+        return text + "; run the command again to observe them"
+    decision, line, iso = last
+    stamp = decision["timestamp"]
+    when = ""
+    if not pd.isna(stamp):
+        when = f" at {iso_time(stamp) if iso else format(float(stamp), 'g')}"
+    text += f", up to step {int(decision['step'])}{when} (line {line})"
+    if args.key is not None:
+        return text + (
+            f"; run the same command with --key {args.key} to resume (the "
+            "batches recorded come from the store)"
+        )
+    return text + f"; resume with the lines after line {line} (or use --key)"
 
 
 def _is_finite_number(text: str) -> bool:
@@ -288,13 +309,17 @@ def observe(args) -> int:
                     agent.process.action_names,
                     agent_times_are_iso(agent.store_, args.agent),
                 )
-                n_done = 0
+                n_done, last = 0, None
                 try:
                     batches = reader.batches(args.batch_size, args.key is not None)
                     for i, (X, times) in enumerate(batches, start=1):
                         key = None if args.key is None else f"{args.key}#{i}"
-                        writer.write(agent.observe(X, timestamps=times, key=key), times)
+                        decided = agent.observe(X, timestamps=times, key=key)
                         n_done += X.shape[0]
+                        last = (decided.iloc[-1], reader.batch_lines[-1], writer.iso)
+                        writer.write(decided, times)
+                except KeyboardInterrupt:
+                    raise Interrupted(_interrupted(args, name, n_done, last)) from None
                 except ValueError as exc:
                     raise ValueError(
                         f"{exc} ({n_done} observation(s) before it were "
