@@ -363,3 +363,34 @@ def test_ctrl_c_in_a_large_observe_is_one_line_exit_130_and_resumes(
     assert decided["step"].tolist() == list(range(30, 3030))
     code, out, _ = skrbal("agent", "status", "--store", store, "--json")
     assert json.loads(out)["n_observations"] == 3000
+
+
+# ---------------------------------------------------------------------- #
+# 10: time errors a user can resume from
+# ---------------------------------------------------------------------- #
+def test_a_time_going_back_is_named_by_date_line_and_the_agents_last_step(
+    tmp_path, process_file
+):
+    """#28.10: 'timestamps must not go back in time: 879454800.0 comes after ...'."""
+    table = measurements(40)
+    table.iloc[:30].assign(label="healthy").to_csv(tmp_path / "c.csv", index=False)
+    store = tmp_path / "a.db"
+    code, _, err = skrbal("agent", "init", "--store", store, "--process",
+                          process_file, "--data", tmp_path / "c.csv")  # fmt: skip
+    assert code == 0, err
+    table.iloc[30:35].to_csv(tmp_path / "first.csv", index=False)
+    assert skrbal("agent", "observe", tmp_path / "first.csv", "--store", store)[0] == 0
+    table.iloc[33:40].to_csv(tmp_path / "again.csv", index=False)
+    code, _, err = skrbal("agent", "observe", tmp_path / "again.csv", "--store", store)
+    assert code == 2
+    line = one_line(err)
+    assert "line 2 of " in line and "1997-11-12T09:00:00Z" in line
+    assert "last observation, step 34 at 1997-11-12T10:00:00Z" in line
+    assert "879" not in line  # no epoch seconds
+    swapped = table.iloc[35:40].iloc[[0, 2, 1, 3, 4]]
+    swapped.to_csv(tmp_path / "swapped.csv", index=False)
+    code, _, err = skrbal("agent", "observe", tmp_path / "swapped.csv", "--store",
+                          store)  # fmt: skip
+    line = one_line(err)
+    assert code == 2 and "line 4 of " in line and "is before line 3 of " in line
+    assert "1997-11-12T12:00:00Z" in line and "879" not in line

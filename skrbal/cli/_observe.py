@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import re
 import select
 import stat
 import sys
@@ -233,6 +234,19 @@ class _ObservationReader:
                 )
 
 
+def _in_the_file(message: str, reader, name: str) -> str:
+    """The agent's "row i of this call" as the line of the file it came from."""
+    lines = getattr(reader, "batch_lines", None)
+
+    def line(match):
+        row = int(match[1])
+        return f"line {lines[row]} of {name}" if row < len(lines) else match[0]
+
+    if not lines:
+        return message
+    return re.sub(r"row (\d+) of this call", line, message)
+
+
 def _interrupted(args, name: str, n_done: int, last) -> str:
     """The one line of an observe stopped by Ctrl-C: what stays, how to go on."""
     text = f"interrupted (Ctrl-C): {n_done} observation(s) of {name} recorded"
@@ -322,8 +336,8 @@ def observe(args) -> int:
                     raise Interrupted(_interrupted(args, name, n_done, last)) from None
                 except ValueError as exc:
                     raise ValueError(
-                        f"{exc} ({n_done} observation(s) before it were "
-                        "recorded, none after)"
+                        f"{_in_the_file(str(exc), reader, name)} ({n_done} "
+                        "observation(s) before it were recorded, none after)"
                     ) from exc
                 if n_done == 0:
                     empty = np.zeros((0, agent.n_features_in_))
