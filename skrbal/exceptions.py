@@ -33,6 +33,7 @@ __all__ = [
     "StalledRequestsWarning",
     "StoreError",
     "StudyFileWarning",
+    "UncommissionedStatesWarning",
     "UnlabelledStateSmoothingWarning",
 ]
 
@@ -60,6 +61,36 @@ class MissingStatesWarning(UserWarning):
     ...     warnings.warn("states [2, 3] missing", MissingStatesWarning)
     >>> caught[0].category.__name__
     'MissingStatesWarning'
+    """
+
+
+class UncommissionedStatesWarning(UserWarning):
+    """Some states of the decision process have no commissioning example.
+
+    An agent commissioned with healthy data only (a new structure, say) knows
+    the damaged states from its model's prior alone, whatever the model: its
+    beliefs about them, and so the actions it recommends, are guesses until
+    an inspection finds one. :meth:`~skrbal.online.RiskBasedAgent.commission`
+    warns naming those states; the warning is stored with the commission
+    event, and ``skrbal agent status`` and ``report`` show the states still
+    without a labelled example. The user guide's *Commissioning a new
+    structure* says what to do about it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.exceptions import UncommissionedStatesWarning
+    >>> from skrbal.online import RiskBasedAgent
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+    ...                        process=synthetic_decision_process())
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     agent = agent.fit([[-5.0], [-4.0], [-6.0]], [1, 1, 1])
+    >>> [w.category.__name__ for w in caught if "commissioning" in str(w.message)]
+    ['UncommissionedStatesWarning']
+    >>> agent.close()
     """
 
 

@@ -967,10 +967,11 @@ def test_status_reads_the_stored_process_plainly_and_damage_still_ends_it(
             process = edit(json.loads(text))
             db.execute("UPDATE skrbal_agents SET process = ?", (json.dumps(process),))
 
-    # Without its optional cost the process is built: its default cost, 0.
+    # A process always stores its cost (to_dict writes it): without it, the
+    # description is damaged, and a cost is never assumed (#28.3).
     stored_process(lambda p: {k: v for k, v in p.items() if k != "inspection_cost"})
-    code, out, _ = run(["agent", "status", "--store", store, "--json"], capsys)
-    assert code == 0 and json.loads(out) == {**plain, "inspection_cost": 0.0}
+    code, _, err = run(["agent", "status", "--store", store, "--json"], capsys)
+    assert code == 2 and "inspection_cost" in one_line_error(err)
     stored_process(lambda p: {**p, "inspection_cost": "seven"})
     code, _, err = run(["agent", "status", "--store", store], capsys)
     assert code == 2 and "inspection_cost" in one_line_error(err)

@@ -61,7 +61,7 @@ def test_init_commissions_the_labelled_rows_and_observes_the_rest(tmp_path, caps
     )  # fmt: skip
     assert code == 0, err
     assert "with 8 labelled observations of 2 features" in out
-    assert "then observed the 52 later rows in order" in out
+    assert "then observed the 52 later rows (rows 8 to 59) in order" in out
     status = _status(store, capsys)
     assert status["n_commissioning"] == 8 and status["n_observations"] == 52
     assert status["n_routine"] + status["n_results"] == 2

@@ -338,10 +338,11 @@ def test_from_dict_defaults_and_non_dict():
         "transition": [[[1.0, 0.0], [0.0, 1.0]]],
         "state_utility": [1.0, 0.0],
         "action_utility": [0.0],
+        "inspection_cost": 2.0,
     }
     process = DecisionProcess.from_dict(minimal)
-    assert process.inspection_cost == 0.0
     assert process.classes_.tolist() == [0, 1]
+    assert process.state_names is None and process.action_names is None
     with pytest.raises(ValueError, match="must be a dict, got list"):
         DecisionProcess.from_dict([minimal])
 

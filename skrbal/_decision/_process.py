@@ -281,11 +281,12 @@ class DecisionProcess(BaseEstimator):
         Parameters
         ----------
         description : mapping
-            Must hold ``format_version`` (currently 1), ``transition``,
-            ``state_utility`` and ``action_utility``; may hold
-            ``inspection_cost`` (default 0), ``classes``, ``state_names`` and
-            ``action_names`` (default ``None``). Class labels are integers or
-            strings.
+            Must hold ``format_version`` (currently 1) and every value a
+            user must decide: ``transition``, ``state_utility``,
+            ``action_utility`` and ``inspection_cost`` (no default here: a
+            file that forgot its cost would inspect at every step); may hold
+            ``classes``, ``state_names`` and ``action_names`` (default
+            ``None``). Class labels are integers or strings.
 
         Returns
         -------

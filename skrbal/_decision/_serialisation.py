@@ -18,8 +18,24 @@ from skrbal._validation import as_finite_array
 # Version of the dict/JSON layout written by DecisionProcess.to_dict; bump it
 # when the layout changes and keep reading the old versions.
 _FORMAT_VERSION = 1
-_REQUIRED_KEYS = ("format_version", "transition", "state_utility", "action_utility")
-_OPTIONAL_KEYS = ("inspection_cost", "classes", "state_names", "action_names")
+# Every value a user must decide is required in a description: the
+# constructor's defaults (an inspection that costs nothing) are for Python
+# code, where they are visible; a file that forgot its cost would inspect at
+# every step.
+_REQUIRED_KEYS = (
+    "format_version",
+    "transition",
+    "state_utility",
+    "action_utility",
+    "inspection_cost",
+)
+_OPTIONAL_KEYS = ("classes", "state_names", "action_names")
+_MEANING = {
+    "transition": "transition[action][state], the next state's distribution",
+    "state_utility": "the utility of each state",
+    "action_utility": "the utility (minus the cost) of each action",
+    "inspection_cost": "the cost of one inspection, in the utilities' units",
+}
 
 
 def _check_labels(labels, name: str) -> None:
@@ -94,7 +110,15 @@ def process_from_dict(cls, description: Mapping):
         )
     missing = [key for key in _REQUIRED_KEYS if key not in description]
     if missing:
-        raise ValueError(f"the process description lacks the key(s) {missing}.")
+        meanings = "; ".join(
+            f"{key}: {_MEANING[key]}" for key in missing if key in _MEANING
+        )
+        raise ValueError(
+            f"the process description lacks the key(s) {missing}"
+            + (f" ({meanings})" if meanings else "")
+            + "; a process file states every cost, utility and transition (see "
+            "'skrbal agent process-template')."
+        )
     version = description["format_version"]
     if version != _FORMAT_VERSION or isinstance(version, bool):
         raise ValueError(
@@ -109,7 +133,7 @@ def process_from_dict(cls, description: Mapping):
             ("action_utility", 1),
         )
     }
-    cost = description.get("inspection_cost", 0.0)
+    cost = description["inspection_cost"]
     if isinstance(cost, Integral) and not isinstance(cost, bool):
         cost = float(cost)
     classes = description.get("classes")

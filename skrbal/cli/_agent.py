@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from skrbal.cli._data import add_campaign_options
+from skrbal.cli._data import DATE_FORMAT_HELP, add_campaign_options
 from skrbal.cli._errors import debug_option
 from skrbal.cli._report import add_report_parser
 
@@ -322,6 +322,7 @@ def _add_init(verbs, common, handler) -> None:
         "seconds, else in steps (always with --case). With an action column "
         "the actions taken are recorded for smoothing."
     )
+    init.add_argument("--date-format", metavar="FORMAT", help=DATE_FORMAT_HELP)
     init.add_argument(
         "--seed",
         type=int,
@@ -449,6 +450,7 @@ def _add_observe(verbs, common, handler) -> None:
         "allowed, when the agent was commissioned with times (default: the "
         "column 'time', if any, as in a campaign file)",
     )
+    observe.add_argument("--date-format", metavar="FORMAT", help=DATE_FORMAT_HELP)
     observe.add_argument(
         "--format",
         choices=["csv", "jsonl"],

@@ -60,8 +60,11 @@ def _time_point(text: str, option: str) -> float:
     try:
         value = float(text)
     except ValueError:
+        from skrbal._datetimes import parse_datetimes
+
         try:
-            stamp = pd.Timestamp(text)
+            # ISO 8601 only: 01/02/1998 is day-first in some places.
+            stamp = parse_datetimes(np.array([text], dtype=object), option)[0]
         except (TypeError, ValueError):
             stamp = None
         if stamp is None or pd.isna(stamp):
@@ -69,8 +72,6 @@ def _time_point(text: str, option: str) -> float:
                 f"{option} must be a number or an ISO 8601 date-time such as "
                 f"2025-01-01T00:00, got {text!r}"
             ) from None
-        if stamp.tzinfo is None:
-            stamp = stamp.tz_localize("UTC")
         value = (stamp - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)
     if not math.isfinite(value):
         raise ValueError(f"{option} must be finite, got {text!r}")
@@ -165,7 +166,11 @@ def _commissioning(args):
     # Actions only when the file has them: else the agent's own are kept.
     has_actions = args.action_column is not None or "action" in _columns(args.data)
     actions = campaign.actions if has_actions else None
-    return None, process, X, campaign.y, campaign.time, actions, None
+    times = campaign.time
+    if campaign.time_zoned:
+        # Kept zoned: the agent then refuses naive times (read as UTC).
+        times = pd.DatetimeIndex(times).tz_localize("UTC")
+    return None, process, X, campaign.y, times, actions, None
 
 
 def _columns(path) -> list[str]:
@@ -268,7 +273,8 @@ def init(args) -> int:
     print(
         f"agent {args.agent!r} commissioned in {agent.store_.display_url} with "
         f"{summary['n_commissioning']} labelled observations of {X.shape[1]} "
-        f"features; model {type(agent.estimator_).__name__}, budget "
+        f"features{_commissioning_rows(args, summary, agent.estimator)}; model "
+        f"{type(agent.estimator_).__name__}, budget "
         + ("EVPI > inspection cost" if budget is None else repr(budget)),
         file=note,
     )
@@ -281,11 +287,32 @@ def init(args) -> int:
     return 0
 
 
+def _rows_text(first: int, last: int) -> str:
+    return f"row {first}" if first == last else f"rows {first} to {last}"
+
+
+def _commissioning_rows(args, status: dict, estimator) -> str:
+    """Which rows of --data commissioned the agent: the leading labelled ones."""
+    if args.data is None:
+        return ""
+    n = status["n_commissioning"]
+    text = f" ({_rows_text(0, n - 1)} of {args.data}, counted from 0"
+    if status["n_observations"]:
+        # The first unlabelled row ends the commissioning set.
+        text += f": the labelled rows up to the first without a label, row {n}"
+        prior = estimator.get_params(deep=False).get("mean_prior")
+        if isinstance(prior, np.ndarray):  # pinned from every row
+            text += "; the prior's scale from every row of the file"
+    return text + ")"
+
+
 def _print_observed(status: dict, note) -> None:
     """What init did with the rows after the first unlabelled one."""
     if status["n_observations"]:
+        n, later = status["n_commissioning"], status["n_observations"]
         print(
-            f"then observed the {status['n_observations']} later rows in order: "
+            f"then observed the {later} later rows ({_rows_text(n, n + later - 1)}) "
+            "in order: "
             f"{status['n_requests']} inspection(s) requested, "
             f"{status['n_results']} of them answered by the file's labels, "
             f"{status['n_routine']} routine label(s) recorded",

@@ -12,7 +12,7 @@ import json
 from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._times import agent_times_are_iso, iso_time
 
-__all__ = ["status"]
+__all__ = ["status", "unlabelled_states_text"]
 
 _STATUS_KEYS = (
     "n_commissioning",
@@ -31,6 +31,18 @@ _STATUS_KEYS = (
     "clock",
 )
 _SHOWN_REQUESTS = 20
+
+
+def unlabelled_states_text(labelled: dict) -> str:
+    """The warning about states without a labelled example; '' if none."""
+    unseen = [str(state) for state, count in labelled.items() if not count]
+    if not unseen:
+        return ""
+    return (
+        f"no labelled example of state(s) {', '.join(unseen)}: the agent's "
+        "beliefs about them come from its model's prior alone (commissioned "
+        "without them, and no inspection has found one since)"
+    )
 
 
 @guarded
@@ -60,6 +72,9 @@ def status(args) -> int:
         print(f"  spend of {name}: {spend} ({count} inspections)")
     labelled = ", ".join(f"{k}: {v}" for k, v in state["labelled"].items())
     print(f"  labelled: {labelled}")
+    unlabelled = unlabelled_states_text(state["labelled"])
+    if unlabelled:
+        print(f"  warning: {unlabelled}")
     print(f"  budget_state: {json.dumps(state['budget_state'])}")
     shown = state["open_requests"][:_SHOWN_REQUESTS]
     for request in shown:

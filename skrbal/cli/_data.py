@@ -16,6 +16,7 @@ from pathlib import Path
 
 __all__ = [
     "CAMPAIGN_COLUMNS",
+    "DATE_FORMAT_HELP",
     "add_campaign_options",
     "add_data_options",
     "add_method_options",
@@ -25,6 +26,14 @@ __all__ = [
     "read_inspections",
     "read_process",
 ]
+
+
+DATE_FORMAT_HELP = (
+    "the form of the times when they are not ISO 8601 (such as "
+    "1998-02-01T00:00Z) or seconds, in strftime codes: '%%d/%%m/%%Y %%H:%%M' for "
+    "01/02/1998 00:00 read day-first. Without it other text is refused: "
+    "01/02/1998 reads day-first in some places, month-first in others"
+)
 
 
 def read_process(path, option: str = "--process"):
@@ -115,6 +124,7 @@ def read_campaign(args, process, *, unlabelled: bool = False):
         action_column=args.action_column,
         time_column=args.time_column,
         unlabelled=unlabelled,
+        date_format=getattr(args, "date_format", None),
     )
 
 

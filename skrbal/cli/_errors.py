@@ -19,7 +19,9 @@ import warnings
 from skrbal._secrets import mask_passwords
 
 __all__ = [
+    "INTERRUPTED",
     "USER_ERROR",
+    "Interrupted",
     "debug_option",
     "exit_status",
     "one_line",
@@ -30,6 +32,12 @@ USER_ERROR = 2
 SYSTEM_ERROR = 1
 # 128 + SIGPIPE: what a shell reports for a tool its reader stopped reading.
 CLOSED_PIPE = 141
+# 128 + SIGINT: what a shell reports for a tool stopped by Ctrl-C.
+INTERRUPTED = 130
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, with what a command had recorded and how to resume it."""
 
 
 # Python spellings a message of the library may carry, and the command's.
@@ -95,6 +103,21 @@ def exit_status(handler, args, *, debug: bool = False) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return CLOSED_PIPE
+    except KeyboardInterrupt as exc:
+        # One line, never a traceback from inside pandas or SQLAlchemy: each
+        # write to a store is a transaction, whole or not at all.
+        if debug:
+            raise
+        said = (
+            str(exc)
+            if isinstance(exc, Interrupted)
+            else (
+                "interrupted (Ctrl-C); each write is atomic: what was recorded "
+                "before stays, nothing is half-written"
+            )
+        )
+        print(f"skrbal: {said}", file=sys.stderr)
+        return INTERRUPTED
     except (FileExistsError, FileNotFoundError, IsADirectoryError, ValueError) as exc:
         if debug:
             raise

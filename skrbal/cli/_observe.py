@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import re
 import select
 import stat
 import sys
@@ -22,10 +23,13 @@ import sys
 import numpy as np
 import pandas as pd
 
+from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal.cli._agent_commands import check_key_option, timestamps
 from skrbal.cli._agent_store import guarded, resumed_agent
+from skrbal.cli._errors import Interrupted
 from skrbal.cli._output import output_stream
-from skrbal.cli._times import agent_times_are_iso, iso_times
+from skrbal.cli._times import agent_times_are_iso, iso_time, iso_times
+from skrbal.datasets._campaign import separator_hint
 
 __all__ = ["observe"]
 
@@ -90,14 +94,20 @@ def _records(decisions: pd.DataFrame) -> list[dict]:
 class _ObservationReader:
     """Rows of an observation CSV, checked as they come, in batches."""
 
-    def __init__(self, stream, name: str, agent, timestamp_column):
-        self.stream, self.name = stream, name
+    def __init__(
+        self, stream, name: str, agent, timestamp_column, date_format=None, zoned=False
+    ):
+        self.stream, self.name, self.date_format = stream, name, date_format
+        self.zoned = zoned
         self.reader = csv.reader(_decoded_lines(stream, name))
         try:
             header = next(self.reader)
         except StopIteration:
             raise ValueError(f"{name}: no header line") from None
         header = [h.strip() for h in header]
+        hint = separator_hint(header)
+        if hint:
+            raise ValueError(f"{name}: {hint}")
         self.stamp = None
         untimed = ""
         if timestamp_column is None and agent.status()["clock"] == "timestamp":
@@ -116,6 +126,7 @@ class _ObservationReader:
                     f"{header})"
                 )
             self.stamp = header.index(timestamp_column)
+            self.stamp_name = f"{name}: timestamps (column {timestamp_column!r})"
         if agent.feature_names_in_ is not None:
             self.features = list(agent.feature_names_in_)
             missing = [f for f in self.features if f not in header]
@@ -158,7 +169,7 @@ class _ObservationReader:
                 f"{self.name} line {line}: column {self.features[bad]!r} holds "
                 f"{record[self.positions[bad]]!r}, not a finite number"
             )
-        return row, None if self.stamp is None else record[self.stamp].strip()
+        return row, None if self.stamp is None else record[self.stamp].strip(), line
 
     def batches(self, size: int, fixed: bool = False):
         """Yield ``(X, timestamps)``; a bad line raises after the rows before it.
@@ -166,35 +177,93 @@ class _ObservationReader:
         ``fixed``: every batch but the last has ``size`` rows, even from a
         pipe (the batches of a keyed command must not depend on timing).
         """
-        rows, stamps = [], []
+        rows, stamps, lines = [], [], []
         try:
             for record in self.reader:
                 if not record:
                     continue
-                row, stamp = self._parse(record)
+                row, stamp, line = self._parse(record)
                 rows.append(row)
                 stamps.append(stamp)
+                lines.append(line)
                 if len(rows) >= size or (not fixed and not _more_waiting(self.stream)):
-                    yield self._batch(rows, stamps)
-                    rows, stamps = [], []
+                    yield self._batch(rows, stamps, lines)
+                    rows, stamps, lines = [], [], []
         except csv.Error as exc:
             if rows:
-                yield self._batch(rows, stamps)
+                yield self._batch(rows, stamps, lines)
             raise ValueError(
                 f"{self.name} line {self.reader.line_num}: {exc}"
             ) from None
         except ValueError:
             if rows:
-                yield self._batch(rows, stamps)
+                yield self._batch(rows, stamps, lines)
             raise
         if rows:
-            yield self._batch(rows, stamps)
+            yield self._batch(rows, stamps, lines)
 
-    def _batch(self, rows, stamps):
+    def _batch(self, rows, stamps, lines):
+        self.batch_lines = list(lines)
         X = pd.DataFrame(np.asarray(rows, dtype=np.float64), columns=self.features)
         if self.stamp is None:
             return X, None
-        return X, timestamps(pd.Series(stamps))
+        if self.date_format is None:
+            stamps = timestamps(pd.Series(stamps))
+            if stamps.dtype != object:
+                return X, stamps  # seconds
+        if self.zoned:
+            self._refuse_naive(stamps, lines)
+        # Dates read here, where the file's lines are known.
+        dates = parse_datetimes(
+            np.asarray(stamps, dtype=object),
+            self.stamp_name,
+            date_format=self.date_format,
+            where=lambda i: f"line {lines[i]}",
+        )
+        return X, dates.tz_convert(None).to_numpy()
+
+    def _refuse_naive(self, stamps, lines) -> None:
+        """The rule of zoned agents: a time without a UTC offset is refused."""
+        for stamp, line in zip(stamps, lines):
+            if not carry_utc_offsets([stamp]):
+                raise ValueError(
+                    f"{self.stamp_name} line {line}: {stamp!r} has no UTC offset, "
+                    "but the agent was commissioned with times that carry one "
+                    "(such as Z or +01:00); a time without one would be read as "
+                    "UTC, and a local clock is not: add the offset (Z for UTC)"
+                )
+
+
+def _in_the_file(message: str, reader, name: str) -> str:
+    """The agent's "row i of this call" as the line of the file it came from."""
+    lines = getattr(reader, "batch_lines", None)
+
+    def line(match):
+        row = int(match[1])
+        return f"line {lines[row]} of {name}" if row < len(lines) else match[0]
+
+    if not lines:
+        return message
+    return re.sub(r"row (\d+) of this call", line, message)
+
+
+def _interrupted(args, name: str, n_done: int, last) -> str:
+    """The one line of an observe stopped by Ctrl-C: what stays, how to go on."""
+    text = f"interrupted (Ctrl-C): {n_done} observation(s) of {name} recorded"
+    if last is None:
+        return text + "; run the command again to observe them"
+    decision, line, iso = last
+    stamp = decision["timestamp"]
+    when = ""
+    if not pd.isna(stamp):
+        when = f" at {iso_time(stamp) if iso else format(float(stamp), 'g')}"
+    text += f", up to step {int(decision['step'])}{when} (line {line})"
+    if args.key is not None:
+        return text + (
+            f"; run the same command with --key {args.key} to resume (the "
+            "batches recorded come from the store)"
+        )
+    return text + f"; resume with the lines after line {line} (or use --key)"
 
 
 def _is_finite_number(text: str) -> bool:
@@ -238,7 +307,15 @@ def observe(args) -> int:
     check_key_option(args.key)
     with resumed_agent(args) as agent:
         with _binary_input(args.input) as (source, name):
-            reader = _ObservationReader(source, name, agent, args.timestamp_column)
+            settings = agent.store_.configuration(args.agent)["settings"]
+            reader = _ObservationReader(
+                source,
+                name,
+                agent,
+                args.timestamp_column,
+                args.date_format,
+                zoned=settings.get("time_zone") == "offset",
+            )
             with output_stream(args.out) as out:
                 writer = _DecisionWriter(
                     out,
@@ -246,17 +323,21 @@ def observe(args) -> int:
                     agent.process.action_names,
                     agent_times_are_iso(agent.store_, args.agent),
                 )
-                n_done = 0
+                n_done, last = 0, None
                 try:
                     batches = reader.batches(args.batch_size, args.key is not None)
                     for i, (X, times) in enumerate(batches, start=1):
                         key = None if args.key is None else f"{args.key}#{i}"
-                        writer.write(agent.observe(X, timestamps=times, key=key), times)
+                        decided = agent.observe(X, timestamps=times, key=key)
                         n_done += X.shape[0]
+                        last = (decided.iloc[-1], reader.batch_lines[-1], writer.iso)
+                        writer.write(decided, times)
+                except KeyboardInterrupt:
+                    raise Interrupted(_interrupted(args, name, n_done, last)) from None
                 except ValueError as exc:
                     raise ValueError(
-                        f"{exc} ({n_done} observation(s) before it were "
-                        "recorded, none after)"
+                        f"{_in_the_file(str(exc), reader, name)} ({n_done} "
+                        "observation(s) before it were recorded, none after)"
                     ) from exc
                 if n_done == 0:
                     empty = np.zeros((0, agent.n_features_in_))

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import html
 import json
+import sys
 
+from skrbal.cli._agent_status import unlabelled_states_text
 from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._errors import debug_option
 from skrbal.cli._output import check_output, write_output
@@ -62,7 +64,8 @@ def add_report_parser(verbs) -> None:
         "spend by method and by budget period against the budget, the "
         "timeline of beliefs, EVPI, inspections, actions and spend, and the "
         "last warnings stored. Reads the store only (a read-only file will "
-        "do); needs matplotlib.",
+        "do). Without matplotlib (the plot extra) the page has no timeline "
+        "figure, and says so.",
     )
     parser.add_argument(
         "--store",
@@ -94,14 +97,15 @@ def add_report_parser(verbs) -> None:
 def report(args) -> int:
     """Write the report page of ``args.agents`` (all by default) to ``args.out``."""
     check_output(args.out)
-    _require_matplotlib()
+    draw = _has_matplotlib()
     store = open_store(args)
     try:
         names = args.agents or store.agent_names()
         if not names:
             raise ValueError(f"--store {args.store}: the store holds no agent")
         sections = [
-            _agent_section(store, name, f"agent-{i}") for i, name in enumerate(names)
+            _agent_section(store, name, f"agent-{i}", draw)
+            for i, name in enumerate(names)
         ]
         title = store.display_url
     finally:
@@ -110,17 +114,24 @@ def report(args) -> int:
     if write_output(args.out, page):
         noun = "agent" if len(names) == 1 else "agents"
         print(f"wrote a report of {len(names)} {noun} to {args.out}")
+        if not draw:
+            print(f"skrbal: note: {_NO_FIGURE}", file=sys.stderr)
     return 0
 
 
-def _require_matplotlib() -> None:
+_NO_FIGURE = (
+    "the report has no timeline figure: it is drawn with matplotlib, which "
+    "cannot be imported (pip install 'skrbal[plot]')"
+)
+
+
+def _has_matplotlib() -> bool:
+    """Whether the timeline can be drawn; without it the page has the tables."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ImportError(
-            "skrbal agent report draws its figure with matplotlib, which cannot "
-            "be imported: pip install 'skrbal[plot]'"
-        ) from None
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------- #
@@ -212,7 +223,7 @@ def _table(header, rows, numeric=()) -> str:
 # ---------------------------------------------------------------------- #
 # one agent
 # ---------------------------------------------------------------------- #
-def _agent_section(store, name: str, anchor: str) -> str:
+def _agent_section(store, name: str, anchor: str, draw: bool = True) -> str:
     """The HTML section of one agent; reads its status, history and log."""
     from skrbal._decision import DecisionProcess
     from skrbal.plotting import AgentHistoryDisplay
@@ -222,10 +233,17 @@ def _agent_section(store, name: str, anchor: str) -> str:
     process = DecisionProcess.from_dict(config["process"])
     requests = store.requests(name)
     warnings_ = _last_warnings(store.events(name))
-    figure = _new_figure()
-    # Times drawn as the agent was given them (its time_format setting).
-    display = AgentHistoryDisplay.from_store(store, name, axes=figure.axes)
-    image = _png_base64(figure)
+    if draw:
+        figure = _new_figure()
+        # Times drawn as the agent was given them (its time_format setting).
+        display = AgentHistoryDisplay.from_store(store, name, axes=figure.axes)
+        timeline = (
+            f'<img alt="timeline of agent {_e(name)}: beliefs, EVPI, inspections, '
+            f'actions and spend" src="data:image/png;base64,{_png_base64(figure)}">'
+        )
+    else:
+        display = AgentHistoryDisplay.from_store(store, name, draw=False)
+        timeline = f'<p class="warning">Not drawn: {_e(_NO_FIGURE)}.</p>'
     parts = [
         f'<section class="agent" id="{anchor}">',
         f"<h2>Agent {_e(name)}</h2>",
@@ -235,8 +253,7 @@ def _agent_section(store, name: str, anchor: str) -> str:
         _method_table(status),
         _budget_part(config, status, display),
         "<h3>Timeline</h3>",
-        f'<img alt="timeline of agent {_e(name)}: beliefs, EVPI, inspections, '
-        f'actions and spend" src="data:image/png;base64,{image}">',
+        timeline,
         _warnings_part(warnings_),
         "</section>",
     ]
@@ -307,6 +324,9 @@ def _status_table(status, process, display) -> str:
         ("labelled", labelled),
         ("clock", _e(status["clock"])),
     ]
+    unlabelled = unlabelled_states_text(status["labelled"])
+    if unlabelled:
+        rows.append(("warning", f'<span class="warning">{_e(unlabelled)}</span>'))
     return "<h3>Status</h3>" + _table(None, rows)
 
 

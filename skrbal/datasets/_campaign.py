@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import io
 import os
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from skrbal._datetimes import parse_datetimes
+from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal._decision import as_process
 from skrbal.datasets._files import csv_text
 
@@ -51,6 +52,7 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
             )
         except (pd.errors.ParserError, ValueError) as exc:
             raise ValueError(f"{path} is not a readable CSV file: {exc}") from None
+        _check_separator(table, path)
         first_line = 2  # line 1 is the header
     elif suffix in _PARQUET_SUFFIXES:
         if importlib.util.find_spec("pyarrow") is None:
@@ -77,6 +79,36 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
     return table, str(path), f"{path}, sha256 {digest}", first_line
 
 
+def separator_hint(columns) -> str:
+    """A hint when a header read with ',' holds another separator; '' if not."""
+    if len(columns) != 1:
+        return ""
+    header = str(columns[0])
+    for separator, name in ((";", "';' (semicolon)"), ("\t", "a tab")):
+        if separator in header:
+            return (
+                f"its header {header[:60]!r} is one column: the fields look "
+                f"separated by {name}, perhaps with decimal commas (a "
+                "spreadsheet's export in many locales); skrbal reads CSV with ',' "
+                "between fields and '.' in numbers: save it so (LibreOffice: "
+                "field delimiter ',', or pandas: read_csv(sep=';', decimal=',') "
+                "then to_csv())"
+            )
+    return ""
+
+
+def _check_separator(table: pd.DataFrame, path) -> None:
+    hint = separator_hint(table.columns)
+    if hint:
+        raise ValueError(f"{path}: {hint}.")
+
+
+def _decimal_comma_hint(value) -> str:
+    if isinstance(value, str) and re.fullmatch(r"\s*[-+]?\d+,\d+\s*", value):
+        return f" (a decimal comma? write {value.strip().replace(',', '.')})"
+    return ""
+
+
 def _shown(value):
     """A cell as the user wrote it: ``5``, not ``np.int64(5)``."""
     return value.item() if isinstance(value, np.generic) else value
@@ -87,6 +119,7 @@ class _Table:
 
     def __init__(self, frame: pd.DataFrame, name: str, first_line: int):
         self.frame, self.name, self.first_line = frame, name, first_line
+        self.time_zoned = False
 
     def row(self, index: int) -> str:
         where = f"row {index} (counted from 0"
@@ -147,7 +180,8 @@ class _Table:
             self.not_dates(values, role, text=True)
             raise ValueError(
                 f"{self.name}: {role} column {values.name!r} is not numeric: "
-                f"{self.row(int(bad[0]))} holds {_shown(values.iloc[bad[0]])!r}."
+                f"{self.row(int(bad[0]))} holds {_shown(values.iloc[bad[0]])!r}"
+                f"{_decimal_comma_hint(values.iloc[bad[0]])}."
             )
         numbers = numbers.to_numpy(dtype=float)
         infinite = np.flatnonzero(~np.isfinite(numbers))
@@ -235,7 +269,7 @@ def _actions(table: _Table, values: pd.Series, process) -> np.ndarray:
     return positions.astype(np.int64)
 
 
-def _time(table: _Table, values: pd.Series) -> np.ndarray:
+def _time(table: _Table, values: pd.Series, date_format=None) -> np.ndarray:
     table.no_missing(values, "time")
     if pd.api.types.is_numeric_dtype(values):
         time = table.numeric(values, "time")
@@ -243,8 +277,14 @@ def _time(table: _Table, values: pd.Series) -> np.ndarray:
         # Read as a live agent reads its timestamps: ISO 8601 in any spelling,
         # naive ones as UTC; returned as datetime64 in UTC.
         name = f"{table.name}: time column {values.name!r}"
-        stamps = parse_datetimes(values.to_numpy(dtype=object), name)
+        stamps = parse_datetimes(
+            values.to_numpy(dtype=object),
+            name,
+            date_format=date_format,
+            where=table.row,
+        )
         time = stamps.tz_convert(None).to_numpy()
+        table.time_zoned = carry_utc_offsets(values.to_numpy(dtype=object))
     backwards = np.flatnonzero(time[1:] < time[:-1])
     if backwards.size:
         row = int(backwards[0]) + 1
@@ -266,6 +306,7 @@ def load_campaign(
     action_column: str | None = None,
     time_column: str | None = None,
     unlabelled: bool = False,
+    date_format: str | None = None,
 ) -> Bunch:
     """Read a monitoring campaign of your own: features, labels, actions.
 
@@ -307,13 +348,20 @@ def load_campaign(
         :meth:`~skrbal.online.RiskBasedAgent.commission` reads it (the rows
         after the first unlabelled one are observed). ``False``: a missing
         label is an error.
+    date_format : str, default=None
+        The form of the time column's dates when they are not ISO 8601, in
+        :meth:`~datetime.datetime.strftime` codes (``'%d/%m/%Y %H:%M'``).
+        ``None`` reads ISO 8601 (``1998-02-01T00:00Z``; naive times as UTC)
+        or numbers, and refuses any other text, naming its row: a date such
+        as ``01/02/1998`` is day-first in some places, month-first in others.
 
     Returns
     -------
     campaign : Bunch
         ``X`` (ndarray of shape ``(n_samples, n_features)``), ``y`` (labels,
         as the process's classes), ``actions`` (int ndarray), ``time``
-        (numbers, datetime64 in UTC, or ``None``), ``feature_names`` (list of
+        (numbers, datetime64 in UTC, or ``None``), ``time_zoned`` (whether
+        the file's times carried a UTC offset), ``feature_names`` (list of
         str), ``process`` (the validated process, or ``None``), ``source``
         (the file and its SHA-256, or the DataFrame's shape and hash) and
         ``description`` (the columns used, in words).
@@ -404,7 +452,7 @@ def load_campaign(
         if actions is None
         else _actions(table, actions, process)
     )
-    time = None if times is None else _time(table, times)
+    time = None if times is None else _time(table, times, date_format)
     description = (
         f"features {list(map(str, feature_columns))}, labels from column "
         f"{label_column!r}, "
@@ -420,6 +468,7 @@ def load_campaign(
         y=y,
         actions=action_values,
         time=time,
+        time_zoned=table.time_zoned,
         feature_names=list(map(str, feature_columns)),
         process=process,
         source=source,

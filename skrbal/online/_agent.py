@@ -9,6 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
+from skrbal._datetimes import carry_utc_offsets
 from skrbal._decision import DecisionProcess
 from skrbal._labels import states_of
 from skrbal._learning import (
@@ -23,6 +24,7 @@ from skrbal.exceptions import (
     RequestError,
     RequestExpiredWarning,
     StalledRequestsWarning,
+    UncommissionedStatesWarning,
     caller_stacklevel,
 )
 from skrbal.online._agent_calls import RecordCalls
@@ -63,6 +65,28 @@ from skrbal.online._store import AgentStore, store_parameter
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["IdempotencyKeyError", "RequestError", "RiskBasedAgent"]
+
+
+def _warn_uncommissioned(process, y, name: str) -> None:
+    """Warn naming the process's states without a commissioning example."""
+    classes, names = process.classes_, process.state_names
+    unseen = [j for j, c in enumerate(classes) if not np.any(y == c)]
+    if not unseen:
+        return
+    shown = [
+        str(classes[j])
+        if names is None or names[j] == str(classes[j])
+        else f"{names[j]} ({classes[j]})"
+        for j in unseen
+    ]
+    warnings.warn(
+        f"agent {name!r}: no commissioning example of state(s) "
+        f"{', '.join(shown)}: its beliefs about them come from the model's prior "
+        "alone until an inspection finds one (see the user guide, "
+        "'Commissioning a new structure').",
+        UncommissionedStatesWarning,
+        stacklevel=caller_stacklevel(),
+    )
 
 
 class RiskBasedAgent(RecordCalls, BaseEstimator):
@@ -366,7 +390,11 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         once the rows up to it are observed: the result of the agent's
         request when it requested that step (:meth:`record_inspection`),
         else a routine inspection (:meth:`record_label`), dated at the row's
-        timestamp. Errors name rows counted from 0, as the campaign reader
+        timestamp. A ``'data'`` prior of the estimator (``mean_prior`` and
+        ``covariance_prior`` both ``'data'``) is about the features' scale: it
+        is then taken from every row of ``X``, labelled or not, and pinned in
+        :attr:`estimator` as arrays, so that one labelled row is enough to
+        start. Errors name rows counted from 0, as the campaign reader
         (:func:`~skrbal.datasets.load_campaign`) and ``skrbal agent init``
         do.
 
@@ -419,7 +447,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
                 f"y must hold one label per row of X: X has {X.shape[0]} rows, y "
                 f"has shape {y.shape}."
             )
-        times_given = time_format(timestamps)
+        times_given, given_times = time_format(timestamps), timestamps
         if timestamps is not None:
             timestamps = as_seconds(timestamps, "timestamps", X.shape[0])
         perfect = self.process.perfect_information_action(y)
@@ -428,6 +456,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         steps.extend(X, perfect, y=y)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            _warn_uncommissioned(self.process, y, self.name)
             model = campaign.fit(self.estimator, steps)
         check_learnable(model, self.process, "the commissioned model")
         clock = "step" if timestamps is None else "timestamp"  # for good
@@ -446,7 +475,15 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
 
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
-        record = agent_record(self, X.shape, names, clock, budget_state, times_given)
+        record = agent_record(
+            self,
+            X.shape,
+            names,
+            clock,
+            budget_state,
+            times_given,
+            zoned=carry_utc_offsets(given_times),
+        )
         commissioning = Commissioning(
             features=X,
             labels=y,

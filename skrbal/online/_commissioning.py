@@ -8,12 +8,18 @@ order, as :meth:`~skrbal.online.RiskBasedAgent.observe` would (decisions
 taken, requests made), and teaches each later label as the inspection of its
 step: the result of the agent's request when it requested that step, else a
 routine inspection (:meth:`~skrbal.online.RiskBasedAgent.record_label`).
+
+A ``'data'`` prior of a Gaussian mixture is about the features' scale, which
+every commissioning row shows, labelled or not: it is computed from all of
+them and pinned in the agent's estimator (so that one labelled row is enough
+to start, and a resume rebuilds the same prior).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from skrbal.online._timestamps import as_seconds
 
@@ -50,8 +56,20 @@ def _rows(X, start: int, stop: int):
     return np.asarray(X, dtype=np.float64)[start:stop]
 
 
+def _leading(values, stop: int):
+    """The first ``stop`` values of an array-like, of their own kind."""
+    if hasattr(values, "iloc"):
+        return values.iloc[:stop]
+    if isinstance(values, np.ndarray | pd.Index):
+        return values[:stop]
+    return np.asarray(values)[:stop]
+
+
 def _checked_labels(agent, values, rows) -> list:
     """The labels at ``rows`` as states of the process, a bad one named."""
+    if len(values) == 0:
+        # An empty array is float: it would be refused against text states.
+        return []
     try:
         # Of the labels' own kind, not object (the array held None too).
         return list(agent._check_labels(np.asarray(list(values)), "y"))
@@ -66,6 +84,32 @@ def _checked_labels(agent, values, rows) -> list:
                     f"{agent.process.classes_.tolist()})."
                 ) from None
         raise
+
+
+_PRIOR_MOMENTS = ("mean_prior", "covariance_prior")
+
+
+def data_prior_pinned(estimator, X):
+    """``estimator`` with its ``'data'`` prior computed from every row of ``X``.
+
+    Only an estimator that takes the features as given has its prior pinned
+    (a Pipeline's mixture sees transformed features); the moments are those a
+    ``'data'`` prior takes (the mean, and the diagonal of the population
+    variance). A feature constant over ``X`` keeps ``'data'``, whose fit
+    names it. ``None`` when nothing is to pin.
+    """
+    params = estimator.get_params(deep=False)
+    if not all(params.get(name) == "data" for name in _PRIOR_MOMENTS):
+        return None
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 2 or not np.all(np.isfinite(X)):
+        return None
+    variance = X.var(axis=0)
+    if not np.all(variance > 0):
+        return None
+    return clone(estimator).set_params(
+        mean_prior=X.mean(axis=0), covariance_prior=np.diag(variance)
+    )
 
 
 def commission_in_parts(agent, X, y, timestamps, missing: np.ndarray):
@@ -87,11 +131,20 @@ def commission_in_parts(agent, X, y, timestamps, missing: np.ndarray):
     later = np.flatnonzero(~missing[n0:]) + n0
     labels = _checked_labels(agent, values[later], later)
     stamps = None if timestamps is None else as_seconds(timestamps, "timestamps", n)
-    agent.commission(
-        _rows(X, 0, n0),
-        _checked_labels(agent, values[:n0], range(n0)),
-        timestamps=None if stamps is None else stamps[:n0],
-    )
+    given, pinned = agent.estimator, data_prior_pinned(agent.estimator, X)
+    if pinned is not None:
+        agent.estimator = pinned
+    try:
+        agent.commission(
+            _rows(X, 0, n0),
+            _checked_labels(agent, values[:n0], range(n0)),
+            # As given, not as seconds: the agent keeps how times were given
+            # (ISO comes back ISO) and whether they carried a UTC offset.
+            timestamps=None if stamps is None else _leading(timestamps, n0),
+        )
+    except BaseException:
+        agent.estimator = given
+        raise
     start = n0
     for row, label in zip(later.tolist(), labels):
         decided = agent.observe(

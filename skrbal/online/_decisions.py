@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.utils.validation import check_array
 
 from skrbal._learning import BlockDecisions
-from skrbal.online._timestamps import as_seconds
+from skrbal.online._timestamps import as_seconds, time_text
 
 __all__ = [
     "ObserveCall",
@@ -85,9 +85,12 @@ def observation_times(agent, n, timestamps):
             " them."
         )
     if n and times[0] < agent._last_time:
+        # Dates as dates, and where the agent stands: what a user resumes from.
         raise ValueError(
-            f"timestamps must not go back in time: {times[0]!r} comes after "
-            f"{agent._last_time!r}."
+            f"timestamps must not go back in time: row 0 of this call, "
+            f"{time_text(times[0], clock)}, is before the agent's last "
+            f"observation, step {agent.n_steps_ - 1} at "
+            f"{time_text(agent._last_time, clock)}; observe only what came after."
         )
     return clock, times, stamps
 

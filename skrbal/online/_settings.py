@@ -148,11 +148,13 @@ def time_format(timestamps) -> str | None:
 
 
 def agent_record(
-    agent, shape, names, clock, budget_state, times_given=None
+    agent, shape, names, clock, budget_state, times_given=None, zoned=False
 ) -> AgentRecord:
     """The record of an agent commissioned on ``shape`` (rows, features).
 
-    ``times_given`` is :func:`time_format` of the commissioning's times.
+    ``times_given`` is :func:`time_format` of the commissioning's times;
+    ``zoned``, whether they carried a UTC offset (kept as the setting
+    ``time_zone: "offset"``: the command line then refuses naive times).
     """
     n_steps, n_features = shape
     return AgentRecord(
@@ -162,7 +164,11 @@ def agent_record(
         estimator_fingerprint=fingerprint(agent.estimator),
         budget=dumps(encode_config(agent.budget)),
         budget_fingerprint=fingerprint(agent.budget),
-        settings={**settings_of(agent), "time_format": times_given},
+        settings={
+            **settings_of(agent),
+            "time_format": times_given,
+            **({"time_zone": "offset"} if zoned else {}),
+        },
         n_features=n_features,
         feature_names=None if names is None else tuple(names),
         clock=clock,

@@ -78,5 +78,34 @@ def as_seconds(values, name: str, n: int) -> np.ndarray:
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be finite.")
     if n > 1 and np.any(np.diff(array) < 0):
-        raise ValueError(f"{name} must be non-decreasing.")
+        row = int(np.flatnonzero(np.diff(array) < 0)[0]) + 1
+        clock = "timestamp" if array.dtype.kind == "f" else "step"
+        raise ValueError(
+            f"{name} must be non-decreasing: row {row} of this call, "
+            f"{time_text(array[row], clock)}, is before row {row - 1} of this call, "
+            f"{time_text(array[row - 1], clock)}."
+        )
     return array
+
+
+def time_text(seconds: float, clock: str = "timestamp") -> str:
+    """A time for a message: ISO 8601 (UTC) for a date, else the number.
+
+    >>> time_text(879465600.0)
+    '1997-11-14T00:00:00Z'
+    >>> time_text(12.0, "step")
+    '12'
+    """
+    value = float(seconds)
+    if clock == "step" or not np.isfinite(value):
+        return f"{value:g}"
+    if value < _DATES_FROM:
+        return f"{value:g} s"
+    stamp = pd.Timestamp(value, unit="s", tz="UTC")
+    text = stamp.isoformat().replace("+00:00", "Z")
+    return text
+
+
+# Seconds since 1970 read as dates from 1973-03-03 on (1e8 s), as the
+# agent's figure does; smaller numbers are durations from a user's origin.
+_DATES_FROM = 1e8

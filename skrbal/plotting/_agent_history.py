@@ -115,7 +115,8 @@ def _time_axis(history: pd.DataFrame, time_axis: str) -> tuple[str, np.ndarray]:
             time_axis = "datetime"
         else:
             time_axis = "seconds"
-    elif time_axis != "step" and not has_times:
+    elif time_axis != "step" and stamps.size > 0 and not has_times:
+        # (No observation yet, as after commissioning: nothing to draw.)
         raise ValueError(
             f"time_axis={time_axis!r} needs timestamps; the agent has none "
             "(its clock counts steps): use time_axis='step'."
@@ -274,6 +275,7 @@ class AgentHistoryDisplay:
         inspections=None,
         time_axis: str = "auto",
         axes=None,
+        draw: bool = True,
     ) -> AgentHistoryDisplay:
         """Draw the timeline of an agent's history.
 
@@ -300,6 +302,10 @@ class AgentHistoryDisplay:
         axes : array-like of 4 matplotlib Axes, default=None
             Where to draw the beliefs, EVPI, actions and spend; a new figure
             when ``None``.
+        draw : bool, default=True
+            Whether to draw. ``False`` only reads the history into the
+            display's attributes (no matplotlib needed): call :meth:`plot`
+            to draw it later.
 
         Returns
         -------
@@ -367,7 +373,7 @@ class AgentHistoryDisplay:
             ),
             time_axis=time_axis,
         )
-        return display.plot(axes=axes)
+        return display.plot(axes=axes) if draw else display
 
     @staticmethod
     def _request_frame(observed, shown, clock, process, costs, styles):
@@ -415,7 +421,7 @@ class AgentHistoryDisplay:
         name : str
             The agent.
         **kwargs : dict
-            ``time_axis`` and ``axes``, as in :meth:`from_history`.
+            ``time_axis``, ``axes`` and ``draw``, as in :meth:`from_history`.
 
         Returns
         -------
@@ -485,7 +491,7 @@ class AgentHistoryDisplay:
         agent : RiskBasedAgent
             A commissioned agent.
         **kwargs : dict
-            ``time_axis`` and ``axes``, as in :meth:`from_history`.
+            ``time_axis``, ``axes`` and ``draw``, as in :meth:`from_history`.
 
         Returns
         -------
