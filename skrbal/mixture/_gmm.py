@@ -576,8 +576,49 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         the features' units. A data-derived prior is fixed by the call that
         starts the model (``fit``, or the first ``partial_fit``) and stored
         in ``mean_prior_`` and ``covariance_prior_``.
-    weight_concentration_prior : float, default=1.0
-        ``alpha > 0`` of the symmetric Dirichlet prior on the class weights.
+    weight_concentration_prior : float, dict or array-like of shape \
+            (n_classes,), default=1.0
+        ``alpha > 0`` of the Dirichlet prior on the class weights: one value
+        for every class (the symmetric prior), a dict ``{class label: alpha}``
+        (classes not named keep 1) or one value per class in the order of
+        ``classes_``. A never-labelled class has the prior class weight
+        ``alpha_k / (N + sum alpha)``;
+        :func:`~skrbal.mixture.process_weight_concentration` derives the
+        values from a decision process's transition model.
+    class_priors : dict, default=None
+        Prior knowledge about where some classes lie, in engineering terms:
+        ``{class label: statement}``, each statement a dict with
+
+        - ``'shift'`` (required): a float, or one per feature, by which the
+          class's mean lies from the reference class's;
+        - ``'units'``: ``'std'`` (default: standard deviations of the
+          reference class, per feature), ``'relative'`` (fractions of the
+          magnitude of the reference class's mean: ``-0.03`` is "3 % lower",
+          for features in physical units) or ``'absolute'`` (feature units);
+        - ``'reference'``: the class it is stated against, which has no
+          statement itself (default: the class with the most labelled
+          samples when the model is started, e.g. the healthy one);
+        - ``'weight'``: prior probability of the statement, in (0, 1)
+          (default 0.9); the broad prior keeps the rest;
+        - ``'mean_precision'``: how many reference samples the stated
+          location is worth (default 0.1: uncertain by about three
+          reference standard deviations, so a size half or twice too large
+          still lies inside it);
+        - ``'degrees_of_freedom'``: of the inverse-Wishart centred on the
+          reference class's covariance (default ``n_features + 2``).
+
+        Such a class has a mixture of two NIW priors, the directed one (its
+        mean at the reference class's posterior mean moved by the shift, its
+        covariance prior centred on the reference class's covariance) and
+        the broad one of the other classes. The posterior is the mixture of
+        the two NIW posteriors with weights updated by each one's marginal
+        likelihood of the class's data, and the predictive a mixture of two
+        Student-t densities. The directed prior follows the reference class
+        as its labels arrive. Whatever the statement, the class's density is
+        at least ``1 - weight`` times the one it has with the broad prior,
+        so a wrong statement cannot hide the state, and its first labels
+        move the weight onto the component that explains them. ``None``:
+        every class has the broad prior (the paper's model).
     classes : array-like of shape (n_classes,), default=None
         The full label set. When given, ``fit`` accepts data holding only
         some of these labels, and a class with no data keeps its prior
@@ -606,13 +647,28 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         ``S_n = S0 + sum w x x^T + kappa0 m0 m0^T - kappa_n m_n m_n^T``.
     weight_concentration_ : ndarray of shape (n_classes,)
         Posterior Dirichlet concentration ``alpha + N_k``.
+    directed_prior_weight_ : ndarray of shape (n_classes,)
+        Posterior probability of the directed component of each class with a
+        ``class_priors`` statement (0 for the others). For such a class,
+        ``means_`` and ``covariances_`` average the two components with
+        these weights; the other posterior attributes describe its broad
+        component.
+    directed_mean_prior_ : ndarray of shape (n_classes, n_features)
+        Prior mean of each directed component (NaN for the classes without
+        one).
+    unlabelled_classes_ : ndarray
+        The classes without any labelled sample yet, whose belief rests on
+        the prior alone; kept up to date by ``partial_fit``.
     mean_prior_ : ndarray of shape (n_features,)
         The prior mean ``m0`` used.
     covariance_prior_ : ndarray of shape (n_features, n_features)
         The prior scale ``S0`` used.
     fit_warnings_ : list of Warning
-        The :class:`~skrbal.exceptions.PriorScaleWarning` raised when the
-        prior was set (empty when none was), so a batch study can count it.
+        The :class:`~skrbal.exceptions.PriorScaleWarning` and
+        :class:`~skrbal.exceptions.UnlabelledClassesWarning` raised when the
+        prior was set (empty when none was), so a batch study can count them.
+        The second names the classes without a labelled sample and what the
+        belief in each rests on (the broad prior, or a directed one).
         A default prior (``mean_prior`` or ``covariance_prior`` left at
         ``None``, or pinned to the default's 0 or identity, as the paper's
         methods do) is checked: the warning says when, for some feature, the
@@ -670,6 +726,20 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
     (1, 4)
     >>> clf.partial_fit([[0.0, 3.0]], [3]).class_count_
     array([2., 2., 1., 0.])
+
+    A class never labelled, stated to lie 3 standard deviations of class 1
+    below it on the first feature:
+
+    >>> import warnings
+    >>> stated = BayesianGMMClassifier(
+    ...     classes=[1, 2, 3], class_priors={3: {"shift": [-3.0, 0.0]}})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     stated = stated.fit(X, y)
+    >>> stated.unlabelled_classes_
+    array([3])
+    >>> stated.directed_mean_prior_[2].round(2)
+    array([-3.05,  0.17])
     """
 
     def __init__(

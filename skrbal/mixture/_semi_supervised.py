@@ -246,10 +246,20 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         a scaled identity, ``'data'`` the diagonal of the per-feature
         variances of all the training samples, or a symmetric
         positive-definite matrix.
-    weight_concentration_prior : float, default=1.0
-        ``alpha >= 1`` of the symmetric Dirichlet prior on the class weights.
-        EM needs the mode of the Dirichlet posterior, which does not exist
-        for ``alpha < 1`` when a class has too small an effective count.
+    weight_concentration_prior : float, dict or array-like of shape \
+            (n_classes,), default=1.0
+        ``alpha >= 1`` of the Dirichlet prior on the class weights: one value
+        for all, ``{class label: alpha}`` (others 1) or one per class (see
+        :class:`BayesianGMMClassifier`). EM needs the mode of the Dirichlet
+        posterior, which does not exist for ``alpha < 1`` when a class has
+        too small an effective count.
+    class_priors : dict, default=None
+        Where some classes lie relative to a reference class, as in
+        :class:`BayesianGMMClassifier`: such a class has a mixture of a
+        directed NIW prior and the broad one. The directed prior is stated
+        against the reference class's labelled samples. EM treats the
+        prior's component as one more latent variable, so its objective
+        still never decreases.
     classes : array-like of shape (n_classes,), default=None
         The full label set; a class with no labelled sample can still be
         given responsibility by EM. Required when no sample is labelled.
@@ -275,7 +285,8 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         The prior mean ``m0`` and scale ``S0`` used.
     fit_warnings_ : list of Warning
         The warnings of the last fit: a
-        :class:`~skrbal.exceptions.PriorScaleWarning` (see
+        :class:`~skrbal.exceptions.PriorScaleWarning` and an
+        :class:`~skrbal.exceptions.UnlabelledClassesWarning` (see
         :class:`BayesianGMMClassifier`) and the
         :class:`~sklearn.exceptions.ConvergenceWarning` of an EM that did not
         converge, so that a batch study can count them.
@@ -300,6 +311,12 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         Posterior inverse-Wishart scale ``S_n`` of the weighted statistics.
     weight_concentration_ : ndarray of shape (n_classes,)
         Posterior Dirichlet concentration ``alpha + N_k``.
+    directed_prior_weight_, directed_mean_prior_ : ndarray
+        Posterior weight and prior mean of the directed components (see
+        :class:`BayesianGMMClassifier`).
+    unlabelled_classes_ : ndarray
+        The classes without a labelled sample, whose belief rests on the
+        prior and the unlabelled samples.
     transduction_ : ndarray of shape (n_samples,)
         Label of every training sample: the given label, or the most
         responsible class for an unlabelled one.
