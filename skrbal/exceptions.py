@@ -34,6 +34,7 @@ __all__ = [
     "StoreError",
     "StudyFileWarning",
     "UncommissionedStatesWarning",
+    "UnlabelledClassesWarning",
     "UnlabelledStateSmoothingWarning",
 ]
 
@@ -125,6 +126,39 @@ class PriorScaleWarning(UserWarning):
     'PriorScaleWarning'
     >>> type(model.fit_warnings_[0]).__name__
     'PriorScaleWarning'
+    """
+
+
+class UnlabelledClassesWarning(UserWarning):
+    """A fitted mixture has classes without a single labelled sample.
+
+    A new structure commissioned on healthy data has no labelled example of
+    its damage states. The belief in such a state is then an assumption: with
+    the broad default prior its class density is the prior's Student-t, which
+    takes a share of anything unlike the labelled data (frost, say), and a
+    state whose failure is expensive carries most of the value of
+    information there. A directed prior (``class_priors``) places the state
+    where the user says it lies, mixed with the broad prior.
+
+    :class:`~skrbal.mixture.BayesianGMMClassifier` and
+    :class:`~skrbal.mixture.SemiSupervisedGMMClassifier` raise it once per
+    fit, naming each such class and what the belief in it rests on (the broad
+    prior alone, or the directed prior with the broad one's weight); it is
+    recorded in ``fit_warnings_``, and ``unlabelled_classes_`` lists the
+    classes still without a label.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skrbal.exceptions import UnlabelledClassesWarning
+    >>> from skrbal.mixture import BayesianGMMClassifier
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     model = BayesianGMMClassifier(classes=[0, 1]).fit([[0.0], [0.5]], [0, 0])
+    >>> caught[0].category.__name__
+    'UnlabelledClassesWarning'
+    >>> model.unlabelled_classes_
+    array([1])
     """
 
 

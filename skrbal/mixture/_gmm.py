@@ -37,6 +37,13 @@ from skrbal._labels import labels_differ
 from skrbal._logspace import exp_normalise, log_normalise
 from skrbal._params import same_value
 from skrbal.exceptions import PriorScaleWarning, caller_stacklevel
+from skrbal.mixture._class_priors import (
+    DirectedComponents,
+    resolve_references,
+    unlabelled_classes_warning,
+    validate_class_priors,
+    validate_concentration,
+)
 from skrbal.mixture._niw import (
     _CLASS_ATTRIBUTES,
     _class_posterior,
@@ -171,22 +178,34 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
             Interval(Real, 0, None, closed="neither"),
             "array-like",
         ],
-        "weight_concentration_prior": [Interval(Real, 0, None, closed="neither")],
+        "weight_concentration_prior": [
+            Interval(Real, 0, None, closed="neither"),
+            dict,
+            "array-like",
+        ],
+        "class_priors": [None, dict],
         "classes": [None, "array-like"],
     }
+    # The smallest alpha_k the fit can use (EM needs a Dirichlet mode).
+    _min_concentration = 0.0
 
     # ------------------------------------------------------------------ #
     # priors and labels
     # ------------------------------------------------------------------ #
-    def _validate_prior(self, data: _Statistics) -> _NIWPrior:
+    def _validate_prior(
+        self, data: _Statistics, classes: np.ndarray, labelled: np.ndarray
+    ) -> _NIWPrior:
         """The prior's hyperparameters, checked against the training data.
 
         ``data`` holds the statistics of the training samples (per class, or
         all as one class); a ``'data'`` prior parameter is derived from their
         pooled moments. When ``mean_prior`` or ``covariance_prior`` is left at
         its default (unset: 0, the identity) and the data lie far from that
-        scale, a :class:`~skrbal.exceptions.PriorScaleWarning` is raised; the
-        prior returned carries it in ``warnings``.
+        scale, a :class:`~skrbal.exceptions.PriorScaleWarning` is raised.
+        ``labelled`` is the labelled weight of each class of ``classes``:
+        the classes without any get an
+        :class:`~skrbal.exceptions.UnlabelledClassesWarning`. The prior
+        returned carries the warnings raised in ``warnings``.
         """
         d = data.mean.shape[-1]
         _, centre, spread = _pooled_moments(data)
@@ -209,13 +228,29 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
             if warning is not None:
                 warnings.warn(warning, stacklevel=caller_stacklevel())
                 found.append(warning)
+        concentration = validate_concentration(
+            self.weight_concentration_prior,
+            classes,
+            self._min_concentration,
+            type(self).__name__,
+        )
+        directed = resolve_references(
+            validate_class_priors(self.class_priors, classes, d), labelled
+        )
+        warning = unlabelled_classes_warning(
+            type(self).__name__, classes, labelled, directed
+        )
+        if warning is not None:
+            warnings.warn(warning, stacklevel=caller_stacklevel())
+            found.append(warning)
         return _NIWPrior(
             mean,
             float(self.mean_precision_prior),
             dof,
             scale,
-            float(self.weight_concentration_prior),
+            concentration,
             tuple(found),
+            directed,
         )
 
     def _prior_mean(self, d: int, centre: np.ndarray) -> np.ndarray:
@@ -278,9 +313,20 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ #
     # conjugate update
     # ------------------------------------------------------------------ #
-    def _set_posterior(self, stats: _Statistics, prior: _NIWPrior) -> None:
-        """Store the statistics, the NIW posterior and its predictive factors."""
-        columns = zip(*(_class_posterior(prior, *row) for row in zip(*stats)))
+    def _set_posterior(
+        self, stats: _Statistics, prior: _NIWPrior, reference: _Statistics | None = None
+    ) -> None:
+        """Store the statistics, the NIW posterior and its predictive factors.
+
+        ``reference`` holds the statistics the directed priors are stated
+        against (default: ``stats``, refreshed by every update).
+        """
+        columns = zip(
+            *(
+                _class_posterior(prior, *row, alpha)
+                for *row, alpha in zip(*stats, prior.concentration.tolist())
+            )
+        )
         self._statistics = stats
         self._prior = prior
         self.mean_prior_ = prior.mean
@@ -288,29 +334,52 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         self.fit_warnings_ = list(prior.warnings)
         for name, column in zip(_CLASS_ATTRIBUTES, columns):
             setattr(self, name, np.array(column))
+        self._directed = DirectedComponents(
+            prior, stats, stats if reference is None else reference
+        )
+        self._directed.store(self)
         self._set_class_prior()
 
     def _update_posterior(self, present: np.ndarray, batch: _Statistics) -> None:
         """Merge the statistics of a batch into those of the classes ``present``.
 
-        Only those classes are refreshed. Everything is computed before
-        anything is stored, so a failure leaves the model as it was.
+        Only those classes are refreshed (and the directed priors stated
+        against them). Everything is computed before anything is stored, so
+        a failure leaves the model as it was.
         """
         stored = self._statistics
         updates = []
+        alpha = self._prior.concentration
         # Counts as Python floats: NumPy scalars make every scalar step dearer.
         classes = zip(present.tolist(), batch.count.tolist(), batch.mean, batch.scatter)
         for k, *batch_class in classes:
             merged = _merge(
                 stored.count.item(k), stored.mean[k], stored.scatter[k], *batch_class
             )
-            updates.append((k, merged, _class_posterior(self._prior, *merged)))
+            updates.append(
+                (k, merged, _class_posterior(self._prior, *merged, alpha.item(k)))
+            )
+        if self._prior.directed:
+            # Computed before anything is stored, like the classes' updates.
+            stats = _Statistics(*(field.copy() for field in stored))
+            for k, merged, _ in updates:
+                for field, value in zip(stats, merged):
+                    field[k] = value
+            directed = self._directed.updated(self._prior, stats, present)
         for k, merged, attributes in updates:
             for field, value in zip(stored, merged):
                 field[k] = value
             for name, value in zip(_CLASS_ATTRIBUTES, attributes):
                 getattr(self, name)[k] = value
+        if self._prior.directed:
+            self._directed = directed
+            directed.store(self)
+        if self.unlabelled_classes_.size:
+            self._record_unlabelled(stored.count)
         self._set_class_prior()
+
+    def _record_unlabelled(self, labelled: np.ndarray) -> None:
+        self.unlabelled_classes_ = self.classes_[~(labelled > 0)]
 
     def _set_class_prior(self) -> None:
         concentration = self.weight_concentration_
@@ -321,21 +390,28 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ #
     # posterior predictive
     # ------------------------------------------------------------------ #
-    def _class_log_density(self, X: np.ndarray, offset=None) -> np.ndarray:
-        """Student-t log densities plus ``offset[k]``, shape (n_classes, n_samples)."""
+    def _class_log_density(self, X: np.ndarray, log_class_prior=None) -> np.ndarray:
+        """Predictive log densities plus ``log_class_prior[k]``, shape (K, n).
+
+        A Student-t per class; a class with a directed prior has the mixture
+        of its two components' Student-t densities, summed in log space.
+        """
         density = _log1p_mahalanobis(
             X, self.mean_posterior_, self._t_whiteners, self._t_df
         )
         density *= -0.5 * (self._t_df[:, None] + X.shape[1])
-        if offset is None:
-            offset = self._t_log_norm
+        # The normalisers and the class prior in one pass.
+        offset = self._t_log_norm
+        if log_class_prior is not None:
+            offset = offset + log_class_prior
         density += offset[:, None]
+        if self._prior.directed:
+            self._directed.mix(X, density, log_class_prior)
         return density
 
     def _joint_log_likelihood(self, X: np.ndarray) -> np.ndarray:
         """``log p(x, y=k | D)``, shape (n_samples, n_classes)."""
-        # The normalisers and the class prior in one pass.
-        return self._class_log_density(X, self._t_log_norm + self._log_class_prior).T
+        return self._class_log_density(X, self._log_class_prior).T
 
     def _check_X(self, X) -> np.ndarray:
         """``check_is_fitted`` then ``validate_data(self, X, reset=False)``.
@@ -500,8 +576,49 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         the features' units. A data-derived prior is fixed by the call that
         starts the model (``fit``, or the first ``partial_fit``) and stored
         in ``mean_prior_`` and ``covariance_prior_``.
-    weight_concentration_prior : float, default=1.0
-        ``alpha > 0`` of the symmetric Dirichlet prior on the class weights.
+    weight_concentration_prior : float, dict or array-like of shape \
+            (n_classes,), default=1.0
+        ``alpha > 0`` of the Dirichlet prior on the class weights: one value
+        for every class (the symmetric prior), a dict ``{class label: alpha}``
+        (classes not named keep 1) or one value per class in the order of
+        ``classes_``. A never-labelled class has the prior class weight
+        ``alpha_k / (N + sum alpha)``;
+        :func:`~skrbal.mixture.process_weight_concentration` derives the
+        values from a decision process's transition model.
+    class_priors : dict, default=None
+        Prior knowledge about where some classes lie, in engineering terms:
+        ``{class label: statement}``, each statement a dict with
+
+        - ``'shift'`` (required): a float, or one per feature, by which the
+          class's mean lies from the reference class's;
+        - ``'units'``: ``'std'`` (default: standard deviations of the
+          reference class, per feature), ``'relative'`` (fractions of the
+          magnitude of the reference class's mean: ``-0.03`` is "3 % lower",
+          for features in physical units) or ``'absolute'`` (feature units);
+        - ``'reference'``: the class it is stated against, which has no
+          statement itself (default: the class with the most labelled
+          samples when the model is started, e.g. the healthy one);
+        - ``'weight'``: prior probability of the statement, in (0, 1)
+          (default 0.9); the broad prior keeps the rest;
+        - ``'mean_precision'``: how many reference samples the stated
+          location is worth (default 0.1: uncertain by about three
+          reference standard deviations, so a size half or twice too large
+          still lies inside it);
+        - ``'degrees_of_freedom'``: of the inverse-Wishart centred on the
+          reference class's covariance (default ``n_features + 2``).
+
+        Such a class has a mixture of two NIW priors, the directed one (its
+        mean at the reference class's posterior mean moved by the shift, its
+        covariance prior centred on the reference class's covariance) and
+        the broad one of the other classes. The posterior is the mixture of
+        the two NIW posteriors with weights updated by each one's marginal
+        likelihood of the class's data, and the predictive a mixture of two
+        Student-t densities. The directed prior follows the reference class
+        as its labels arrive. Whatever the statement, the class's density is
+        at least ``1 - weight`` times the one it has with the broad prior,
+        so a wrong statement cannot hide the state, and its first labels
+        move the weight onto the component that explains them. ``None``:
+        every class has the broad prior (the paper's model).
     classes : array-like of shape (n_classes,), default=None
         The full label set. When given, ``fit`` accepts data holding only
         some of these labels, and a class with no data keeps its prior
@@ -530,13 +647,28 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         ``S_n = S0 + sum w x x^T + kappa0 m0 m0^T - kappa_n m_n m_n^T``.
     weight_concentration_ : ndarray of shape (n_classes,)
         Posterior Dirichlet concentration ``alpha + N_k``.
+    directed_prior_weight_ : ndarray of shape (n_classes,)
+        Posterior probability of the directed component of each class with a
+        ``class_priors`` statement (0 for the others). For such a class,
+        ``means_`` and ``covariances_`` average the two components with
+        these weights; the other posterior attributes describe its broad
+        component.
+    directed_mean_prior_ : ndarray of shape (n_classes, n_features)
+        Prior mean of each directed component (NaN for the classes without
+        one).
+    unlabelled_classes_ : ndarray
+        The classes without any labelled sample yet, whose belief rests on
+        the prior alone; kept up to date by ``partial_fit``.
     mean_prior_ : ndarray of shape (n_features,)
         The prior mean ``m0`` used.
     covariance_prior_ : ndarray of shape (n_features, n_features)
         The prior scale ``S0`` used.
     fit_warnings_ : list of Warning
-        The :class:`~skrbal.exceptions.PriorScaleWarning` raised when the
-        prior was set (empty when none was), so a batch study can count it.
+        The :class:`~skrbal.exceptions.PriorScaleWarning` and
+        :class:`~skrbal.exceptions.UnlabelledClassesWarning` raised when the
+        prior was set (empty when none was), so a batch study can count them.
+        The second names the classes without a labelled sample and what the
+        belief in each rests on (the broad prior, or a directed one).
         A default prior (``mean_prior`` or ``covariance_prior`` left at
         ``None``, or pinned to the default's 0 or identity, as the paper's
         methods do) is checked: the warning says when, for some feature, the
@@ -594,6 +726,20 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
     (1, 4)
     >>> clf.partial_fit([[0.0, 3.0]], [3]).class_count_
     array([2., 2., 1., 0.])
+
+    A class never labelled, stated to lie 3 standard deviations of class 1
+    below it on the first feature:
+
+    >>> import warnings
+    >>> stated = BayesianGMMClassifier(
+    ...     classes=[1, 2, 3], class_priors={3: {"shift": [-3.0, 0.0]}})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     stated = stated.fit(X, y)
+    >>> stated.unlabelled_classes_
+    array([3])
+    >>> stated.directed_mean_prior_[2].round(2)
+    array([-3.05,  0.17])
     """
 
     def __init__(
@@ -603,7 +749,8 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         mean_precision_prior: float = 1.0,
         degrees_of_freedom_prior: float | None = None,
         covariance_prior=None,
-        weight_concentration_prior: float = 1.0,
+        weight_concentration_prior=1.0,
+        class_priors: dict | None = None,
         classes=None,
     ):
         self.mean_prior = mean_prior
@@ -611,6 +758,7 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         self.degrees_of_freedom_prior = degrees_of_freedom_prior
         self.covariance_prior = covariance_prior
         self.weight_concentration_prior = weight_concentration_prior
+        self.class_priors = class_priors
         self.classes = classes
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -711,9 +859,10 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         """
         weight = _sample_weight(sample_weight, X)
         stats = _labelled_statistics(X, y_idx, weight, len(classes))
-        prior = self._validate_prior(stats)
+        prior = self._validate_prior(stats, classes, stats.count)
         self.classes_ = classes
         self._set_posterior(stats, prior)
+        self._record_unlabelled(stats.count)
         self._seen_parameters = copy.deepcopy(_parameter_values(self))
 
     def _check_parameters(self) -> None:
@@ -736,7 +885,9 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
             if all(map(same_value, current, seen)):
                 return
         self._validate_params()
-        prior = self._validate_prior(self._statistics)
+        prior = self._validate_prior(
+            self._statistics, self.classes_, self._statistics.count
+        )
         if self.classes is not None and not np.array_equal(
             _as_classes(self.classes), self.classes_
         ):

@@ -21,8 +21,9 @@ class _NIWPrior(NamedTuple):
     mean_precision: float  # kappa0
     degrees_of_freedom: float  # v0
     scale: np.ndarray  # S0, (D, D)
-    concentration: float  # alpha_k (symmetric Dirichlet)
-    warnings: tuple = ()  # PriorScaleWarning raised when it was validated
+    concentration: np.ndarray  # alpha_k of the Dirichlet, one per class
+    warnings: tuple = ()  # warnings raised when it was validated
+    directed: tuple = ()  # _DirectedPrior of the classes with a directed prior
 
 
 class _Statistics(NamedTuple):
@@ -276,8 +277,11 @@ _CLASS_ATTRIBUTES = (
 )
 
 
-def _class_posterior(prior: _NIWPrior, count, mean, scatter) -> tuple:
+def _class_posterior(prior: _NIWPrior, count, mean, scatter, concentration) -> tuple:
     """The ``_CLASS_ATTRIBUTES`` of one class from its statistics.
+
+    ``prior`` gives the NIW hyperparameters (its ``concentration`` is not
+    used: the class's own ``alpha_k`` is ``concentration``).
 
     The posterior predictive is a Student-t with ``df = v_n - D + 1`` degrees
     of freedom, location ``m_n`` and scale ``(kappa_n + 1) / (kappa_n df) S_n``.
@@ -307,7 +311,7 @@ def _class_posterior(prior: _NIWPrior, count, mean, scatter) -> tuple:
         kappa_n,
         dof_n,
         scale_n,
-        prior.concentration + count,
+        concentration + count,
         mean_n,
         _map_covariances(scale_n, dof_n),
         df,

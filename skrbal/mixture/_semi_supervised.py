@@ -56,6 +56,123 @@ UNLABELLED = -1
 _MIN_WEIGHT_COUNT = 1e-6
 
 
+def _per_class(prior: _NIWPrior, n_classes: int) -> _NIWPrior:
+    """The broad prior with its NIW hyperparameters repeated for every class."""
+    return prior._replace(
+        mean=np.repeat(prior.mean[None], n_classes, axis=0),
+        mean_precision=np.full(n_classes, prior.mean_precision),
+        degrees_of_freedom=np.full(n_classes, prior.degrees_of_freedom),
+        scale=np.repeat(prior.scale[None], n_classes, axis=0),
+    )
+
+
+def _log_niw(means, whiteners, half_log_det, prior: _NIWPrior) -> np.ndarray:
+    """``log NIW(mu_k, Sigma_k | m_k, kappa_k, v_k, S_k)`` of every class, (K,).
+
+    ``prior`` holds one set of hyperparameters per class (see ``_per_class``);
+    ``whiteners`` and ``half_log_det`` are those of the ``Sigma_k``.
+    """
+    d = means.shape[1]
+    kappa0, v0 = prior.mean_precision, prior.degrees_of_freedom
+    whitened = np.einsum("kd,kde->ke", means - prior.mean, whiteners)
+    scale_chol = np.linalg.cholesky(prior.scale)
+    # tr(S0 Sigma^-1) = ||L_Sigma^-1 L_S0||_F^2 with L_Sigma^-1 = W^T.
+    trace = np.square(whiteners.transpose(0, 2, 1) @ scale_chol).sum(axis=(1, 2))
+    log_normal = (
+        -0.5 * d * np.log(2 * np.pi / kappa0)
+        - half_log_det
+        - 0.5 * kappa0 * np.square(whitened).sum(axis=1)
+    )
+    log_inv_wishart = (
+        v0 * _half_log_det(scale_chol)
+        - 0.5 * v0 * d * np.log(2.0)
+        - multigammaln(0.5 * v0, d)
+        - (v0 + d + 1) * half_log_det
+        - 0.5 * trace
+    )
+    return log_normal + log_inv_wishart
+
+
+class _ClassPriors:
+    """The NIW prior of every class for EM: broad, or a mixture of two.
+
+    A class with a directed prior (``class_priors``) has the prior
+    ``w_b NIW_b + w_d NIW_d``. EM treats the component as one more latent
+    variable: given ``theta`` its responsibilities ``r`` are those of the two
+    weighted densities at ``theta_k``, and the M-step maximises
+    ``sum_j r_j log NIW_j(theta_k)`` plus the likelihood, whose maximum is
+    the MAP under a single NIW with ``kappa = sum r_j kappa_j``,
+    ``m = sum r_j kappa_j m_j / kappa``, ``v = sum r_j v_j`` and
+    ``S = sum r_j (S_j + kappa_j (m_j - m)(m_j - m)^T)``; so the objective
+    still never decreases.
+    """
+
+    def __init__(self, prior: _NIWPrior, n_classes: int, directed):
+        self.prior = prior
+        self.broad = _per_class(prior, n_classes)
+        self.directed = directed  # [(entry, (m, kappa, v, S))]
+        self.prior_log_weights = np.array(
+            [[entry.log_defensive, entry.log_weight] for entry, _ in directed]
+        ).reshape(-1, 2)
+        self.index = np.array([entry.index for entry, _ in directed], dtype=np.intp)
+        if directed:
+            hyper = list(zip(*(h for _, h in directed)))
+            self.directed_prior = self.broad._replace(
+                mean=np.array(hyper[0]),
+                mean_precision=np.array(hyper[1], dtype=float),
+                degrees_of_freedom=np.array(hyper[2], dtype=float),
+                scale=np.array(hyper[3]),
+            )
+        self.effective = self.combined(np.exp(self.prior_log_weights))
+
+    def combined(self, responsibilities: np.ndarray) -> _NIWPrior:
+        """The single NIW each class's M-step uses, given ``r`` (M, 2)."""
+        if not self.directed:
+            return self.broad
+        broad, directed = self.broad, self.directed_prior
+        rows = self.index
+        r_b, r_d = responsibilities[:, 0], responsibilities[:, 1]
+        kb, kd = broad.mean_precision[rows], directed.mean_precision
+        kappa = r_b * kb + r_d * kd
+        mb, md = broad.mean[rows], directed.mean
+        mean = ((r_b * kb)[:, None] * mb + (r_d * kd)[:, None] * md) / kappa[:, None]
+        db, dd = mb - mean, md - mean
+        scale = (
+            r_b[:, None, None] * broad.scale[rows]
+            + r_d[:, None, None] * directed.scale
+            + (r_b * kb)[:, None, None] * db[:, :, None] * db[:, None, :]
+            + (r_d * kd)[:, None, None] * dd[:, :, None] * dd[:, None, :]
+        )
+        out = self.broad._replace(
+            mean=broad.mean.copy(),
+            mean_precision=broad.mean_precision.copy(),
+            degrees_of_freedom=broad.degrees_of_freedom.copy(),
+            scale=broad.scale.copy(),
+        )
+        out.mean[rows] = mean
+        out.mean_precision[rows] = kappa
+        out.degrees_of_freedom[rows] = (
+            r_b * broad.degrees_of_freedom[rows] + r_d * directed.degrees_of_freedom
+        )
+        out.scale[rows] = 0.5 * (scale + scale.transpose(0, 2, 1))
+        return out
+
+    def log_prior_and_update(self, theta: _MAPParameters) -> float:
+        """``sum_k log p(theta_k)``; sets the next M-step's ``effective`` prior."""
+        args = (theta.means, theta.whiteners, theta.half_log_det)
+        log_p = _log_niw(*args, self.broad)
+        if self.directed:
+            rows = self.index
+            sub = (theta.means[rows], theta.whiteners[rows], theta.half_log_det[rows])
+            terms = self.prior_log_weights + np.stack(
+                [log_p[rows], _log_niw(*sub, self.directed_prior)], axis=1
+            )
+            total = logsumexp(terms, axis=1)
+            log_p[rows] = total
+            self.effective = self.combined(np.exp(terms - total[:, None]))
+        return float(log_p.sum())
+
+
 class _MAPParameters:
     """The MAP ``theta`` of a weighted NIW posterior, with its Cholesky factors."""
 
@@ -67,8 +184,8 @@ class _MAPParameters:
         chol = _cholesky(self.covariances, "a MAP covariance matrix")
         self.half_log_det = _half_log_det(chol)
         self.whiteners = _whiteners(chol)
-        # Mode of Dir(alpha + N): (alpha + N_k - 1) / (K alpha + N - K); it
-        # exists because alpha >= 1. With alpha == 1 it is zero for a class
+        # Mode of Dir(alpha + N): (alpha_k + N_k - 1) / (sum alpha + N - K); it
+        # exists because alpha >= 1. With alpha_k == 1 it is zero for a class
         # without responsibility, which would lock that class out of EM for
         # good; a floor of a millionth of a sample keeps every class alive.
         excess = np.maximum(prior.concentration - 1.0 + stats.count, _MIN_WEIGHT_COUNT)
@@ -86,41 +203,19 @@ class _MAPParameters:
         ]
         return joint
 
-    def log_prior(self, prior: _NIWPrior) -> float:
-        """``log p(theta)``: NIW on every class plus Dirichlet on the weights."""
-        d = self.means.shape[1]
-        kappa0, v0, alpha = (
-            prior.mean_precision,
-            prior.degrees_of_freedom,
-            prior.concentration,
-        )
-        scale_chol = np.linalg.cholesky(prior.scale)
-        mean_term = _squared_mahalanobis(
-            prior.mean[None, :], self.means, self.whiteners
-        )[:, 0]
-        # tr(S0 Sigma^-1) = ||L_Sigma^-1 L_S0||_F^2 with L_Sigma^-1 = W^T.
-        trace = np.square(self.whiteners.transpose(0, 2, 1) @ scale_chol).sum(
-            axis=(1, 2)
-        )
-        log_normal = (
-            -0.5 * d * np.log(2 * np.pi / kappa0)
-            - self.half_log_det
-            - 0.5 * kappa0 * mean_term
-        )
-        log_inv_wishart = (
-            v0 * _half_log_det(scale_chol)
-            - 0.5 * v0 * d * np.log(2.0)
-            - multigammaln(0.5 * v0, d)
-            - (v0 + d + 1) * self.half_log_det
-            - 0.5 * trace
-        )
-        k = self.n_classes
+    def log_prior(self, priors: _ClassPriors) -> float:
+        """``log p(theta)``: the classes' NIW priors plus the Dirichlet.
+
+        Also sets the component responsibilities of the directed classes'
+        priors for the next M-step (see :class:`_ClassPriors`).
+        """
+        alpha = priors.prior.concentration
         log_dirichlet = (
-            gammaln(k * alpha)
-            - k * gammaln(alpha)
+            gammaln(alpha.sum())
+            - gammaln(alpha).sum()
             + xlogy(alpha - 1, self.weights).sum()
         )
-        return float(log_normal.sum() + log_inv_wishart.sum() + log_dirichlet)
+        return priors.log_prior_and_update(self) + float(log_dirichlet)
 
 
 class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
@@ -151,10 +246,20 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         a scaled identity, ``'data'`` the diagonal of the per-feature
         variances of all the training samples, or a symmetric
         positive-definite matrix.
-    weight_concentration_prior : float, default=1.0
-        ``alpha >= 1`` of the symmetric Dirichlet prior on the class weights.
-        EM needs the mode of the Dirichlet posterior, which does not exist
-        for ``alpha < 1`` when a class has too small an effective count.
+    weight_concentration_prior : float, dict or array-like of shape \
+            (n_classes,), default=1.0
+        ``alpha >= 1`` of the Dirichlet prior on the class weights: one value
+        for all, ``{class label: alpha}`` (others 1) or one per class (see
+        :class:`BayesianGMMClassifier`). EM needs the mode of the Dirichlet
+        posterior, which does not exist for ``alpha < 1`` when a class has
+        too small an effective count.
+    class_priors : dict, default=None
+        Where some classes lie relative to a reference class, as in
+        :class:`BayesianGMMClassifier`: such a class has a mixture of a
+        directed NIW prior and the broad one. The directed prior is stated
+        against the reference class's labelled samples. EM treats the
+        prior's component as one more latent variable, so its objective
+        still never decreases.
     classes : array-like of shape (n_classes,), default=None
         The full label set; a class with no labelled sample can still be
         given responsibility by EM. Required when no sample is labelled.
@@ -180,7 +285,8 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         The prior mean ``m0`` and scale ``S0`` used.
     fit_warnings_ : list of Warning
         The warnings of the last fit: a
-        :class:`~skrbal.exceptions.PriorScaleWarning` (see
+        :class:`~skrbal.exceptions.PriorScaleWarning` and an
+        :class:`~skrbal.exceptions.UnlabelledClassesWarning` (see
         :class:`BayesianGMMClassifier`) and the
         :class:`~sklearn.exceptions.ConvergenceWarning` of an EM that did not
         converge, so that a batch study can count them.
@@ -205,6 +311,12 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         Posterior inverse-Wishart scale ``S_n`` of the weighted statistics.
     weight_concentration_ : ndarray of shape (n_classes,)
         Posterior Dirichlet concentration ``alpha + N_k``.
+    directed_prior_weight_, directed_mean_prior_ : ndarray
+        Posterior weight and prior mean of the directed components (see
+        :class:`BayesianGMMClassifier`).
+    unlabelled_classes_ : ndarray
+        The classes without a labelled sample, whose belief rests on the
+        prior and the unlabelled samples.
     transduction_ : ndarray of shape (n_samples,)
         Label of every training sample: the given label, or the most
         responsible class for an unlabelled one.
@@ -290,12 +402,17 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseNIWClassifier._parameter_constraints,
-        "weight_concentration_prior": [Interval(Real, 1, None, closed="left")],
+        "weight_concentration_prior": [
+            Interval(Real, 1, None, closed="left"),
+            dict,
+            "array-like",
+        ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
     }
+    _min_concentration = 1.0
 
     def __init__(
         self,
@@ -304,7 +421,8 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         mean_precision_prior: float = 1.0,
         degrees_of_freedom_prior: float | None = None,
         covariance_prior=None,
-        weight_concentration_prior: float = 1.0,
+        weight_concentration_prior=1.0,
+        class_priors: dict | None = None,
         classes=None,
         max_iter: int = 100,
         tol: float = 1e-6,
@@ -316,6 +434,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         self.degrees_of_freedom_prior = degrees_of_freedom_prior
         self.covariance_prior = covariance_prior
         self.weight_concentration_prior = weight_concentration_prior
+        self.class_priors = class_priors
         self.classes = classes
         self.max_iter = max_iter
         self.tol = tol
@@ -368,17 +487,30 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             else np.asarray(y == UNLABELLED, dtype=bool)
         )
         classes, y_idx = self._semi_supervised_classes(y[~unlabelled])
-        prior = self._validate_prior(_sample_statistics(X, weight))
-        self.classes_ = classes
         X_l, X_u = X[~unlabelled], X[unlabelled]
         labelled_stats = _labelled_statistics(
             X_l, y_idx, weight[~unlabelled], len(classes)
         )
-        resp = self._initial_responsibilities(X_u, labelled_stats, prior, previous)
-        stats, theta, resp = self._expectation_maximisation(
-            X_l, y_idx, X_u, labelled_stats, resp, prior, weight, unlabelled
+        prior = self._validate_prior(
+            _sample_statistics(X, weight), classes, labelled_stats.count
         )
-        self._set_posterior(stats, prior)
+        self.classes_ = classes
+        resp = self._initial_responsibilities(X_u, labelled_stats, prior, previous)
+        # The directed priors are stated against the labelled samples of their
+        # reference class, for EM and for the predictive alike.
+        priors = _ClassPriors(
+            prior,
+            len(classes),
+            [
+                (entry, component.prior)
+                for entry, component in zip(prior.directed, self._directed.components)
+            ],
+        )
+        stats, theta, resp = self._expectation_maximisation(
+            X_l, y_idx, X_u, labelled_stats, resp, priors, weight, unlabelled
+        )
+        self._set_posterior(stats, prior, reference=labelled_stats)
+        self._record_unlabelled(labelled_stats.count)
         if not self.converged_:
             self.fit_warnings_.append(self._em_warning)
         self.weights_ = theta.weights
@@ -409,21 +541,25 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         return np.unique(y_labelled, return_inverse=True)
 
     def _initial_responsibilities(self, X_u, labelled_stats, prior, previous):
-        """Responsibilities of the unlabelled samples that start EM."""
+        """Responsibilities of the unlabelled samples that start EM.
+
+        Sets the supervised posterior of the labelled samples (whose directed
+        components the EM priors are taken from).
+        """
+        self._set_posterior(labelled_stats, prior)
         if (
             previous is not None
             and np.array_equal(previous[0], self.classes_)
             and previous[1].mean.shape[1] == X_u.shape[1]
         ):
-            joint = _MAPParameters(previous[1], prior).joint_log_likelihood(X_u)
+            start = _ClassPriors(prior, len(self.classes_), ()).broad
+            joint = _MAPParameters(previous[1], start).joint_log_likelihood(X_u)
         else:
-            # The supervised posterior predictive of the labelled samples.
-            self._set_posterior(labelled_stats, prior)
             joint = self._class_log_density(X_u) + self._log_class_prior[:, None]
         return exp_normalise(joint.T, axis=1)
 
     def _expectation_maximisation(
-        self, X_l, y_idx, X_u, labelled_stats, resp, prior, weight, unlabelled
+        self, X_l, y_idx, X_u, labelled_stats, resp, priors, weight, unlabelled
     ):
         """Alternate M- and E-steps; return the final statistics and MAP theta.
 
@@ -441,14 +577,14 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             stats = _merge_statistics(
                 labelled_stats, _weighted_statistics(X_u, resp * weight_u[:, None])
             )
-            theta = _MAPParameters(stats, prior)
+            theta = _MAPParameters(stats, priors.effective)
             joint_l = theta.joint_log_likelihood(X_l)
             joint_u = theta.joint_log_likelihood(X_u).T
             log_evidence_u = logsumexp(joint_u, axis=1)
             objective = (
                 (weight_l * joint_l[y_idx, np.arange(len(X_l))]).sum()
                 + (weight_u * log_evidence_u).sum()
-                + theta.log_prior(prior)
+                + theta.log_prior(priors)
             ) / n_samples
             trace.append(objective)
             change = objective - trace[-2] if n_iter > 1 else np.inf

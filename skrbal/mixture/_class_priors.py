@@ -1,0 +1,526 @@
+"""Per-class priors stated in engineering terms, and class weights from a process.
+
+A class with a *directed* prior has, instead of the broad NIW prior shared by
+every class, a mixture of two NIW priors: a directed one, centred where the
+user says the state lies relative to a reference class (typically the healthy
+one), and the broad one, kept with a defensive weight so that a wrong
+statement cannot make the state undetectable. A mixture of conjugate priors
+is conjugate: the posterior is the mixture of the two NIW posteriors, with
+weights updated by each component's marginal likelihood of the class's data,
+and the posterior predictive is a mixture of two Student-t densities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from math import log, log1p, pi
+from numbers import Integral, Real
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import multigammaln
+
+from skrbal._labels import label_positions
+from skrbal.exceptions import UnlabelledClassesWarning
+from skrbal.mixture._niw import (
+    _class_posterior,
+    _log1p_mahalanobis,
+    _map_covariances,
+    _niw_merge,
+    _NIWPrior,
+)
+
+__all__ = ["process_weight_concentration"]
+
+_UNITS = ("std", "relative", "absolute")
+_SPEC_KEYS = frozenset(
+    {"shift", "units", "reference", "weight", "mean_precision", "degrees_of_freedom"}
+)
+# The prior probability of the directed component when none is stated: the
+# broad component keeps a tenth, enough for the data of a state the statement
+# misplaces to find it (see the user guide, "Commissioning").
+_DEFAULT_DIRECTED_WEIGHT = 0.9
+# How many reference-class samples the stated location is worth: 0.1 leaves
+# the directed mean uncertain by about three reference standard deviations,
+# so a size stated half or twice too large still lies well inside it.
+_DEFAULT_MEAN_PRECISION = 0.1
+
+
+class _DirectedPrior(NamedTuple):
+    """One validated entry of ``class_priors`` (indices into ``classes_``)."""
+
+    index: int  # the class the prior is about
+    reference: int | None  # the class it is stated against; None: most labelled
+    shift: np.ndarray  # (D,)
+    units: str
+    log_weight: float  # log of the directed component's prior probability
+    log_defensive: float  # log of the broad component's
+    mean_precision: float  # kappa of the directed component
+    degrees_of_freedom: float | None  # v of the directed component; None: D + 2
+
+
+def _positive(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not value > 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}.")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    return float(value)
+
+
+def _class_index(label, classes: np.ndarray, owner: str) -> int:
+    try:
+        return int(label_positions(np.array([label]), classes, owner=owner)[0])
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"{owner}: {label!r} is not one of the classes {classes.tolist()}."
+        ) from exc
+
+
+def _validate_entry(label, spec, classes, n_features) -> _DirectedPrior:
+    owner = f"class_priors[{label!r}]"
+    if not isinstance(spec, Mapping):
+        raise ValueError(
+            f"{owner} must be a dict such as {{'shift': -3.0}}, got {spec!r}."
+        )
+    unknown = sorted(map(str, set(spec) - _SPEC_KEYS))
+    if unknown:
+        raise ValueError(
+            f"{owner} has unknown key(s) {unknown}; the keys are {sorted(_SPEC_KEYS)}."
+        )
+    if "shift" not in spec:
+        raise ValueError(f"{owner} must give a 'shift'.")
+    try:
+        shift = np.array(spec["shift"], dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{owner}['shift'] must be numeric.") from exc
+    if shift.ndim == 0:
+        shift = np.full(n_features, float(shift))
+    if shift.shape != (n_features,) or not np.isfinite(shift).all():
+        raise ValueError(
+            f"{owner}['shift'] must be a finite float or have shape "
+            f"({n_features},) to match n_features, got {spec['shift']!r}."
+        )
+    units = spec.get("units", "std")
+    if units not in _UNITS:
+        raise ValueError(f"{owner}['units'] must be one of {_UNITS}, got {units!r}.")
+    index = _class_index(label, classes, "class_priors")
+    reference = spec.get("reference")
+    if reference is not None:
+        reference = _class_index(reference, classes, f"{owner}['reference']")
+        if reference == index:
+            raise ValueError(f"{owner}['reference'] must be another class.")
+    weight = spec.get("weight", _DEFAULT_DIRECTED_WEIGHT)
+    if isinstance(weight, bool) or not isinstance(weight, Real) or not 0 < weight < 1:
+        raise ValueError(
+            f"{owner}['weight'] (the prior probability of the directed component) "
+            f"must lie strictly between 0 and 1, got {weight!r}: the broad prior "
+            "must keep some weight so that a wrong statement cannot hide the state."
+        )
+    dof = spec.get("degrees_of_freedom")
+    if dof is not None:
+        dof = _positive(dof, f"{owner}['degrees_of_freedom']")
+        if dof <= n_features - 1:
+            raise ValueError(
+                f"{owner}['degrees_of_freedom'] must be greater than n_features - 1 "
+                f"= {n_features - 1}, got {dof}."
+            )
+    return _DirectedPrior(
+        index,
+        reference,
+        shift,
+        units,
+        log(weight),
+        log1p(-weight),
+        _positive(
+            spec.get("mean_precision", _DEFAULT_MEAN_PRECISION),
+            f"{owner}['mean_precision']",
+        ),
+        dof,
+    )
+
+
+def validate_class_priors(class_priors, classes, n_features) -> tuple:
+    """The entries of ``class_priors``, checked, in the order of ``classes``."""
+    if class_priors is None:
+        return ()
+    if not isinstance(class_priors, Mapping):
+        raise ValueError(
+            "class_priors must be a dict {class label: {'shift': ...}}, got "
+            f"{class_priors!r}."
+        )
+    entries = [
+        _validate_entry(label, spec, classes, n_features)
+        for label, spec in class_priors.items()
+    ]
+    directed = {entry.index for entry in entries}
+    if len(directed) != len(entries):
+        raise ValueError("class_priors names a class twice.")
+    for entry in entries:
+        if entry.reference in directed:
+            raise ValueError(
+                f"class_priors[{classes[entry.index]!r}]['reference'] = "
+                f"{classes[entry.reference]!r} has a directed prior itself; the "
+                "reference must be a class with the broad prior (e.g. the "
+                "healthy one)."
+            )
+    return tuple(sorted(entries, key=lambda entry: entry.index))
+
+
+def resolve_references(directed: tuple, counts: np.ndarray) -> tuple:
+    """Fill in the default reference: the most labelled class without a prior."""
+    if all(entry.reference is not None for entry in directed):
+        return directed
+    candidates = np.ones(len(counts), dtype=bool)
+    candidates[[entry.index for entry in directed]] = False
+    if not candidates.any():
+        raise ValueError(
+            "class_priors gives every class a directed prior: one class (e.g. the "
+            "healthy one) must keep the broad prior to be the reference."
+        )
+    most = int(np.flatnonzero(candidates)[np.argmax(counts[candidates])])
+    return tuple(
+        entry if entry.reference is not None else entry._replace(reference=most)
+        for entry in directed
+    )
+
+
+def directed_niw(entry: _DirectedPrior, reference_mean, reference_covariance):
+    """``(m, kappa, v, S)`` of the directed NIW component of one class.
+
+    Its mean is the reference class's posterior mean moved by the stated
+    shift, and its covariance prior is centred on the reference class's
+    covariance (the inverse-Wishart mean ``S / (v - D - 1)`` equals it):
+    damage moves a state, the measurement noise stays about the same.
+    """
+    d = reference_mean.shape[0]
+    if entry.units == "std":
+        step = entry.shift * np.sqrt(np.diagonal(reference_covariance))
+    elif entry.units == "relative":
+        step = entry.shift * np.abs(reference_mean)
+    else:
+        step = entry.shift
+    dof = float(d + 2) if entry.degrees_of_freedom is None else entry.degrees_of_freedom
+    # For v <= D + 1 the inverse-Wishart has no mean; its mode S / (v + D + 1)
+    # is then set to the reference covariance instead.
+    divisor = dof - d - 1 if dof > d + 1 else dof + d + 1
+    return (
+        reference_mean + step,
+        entry.mean_precision,
+        dof,
+        divisor * reference_covariance,
+    )
+
+
+def niw_log_marginal(kappa0, dof0, scale0, count, kappa_n, dof_n, scale_n) -> float:
+    """Log marginal likelihood of a class's (weighted) data under an NIW prior.
+
+    ``log p(X) = -N D / 2 log(pi) + log Gamma_D(v_n / 2) - log Gamma_D(v0 / 2)
+    + v0 / 2 log|S0| - v_n / 2 log|S_n| + D / 2 (log kappa0 - log kappa_n)``
+    (Murphy, 2012, eq. 4.215); fractional counts enter as they are.
+    """
+    d = scale0.shape[0]
+    _, logdet0 = np.linalg.slogdet(scale0)
+    _, logdet_n = np.linalg.slogdet(scale_n)
+    return float(
+        -0.5 * count * d * log(pi)
+        + multigammaln(0.5 * dof_n, d)
+        - multigammaln(0.5 * dof0, d)
+        + 0.5 * dof0 * logdet0
+        - 0.5 * dof_n * logdet_n
+        + 0.5 * d * (log(kappa0) - log(kappa_n))
+    )
+
+
+def component_log_weights(entry: _DirectedPrior, log_marginal_broad, log_marginal_dir):
+    """Posterior ``(log w_broad, log w_directed)`` of the two components."""
+    a = entry.log_defensive + log_marginal_broad
+    b = entry.log_weight + log_marginal_dir
+    top = max(a, b)
+    total = top + log(np.exp(a - top) + np.exp(b - top))
+    return a - total, b - total
+
+
+def validate_concentration(value, classes, minimum: float, owner: str) -> np.ndarray:
+    """``weight_concentration_prior`` as one positive ``alpha_k`` per class."""
+    n = len(classes)
+    if isinstance(value, Real) and not isinstance(value, bool):
+        alpha = np.full(n, float(value))
+    elif isinstance(value, Mapping):
+        alpha = np.ones(n)
+        for label, entry in value.items():
+            k = _class_index(label, classes, "weight_concentration_prior")
+            alpha[k] = _positive(entry, f"weight_concentration_prior[{label!r}]")
+    else:
+        try:
+            alpha = np.array(value, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                "weight_concentration_prior must be a float, a dict {class: alpha} "
+                f"or one alpha per class, got {value!r}."
+            ) from exc
+        if alpha.shape != (n,):
+            raise ValueError(
+                f"weight_concentration_prior must have shape ({n},), one alpha per "
+                f"class of {classes.tolist()}, got shape {alpha.shape}."
+            )
+    if not (
+        np.isfinite(alpha).all() and (alpha >= minimum).all() and (alpha > 0).all()
+    ):
+        bound = f">= {minimum:g}" if minimum > 0 else "> 0"
+        raise ValueError(
+            f"{owner}: every weight_concentration_prior must be finite and "
+            f"{bound}, got {alpha.tolist()}."
+        )
+    return alpha
+
+
+def process_weight_concentration(
+    process,
+    *,
+    horizon: int,
+    start=None,
+    total: float | None = None,
+    min_concentration: float = 0.1,
+) -> dict:
+    """Dirichlet class weights from a decision process's transition model.
+
+    The prior weight of a health state that has never been labelled is the
+    fraction of time the process expects to spend in it over the first
+    ``horizon`` steps after commissioning, when it starts in ``start`` and
+    nothing is done: ``occupancy = mean_{t=1..horizon} e_start T_0^t`` with
+    ``T_0`` the transition under the first action (doing nothing). The
+    concentrations are ``total * occupancy``, floored at ``min_concentration``
+    so that no state is silenced: a state whose weight is tiny needs a
+    correspondingly large likelihood ratio before the belief shows it, and
+    the floor bounds that ratio where the data say the state is there.
+
+    Parameters
+    ----------
+    process : DecisionProcess
+        The decision process; its first action must be "do nothing".
+    horizon : int
+        Number of steps ahead the commissioning belief is about (e.g. the
+        steps until the next scheduled inspection).
+    start : label, default=None
+        State of the structure when commissioned. ``None`` is the first
+        state of the process (the healthy one in the presets).
+    total : float, default=None
+        Sum of the concentrations before the floor, the prior's weight in
+        samples; ``None`` is the number of states (so that a state with the
+        average occupancy has the default ``alpha = 1``).
+    min_concentration : float, default=0.1
+        Smallest concentration given to any state.
+
+    Returns
+    -------
+    concentration : dict
+        ``{state label: alpha}`` for every state of the process, to pass as
+        ``weight_concentration_prior``.
+
+    See Also
+    --------
+    BayesianGMMClassifier : Takes the dict as ``weight_concentration_prior``.
+
+    Examples
+    --------
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.mixture import process_weight_concentration
+    >>> alpha = process_weight_concentration(synthetic_decision_process(), horizon=1)
+    >>> {state: round(value, 3) for state, value in alpha.items()}
+    {1: 3.2, 2: 0.72, 3: 0.1, 4: 0.1}
+    """
+    _ = process.state_action_utility  # validates the process
+    transition = np.asarray(process.transition, dtype=float)[0]
+    classes = np.asarray(process.classes_)
+    n = len(classes)
+    if isinstance(horizon, bool) or not isinstance(horizon, Integral) or horizon < 1:
+        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}.")
+    total = float(n) if total is None else _positive(total, "total")
+    floor = _positive(min_concentration, "min_concentration")
+    state = np.zeros(n)
+    state[0 if start is None else _class_index(start, classes, "start")] = 1.0
+    occupancy = np.zeros(n)
+    for _ in range(int(horizon)):
+        state = state @ transition
+        occupancy += state
+    occupancy /= horizon
+    alpha = np.maximum(total * occupancy, floor)
+    return {label: float(value) for label, value in zip(classes.tolist(), alpha)}
+
+
+def _reference_moments(prior, stats, r: int):
+    """Posterior mean and MAP covariance of class ``r`` under the broad prior."""
+    _, mean_n, scale_n = _niw_merge(
+        prior, stats.count.item(r), stats.mean[r], stats.scatter[r]
+    )
+    dof_n = prior.degrees_of_freedom + stats.count.item(r)
+    return mean_n, _map_covariances(scale_n, dof_n)
+
+
+class _Component(NamedTuple):
+    """The directed component of one class: prior, posterior, predictive."""
+
+    prior: tuple  # (m, kappa, v, S) of the directed NIW
+    log_weights: tuple  # posterior (log w_broad, log w_directed)
+    attributes: tuple  # _CLASS_ATTRIBUTES of the directed posterior
+
+
+def _component(prior, entry, hyper, stats) -> _Component:
+    k = entry.index
+    count, mean, scatter = stats.count.item(k), stats.mean[k], stats.scatter[k]
+    alpha = prior.concentration.item(k)
+    directed_prior = _NIWPrior(*hyper, prior.concentration)
+    attributes = _class_posterior(directed_prior, count, mean, scatter, alpha)
+    kappa_b, _, scale_b = _niw_merge(prior, count, mean, scatter)
+    dof_b = prior.degrees_of_freedom + count
+    broad = niw_log_marginal(
+        prior.mean_precision,
+        prior.degrees_of_freedom,
+        prior.scale,
+        count,
+        kappa_b,
+        dof_b,
+        scale_b,
+    )
+    _, kappa_d, dof_d, scale_d = hyper
+    # attributes: count, m_n, kappa_n, v_n, S_n, ...
+    directed = niw_log_marginal(
+        kappa_d, dof_d, scale_d, count, attributes[2], attributes[3], attributes[4]
+    )
+    return _Component(hyper, component_log_weights(entry, broad, directed), attributes)
+
+
+class DirectedComponents:
+    """The directed prior components of a fitted mixture classifier.
+
+    Holds, for every class with a directed prior, its directed NIW prior
+    (computed from the reference class's statistics), the posterior weights
+    of the two components and the directed component's Student-t; the broad
+    component is the class's ordinary posterior, kept by the classifier.
+    Instances are not changed once built: an update builds a new one, so a
+    failed update leaves the model as it was.
+    """
+
+    def __init__(self, prior, stats, reference, components=None):
+        self.entries = prior.directed
+        if components is None:
+            components = tuple(
+                _component(
+                    prior,
+                    entry,
+                    directed_niw(
+                        entry, *_reference_moments(prior, reference, entry.reference)
+                    ),
+                    stats,
+                )
+                for entry in self.entries
+            )
+        self.components = components
+        self.index = np.array([entry.index for entry in self.entries], dtype=np.intp)
+        if self.entries:
+            columns = list(zip(*(c.attributes for c in components)))
+            self._means = np.array(columns[1])
+            self._df = np.array(columns[8])
+            self._whiteners = np.array(columns[9])
+            log_w = np.array([c.log_weights for c in components])
+            self._log_broad = log_w[:, 0]
+            self._offset = np.array(columns[10]) + log_w[:, 1]
+
+    def updated(self, prior, stats, present) -> DirectedComponents:
+        """The components after the classes ``present`` received data.
+
+        A class's component is recomputed when it or its reference class
+        received data: a directed prior follows its reference as labels of
+        the reference class arrive.
+        """
+        present = set(present.tolist())
+        components = list(self.components)
+        for j, entry in enumerate(self.entries):
+            if entry.reference in present:
+                hyper = directed_niw(
+                    entry, *_reference_moments(prior, stats, entry.reference)
+                )
+            elif entry.index in present:
+                hyper = components[j].prior
+            else:
+                continue
+            components[j] = _component(prior, entry, hyper, stats)
+        return DirectedComponents(prior, stats, stats, tuple(components))
+
+    def mix(self, X, density, log_class_prior=None) -> None:
+        """Replace the directed classes' rows of ``density`` by the mixtures.
+
+        ``density`` (K, n) holds each class's broad Student-t log density
+        (plus ``log_class_prior``); the directed classes' rows become
+        ``log(w_b t_b(x) + w_d t_d(x))`` (plus the class prior).
+        """
+        directed = _log1p_mahalanobis(X, self._means, self._whiteners, self._df)
+        directed *= -0.5 * (self._df[:, None] + X.shape[1])
+        offset = self._offset
+        if log_class_prior is not None:
+            offset = offset + log_class_prior[self.index]
+        directed += offset[:, None]
+        broad = density[self.index] + self._log_broad[:, None]
+        density[self.index] = np.logaddexp(broad, directed)
+
+    def store(self, model) -> None:
+        """Write the directed classes' summaries into the fitted attributes.
+
+        ``directed_prior_weight_`` and ``directed_mean_prior_``; ``means_``
+        and ``covariances_`` of a directed class become the posterior means
+        of the class mean and of the MAP covariance under the mixture.
+        """
+        n_classes, d = model.means_.shape
+        weight = np.zeros(n_classes)
+        mean_prior = np.full((n_classes, d), np.nan)
+        for entry, component in zip(self.entries, self.components):
+            k = entry.index
+            w_d = float(np.exp(component.log_weights[1]))
+            weight[k] = w_d
+            mean_prior[k] = component.prior[0]
+            model.means_[k] = (1 - w_d) * model.mean_posterior_[k] + w_d * (
+                component.attributes[1]
+            )
+            broad_cov = _map_covariances(
+                model.covariance_posterior_[k], model.degrees_of_freedom_posterior_[k]
+            )
+            model.covariances_[k] = (1 - w_d) * broad_cov + w_d * component.attributes[
+                7
+            ]
+        model.directed_prior_weight_ = weight
+        model.directed_mean_prior_ = mean_prior
+
+
+def _describe(entry, classes) -> str:
+    shift = np.unique(entry.shift)
+    amount = f"{shift[0]:g}" if shift.size == 1 else str(entry.shift.tolist())
+    units = {
+        "std": " standard deviations of",
+        "relative": " times the level of",
+        "absolute": " from",
+    }[entry.units]
+    weight = float(np.exp(entry.log_defensive))
+    label, reference = classes[entry.index].item(), classes[entry.reference].item()
+    return (
+        f"[{label!r}] rests on the directed prior of class_priors (shift "
+        f"{amount}{units} class {reference!r}) mixed with the broad prior (weight "
+        f"{weight:.3g})"
+    )
+
+
+def unlabelled_classes_warning(owner, classes, labelled, directed):
+    """An :class:`UnlabelledClassesWarning` naming the classes without a label."""
+    missing = np.flatnonzero(~(np.asarray(labelled) > 0))
+    if not missing.size:
+        return None
+    by_index = {entry.index: entry for entry in directed}
+    broad = [classes[k].item() for k in missing if k not in by_index]
+    parts = [_describe(by_index[k], classes) for k in missing if k in by_index]
+    if broad:
+        parts.insert(0, f"{broad} rests on the broad prior alone")
+    return UnlabelledClassesWarning(
+        f"{owner}: class(es) {classes[missing].tolist()} have no labelled sample; "
+        f"the belief in {'; in '.join(parts)}. Their probabilities are assumptions, "
+        "not measurements: label an example of each, or state where each lies "
+        "(class_priors) and how likely it is (weight_concentration_prior)."
+    )
