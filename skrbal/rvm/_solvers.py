@@ -48,6 +48,7 @@ class FitResult:
     weights: np.ndarray
     n_iter: int = 0
     converged: bool = False
+    stop_reason: str = "max_iter"
     n_relevance_trace: list = field(default_factory=list)
     log_evidence_trace: list = field(default_factory=list)
 
@@ -158,6 +159,8 @@ def fit_top_down(
     n_nodes,
     initial_alpha=1.0,
     warmup=0,
+    max_alpha_updates=None,
+    offset=None,
     verbose=0,
 ):
     """mRVM2: EM from a (large) active set, pruning samples as alpha diverges.
@@ -172,7 +175,14 @@ def fit_top_down(
     ``alpha`` exceeds ``prune_threshold`` for every class leave the active set
     (see :func:`_keep_after_pruning`). Convergence: the largest change of
     ``log alpha`` over the active samples is below ``tol`` and nothing was
-    pruned.
+    pruned (``stop_reason`` "converged"). With ``max_alpha_updates`` the loop
+    also stops after that many updates of ``alpha`` (the iterations after the
+    warm-up; ``stop_reason`` "alpha_update_limit"); otherwise it runs to
+    ``max_iter`` ("max_iter").
+
+    ``offset`` (K,) is the prior mean of every sample's auxiliary scores (the
+    scores are ``basis @ weights + offset``): the weights fit the departure
+    of the scores from it. ``None`` means zero.
 
     The basis functions are scaled to unit norm over the training samples
     (as in Tipping's SparseBayes) for the numerics; the hyperprior and the
@@ -192,6 +202,8 @@ def fit_top_down(
     alpha = np.where(np.isnan(alpha), initial_alpha, alpha / norms[active, None] ** 2)
     active, alpha, basis, gram = _independent_start(design, active, alpha)
     result = FitResult(active=active, alpha=alpha, weights=None)
+    offset = np.zeros(aux.shape[1]) if offset is None else offset
+    aux = aux - offset
     factors = None
     for n_iter in range(1, max_iter + 1):
         projected = basis.T @ aux
@@ -199,7 +211,7 @@ def fit_top_down(
             factors = factor_per_class(gram, alpha)
         weights, log_evidence = weights_per_class(factors, projected, alpha)
         result.log_evidence_trace.append(log_evidence + _evidence_constant(aux))
-        aux = truncated_probit_means(basis @ weights, y, n_nodes)
+        aux = truncated_probit_means(basis @ weights + offset, y, n_nodes) - offset
         if n_iter <= warmup:
             result.n_relevance_trace.append(active.size)
             if verbose:
@@ -225,6 +237,10 @@ def fit_top_down(
             )
         if change < tol and n_pruned == 0:
             result.converged = True
+            result.stop_reason = "converged"
+            break
+        if max_alpha_updates is not None and n_iter - warmup >= max_alpha_updates:
+            result.stop_reason = "alpha_update_limit"
             break
     result.n_iter = n_iter
     factors = factor_per_class(gram, alpha)
@@ -442,6 +458,7 @@ def fit_constructive(
     max_iter,
     tol,
     n_nodes,
+    offset=None,
     verbose=0,
 ):
     """mRVM1: fast type-II maximum likelihood with one alpha per sample.
@@ -454,9 +471,12 @@ def fit_constructive(
     an active one with ``theta_i <= 0`` (never the last). Then the weights and
     the auxiliary scores of all samples are updated. Converged when nothing is
     to be added or deleted and the largest change of ``log alpha`` a
-    re-estimation would make is below ``tol``.
+    re-estimation would make is below ``tol``. ``offset`` is the prior mean
+    of the auxiliary scores, as in :func:`fit_top_down`.
     """
     n_samples, n_classes = aux.shape
+    offset = np.zeros(n_classes) if offset is None else offset
+    aux = aux - offset
     gram_diag = np.einsum("ti,ti->i", design, design)
     gram = _GramColumns(design)
     projected_all = design.T @ aux
@@ -488,6 +508,7 @@ def fit_constructive(
         deletable = ~positive if active.size > 1 else np.zeros(1, dtype=bool)
         if not addable.any() and not deletable.any() and change.max() < tol:
             result.converged = True
+            result.stop_reason = "converged"
             result.n_relevance_trace.append(active.size)
             break
         active, alpha, step = _best_change(
@@ -502,7 +523,10 @@ def fit_constructive(
         gram_active = gram[active]
         chol = cholesky(gram_active[active] + np.diag(alpha))
         weights = cho_solve(chol, projected_all[active], check_finite=False)
-        aux = truncated_probit_means(design[:, active] @ weights, y, n_nodes)
+        aux = (
+            truncated_probit_means(design[:, active] @ weights + offset, y, n_nodes)
+            - offset
+        )
         projected_all = design.T @ aux
     result.n_iter = n_iter
     result.active, result.alpha, result.weights = active, alpha, weights
