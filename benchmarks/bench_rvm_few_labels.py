@@ -1,26 +1,55 @@
-"""MulticlassRVC from a handful of labels of the synthetic degradation stream.
+"""MulticlassRVC from a handful of labels, on UCI data, and in the stream learner.
 
-Issue 14 §5: from 10 labels on raw features, mRVM2 with the paper's width
-``gamma = 1/D`` discriminated poorly when its auxiliary class scores started at
-zero. This draws ``--sets`` labelled sets of ``--labels`` samples (each holding
-all four health states) from ``make_degradation_stream(random_state=0)``,
-outside a held-out test set of 3000 samples, and reports per method and width
-the mean and median test accuracy, the mean number of relevance vectors and
-the share of fits that discriminate their training classes
-(``discriminates_``, when the installed version has it).
+Issue 31 (and 14 §5). Three studies, each a sub-command:
+
+``few-labels``
+    Draws ``--sets`` labelled sets of ``--labels`` samples (each holding all
+    four health states) from ``make_degradation_stream(random_state=0)``,
+    outside a held-out test set of 3000 samples, and fits each with
+    ``--seeds`` start seeds (raw features). Reported per method and setting:
+    the mean, min and max test accuracy, the share of fits that lose a
+    labelled class (predict it for none of its training samples), the share
+    that discriminate their training classes, the width used, and the mean
+    belief in the damage states (3 and 4) at healthy test samples far from
+    every labelled sample (farther than ``FAR`` in feature units, where the
+    kernel of the paper's width is below 0.01).
+``uci``
+    Stratified 10-fold cross-validation (``shuffle=True, random_state=0``,
+    ``StandardScaler`` in a ``Pipeline``, bench_rvm's folds) on iris, wine
+    and breast_cancer; mRVM1 and mRVM2 (start seeds ``0 .. --seeds - 1``).
+    With ``--reference CHECKOUT`` the same folds and seeds are first run on
+    an older checkout (a child process with it on ``PYTHONPATH``), and the
+    table is paired: accuracy before and after, fold by fold.
+``stream``
+    :func:`~skrbal.experiments.run_study` on ``--cases`` with the Gaussian
+    mixture (``gmm-evpi``) and the mRVM settings ``--settings``:
+    inspections (mean, median), decision accuracy over the stream and at
+    the end, paired per repetition against the mixture (share of
+    repetitions in which the mRVM inspects no more).
 
 Run::
 
-    .venv/bin/python benchmarks/bench_rvm_few_labels.py --labels 10 --sets 30
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rvm_few_labels.py \\
+        few-labels --labels 10 --sets 5 --seeds 10
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rvm_few_labels.py \\
+        uci --seeds 5 --reference ../main
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rvm_few_labels.py \\
+        stream --cases z24 --repeats 20 --settings mrvm2 mrvm2-auto mrvm1
 
-Works against older versions of skrbal too (no ``random_state``: the fit is
-then deterministic), which is how the before/after numbers were measured.
+Settings are named ``method[-option...]`` (see ``SETTINGS``); a setting the
+installed MulticlassRVC does not know (an older checkout) is skipped.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import warnings
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -28,7 +57,40 @@ from threadpoolctl import threadpool_limits
 from skrbal.datasets import make_degradation_stream
 from skrbal.rvm import MulticlassRVC
 
-WIDTHS = (None, 0.05)
+# Estimator parameters of each named setting (raw or standardised features
+# as the study uses them).
+SETTINGS = {
+    "mrvm2": {"method": "mrvm2"},
+    "mrvm2-unbounded": {"method": "mrvm2", "max_alpha_updates": None},
+    "mrvm2-2N": {"method": "mrvm2", "max_alpha_updates": "2n_samples"},
+    "mrvm2-0.05": {"method": "mrvm2", "gamma": 0.05},
+    "mrvm2-auto": {"method": "mrvm2", "gamma": "auto"},
+    "mrvm2-freq": {"method": "mrvm2", "class_prior": "frequencies"},
+    "mrvm2-auto-freq": {
+        "method": "mrvm2",
+        "gamma": "auto",
+        "class_prior": "frequencies",
+    },
+    "mrvm1": {"method": "mrvm1"},
+    "mrvm1-unbounded": {"method": "mrvm1", "max_alpha_updates": None},
+    "mrvm1-2N": {"method": "mrvm1", "max_alpha_updates": "2n_samples"},
+    "mrvm1-auto": {"method": "mrvm1", "gamma": "auto"},
+    "mrvm1-freq": {"method": "mrvm1", "class_prior": "frequencies"},
+    "mrvm1-auto-freq": {
+        "method": "mrvm1",
+        "gamma": "auto",
+        "class_prior": "frequencies",
+    },
+}
+# Healthy test samples farther than this from every labelled sample are "far
+# from the data": exp(-FAR**2 / 2) < 0.01 at the paper's width 1/D (D = 2).
+FAR = 3.0
+HEALTHY, DAMAGE = 1, (3, 4)
+
+
+def _known(params):
+    """Whether the installed MulticlassRVC takes every parameter of a setting."""
+    return set(params) <= set(MulticlassRVC().get_params())
 
 
 def labelled_sets(y, pool, n_labels, n_sets, seed=7):
@@ -43,59 +105,243 @@ def labelled_sets(y, pool, n_labels, n_sets, seed=7):
     return sets
 
 
-def run(n_labels, n_sets, methods=("mrvm1", "mrvm2")):
+def _far_healthy(X, y, test, chosen):
+    healthy = test[y[test] == HEALTHY]
+    distance = np.sqrt(((X[healthy, None, :] - X[None, chosen, :]) ** 2).sum(-1))
+    return healthy[distance.min(axis=1) > FAR]
+
+
+def few_labels(n_labels, n_sets, n_seeds, settings):
+    """Per setting, one row per fit: accuracy, lost, discriminates, gamma,
+    belief in damage far from the data (NaN without such samples)."""
     X, y, _ = make_degradation_stream(random_state=0)
     rng = np.random.default_rng(0)
     test = rng.choice(len(X), 3000, replace=False)
     pool = np.setdiff1d(np.arange(len(X)), test)
-    seeded = "random_state" in MulticlassRVC().get_params()
-    rows = {}
+    rows = {name: [] for name in settings if _known(SETTINGS[name])}
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for k, chosen in enumerate(labelled_sets(y, pool, n_labels, n_sets)):
-            for method in methods:
-                for gamma in WIDTHS:
-                    params = {"method": method, "gamma": gamma}
-                    if seeded:
-                        params["random_state"] = k
-                    model = MulticlassRVC(**params).fit(X[chosen], y[chosen])
-                    rows.setdefault((method, gamma), []).append(
+        for chosen in labelled_sets(y, pool, n_labels, n_sets):
+            far = _far_healthy(X, y, test, chosen)
+            for name in rows:
+                for seed in range(n_seeds):
+                    model = MulticlassRVC(random_state=seed, **SETTINGS[name])
+                    model.fit(X[chosen], y[chosen])
+                    damage = np.isin(model.classes_, DAMAGE)
+                    belief = (
+                        model.predict_proba(X[far])[:, damage].sum(axis=1).mean()
+                        if far.size
+                        else np.nan
+                    )
+                    rows[name].append(
                         (
                             model.score(X[test], y[test]),
-                            len(model.relevance_indices_),
-                            getattr(model, "discriminates_", np.nan),
+                            getattr(model, "lost_classes_", np.empty(0)).size > 0,
+                            model.discriminates_,
+                            getattr(model, "gamma_", 1.0 / X.shape[1]),
+                            belief,
+                            far.size,
                         )
                     )
-    return {key: np.array(value, dtype=float) for key, value in rows.items()}
+    return {name: np.array(value, dtype=float) for name, value in rows.items()}
 
 
-def report(results, n_labels, n_sets):
+def few_labels_report(results, n_labels, n_sets, n_seeds):
     lines = [
-        f"# {n_labels} labels, {n_sets} sets, raw features",
+        f"# {n_labels} labels of the degradation stream, {n_sets} draws x "
+        f"{n_seeds} start seeds, raw features",
         "",
-        "| method | gamma | test accuracy mean | median | relevance vectors "
-        "| fits that discriminate |",
-        "|---|---|---|---|---|---|",
+        "| setting | test accuracy mean | min | max | fits losing a class "
+        "| fits that discriminate | gamma (median) | belief in damage at far "
+        "healthy samples (mean; samples per draw) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for (method, gamma), rows in results.items():
-        width = "1/D" if gamma is None else f"{gamma:g}"
-        known = ~np.isnan(rows[:, 2])
-        share = f"{rows[known, 2].mean():.2f}" if known.any() else "n/a"
+    for name, rows in results.items():
+        accuracy, lost, discriminates, gamma, belief, n_far = rows.T
         lines.append(
-            f"| {method} | {width} | {rows[:, 0].mean():.3f} "
-            f"| {np.median(rows[:, 0]):.3f} | {rows[:, 1].mean():.1f} "
-            f"| {share} |"
+            f"| {name} | {accuracy.mean():.3f} | {accuracy.min():.3f} "
+            f"| {accuracy.max():.3f} | {lost.mean():.2f} | {discriminates.mean():.2f} "
+            f"| {np.median(gamma):.3g} | {np.nanmean(belief):.3f}; "
+            f"{n_far.mean():.0f} |"
         )
+    return "\n".join(lines)
+
+
+UCI = tuple(os.environ.get("BENCH_UCI", "iris wine breast_cancer").split())
+
+
+def uci(n_seeds, settings):
+    """``{data set: {setting: accuracy (seeds, folds)}}`` on bench_rvm's folds."""
+    from sklearn.datasets import load_breast_cancer, load_iris, load_wine
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    loaders = {
+        "iris": load_iris,
+        "wine": load_wine,
+        "breast_cancer": load_breast_cancer,
+    }
+    splitter = StratifiedKFold(n_splits=10, shuffle=True, random_state=0)
+    results = {}
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in UCI:
+            X, y = loaders[name](return_X_y=True)
+            folds = list(splitter.split(X, y))
+            results[name] = {}
+            for setting in settings:
+                if not _known(SETTINGS[setting]):
+                    continue
+                accuracy = np.empty((n_seeds, len(folds)))
+                for seed in range(n_seeds):
+                    for f, (train, test) in enumerate(folds):
+                        model = make_pipeline(
+                            StandardScaler(),
+                            MulticlassRVC(random_state=seed, **SETTINGS[setting]),
+                        )
+                        model.fit(X[train], y[train])
+                        accuracy[seed, f] = model.score(X[test], y[test])
+                results[name][setting] = accuracy.tolist()
+    return results
+
+
+# Runs this script in a child process on another checkout: an editable
+# install's import hook would otherwise win over PYTHONPATH.
+_CHILD = """
+import runpy, sys
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+sys.path.insert(0, sys.argv[1])
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def _uci_reference(checkout, n_seeds, settings):
+    checkout = str(Path(checkout).resolve())
+    command = [sys.executable, "-c", _CHILD, checkout, __file__, "uci"]
+    command += ["--seeds", str(n_seeds), "--json", "--settings", *settings]
+    output = subprocess.run(
+        command, env=dict(os.environ), check=True, capture_output=True, text=True
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def uci_report(after, before, n_seeds):
+    lines = [
+        f"# UCI, stratified 10-fold (bench_rvm's folds), {n_seeds} start seeds",
+        "",
+        "| data set | setting | accuracy before | after | after - before "
+        "(paired over seeds x folds: mean, folds worse / better) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, per_setting in after.items():
+        for setting, accuracy in per_setting.items():
+            accuracy = np.asarray(accuracy)
+            old = (before or {}).get(name, {}).get(setting)
+            if old is None:
+                lines.append(
+                    f"| {name} | {setting} | n/a | {accuracy.mean():.3f} | n/a |"
+                )
+                continue
+            old = np.asarray(old)
+            if old.shape != accuracy.shape:  # deterministic before: one seed
+                old = np.broadcast_to(old[:1], accuracy.shape)
+            diff = accuracy - old
+            lines.append(
+                f"| {name} | {setting} | {old.mean():.3f} | {accuracy.mean():.3f} "
+                f"| {diff.mean():+.4f} ({np.sum(diff < 0)} / {np.sum(diff > 0)}) |"
+            )
+    return "\n".join(lines)
+
+
+def _make(params):
+    return MulticlassRVC(random_state=0, **params)
+
+
+def stream(cases, n_repeats, settings):
+    """``{case: totals DataFrame}`` of run_study with gmm-evpi and the settings."""
+    from skrbal.experiments import Method, run_study
+
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for case in cases:
+            methods = ["gmm-evpi"] + [
+                Method(name, partial(_make, SETTINGS[name]))
+                for name in settings
+                if _known(SETTINGS[name])
+            ]
+            study = run_study(case, methods, n_repeats=n_repeats, progress=False)
+            results[case] = study.totals
+    return results
+
+
+def stream_report(results, n_repeats):
+    lines = [
+        f"# Stream learner, {n_repeats} repetitions (the paper's protocol)",
+        "",
+        "| case | method | inspections mean | median | decision accuracy "
+        "(stream) | final decision accuracy | inspections / GMM's (ratio of "
+        "means) | repetitions with no more inspections than the GMM "
+        "| s / repetition |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case, totals in results.items():
+        gmm = totals[totals.method == "gmm-evpi"].set_index("repetition")
+        for method, rows in totals.groupby("method", sort=False):
+            rows = rows.set_index("repetition")
+            paired = rows.n_inspections <= gmm.n_inspections.loc[rows.index]
+            lines.append(
+                f"| {case} | {method} | {rows.n_inspections.mean():.1f} "
+                f"| {rows.n_inspections.median():.1f} "
+                f"| {rows.decision_accuracy.mean():.4f} "
+                f"| {rows.final_decision_accuracy.mean():.4f} "
+                f"| {rows.n_inspections.mean() / gmm.n_inspections.mean():.2f} "
+                f"| {paired.mean():.2f} | {rows.seconds.mean():.2f} |"
+            )
     return "\n".join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--labels", type=int, default=10)
-    parser.add_argument("--sets", type=int, default=30)
+    sub = parser.add_subparsers(dest="study", required=True)
+    few = sub.add_parser("few-labels")
+    few.add_argument("--labels", type=int, default=10)
+    few.add_argument("--sets", type=int, default=5)
+    few.add_argument("--seeds", type=int, default=10)
+    few.add_argument(
+        "--settings",
+        nargs="+",
+        default=["mrvm2-unbounded", "mrvm2-2N", "mrvm2", "mrvm2-0.05", "mrvm2-auto"],
+    )
+    uci_parser = sub.add_parser("uci")
+    uci_parser.add_argument("--seeds", type=int, default=5)
+    uci_parser.add_argument("--settings", nargs="+", default=["mrvm1", "mrvm2"])
+    uci_parser.add_argument("--reference", default=None)
+    uci_parser.add_argument("--json", action="store_true")
+    streams = sub.add_parser("stream")
+    streams.add_argument("--cases", nargs="+", default=["z24"])
+    streams.add_argument("--repeats", type=int, default=20)
+    streams.add_argument("--settings", nargs="+", default=["mrvm2", "mrvm1"])
     args = parser.parse_args(argv)
-    results = run(args.labels, args.sets)
-    print(report(results, args.labels, args.sets))
+    if args.study == "few-labels":
+        results = few_labels(args.labels, args.sets, args.seeds, args.settings)
+        print(few_labels_report(results, args.labels, args.sets, args.seeds))
+    elif args.study == "uci":
+        before = (
+            _uci_reference(args.reference, args.seeds, args.settings)
+            if args.reference
+            else None
+        )
+        results = uci(args.seeds, args.settings)
+        if args.json:
+            print(json.dumps(results))
+        else:
+            print(uci_report(results, before, args.seeds))
+    else:
+        results = stream(args.cases, args.repeats, args.settings)
+        print(stream_report(results, args.repeats))
     return results
 
 

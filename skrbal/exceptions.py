@@ -25,8 +25,9 @@ __all__ = [
     "IdempotencyKeyError",
     "ImpossibleEvidenceError",
     "ImpossibleReportError",
+    "LostClassWarning",
     "MissingStatesWarning",
-    "NonDiscriminatingFitWarning",  # noqa: F822 (made on first use, see the end)
+    "NonDiscriminatingFitWarning",
     "PriorScaleWarning",
     "RequestError",
     "RequestExpiredWarning",
@@ -63,6 +64,36 @@ class MissingStatesWarning(UserWarning):
     >>> caught[0].category.__name__
     'MissingStatesWarning'
     """
+
+
+class LostClassWarning(UserWarning):
+    """A fitted classifier predicts none of a labelled class's training samples.
+
+    Raised by :meth:`MulticlassRVC.fit <skrbal.rvm.MulticlassRVC.fit>` when a
+    class that has labels is predicted for none of them: its relevance
+    vectors were pruned, or their weights drained away (an mRVM2 relevance
+    vector with no same-class neighbour within the kernel's reach loses its
+    weight as the precision updates go on). The model then never believes in
+    that class where it was seen, and a risk-based learner stops inspecting
+    for it. The lost classes are in the warning's attribute ``classes`` and
+    in the estimator's ``lost_classes_``; the warning is also recorded in
+    ``fit_warnings_``.
+
+    See Also
+    --------
+    skrbal.rvm.MulticlassRVC : The estimator that raises it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skrbal.exceptions import LostClassWarning
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn("class 3 lost", LostClassWarning)
+    >>> caught[0].category.__name__
+    'LostClassWarning'
+    """
+
 
 
 class UncommissionedStatesWarning(UserWarning):

@@ -300,3 +300,17 @@ def test_kernels_give_the_bits_of_the_row_by_row_quadrature(n_classes, spread):
     log_proba, means = _row_layout_reference(scores, y, 12)
     assert np.array_equal(multinomial_probit_log_proba(scores, 12), log_proba)
     assert np.array_equal(truncated_probit_means(scores, y, 12), means)
+
+
+@pytest.mark.parametrize(
+    "proba",
+    [[0.7, 0.2, 0.1], [0.97, 0.01, 0.01, 0.01], [0.5, 0.5], [0.25] * 4, [1e-4, 1]],
+)
+def test_scores_for_proba_inverts_the_likelihood(proba):
+    from skrbal.rvm._probit import scores_for_proba
+
+    proba = np.asarray(proba) / np.sum(proba)
+    scores = scores_for_proba(proba, 12)
+    assert abs(scores.mean()) < 1e-12
+    log_p = multinomial_probit_log_proba(scores[None], 12)[0]
+    np.testing.assert_allclose(log_p, np.log(proba), atol=1e-8)

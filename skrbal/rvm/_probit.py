@@ -29,6 +29,7 @@ __all__ = [
     "gauss_hermite_normal",
     "log_expected_cdf_product",
     "multinomial_probit_log_proba",
+    "scores_for_proba",
     "truncated_probit_means",
 ]
 
@@ -371,3 +372,54 @@ def truncated_probit_means(scores, y, n_nodes=20):
     means[rows[:, None], others] -= shift
     means[rows, y] += shift.sum(axis=1)
     return means
+
+
+def scores_for_proba(proba, n_nodes=20, tol=1e-10, max_iter=100):
+    """Scores whose multinomial-probit probabilities are ``proba``.
+
+    The inverse of :func:`multinomial_probit_log_proba` for one row: returns
+    ``f`` of shape ``(K,)``, centred (``f.mean() == 0``), with
+    ``exp(multinomial_probit_log_proba(f[None])) == proba`` to ``tol`` in log
+    space. Every entry of ``proba`` must be positive. Solved by Newton's
+    method on ``log p(f) - log proba`` with the Jacobian by central
+    differences (``K`` is small: one per health state); ``K - 1`` scores are
+    free, the last is fixed by the centring.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.rvm._probit import multinomial_probit_log_proba
+    >>> f = scores_for_proba(np.array([0.7, 0.2, 0.1]))
+    >>> np.exp(multinomial_probit_log_proba(f[None])).round(6)
+    array([[0.7, 0.2, 0.1]])
+    """
+    proba = np.asarray(proba, dtype=float)
+    target = np.log(proba / proba.sum())
+    n_classes = target.size
+
+    def residual(free):
+        scores = np.append(free, 0.0)
+        log_p = multinomial_probit_log_proba(scores[None], n_nodes)[0]
+        return (log_p - target)[:-1]
+
+    # Start from the scores whose differences match the log-odds, then Newton.
+    free = target[:-1] - target[-1]
+    step = 1e-5
+    for _ in range(max_iter):
+        r = residual(free)
+        if np.max(np.abs(r)) < tol:
+            break
+        jacobian = np.empty((n_classes - 1, n_classes - 1))
+        for j in range(n_classes - 1):
+            delta = np.zeros(n_classes - 1)
+            delta[j] = step
+            jacobian[:, j] = (residual(free + delta) - residual(free - delta)) / (
+                2 * step
+            )
+        update = np.linalg.solve(jacobian, r)
+        # Halve a step that would move any score by more than 2 (the log-odds
+        # start can be far off for extreme probabilities).
+        scale = min(1.0, 2.0 / max(np.max(np.abs(update)), 1e-300))
+        free = free - scale * update
+    scores = np.append(free, 0.0)
+    return scores - scores.mean()

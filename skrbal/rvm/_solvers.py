@@ -48,6 +48,7 @@ class FitResult:
     weights: np.ndarray
     n_iter: int = 0
     converged: bool = False
+    stop_reason: str = "max_iter"
     n_relevance_trace: list = field(default_factory=list)
     log_evidence_trace: list = field(default_factory=list)
 
@@ -69,6 +70,21 @@ def random_start(y, n_classes, random_state):
     onehot[np.arange(y.size), y] = 1.0
     noise = random_state.random_sample((2, *onehot.shape))
     return START_SCALE * noise[0] * onehot + noise[1]
+
+
+def label_start(y, n_classes):
+    """Auxiliary scores at the mean of :func:`random_start`: deterministic.
+
+    ``aux[i, k] = START_SCALE / 2 * [k == y_i] + 1 / 2``. mRVM1's cold start:
+    the E-step of a model with no weight gives every auxiliary score a
+    magnitude below one, too small for any sample to pass the inclusion test
+    ``sum_k q_ik**2 > K s_i`` when labels are few, and the fit stays at
+    uniform beliefs; scores at the scale of a fitted model's let the samples
+    that explain the labels in.
+    """
+    onehot = np.zeros((y.size, n_classes))
+    onehot[np.arange(y.size), y] = 1.0
+    return 0.5 * START_SCALE * onehot + 0.5
 
 
 def warm_aux(scores, y, n_nodes):
@@ -158,6 +174,8 @@ def fit_top_down(
     n_nodes,
     initial_alpha=1.0,
     warmup=0,
+    max_alpha_updates=None,
+    offset=None,
     verbose=0,
 ):
     """mRVM2: EM from a (large) active set, pruning samples as alpha diverges.
@@ -172,7 +190,14 @@ def fit_top_down(
     ``alpha`` exceeds ``prune_threshold`` for every class leave the active set
     (see :func:`_keep_after_pruning`). Convergence: the largest change of
     ``log alpha`` over the active samples is below ``tol`` and nothing was
-    pruned.
+    pruned (``stop_reason`` "converged"). With ``max_alpha_updates`` the loop
+    also stops after that many updates of ``alpha`` (the iterations after the
+    warm-up; ``stop_reason`` "alpha_update_limit"); otherwise it runs to
+    ``max_iter`` ("max_iter").
+
+    ``offset`` (K,) is the prior mean of every sample's auxiliary scores (the
+    scores are ``basis @ weights + offset``): the weights fit the departure
+    of the scores from it. ``None`` means zero.
 
     The basis functions are scaled to unit norm over the training samples
     (as in Tipping's SparseBayes) for the numerics; the hyperprior and the
@@ -192,6 +217,8 @@ def fit_top_down(
     alpha = np.where(np.isnan(alpha), initial_alpha, alpha / norms[active, None] ** 2)
     active, alpha, basis, gram = _independent_start(design, active, alpha)
     result = FitResult(active=active, alpha=alpha, weights=None)
+    offset = np.zeros(aux.shape[1]) if offset is None else offset
+    aux = aux - offset
     factors = None
     for n_iter in range(1, max_iter + 1):
         projected = basis.T @ aux
@@ -199,7 +226,7 @@ def fit_top_down(
             factors = factor_per_class(gram, alpha)
         weights, log_evidence = weights_per_class(factors, projected, alpha)
         result.log_evidence_trace.append(log_evidence + _evidence_constant(aux))
-        aux = truncated_probit_means(basis @ weights, y, n_nodes)
+        aux = truncated_probit_means(basis @ weights + offset, y, n_nodes) - offset
         if n_iter <= warmup:
             result.n_relevance_trace.append(active.size)
             if verbose:
@@ -225,6 +252,10 @@ def fit_top_down(
             )
         if change < tol and n_pruned == 0:
             result.converged = True
+            result.stop_reason = "converged"
+            break
+        if max_alpha_updates is not None and n_iter - warmup >= max_alpha_updates:
+            result.stop_reason = "alpha_update_limit"
             break
     result.n_iter = n_iter
     factors = factor_per_class(gram, alpha)
@@ -358,15 +389,38 @@ def _outside_span(gram_diag, gram_active, active):
     return residual > _SPAN_TOL * gram_diag
 
 
-def _seed(gram_diag, projected_all, n_classes):
-    """First active sample: the one with the largest contribution ``theta``."""
+def _seed(gram_diag, projected_all, y, design, per_class):
+    """First active samples: the one of largest ``theta``, or one per class.
+
+    ``theta_i = sum_k q_ik**2 - K s_i`` with no sample active. With
+    ``per_class`` each labelled class's sample of largest ``theta``: from a
+    handful of labels the constructive path rarely gets round to adding a
+    class that the first samples already seem to explain, and that class is
+    lost. The seeds' precisions are ``K s_i**2 / theta_i`` (``ALPHA_MAX``
+    where ``theta_i`` is not positive); a seed whose basis function lies in
+    the span of the previous ones is skipped.
+    """
+    n_classes = projected_all.shape[1]
     theta = np.sum(projected_all**2, axis=1) - n_classes * gram_diag
-    i = int(np.argmax(theta))
-    if theta[i] > 0:
-        alpha = n_classes * gram_diag[i] ** 2 / theta[i]
+    if per_class:
+        seeds = [
+            members[np.argmax(theta[members])]
+            for members in (np.flatnonzero(y == label) for label in np.unique(y))
+        ]
     else:
-        alpha = ALPHA_MAX
-    return np.array([i]), np.array([min(alpha, ALPHA_MAX)])
+        seeds = [int(np.argmax(theta))]
+    seeds = np.array(sorted(seeds, key=lambda i: -theta[i]))
+    basis = design[:, seeds]
+    independent = _independent_columns(
+        basis.T @ basis / np.outer(np.sqrt(gram_diag[seeds]), np.sqrt(gram_diag[seeds]))
+    )
+    seeds = seeds[independent]
+    alpha = np.where(
+        theta[seeds] > 0,
+        n_classes * gram_diag[seeds] ** 2 / np.where(theta[seeds] > 0, theta[seeds], 1),
+        ALPHA_MAX,
+    )
+    return seeds, np.minimum(alpha, ALPHA_MAX)
 
 
 def _likelihood_gains(s, q, theta, alpha, new_alpha, active, addable):
@@ -442,11 +496,18 @@ def fit_constructive(
     max_iter,
     tol,
     n_nodes,
+    offset=None,
+    max_alpha_updates=None,
+    seed_per_class=False,
+    min_iter=1,
     verbose=0,
 ):
     """mRVM1: fast type-II maximum likelihood with one alpha per sample.
 
-    Starts from ``active`` (seeded with the best single sample when empty).
+    Starts from ``active`` (seeded with the best single sample when empty, or
+    the best of each class with ``seed_per_class``, see :func:`_seed`).
+    It cannot converge before iteration ``min_iter``: ``min_iter=2`` when
+    ``aux`` is not an E-step's (the first iteration would judge the start).
     With ``theta_i = sum_k q_ik^2 - K s_i``, each iteration makes the one
     change that raises the marginal likelihood most (Tipping & Faul): add an
     inactive sample with ``theta_i > 0`` at ``alpha_i = K s_i^2 / theta_i``,
@@ -454,14 +515,19 @@ def fit_constructive(
     an active one with ``theta_i <= 0`` (never the last). Then the weights and
     the auxiliary scores of all samples are updated. Converged when nothing is
     to be added or deleted and the largest change of ``log alpha`` a
-    re-estimation would make is below ``tol``.
+    re-estimation would make is below ``tol``. ``offset`` is the prior mean
+    of the auxiliary scores, as in :func:`fit_top_down`. With
+    ``max_alpha_updates`` it stops after that many changes (each iteration
+    changes one precision; ``stop_reason`` "alpha_update_limit").
     """
     n_samples, n_classes = aux.shape
+    offset = np.zeros(n_classes) if offset is None else offset
+    aux = aux - offset
     gram_diag = np.einsum("ti,ti->i", design, design)
     gram = _GramColumns(design)
     projected_all = design.T @ aux
     if active.size == 0:
-        active, alpha = _seed(gram_diag, projected_all, n_classes)
+        active, alpha = _seed(gram_diag, projected_all, y, design, seed_per_class)
     result = FitResult(active=active, alpha=alpha, weights=None)
     gram_active = gram[active]
     chol = cholesky(gram_active[active] + np.diag(alpha))
@@ -486,8 +552,10 @@ def fit_constructive(
         new_alpha = _reestimated_alpha(s, theta, active, alpha, n_classes)
         change = np.abs(np.log(new_alpha) - np.log(alpha))
         deletable = ~positive if active.size > 1 else np.zeros(1, dtype=bool)
-        if not addable.any() and not deletable.any() and change.max() < tol:
+        settled = not addable.any() and not deletable.any() and change.max() < tol
+        if settled and n_iter >= min_iter:
             result.converged = True
+            result.stop_reason = "converged"
             result.n_relevance_trace.append(active.size)
             break
         active, alpha, step = _best_change(
@@ -502,8 +570,14 @@ def fit_constructive(
         gram_active = gram[active]
         chol = cholesky(gram_active[active] + np.diag(alpha))
         weights = cho_solve(chol, projected_all[active], check_finite=False)
-        aux = truncated_probit_means(design[:, active] @ weights, y, n_nodes)
+        aux = (
+            truncated_probit_means(design[:, active] @ weights + offset, y, n_nodes)
+            - offset
+        )
         projected_all = design.T @ aux
+        if max_alpha_updates is not None and n_iter >= max_alpha_updates:
+            result.stop_reason = "alpha_update_limit"
+            break
     result.n_iter = n_iter
     result.active, result.alpha, result.weights = active, alpha, weights
     return result
