@@ -47,6 +47,11 @@ per-run table ``unseen_runs.csv``)::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_unseen.py --repeats 40 --jobs 2
 
+``--cases z24 synthetic`` runs the paper's cases on the same table, and
+``--cases z24-hard-whole z24-hard-gradual z24-hard-few-spells`` the
+ablations of ``'z24-hard'`` (:data:`VARIANTS`), each undoing one of its
+hardships, to show what each contributes.
+
 Another arm: add a :class:`~skrbal.experiments.Method` to :data:`ARMS` (its
 ``make_estimator`` builds the estimator, its ``learner_params`` go to
 :class:`~skrbal.active.RiskBasedLearner`) and name it with ``--arms``.
@@ -58,6 +63,7 @@ import argparse
 import math
 import time
 import warnings
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -69,6 +75,7 @@ from sklearn.base import clone
 
 from skrbal.active import RiskBasedLearner
 from skrbal.budget import PacedBudget
+from skrbal.datasets import make_z24_like
 from skrbal.exceptions import MissingStatesWarning, PriorScaleWarning
 from skrbal.experiments import Method, get_case_study
 from skrbal.inspection import InspectionMethod, perfect_inspection, weighted_copies
@@ -107,6 +114,53 @@ REAL_RECORD = (
     "damage inspected in 7 % of runs (41 % and 27 % on the published "
     "synthetic set)"
 )
+
+
+def _z24_variant(random_state, **params):
+    return make_z24_like(random_state=random_state, **params)
+
+
+#: Ablations of ``'z24-hard'``, one of its hardships undone at a time:
+#: standardised with the whole record's statistics (which hold the winter
+#: and the damage) as the paper's case; Z24's gradual damage profile (its
+#: first stage hides in the summer's spread); Z24's three short cold spells.
+VARIANTS = {
+    "z24-hard-whole": {"standardise_window": None},
+    "z24-hard-gradual": {"damage_profile": None},
+    "z24-hard-few-spells": {"n_cold_spells": 3, "cold_spell_length": (15, 45)},
+}
+#: The generator parameters of ``'z24-hard'`` (its ``source`` names them).
+Z24_HARD = {
+    "damage_scale": 1.25,
+    "damage_profile": (0.8, 0.82, 0.85, 0.87, 0.9, 0.92, 0.95, 0.97, 1.0),
+    "n_cold_spells": 12,
+    "cold_spell_length": (24, 96),
+}
+
+
+def case_study(name: str):
+    """A built-in case study, or an ablation of ``'z24-hard'``."""
+    if name not in VARIANTS:
+        return get_case_study(name)
+    hard = get_case_study("z24-hard")
+    arguments = ", ".join(f"{k}={v!r}" for k, v in Z24_HARD.items())
+    if hard.source != f"make_z24_like(random_state=0, {arguments})":
+        raise RuntimeError(
+            f"Z24_HARD no longer matches the 'z24-hard' case ({hard.source}); "
+            "update it, or the ablations undo more than one hardship."
+        )
+    change = dict(VARIANTS[name])
+    window = change.pop("standardise_window", hard.standardise_window)
+    params = {**Z24_HARD, **change}
+    return replace(
+        hard,
+        name=name,
+        make_data=partial(_z24_variant, **params),
+        standardise_window=window,
+        source="make_z24_like(random_state=0, "
+        + ", ".join(f"{k}={v!r}" for k, v in params.items())
+        + ")",
+    )
 
 
 def seed_of(seed: int, repetition: int) -> int:
@@ -268,7 +322,7 @@ def run_repetition(
     """Every arm, every policy, on one split of a case under one protocol."""
     warnings.simplefilter("ignore", PriorScaleWarning)
     warnings.simplefilter("ignore", MissingStatesWarning)
-    case = get_case_study(case_name) if isinstance(case_name, str) else case_name
+    case = case_study(case_name) if isinstance(case_name, str) else case_name
     process = case.process()
     cost = float(process.inspection_cost)
     rng_seed = seed_of(seed, repetition)
@@ -438,7 +492,7 @@ def main(argv=None) -> None:
     parser.add_argument("--name", default="unseen", help="file stem of the results")
     args = parser.parse_args(argv)
     for name in args.cases:
-        get_case_study(name)  # an unknown case fails before any work
+        case_study(name)  # an unknown case fails before any work
 
     start = time.perf_counter()
     tasks = [
