@@ -549,6 +549,7 @@ def main(argv=None) -> None:
         "",
         f"Measured on the real record (issue 26): {REAL_RECORD}.",
         "",
+        "",
     ]
     text = "\n".join(header) + summarise(runs)
     (args.out / f"{args.name}.md").write_text(text)
