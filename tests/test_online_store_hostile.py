@@ -708,3 +708,36 @@ def test_a_period_shorter_than_a_step_is_refused_on_a_step_clock():
     ).fit(X8, Y8) as agent:
         decided = agent.observe(np.full((20, 1), 12.3))
         assert decided["inspect"].sum() <= 10
+
+
+# ---------------------------------------------------------------------- #
+# 10. a CSV number is what the documented grammar says
+# ---------------------------------------------------------------------- #
+@pytest.mark.parametrize(
+    "cell", ["1_000", "\u0661\u0662", "\uff11", "1,5", "inf", "nan", "0x10", "1e"]
+)
+def test_observe_reads_numbers_by_the_grammar_only(tmp_path, capsys, cell):
+    from skrbal.cli import main
+
+    db = tmp_path / "agents.db"
+    _agent(str(db)).close()
+    feed = tmp_path / "feed.csv"
+    feed.write_text(f'x0\n1.5\n"{cell}"\n', encoding="utf-8")
+    argv = ["agent", "observe", feed, "--store", db, "--agent", "bridge"]
+    assert main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "line 3: column 'x0'" in err and "not a finite number" in err
+    assert AgentStore(db).status("bridge")["n_observations"] == 1
+
+
+def test_observe_reads_every_spelling_the_grammar_allows(tmp_path, capsys):
+    from skrbal.cli import main
+
+    db = tmp_path / "agents.db"
+    _agent(str(db)).close()
+    feed = tmp_path / "feed.csv"
+    feed.write_text("x0\n-1.5\n+2\n.5\n7.\n2e-3\n1E+2\n 3 \n", encoding="utf-8")
+    argv = ["agent", "observe", feed, "--store", db, "--agent", "bridge"]
+    assert main([str(a) for a in argv]) == 0, capsys.readouterr().err
+    history = AgentStore(db).history("bridge")
+    assert history["feature_0"].tolist()[4:] == [-1.5, 2.0, 0.5, 7.0, 2e-3, 100.0, 3.0]
