@@ -741,3 +741,43 @@ def test_observe_reads_every_spelling_the_grammar_allows(tmp_path, capsys):
     assert main([str(a) for a in argv]) == 0, capsys.readouterr().err
     history = AgentStore(db).history("bridge")
     assert history["feature_0"].tolist()[4:] == [-1.5, 2.0, 0.5, 7.0, 2e-3, 100.0, 3.0]
+
+
+# ---------------------------------------------------------------------- #
+# 11. names are text, never mathtext
+# ---------------------------------------------------------------------- #
+def test_names_with_dollars_are_drawn_as_text(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import io
+
+    from matplotlib.figure import Figure
+
+    from skrbal.cli import main
+    from skrbal.plotting import AgentHistoryDisplay
+
+    db = tmp_path / "agents.db"
+    names = ("$\\undefined{x}$", "cost $5 to $10", "ok", "$x^2$")
+    process = PROCESS.set_params(
+        inspection_cost=1e-4, state_names=names, action_names=("$a$", "$\\b{")
+    )
+    with RiskBasedAgent(
+        estimator=GaussianNB(), process=process, store=str(db), name="bridge"
+    ).fit(X8, Y8) as agent:
+        made = agent.observe(np.linspace(11.9, 12.7, 20)[:, None])
+        first = int(made["request_id"].dropna().iloc[0])
+        agent.record_inspection(first, 3)
+    argv = ["agent", "report", "--store", db, "--out", tmp_path / "r.html"]
+    assert main([str(a) for a in argv]) == 0, capsys.readouterr().err
+    figure = Figure()
+    figure.subplots(4, 1)
+    with AgentStore(db) as store:
+        display = AgentHistoryDisplay.from_store(store, "bridge", axes=figure.axes)
+    figure.savefig(io.BytesIO(), format="png")  # draws every text
+    drawn = [t.get_text() for ax in display.figure_.axes for t in ax.texts]
+    drawn += [
+        t.get_text()
+        for ax in display.figure_.axes
+        if ax.get_legend() is not None
+        for t in ax.get_legend().get_texts()
+    ]
+    assert any("\\$x^2\\$" in text for text in drawn)
