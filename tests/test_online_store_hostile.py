@@ -781,3 +781,139 @@ def test_names_with_dollars_are_drawn_as_text(tmp_path, capsys):
         for t in ax.get_legend().get_texts()
     ]
     assert any("\\$x^2\\$" in text for text in drawn)
+
+
+# ---------------------------------------------------------------------- #
+# 12. every crash of a damaged or crafted store is a named error
+# ---------------------------------------------------------------------- #
+def _set_config(store, column, config):
+    """Store a crafted configuration with its fingerprint recomputed."""
+    import hashlib
+    import json
+
+    from sqlalchemy import update
+
+    from skrbal.online import _schema as schema
+
+    text = config if isinstance(config, str) else json.dumps(config)
+    values = {column: text}
+    if column in ("estimator", "budget"):
+        values[f"{column}_fingerprint"] = hashlib.sha256(text.encode()).hexdigest()
+    with store.engine.begin() as conn:
+        conn.execute(update(schema.agents).values(values))
+
+
+def _estimator(params):
+    return {"__estimator__": "sklearn.naive_bayes.GaussianNB", "params": params}
+
+
+def _all_of(depth):
+    """JSON text of AllOf nested ``depth`` deep (too deep for json.dumps)."""
+    head = '{"__estimator__": "skrbal.budget._base.AllOf", "params": {"policies": ['
+    leaf = '{"__estimator__": "skrbal.budget._policies.CostThreshold", "params": {}}'
+    return head * depth + leaf + "]}}" * depth
+
+
+CRAFTED = {
+    "structured dtype": (
+        "estimator",
+        _estimator(
+            {
+                "priors": {
+                    "__ndarray__": [[1, 2]],
+                    "dtype": [["a", "<f8"], ["b", "<f8"]],
+                    "shape": [1],
+                }
+            }
+        ),
+    ),
+    "huge string dtype": (
+        "estimator",
+        _estimator(
+            {"priors": {"__ndarray__": ["a"], "dtype": "<U999999999", "shape": [1]}}
+        ),
+    ),
+    "100,000-deep JSON": ("estimator", "[" * 100_000 + "]" * 100_000),
+    "900-deep AllOf": ("budget", _all_of(900)),
+    "settings missing a key": (
+        "settings",
+        {"em_start": "labelled", "initial_state": None, "max_open_requests": None},
+    ),
+    "settings not an object": ("settings", "[1, 2]"),
+    "budget state not JSON": ("budget_state", "{not json"),
+}
+
+
+@pytest.mark.parametrize("case", list(CRAFTED))
+def test_a_crafted_configuration_ends_in_a_named_error(store_url, case):
+    column, config = CRAFTED[case]
+    with AgentStore(store_url) as store:
+        _agent(store).close()
+        _set_config(store, column, config)
+        with pytest.raises(
+            (ConfigurationError, StoreError), match=r"agent 'bridge'.*skrbal_agents"
+        ):
+            RiskBasedAgent.from_store(store, "bridge")
+        with pytest.raises(StoreError, match="agent 'bridge'"):
+            store.verify("bridge")
+
+
+def test_damage_found_by_readers_is_named(store_url, tmp_path):
+    from sqlalchemy import text
+
+    from skrbal.exceptions import IdempotencyKeyError
+
+    store = AgentStore(store_url)
+    with _agent(store) as agent:
+        agent.observe([[0.5], [7.0]])
+        with pytest.raises(IdempotencyKeyError, match="lone surrogate"):
+            agent.observe([[1.0]], key="batch-\ud800")
+        assert agent.n_steps_ == 6
+    if store.path is not None:  # SQLite keeps any type in any column
+        with _agent(store, "other") as other:
+            other.observe([[0.5]])
+        with store.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "UPDATE skrbal_blocks SET evpi = 'not bytes' WHERE agent_id = "
+                    "(SELECT agent_id FROM skrbal_agents WHERE name = 'other')"
+                )
+            )
+        with pytest.raises(StoreError, match=r"'other'.*skrbal_blocks.*holds str"):
+            store.verify("other")
+        with pytest.raises(StoreError, match=r"'other'.*skrbal_blocks"):
+            RiskBasedAgent.from_store(store, "other")
+    with store.engine.begin() as conn:
+        conn.execute(text("DROP TABLE skrbal_actions"))
+    for read in (
+        lambda: store.verify("bridge"),
+        lambda: store.history("bridge"),
+        lambda: RiskBasedAgent.from_store(store, "bridge"),
+    ):
+        with pytest.raises(StoreError, match=r"agent 'bridge' in store .* cannot be"):
+            read()
+    with store.engine.begin() as conn:
+        for table in ("skrbal_events", "skrbal_requests", "skrbal_blocks",
+                      "skrbal_observations", "skrbal_agents"):  # fmt: skip
+            conn.execute(text(f"DROP TABLE {table}"))
+    for read in (store.status, store.history, store.configuration, store.events):
+        with pytest.raises(StoreError, match=r"agent 'bridge' in store .* cannot be"):
+            read("bridge")
+    with pytest.raises(StoreError, match="cannot be read"):
+        store.agent_names()
+    store.close()
+
+
+def test_a_corrupted_file_is_named_on_a_later_read(tmp_path):
+    db = tmp_path / "agents.db"
+    with _agent(str(db)) as agent:
+        agent.observe(np.linspace(-5, 20, 400)[:, None])
+    store = AgentStore(db)
+    size = db.stat().st_size
+    with open(db, "r+b") as file:  # a disk that lost pages, header kept
+        file.seek(4096)
+        file.write(b"\xa5" * (size - 4096))
+    for read in (store.status, store.history, store.events, store.verify):
+        with pytest.raises(StoreError, match=r"agent 'bridge' in store .*cannot be"):
+            read("bridge")
+    store.close()

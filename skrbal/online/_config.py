@@ -16,12 +16,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from skrbal._fingerprint import dumps, encode_config, fingerprint  # noqa: F401
-from skrbal.exceptions import ConfigurationError
+from skrbal.exceptions import (
+    AgentLockedError,
+    ConfigurationError,
+    RequestError,
+    StoreError,
+)
 
 # The classes a store may rebuild: skrbal's estimators and budget policies,
 # and scikit-learn's common preprocessing steps and probabilistic classifiers
@@ -73,6 +79,40 @@ _BOUNDS = {
 _MUST_BE_NONE = ("memory",)
 # Size of a stored array (an estimator's prior, say).
 _MAX_ARRAY = 1_000_000
+# Bytes of one entry: a text of 1,000 characters, not a dtype of gigabytes.
+_MAX_ITEM_BYTES = 4_000
+
+
+@contextmanager
+def stored_configuration(name: str, url: str):
+    """Rebuilding an agent's stored configuration: any failure is named.
+
+    A crafted configuration (a dtype no array has, JSON nested 100,000
+    deep, a 900-deep AllOf, settings missing a key) would otherwise end in
+    Python's or numpy's own error.
+    """
+    try:
+        yield
+    except (ConfigurationError, StoreError, RequestError, AgentLockedError):
+        raise
+    except (
+        TypeError,
+        ValueError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        RecursionError,
+        OverflowError,
+        MemoryError,
+    ) as exc:
+        what = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise ConfigurationError(
+            f"agent {name!r} in store {url}: table skrbal_agents, the agent's "
+            f"row: its stored configuration cannot be rebuilt "
+            f"({type(exc).__name__}: {what}). The store is damaged or was "
+            "crafted: restore it from a backup, or pass the estimator and "
+            "budget to from_store (they are checked against it)."
+        ) from None
 
 
 def resolve_config(
@@ -192,10 +232,16 @@ def _rebuild(value: dict):
 def _array(value: dict) -> np.ndarray:
     dtype, shape = np.dtype(value["dtype"]), value["shape"]
     items = value["__ndarray__"]
-    if dtype.kind not in "biufU" or len(items) > _MAX_ARRAY:
+    if (
+        dtype.kind not in "biufU"
+        or dtype.fields is not None
+        or dtype.itemsize > _MAX_ITEM_BYTES
+        or len(items) > _MAX_ARRAY
+    ):
         raise ConfigurationError(
             f"a stored array of dtype {dtype} and {len(items)} values refused: "
-            f"a store rebuilds arrays of numbers or text up to {_MAX_ARRAY} values."
+            f"a store rebuilds arrays of numbers or text (up to "
+            f"{_MAX_ITEM_BYTES // 4} characters) up to {_MAX_ARRAY} values."
         )
     return np.array(items, dtype=dtype).reshape(shape)
 
