@@ -917,3 +917,72 @@ def test_a_corrupted_file_is_named_on_a_later_read(tmp_path):
         with pytest.raises(StoreError, match=r"agent 'bridge' in store .*cannot be"):
             read("bridge")
     store.close()
+
+
+# ---------------------------------------------------------------------- #
+# 5. the work of loading a crafted configuration is bounded
+# ---------------------------------------------------------------------- #
+def _rechain(store, name="bridge"):
+    """Recompute every hash of an agent's chain (no key), as a hostile
+    writer who knows the scheme would."""
+    import json
+
+    from sqlalchemy import select, update
+
+    from skrbal.online import _schema as schema
+    from skrbal.online._chain import event_hash, genesis_hash
+
+    ev = schema.events
+    with store.engine.begin() as conn:
+        agent = conn.execute(
+            select(schema.agents).where(schema.agents.c.name == name)
+        ).first()
+        previous = genesis_hash(agent)
+        mine = ev.c.agent_id == agent.agent_id
+        for e in conn.execute(select(ev).where(mine).order_by(ev.c.seq)).all():
+            payload = json.loads(e.payload)
+            if e.seq == 1:  # the agent's record, as the row now says
+                for column in payload.get("agent", {}):
+                    payload["agent"][column] = getattr(agent, column)
+            text = json.dumps(payload)
+            previous = event_hash(
+                previous,
+                e.seq,
+                e.kind,
+                e.step,
+                e.request_id,
+                text,
+                e.created_at,
+                e.client_key,
+                e.key_digest,
+            )
+            conn.execute(
+                update(ev)
+                .where(mine & (ev.c.seq == e.seq))
+                .values(hash=previous, payload=text)
+            )
+
+
+def test_the_product_of_bounded_parameters_is_bounded_too(store_url):
+    import json
+    import time
+
+    from skrbal._fingerprint import encode_config
+    from skrbal.rvm import MulticlassRVC
+
+    crafted = MulticlassRVC(
+        max_iter=1_000_000, tol=0.0, n_quadrature=1000, kernel="poly", degree=20
+    )
+    with AgentStore(store_url) as store:
+        _agent(store).close()
+        _set_config(store, "estimator", json.loads(json.dumps(encode_config(crafted))))
+        _rechain(store)  # a hostile writer recomputes the chain too
+        start = time.perf_counter()
+        with pytest.raises(ConfigurationError, match=r"max_iter=1000000 x n_quadra"):
+            RiskBasedAgent.from_store(store, "bridge")
+        assert time.perf_counter() - start < 30
+        # the defaults, and a heavy but plausible fit, are rebuilt
+        for fine in (MulticlassRVC(), MulticlassRVC(max_iter=10_000, n_quadrature=100)):
+            from skrbal.online._config import decode_config
+
+            assert isinstance(decode_config(encode_config(fine)), MulticlassRVC)

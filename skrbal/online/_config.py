@@ -75,6 +75,12 @@ _BOUNDS = {
     "n_jobs": 64,
     "verbose": 100,
 }
+# Parameters whose product bounds the work of a fit replayed on loading
+# (iterations of iterations): each within its bound above, their product
+# may not be (MulticlassRVC(max_iter=1_000_000, n_quadrature=1_000, tol=0)
+# kept from_store busy for minutes).
+_WORK_FACTORS = ("n_estimators", "max_iter", "n_init", "n_quadrature")
+_MAX_WORK = 10_000_000
 # Parameters that would point at files (a joblib cache) or hold code.
 _MUST_BE_NONE = ("memory",)
 # Size of a stored array (an estimator's prior, say).
@@ -212,6 +218,28 @@ def _check_parameter(cls, name: str, value) -> None:
                 )
 
 
+def _check_work(cls, params: dict) -> None:
+    """Refuse parameters whose product would keep loading busy."""
+    factors = {
+        name: params[name]
+        for name in _WORK_FACTORS
+        if isinstance(params.get(name), int)
+        and not isinstance(params.get(name), bool)
+        and params[name] > 0
+    }
+    work = 1
+    for value in factors.values():
+        work *= value
+    if work > _MAX_WORK:
+        shown = " x ".join(f"{name}={value}" for name, value in factors.items())
+        raise ConfigurationError(
+            f"stored {cls.__name__} refused: {shown} is {work:,}, above the "
+            f"{_MAX_WORK:,} a store rebuilds (each parameter is within its "
+            "bound; their product would keep loading busy for minutes). Pass "
+            "the estimator again to from_store: you vouch for it."
+        )
+
+
 def _rebuild(value: dict):
     cls = _rebuildable_class(value["__estimator__"])
     params = value.get("params")
@@ -221,6 +249,7 @@ def _rebuild(value: dict):
     for name, param in params.items():
         decoded[name] = decode_config(param)
         _check_parameter(cls, name, decoded[name])
+    _check_work(cls, decoded)
     try:
         return cls(**decoded)
     except TypeError as exc:
