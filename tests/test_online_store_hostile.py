@@ -986,3 +986,37 @@ def test_the_product_of_bounded_parameters_is_bounded_too(store_url):
             from skrbal.online._config import decode_config
 
             assert isinstance(decode_config(encode_config(fine)), MulticlassRVC)
+
+
+def test_a_request_method_the_agent_does_not_have_is_named(store_url):
+    """Also where the observe events logged no methods (older stores)."""
+    import json
+
+    from sqlalchemy import select, update
+
+    from skrbal.online import _schema as schema
+
+    _rich_agent(store_url)
+    ev, req = schema.events, schema.requests
+    with AgentStore(store_url) as store:
+        with store.engine.begin() as conn:
+            for e in conn.execute(select(ev).where(ev.c.kind == "observe")).all():
+                payload = json.loads(e.payload)
+                payload.pop("methods", None)
+                conn.execute(
+                    update(ev)
+                    .where((ev.c.agent_id == e.agent_id) & (ev.c.seq == e.seq))
+                    .values(payload=json.dumps(payload))
+                )
+        _rechain(store)
+        store.verify("bridge")  # as an older store: methods not logged
+        with store.engine.begin() as conn:
+            conn.execute(
+                update(req).where(req.c.method == "drone").values(method="boat")
+            )
+        for call in (
+            lambda: store.verify("bridge"),
+            lambda: RiskBasedAgent.from_store(store, "bridge"),
+        ):
+            with pytest.raises(StoreError, match=r"'bridge'.*method 'boat' is not"):
+                call()
