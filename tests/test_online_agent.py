@@ -449,6 +449,7 @@ def test_warnings_of_a_fit_are_issued_once_and_stored(tmp_path):
             "label": 4,
             "warnings": ["UserWarning: few samples"],
             "action": 1,  # what a retry with a client key returns
+            "timestamp": None,  # logged, so that verify covers the request's
         }
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the replay is silent

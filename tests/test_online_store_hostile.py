@@ -708,3 +708,315 @@ def test_a_period_shorter_than_a_step_is_refused_on_a_step_clock():
     ).fit(X8, Y8) as agent:
         decided = agent.observe(np.full((20, 1), 12.3))
         assert decided["inspect"].sum() <= 10
+
+
+# ---------------------------------------------------------------------- #
+# 10. a CSV number is what the documented grammar says
+# ---------------------------------------------------------------------- #
+@pytest.mark.parametrize(
+    "cell", ["1_000", "\u0661\u0662", "\uff11", "1,5", "inf", "nan", "0x10", "1e"]
+)
+def test_observe_reads_numbers_by_the_grammar_only(tmp_path, capsys, cell):
+    from skrbal.cli import main
+
+    db = tmp_path / "agents.db"
+    _agent(str(db)).close()
+    feed = tmp_path / "feed.csv"
+    feed.write_text(f'x0\n1.5\n"{cell}"\n', encoding="utf-8")
+    argv = ["agent", "observe", feed, "--store", db, "--agent", "bridge"]
+    assert main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "line 3: column 'x0'" in err and "not a finite number" in err
+    assert AgentStore(db).status("bridge")["n_observations"] == 1
+
+
+def test_observe_reads_every_spelling_the_grammar_allows(tmp_path, capsys):
+    from skrbal.cli import main
+
+    db = tmp_path / "agents.db"
+    _agent(str(db)).close()
+    feed = tmp_path / "feed.csv"
+    feed.write_text("x0\n-1.5\n+2\n.5\n7.\n2e-3\n1E+2\n 3 \n", encoding="utf-8")
+    argv = ["agent", "observe", feed, "--store", db, "--agent", "bridge"]
+    assert main([str(a) for a in argv]) == 0, capsys.readouterr().err
+    history = AgentStore(db).history("bridge")
+    assert history["feature_0"].tolist()[4:] == [-1.5, 2.0, 0.5, 7.0, 2e-3, 100.0, 3.0]
+
+
+# ---------------------------------------------------------------------- #
+# 11. names are text, never mathtext
+# ---------------------------------------------------------------------- #
+def test_names_with_dollars_are_drawn_as_text(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import io
+
+    from matplotlib.figure import Figure
+
+    from skrbal.cli import main
+    from skrbal.plotting import AgentHistoryDisplay
+
+    db = tmp_path / "agents.db"
+    names = ("$\\undefined{x}$", "cost $5 to $10", "ok", "$x^2$")
+    process = PROCESS.set_params(
+        inspection_cost=1e-4, state_names=names, action_names=("$a$", "$\\b{")
+    )
+    with RiskBasedAgent(
+        estimator=GaussianNB(), process=process, store=str(db), name="bridge"
+    ).fit(X8, Y8) as agent:
+        made = agent.observe(np.linspace(11.9, 12.7, 20)[:, None])
+        first = int(made["request_id"].dropna().iloc[0])
+        agent.record_inspection(first, 3)
+    argv = ["agent", "report", "--store", db, "--out", tmp_path / "r.html"]
+    assert main([str(a) for a in argv]) == 0, capsys.readouterr().err
+    figure = Figure()
+    figure.subplots(4, 1)
+    with AgentStore(db) as store:
+        display = AgentHistoryDisplay.from_store(store, "bridge", axes=figure.axes)
+    figure.savefig(io.BytesIO(), format="png")  # draws every text
+    drawn = [t.get_text() for ax in display.figure_.axes for t in ax.texts]
+    drawn += [
+        t.get_text()
+        for ax in display.figure_.axes
+        if ax.get_legend() is not None
+        for t in ax.get_legend().get_texts()
+    ]
+    assert any("\\$x^2\\$" in text for text in drawn)
+
+
+# ---------------------------------------------------------------------- #
+# 12. every crash of a damaged or crafted store is a named error
+# ---------------------------------------------------------------------- #
+def _set_config(store, column, config):
+    """Store a crafted configuration with its fingerprint recomputed."""
+    import hashlib
+    import json
+
+    from sqlalchemy import update
+
+    from skrbal.online import _schema as schema
+
+    text = config if isinstance(config, str) else json.dumps(config)
+    values = {column: text}
+    if column in ("estimator", "budget"):
+        values[f"{column}_fingerprint"] = hashlib.sha256(text.encode()).hexdigest()
+    with store.engine.begin() as conn:
+        conn.execute(update(schema.agents).values(values))
+
+
+def _estimator(params):
+    return {"__estimator__": "sklearn.naive_bayes.GaussianNB", "params": params}
+
+
+def _all_of(depth):
+    """JSON text of AllOf nested ``depth`` deep (too deep for json.dumps)."""
+    head = '{"__estimator__": "skrbal.budget._base.AllOf", "params": {"policies": ['
+    leaf = '{"__estimator__": "skrbal.budget._policies.CostThreshold", "params": {}}'
+    return head * depth + leaf + "]}}" * depth
+
+
+CRAFTED = {
+    "structured dtype": (
+        "estimator",
+        _estimator(
+            {
+                "priors": {
+                    "__ndarray__": [[1, 2]],
+                    "dtype": [["a", "<f8"], ["b", "<f8"]],
+                    "shape": [1],
+                }
+            }
+        ),
+    ),
+    "huge string dtype": (
+        "estimator",
+        _estimator(
+            {"priors": {"__ndarray__": ["a"], "dtype": "<U999999999", "shape": [1]}}
+        ),
+    ),
+    "100,000-deep JSON": ("estimator", "[" * 100_000 + "]" * 100_000),
+    "900-deep AllOf": ("budget", _all_of(900)),
+    "settings missing a key": (
+        "settings",
+        {"em_start": "labelled", "initial_state": None, "max_open_requests": None},
+    ),
+    "settings not an object": ("settings", "[1, 2]"),
+    "budget state not JSON": ("budget_state", "{not json"),
+}
+
+
+@pytest.mark.parametrize("case", list(CRAFTED))
+def test_a_crafted_configuration_ends_in_a_named_error(store_url, case):
+    column, config = CRAFTED[case]
+    with AgentStore(store_url) as store:
+        _agent(store).close()
+        _set_config(store, column, config)
+        with pytest.raises(
+            (ConfigurationError, StoreError), match=r"agent 'bridge'.*skrbal_agents"
+        ):
+            RiskBasedAgent.from_store(store, "bridge")
+        with pytest.raises(StoreError, match="agent 'bridge'"):
+            store.verify("bridge")
+
+
+def test_damage_found_by_readers_is_named(store_url, tmp_path):
+    from sqlalchemy import text
+
+    from skrbal.exceptions import IdempotencyKeyError
+
+    store = AgentStore(store_url)
+    with _agent(store) as agent:
+        agent.observe([[0.5], [7.0]])
+        with pytest.raises(IdempotencyKeyError, match="lone surrogate"):
+            agent.observe([[1.0]], key="batch-\ud800")
+        assert agent.n_steps_ == 6
+    if store.path is not None:  # SQLite keeps any type in any column
+        with _agent(store, "other") as other:
+            other.observe([[0.5]])
+        with store.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "UPDATE skrbal_blocks SET evpi = 'not bytes' WHERE agent_id = "
+                    "(SELECT agent_id FROM skrbal_agents WHERE name = 'other')"
+                )
+            )
+        with pytest.raises(StoreError, match=r"'other'.*skrbal_blocks.*holds str"):
+            store.verify("other")
+        with pytest.raises(StoreError, match=r"'other'.*skrbal_blocks"):
+            RiskBasedAgent.from_store(store, "other")
+    with store.engine.begin() as conn:
+        conn.execute(text("DROP TABLE skrbal_actions"))
+    for read in (
+        lambda: store.verify("bridge"),
+        lambda: store.history("bridge"),
+        lambda: RiskBasedAgent.from_store(store, "bridge"),
+    ):
+        with pytest.raises(StoreError, match=r"agent 'bridge' in store .* cannot be"):
+            read()
+    with store.engine.begin() as conn:
+        for table in ("skrbal_events", "skrbal_requests", "skrbal_blocks",
+                      "skrbal_observations", "skrbal_agents"):  # fmt: skip
+            conn.execute(text(f"DROP TABLE {table}"))
+    for read in (store.status, store.history, store.configuration, store.events):
+        with pytest.raises(StoreError, match=r"agent 'bridge' in store .* cannot be"):
+            read("bridge")
+    with pytest.raises(StoreError, match="cannot be read"):
+        store.agent_names()
+    store.close()
+
+
+def test_a_corrupted_file_is_named_on_a_later_read(tmp_path):
+    db = tmp_path / "agents.db"
+    with _agent(str(db)) as agent:
+        agent.observe(np.linspace(-5, 20, 400)[:, None])
+    store = AgentStore(db)
+    size = db.stat().st_size
+    with open(db, "r+b") as file:  # a disk that lost pages, header kept
+        file.seek(4096)
+        file.write(b"\xa5" * (size - 4096))
+    for read in (store.status, store.history, store.events, store.verify):
+        with pytest.raises(StoreError, match=r"agent 'bridge' in store .*cannot be"):
+            read("bridge")
+    store.close()
+
+
+# ---------------------------------------------------------------------- #
+# 5. the work of loading a crafted configuration is bounded
+# ---------------------------------------------------------------------- #
+def _rechain(store, name="bridge"):
+    """Recompute every hash of an agent's chain (no key), as a hostile
+    writer who knows the scheme would."""
+    import json
+
+    from sqlalchemy import select, update
+
+    from skrbal.online import _schema as schema
+    from skrbal.online._chain import event_hash, genesis_hash
+
+    ev = schema.events
+    with store.engine.begin() as conn:
+        agent = conn.execute(
+            select(schema.agents).where(schema.agents.c.name == name)
+        ).first()
+        previous = genesis_hash(agent)
+        mine = ev.c.agent_id == agent.agent_id
+        for e in conn.execute(select(ev).where(mine).order_by(ev.c.seq)).all():
+            payload = json.loads(e.payload)
+            if e.seq == 1:  # the agent's record, as the row now says
+                for column in payload.get("agent", {}):
+                    payload["agent"][column] = getattr(agent, column)
+            text = json.dumps(payload)
+            previous = event_hash(
+                previous,
+                e.seq,
+                e.kind,
+                e.step,
+                e.request_id,
+                text,
+                e.created_at,
+                e.client_key,
+                e.key_digest,
+            )
+            conn.execute(
+                update(ev)
+                .where(mine & (ev.c.seq == e.seq))
+                .values(hash=previous, payload=text)
+            )
+
+
+def test_the_product_of_bounded_parameters_is_bounded_too(store_url):
+    import json
+    import time
+
+    from skrbal._fingerprint import encode_config
+    from skrbal.rvm import MulticlassRVC
+
+    crafted = MulticlassRVC(
+        max_iter=1_000_000, tol=0.0, n_quadrature=1000, kernel="poly", degree=20
+    )
+    with AgentStore(store_url) as store:
+        _agent(store).close()
+        _set_config(store, "estimator", json.loads(json.dumps(encode_config(crafted))))
+        _rechain(store)  # a hostile writer recomputes the chain too
+        start = time.perf_counter()
+        with pytest.raises(ConfigurationError, match=r"max_iter=1000000 x n_quadra"):
+            RiskBasedAgent.from_store(store, "bridge")
+        assert time.perf_counter() - start < 30
+        # the defaults, and a heavy but plausible fit, are rebuilt
+        for fine in (MulticlassRVC(), MulticlassRVC(max_iter=10_000, n_quadrature=100)):
+            from skrbal.online._config import decode_config
+
+            assert isinstance(decode_config(encode_config(fine)), MulticlassRVC)
+
+
+def test_a_request_method_the_agent_does_not_have_is_named(store_url):
+    """Also where the observe events logged no methods (older stores)."""
+    import json
+
+    from sqlalchemy import select, update
+
+    from skrbal.online import _schema as schema
+
+    _rich_agent(store_url)
+    ev, req = schema.events, schema.requests
+    with AgentStore(store_url) as store:
+        with store.engine.begin() as conn:
+            for e in conn.execute(select(ev).where(ev.c.kind == "observe")).all():
+                payload = json.loads(e.payload)
+                payload.pop("methods", None)
+                conn.execute(
+                    update(ev)
+                    .where((ev.c.agent_id == e.agent_id) & (ev.c.seq == e.seq))
+                    .values(payload=json.dumps(payload))
+                )
+        _rechain(store)
+        store.verify("bridge")  # as an older store: methods not logged
+        with store.engine.begin() as conn:
+            conn.execute(
+                update(req).where(req.c.method == "drone").values(method="boat")
+            )
+        for call in (
+            lambda: store.verify("bridge"),
+            lambda: RiskBasedAgent.from_store(store, "bridge"),
+        ):
+            with pytest.raises(StoreError, match=r"'bridge'.*method 'boat' is not"):
+                call()

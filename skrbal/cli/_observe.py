@@ -156,7 +156,7 @@ class _ObservationReader:
                 f"{self.width}"
             )
         try:
-            row = [float(record[i]) for i in self.positions]
+            row = [_number(record[i]) for i in self.positions]
         except ValueError:
             row = []
         if len(row) != len(self.positions) or not all(map(math.isfinite, row)):
@@ -266,9 +266,23 @@ def _interrupted(args, name: str, n_done: int, last) -> str:
     return text + f"; resume with the lines after line {line} (or use --key)"
 
 
+# A feature value: an optional sign, ASCII digits with an optional decimal
+# point, an optional exponent (-1.5, 2e-3, .5, 7.). Python's float() also
+# takes 1_000, other scripts' digits, inf and nan: none is a measurement.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _number(text: str) -> float:
+    """The value of a CSV cell that is a number by the documented grammar."""
+    text = text.strip(" \t")
+    if _NUMBER.fullmatch(text) is None:
+        raise ValueError(text)
+    return float(text)
+
+
 def _is_finite_number(text: str) -> bool:
     try:
-        return math.isfinite(float(text))
+        return math.isfinite(_number(text))
     except ValueError:
         return False
 

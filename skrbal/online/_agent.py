@@ -32,6 +32,7 @@ from skrbal.online._commissioning import commission_in_parts, missing_labels
 from skrbal.online._config import (
     process_from_json,
     resolve_config,
+    stored_configuration,
 )
 from skrbal.online._decisions import (
     ObserveCall,
@@ -603,25 +604,27 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         store = AgentStore(store) if owned else store
         try:
             record = store.load_agent(name)
-            estimator = resolve_config(
-                record.estimator,
-                estimator,
-                "estimator",
-                record.estimator_fingerprint,
-            )
-            budget = resolve_config(
-                record.budget, budget, "budget", record.budget_fingerprint
-            )
-            settings = record.settings
-            process = process_from_json(record.process)
-            agent = cls(
-                estimator=estimator,
-                process=process,
-                budget=budget,
-                **parameters_of(settings, process),
-                store=store_parameter(given) if owned else store,
-                name=name,
-            )
+            with stored_configuration(name, store.display_url):
+                estimator = resolve_config(
+                    record.estimator,
+                    estimator,
+                    "estimator",
+                    record.estimator_fingerprint,
+                )
+                budget = resolve_config(
+                    record.budget, budget, "budget", record.budget_fingerprint
+                )
+                settings = record.settings
+                process = process_from_json(record.process)
+                agent = cls(
+                    estimator=estimator,
+                    process=process,
+                    budget=budget,
+                    **parameters_of(settings, process),
+                    store=store_parameter(given) if owned else store,
+                    name=name,
+                )
+                check_params(agent)
             agent._resume(store, owned, record, lock_timeout, expected_head)
         except BaseException:
             if owned:

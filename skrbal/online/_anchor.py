@@ -71,6 +71,23 @@ class AnchorFile:
     ----------
     path : str or os.PathLike
         The file; created when first written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentStore, RiskBasedAgent
+    >>> heads = pathlib.Path(tempfile.mkdtemp()) / "heads.jsonl"
+    >>> store = AgentStore(":memory:", anchor_file=heads)
+    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                process=synthetic_decision_process()).fit(
+    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+    >>> store.anchor.expected("agent")[0]
+    1
+    >>> store.verify("agent")["seq"]
+    1
+    >>> store.close()
     """
 
     def __init__(self, path):

@@ -16,12 +16,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from skrbal._fingerprint import dumps, encode_config, fingerprint  # noqa: F401
-from skrbal.exceptions import ConfigurationError
+from skrbal.exceptions import (
+    AgentLockedError,
+    ConfigurationError,
+    RequestError,
+    StoreError,
+)
 
 # The classes a store may rebuild: skrbal's estimators and budget policies,
 # and scikit-learn's common preprocessing steps and probabilistic classifiers
@@ -69,10 +75,50 @@ _BOUNDS = {
     "n_jobs": 64,
     "verbose": 100,
 }
+# Parameters whose product bounds the work of a fit replayed on loading
+# (iterations of iterations): each within its bound above, their product
+# may not be (MulticlassRVC(max_iter=1_000_000, n_quadrature=1_000, tol=0)
+# kept from_store busy for minutes).
+_WORK_FACTORS = ("n_estimators", "max_iter", "n_init", "n_quadrature")
+_MAX_WORK = 10_000_000
 # Parameters that would point at files (a joblib cache) or hold code.
 _MUST_BE_NONE = ("memory",)
 # Size of a stored array (an estimator's prior, say).
 _MAX_ARRAY = 1_000_000
+# Bytes of one entry: a text of 1,000 characters, not a dtype of gigabytes.
+_MAX_ITEM_BYTES = 4_000
+
+
+@contextmanager
+def stored_configuration(name: str, url: str):
+    """Rebuilding an agent's stored configuration: any failure is named.
+
+    A crafted configuration (a dtype no array has, JSON nested 100,000
+    deep, a 900-deep AllOf, settings missing a key) would otherwise end in
+    Python's or numpy's own error.
+    """
+    try:
+        yield
+    except (ConfigurationError, StoreError, RequestError, AgentLockedError):
+        raise
+    except (
+        TypeError,
+        ValueError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        RecursionError,
+        OverflowError,
+        MemoryError,
+    ) as exc:
+        what = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise ConfigurationError(
+            f"agent {name!r} in store {url}: table skrbal_agents, the agent's "
+            f"row: its stored configuration cannot be rebuilt "
+            f"({type(exc).__name__}: {what}). The store is damaged or was "
+            "crafted: restore it from a backup, or pass the estimator and "
+            "budget to from_store (they are checked against it)."
+        ) from None
 
 
 def resolve_config(
@@ -172,6 +218,28 @@ def _check_parameter(cls, name: str, value) -> None:
                 )
 
 
+def _check_work(cls, params: dict) -> None:
+    """Refuse parameters whose product would keep loading busy."""
+    factors = {
+        name: params[name]
+        for name in _WORK_FACTORS
+        if isinstance(params.get(name), int)
+        and not isinstance(params.get(name), bool)
+        and params[name] > 0
+    }
+    work = 1
+    for value in factors.values():
+        work *= value
+    if work > _MAX_WORK:
+        shown = " x ".join(f"{name}={value}" for name, value in factors.items())
+        raise ConfigurationError(
+            f"stored {cls.__name__} refused: {shown} is {work:,}, above the "
+            f"{_MAX_WORK:,} a store rebuilds (each parameter is within its "
+            "bound; their product would keep loading busy for minutes). Pass "
+            "the estimator again to from_store: you vouch for it."
+        )
+
+
 def _rebuild(value: dict):
     cls = _rebuildable_class(value["__estimator__"])
     params = value.get("params")
@@ -181,6 +249,7 @@ def _rebuild(value: dict):
     for name, param in params.items():
         decoded[name] = decode_config(param)
         _check_parameter(cls, name, decoded[name])
+    _check_work(cls, decoded)
     try:
         return cls(**decoded)
     except TypeError as exc:
@@ -192,10 +261,16 @@ def _rebuild(value: dict):
 def _array(value: dict) -> np.ndarray:
     dtype, shape = np.dtype(value["dtype"]), value["shape"]
     items = value["__ndarray__"]
-    if dtype.kind not in "biufU" or len(items) > _MAX_ARRAY:
+    if (
+        dtype.kind not in "biufU"
+        or dtype.fields is not None
+        or dtype.itemsize > _MAX_ITEM_BYTES
+        or len(items) > _MAX_ARRAY
+    ):
         raise ConfigurationError(
             f"a stored array of dtype {dtype} and {len(items)} values refused: "
-            f"a store rebuilds arrays of numbers or text up to {_MAX_ARRAY} values."
+            f"a store rebuilds arrays of numbers or text (up to "
+            f"{_MAX_ITEM_BYTES // 4} characters) up to {_MAX_ARRAY} values."
         )
     return np.array(items, dtype=dtype).reshape(shape)
 

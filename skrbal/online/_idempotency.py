@@ -52,6 +52,13 @@ def check_key(key) -> str | None:
             + ("..." if len(key) > 40 else "")
             + f" ({len(key)} characters); nothing was done."
         )
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise IdempotencyKeyError(
+            f"key must be text a database can store (UTF-8), got {key[:40]!r}: "
+            f"character {exc.start} is a lone surrogate; nothing was done."
+        ) from None
     return key
 
 

@@ -141,8 +141,28 @@ def status(store, name: str) -> dict:
     }
 
 
+def _decoded(row, column):
+    """A JSON column of an agent's row, or a StoreError naming it."""
+    try:
+        return json.loads(getattr(row, column))
+    except (TypeError, ValueError, RecursionError):
+        raise StoreError(
+            f"agent {row.name!r}: table {schema.agents.name}, row of agent "
+            f"{row.agent_id}: column {column} is not JSON; the store is damaged "
+            "or was edited: restore it from a backup."
+        ) from None
+
+
 def agent_record(row) -> AgentRecord:
     """The record of a row of ``skrbal_agents`` (JSON columns decoded)."""
+    settings, state = _decoded(row, "settings"), _decoded(row, "budget_state")
+    names = _decoded(row, "feature_names") if row.feature_names else None
+    if not isinstance(settings, dict) or not (names is None or isinstance(names, list)):
+        raise StoreError(
+            f"agent {row.name!r}: table {schema.agents.name}, row of agent "
+            f"{row.agent_id}: settings or feature_names has the wrong shape; the "
+            "store is damaged or was edited: restore it from a backup."
+        )
     return AgentRecord(
         name=row.name,
         process=row.process,
@@ -150,34 +170,59 @@ def agent_record(row) -> AgentRecord:
         estimator_fingerprint=row.estimator_fingerprint,
         budget=row.budget,
         budget_fingerprint=row.budget_fingerprint,
-        settings=json.loads(row.settings),
+        settings=settings,
         n_features=row.n_features,
-        feature_names=(
-            tuple(json.loads(row.feature_names)) if row.feature_names else None
-        ),
+        feature_names=None if names is None else tuple(names),
         clock=row.clock,
         n_steps=row.n_steps,
         n_requests=row.n_requests,
         last_seq=row.last_seq,
-        budget_state=json.loads(row.budget_state),
+        budget_state=state,
         created_at=row.created_at,
         skrbal_version=row.skrbal_version,
         agent_id=row.agent_id,
     )
 
 
+def _name_of(store, agent_id: int) -> str:
+    """An agent's name for a message, if the store can still tell it."""
+    try:
+        with store.engine.connect() as conn:
+            name = conn.execute(
+                select(schema.agents.c.name).where(schema.agents.c.agent_id == agent_id)
+            ).scalar()
+    except DatabaseError:
+        name = None
+    return name if name is not None else f"of id {agent_id}"
+
+
 @contextmanager
-def _reading_agent(store, name: str):
+def _reading_agent(store, name):
     """A connection whose database errors (a dropped table, a corrupt page)
-    become a :class:`StoreError` naming the agent and the driver's message."""
+    become a :class:`StoreError` naming the agent (``name``, or its id) and
+    the driver's message."""
     try:
         with store.engine.connect() as conn:
             yield conn
     except DatabaseError as exc:
-        raise StoreError(
-            f"agent {name!r} in store {store.display_url} cannot be read: "
-            f"{exc.orig}; the store is damaged."
-        ) from exc
+        if not isinstance(name, str):
+            name = _name_of(store, name)
+        raise StoreError(damage_message(store, name, exc)) from None
+
+
+def damage_message(store, name, exc) -> str:
+    """What a database error on an agent's store says, in one line."""
+    said = " ".join(str(getattr(exc, "orig", exc)).split())[:300]
+    what = (
+        f"store {store.display_url}"
+        if name is None
+        else (f"agent {name!r} in store {store.display_url}")
+    )
+    return (
+        f"{what} cannot be read: {said}; "
+        "the store is damaged (a dropped table, a corrupt file): restore it "
+        "from a backup, and run 'skrbal agent verify' on the copy."
+    )
 
 
 def _heads(store, name, expected_head=None) -> list:
@@ -495,7 +540,7 @@ def _agent_by_id(store, conn, agent_id: int):
 def find_key(store, agent_id: int, key: str) -> EventRecord | None:
     """See :meth:`AgentStore.find_key`."""
     ev = schema.events
-    with _reading_agent(store, f"#{agent_id}") as conn:
+    with _reading_agent(store, agent_id) as conn:
         row = conn.execute(
             select(ev).where((ev.c.agent_id == agent_id) & (ev.c.client_key == key))
         ).first()
@@ -521,7 +566,7 @@ def find_key(store, agent_id: int, key: str) -> EventRecord | None:
 def load_block(store, agent_id: int, first_step: int) -> ObserveBlock:
     """See :meth:`AgentStore.load_block`."""
     b, req, ev = schema.blocks, schema.requests, schema.events
-    with _reading_agent(store, f"#{agent_id}") as conn:
+    with _reading_agent(store, agent_id) as conn:
         agent = _agent_by_id(store, conn, agent_id)
         row = conn.execute(
             select(b).where((b.c.agent_id == agent_id) & (b.c.first_step == first_step))
@@ -577,6 +622,6 @@ def load_block(store, agent_id: int, first_step: int) -> ObserveBlock:
 
 def load_steps(store, agent_id: int, steps, columns) -> dict:
     """See :meth:`AgentStore.load_steps`."""
-    with _reading_agent(store, f"#{agent_id}") as conn:
+    with _reading_agent(store, agent_id) as conn:
         agent = _agent_by_id(store, conn, agent_id)
         return read_steps(conn, agent, steps, columns, process_classes(agent).size)

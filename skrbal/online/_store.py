@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import uuid
@@ -139,6 +140,21 @@ def _refuse_second_names(path: str) -> None:
         "(a symbolic link is fine): remove the other names, or copy the file "
         "with `sqlite3 <file> .backup <copy>` once no agent writes to it."
     )
+
+
+def _named_damage(read):
+    """A reading method whose database errors (a dropped table, a corrupt
+    file) end in a :class:`StoreError` naming the agent, not the driver's."""
+
+    @functools.wraps(read)
+    def guarded(self, *args, **kwargs):
+        try:
+            return read(self, *args, **kwargs)
+        except DatabaseError as exc:
+            name = args[0] if args else kwargs.get("name")
+            raise StoreError(_reading.damage_message(self, name, exc)) from None
+
+    return guarded
 
 
 # Where a deployment gives the chain key and the anchor file without code.
@@ -462,6 +478,7 @@ class AgentStore:
     # ------------------------------------------------------------------ #
     # reading (no lock)
     # ------------------------------------------------------------------ #
+    @_named_damage
     def agent_names(self) -> list[str]:
         """Names of the agents in the store, sorted.
 
@@ -481,6 +498,7 @@ class AgentStore:
                 )
             ).scalar()
 
+    @_named_damage
     def history(self, name: str) -> pd.DataFrame:
         """Every step of an agent: observation, belief, EVPI, request, action.
 
@@ -506,6 +524,7 @@ class AgentStore:
         """
         return _frames.history(self, name)
 
+    @_named_damage
     def requests(self, name: str) -> pd.DataFrame:
         """Every inspection request of an agent, in the order they were made.
 
@@ -528,6 +547,7 @@ class AgentStore:
         """
         return _frames.requests(self, name)
 
+    @_named_damage
     def configuration(self, name: str) -> dict:
         """How an agent was set up, as stored (JSON values).
 
@@ -547,6 +567,7 @@ class AgentStore:
         """
         return _frames.configuration(self, name)
 
+    @_named_damage
     def events(self, name: str) -> pd.DataFrame:
         """The agent's log: every call that changed it, in order.
 
@@ -568,6 +589,7 @@ class AgentStore:
         """
         return _frames.events(self, name)
 
+    @_named_damage
     def status(self, name: str) -> dict:
         """Counts, spend, open requests and labelled set of an agent.
 
@@ -653,6 +675,7 @@ class AgentStore:
     # ------------------------------------------------------------------ #
     # the storage contract of a live agent (AgentStorage)
     # ------------------------------------------------------------------ #
+    @_named_damage
     def load_agent(self, name: str) -> AgentRecord:
         """The record of an agent: configuration and running counters.
 

@@ -460,8 +460,17 @@ def _check_requests(conn, walk) -> None:
         missing = sorted(set(range(1, agent.n_requests + 1)) - set(ids))
         what = f"request {missing[0]} is missing" if missing else "unexpected rows"
         raise _damaged(agent, req, f"{len(ids)} of {agent.n_requests} requests", what)
+    methods = _method_names(agent)
     for r in rows:
         where = f"request {r.request_id} (step {r.step})"
+        if r.method not in methods:
+            raise _damaged(
+                agent,
+                req,
+                where,
+                f"method {r.method!r} is not one of the agent's inspection "
+                f"methods {sorted(m for m in methods if m is not None)}",
+            )
         expected, sources = _logged_request(walk, r)
         if expected["origin"] is None and r.request_id not in walk.requested:
             raise _damaged(agent, req, where, "no observed step made it")
@@ -481,6 +490,21 @@ def _check_requests(conn, walk) -> None:
                 raise _damaged(agent, req, where, what)
     if len(walk.results) + len(walk.cancels) > len(rows):
         raise _damaged(agent, req, "requests", "the log has results of no request")
+
+
+def _method_names(agent) -> set:
+    """The method names a request of the agent may hold (None: perfect)."""
+    try:
+        config = json.loads(agent.settings).get("inspections")
+        names = {m["name"] for m in config or ()}
+    except (ValueError, AttributeError, TypeError, KeyError):
+        raise _damaged(
+            agent,
+            schema.agents,
+            f"row of agent {agent.agent_id}",
+            "settings do not hold the inspection methods as stored",
+        ) from None
+    return names | {None}
 
 
 def _evpi_at(conn, walk, step, where):

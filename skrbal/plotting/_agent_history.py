@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from skrbal.plotting._base import _pyplot
+from skrbal.plotting._base import _pyplot, plain_text
 from skrbal.plotting._states import _match_states
 
 __all__ = ["AgentHistoryDisplay"]
@@ -710,7 +710,7 @@ class AgentHistoryDisplay:
                 self.time,
                 self.beliefs[state].to_numpy(),
                 color=style.color,
-                label=style.name,
+                label=plain_text(style.name),
                 linewidth=1,
             )
             self.belief_lines_[state] = line
@@ -746,7 +746,7 @@ class AgentHistoryDisplay:
                     edgecolors="black",
                     linewidths=0.5,
                     zorder=3,
-                    label=f"inspected: {style.name}",
+                    label=f"inspected: {plain_text(style.name)}",
                 )
         for status, kwargs in _WAITING_STYLE.items():
             mine = ~known & (requests["status"] == status).to_numpy()
@@ -770,7 +770,7 @@ class AgentHistoryDisplay:
         present = sorted({int(a) for a in np.asarray(self.actions)} | {0})
         ax.set_yticks(present)
         if self.action_names is not None:
-            ax.set_yticklabels([self.action_names[a] for a in present])
+            ax.set_yticklabels([plain_text(self.action_names[a]) for a in present])
         ax.set_ylim(min(present) - 0.5, max(present) + 0.5)
         ax.set_ylabel("action")
         ax.grid(True, alpha=0.3)
@@ -800,7 +800,7 @@ class AgentHistoryDisplay:
                 self.budget["limit"],
                 color="tab:red",
                 linestyle="--",
-                label=f"limit per period ({self.budget['policy']})",
+                label=f"limit per period ({plain_text(self.budget['policy'])})",
             )
         ax.set_ylabel("spend" if self.budget is None else "spend per period")
         ax.grid(True, alpha=0.3)

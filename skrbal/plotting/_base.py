@@ -5,6 +5,15 @@ from __future__ import annotations
 import pandas as pd
 
 
+def plain_text(text) -> str:
+    """A user's name (a state, an action, a method) as matplotlib text.
+
+    Matplotlib reads ``$...$`` as mathtext, and fails on a name that is not
+    valid TeX: names are text, so each ``$`` is escaped (shown as ``$``).
+    """
+    return str(text).replace("$", r"\$")
+
+
 def _pyplot():
     try:
         import matplotlib.pyplot as plt

@@ -11,6 +11,7 @@ from skrbal.plotting._base import (
     _integer_ticks,
     _new_axes,
     _study_frame,
+    plain_text,
 )
 from skrbal.plotting._states import _match_states
 
@@ -174,7 +175,7 @@ class QueryCurveDisplay:
                 part[column].to_numpy(dtype=float)
                 for column in ("query", "median", "q25", "q75")
             )
-            (line,) = ax.plot(query, median, label=str(method))
+            (line,) = ax.plot(query, median, label=plain_text(method))
             self.lines_[method] = line
             self.bands_[method] = ax.fill_between(
                 query, q25, q75, color=line.get_color(), alpha=0.2
@@ -405,7 +406,7 @@ class ClassProportionDisplay:
             mean = self.mean[label].to_numpy()
             std = self.std[label].to_numpy()
             (self.lines_[label],) = ax.plot(
-                x, mean, color=style.color, label=style.name
+                x, mean, color=style.color, label=plain_text(style.name)
             )
             self.bands_[label] = ax.fill_between(
                 x,

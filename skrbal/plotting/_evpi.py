@@ -7,7 +7,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_features, check_is_fitted
 
 from skrbal._decision import DecisionProcess
-from skrbal.plotting._base import _new_axes
+from skrbal.plotting._base import _new_axes, plain_text
 from skrbal.plotting._states import state_styles
 
 __all__ = ["EVPIDisplay"]
@@ -522,7 +522,7 @@ class EVPIDisplay:
                         color=style.color,
                         alpha=0.6,
                         linewidths=0,
-                        label=style.name,
+                        label=plain_text(style.name),
                     )
         if labelled.size:
             self.labelled_scatter_ = ax.scatter(

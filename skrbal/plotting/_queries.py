@@ -12,6 +12,7 @@ from skrbal.plotting._base import (
     _integer_ticks,
     _new_axes,
     _study_frame,
+    plain_text,
 )
 from skrbal.plotting._states import _match_states
 
@@ -95,7 +96,8 @@ class QueryCountDisplay:
             edgecolor="black",
             linewidth=0.5,
             label=[
-                f"{m}: {v.mean():.1f} +- {v.std():.1f}" for m, v in zip(methods, values)
+                f"{plain_text(m)}: {v.mean():.1f} +- {v.std():.1f}"
+                for m, v in zip(methods, values)
             ],
         )
         self.bars_ = dict(zip(methods, _containers(patches, len(methods))))
@@ -319,7 +321,7 @@ class QueryPositionDisplay:
                 values,
                 bins=edges,
                 alpha=0.5 if several else 0.8,
-                label=f"{method} ({len(values)} inspections)",
+                label=f"{plain_text(method)} ({len(values)} inspections)",
             )
         ax.set_xlim(edges[0], edges[-1])
         where = "record" if self.position == "record_index" else "stream"
@@ -364,12 +366,13 @@ class QueryPositionDisplay:
         wide = lengths >= 0.015 * labels.size
         top = ax.secondary_xaxis("top")
         top.set_xticks(
-            centres[wide], [str(label) for label in segment_labels[wide].tolist()]
+            centres[wide],
+            [plain_text(label) for label in segment_labels[wide].tolist()],
         )
         for tick, label in zip(top.get_xticklabels(), segment_labels[wide].tolist()):
             tick.set_color(self.state_styles[label].color)
         named = [
-            f"{label} {self.state_styles[label].name}"
+            f"{plain_text(label)} {plain_text(self.state_styles[label].name)}"
             for label in dict.fromkeys(segment_labels.tolist())
             if self.state_styles[label].name != f"state {label}"
         ]
