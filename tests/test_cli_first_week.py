@@ -394,3 +394,41 @@ def test_a_time_going_back_is_named_by_date_line_and_the_agents_last_step(
     line = one_line(err)
     assert code == 2 and "line 4 of " in line and "is before line 3 of " in line
     assert "1997-11-12T12:00:00Z" in line and "879" not in line
+
+
+# ---------------------------------------------------------------------- #
+# 8, 18: the paced budget first, budgets in words, exhausted until when
+# ---------------------------------------------------------------------- #
+def test_init_help_recommends_the_paced_budget_first():
+    """#28.8: the README's and help's first budget spent a month in hours."""
+    code, out, _ = skrbal("agent", "init", "--help")
+    assert code == 0
+    assert out.index("--paced") < out.index("--spend-cap") < out.index("--rate")
+    assert "recommended" in out[out.index("--paced MONEY  ") :][:200]
+    readme = (ROOT / "README.md").read_text()
+    assert "--paced 28 --period 30d" in readme and "--spend-cap 28" not in readme
+
+
+def test_budgets_in_words_and_exhausted_until_a_date(tmp_path, process_file):
+    """#28.8 and #28.18: budgets were reprs; nothing said when money returns."""
+    table = measurements(60)
+    labels = ["healthy"] * 30 + [""] * 30
+    table.assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    store = tmp_path / "a.db"
+    code, out, err = skrbal(
+        "agent", "init", "--store", store, "--process", process_file, "--data",
+        tmp_path / "c.csv", "--paced", 5, "--period", "30d",
+    )  # fmt: skip
+    assert code == 0, err
+    words = "5 per 30 days from 1997-11-11T00:00Z, paced over each period"
+    assert f"budget {words}" in out and "PacedBudget(" not in out
+    code, out, err = skrbal("agent", "status", "--store", store)
+    assert code == 0, err
+    assert f"budget: {words}" in out and "budget_state" not in out
+    period = "this period (1997-11-11T00:00Z to 1997-12-11T00:00Z): 5 of 5 spent"
+    assert f"{period}; budget exhausted until 1997-12-11T00:00Z" in out
+    code, out, err = skrbal("agent", "status", "--store", store, "--json")
+    assert "budget_state" in json.loads(out)  # the machine form stays
+    code, out, err = skrbal("agent", "report", "--store", store, "--out", "-")
+    assert code == 0, err
+    assert words in out and "budget exhausted until 1997-12-11T00:00Z" in out

@@ -354,27 +354,31 @@ def _add_budget(init) -> None:
     budget = init.add_argument_group(
         "budget",
         "Which inspections to request. The default is the paper's rule, EVPI > "
-        "cost; the options below combine (all must agree). " + DURATIONS,
+        "cost, without a limit. For a budget per period, --paced MONEY --period "
+        "DURATION is the one to use (e.g. --paced 20 --period 30d); the options "
+        "below combine (all must agree). " + DURATIONS,
+    )
+    budget.add_argument(
+        "--paced",
+        type=float,
+        metavar="MONEY",
+        help="recommended: spend at most this per --period, paced over the "
+        "period with a reserve for its end, so that damage late in a period "
+        "still finds money (PacedBudget)",
+    )
+    budget.add_argument(
+        "--spend-cap",
+        type=float,
+        metavar="MONEY",
+        help="at most this spend per --period, first come, first served: a "
+        "period's money can go in its first hours, leaving the rest of it "
+        "blind (SpendCap; prefer --paced)",
     )
     budget.add_argument(
         "--rate",
         type=float,
         help="instead of the cost rule, inspect this long-run share of the "
         "observations, those of highest EVPI (QuantileThreshold)",
-    )
-    budget.add_argument(
-        "--spend-cap",
-        type=float,
-        metavar="MONEY",
-        help="at most this spend per --period (SpendCap)",
-    )
-    budget.add_argument(
-        "--paced",
-        type=float,
-        metavar="MONEY",
-        help="spend at most this per --period, paced over the period with a "
-        "reserve for its end (PacedBudget; recommended over --spend-cap, which "
-        "spends first come, first served)",
     )
     budget.add_argument(
         "--period",

@@ -273,8 +273,7 @@ def init(args) -> int:
         f"agent {args.agent!r} commissioned in {agent.store_.display_url} with "
         f"{summary['n_commissioning']} labelled observations of {X.shape[1]} "
         f"features{_commissioning_rows(args, summary, agent.estimator)}; model "
-        f"{type(agent.estimator_).__name__}, budget "
-        + ("EVPI > inspection cost" if budget is None else repr(budget)),
+        f"{type(agent.estimator_).__name__}, budget " + _budget_in_words(budget, times),
         file=note,
     )
     _print_observed(summary, note)
@@ -284,6 +283,17 @@ def init(args) -> int:
             file=note,
         )
     return 0
+
+
+def _budget_in_words(budget, times) -> str:
+    """The policy as init prints it: in words, as status and report do."""
+    from skrbal._fingerprint import encode_config
+    from skrbal.cli._budget_words import budget_words
+
+    config = None if budget is None else encode_config(budget)
+    if times is None:
+        return budget_words(config, "step")
+    return budget_words(config, "timestamp", np.asarray(times).dtype.kind in "MO")
 
 
 def _rows_text(first: int, last: int) -> str:

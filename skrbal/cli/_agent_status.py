@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 from skrbal.cli._agent_store import guarded, open_store
-from skrbal.cli._times import agent_times_are_iso, iso_time
+from skrbal.cli._budget_words import budget_lines
+from skrbal.cli._times import iso_time
 
 __all__ = ["status", "unlabelled_states_text"]
 
@@ -50,7 +51,9 @@ def status(args) -> int:
     store = open_store(args)
     try:
         state = store.status(args.agent)
-        if agent_times_are_iso(store, args.agent):
+        configuration = store.configuration(args.agent)
+        iso = configuration["settings"].get("time_format") == "iso"
+        if iso:
             # Given as datetimes: shown as ISO 8601, not as epoch seconds.
             for request in state["open_requests"]:
                 request["timestamp"] = iso_time(request["timestamp"])
@@ -75,7 +78,14 @@ def status(args) -> int:
     unlabelled = unlabelled_states_text(state["labelled"])
     if unlabelled:
         print(f"  warning: {unlabelled}")
-    print(f"  budget_state: {json.dumps(state['budget_state'])}")
+    for line in budget_lines(
+        configuration["budget"],
+        state["budget_state"],
+        state["inspection_cost"],
+        state["clock"],
+        iso,
+    ):
+        print(f"  {line}")
     shown = state["open_requests"][:_SHOWN_REQUESTS]
     for request in shown:
         method = "" if methods is None else f", method {methods[request['request_id']]}"

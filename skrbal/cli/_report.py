@@ -19,6 +19,7 @@ import sys
 
 from skrbal.cli._agent_status import unlabelled_states_text
 from skrbal.cli._agent_store import guarded, open_store
+from skrbal.cli._budget_words import budget_lines
 from skrbal.cli._errors import debug_option
 from skrbal.cli._output import check_output, write_output
 
@@ -406,9 +407,23 @@ def _method_table(status) -> str:
 
 
 def _budget_part(config, status, display) -> str:
+    lines = budget_lines(
+        config["budget"],
+        status["budget_state"],
+        status["inspection_cost"],
+        status["clock"],
+        config["settings"].get("time_format") == "iso",
+    )
+    words = "<br>".join(
+        f'<span class="warning">{_e(line.strip())}</span>'
+        if "exhausted" in line
+        else _e(line.strip())
+        for line in lines
+    )
     text = (
-        f"<h3>Budget</h3><p>Policy: <code>{_e(_budget_text(config['budget']))}"
-        f"</code>; state: <code>{_e(json.dumps(status['budget_state']))}</code></p>"
+        f"<h3>Budget</h3><p>{words}</p><p>Policy: <code>"
+        f"{_e(_budget_text(config['budget']))}</code>; state: <code>"
+        f"{_e(json.dumps(status['budget_state']))}</code></p>"
     )
     if display.budget is None:
         return text + "<p>No limit per period.</p>"
