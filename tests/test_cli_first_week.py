@@ -432,3 +432,39 @@ def test_budgets_in_words_and_exhausted_until_a_date(tmp_path, process_file):
     code, out, err = skrbal("agent", "report", "--store", store, "--out", "-")
     assert code == 0, err
     assert words in out and "budget exhausted until 1997-12-11T00:00Z" in out
+
+
+# ---------------------------------------------------------------------- #
+# 7: a cancel, the budget and the report agree
+# ---------------------------------------------------------------------- #
+def test_after_a_cancel_status_report_and_a_resume_count_the_same_money(
+    tmp_path, process_file
+):
+    """#28.7: the budget kept a cancelled cost which the report's period dropped,
+    so the report showed money left that the budget would not spend."""
+    import re
+
+    table = measurements(60)
+    labels = ["healthy"] * 30 + [""] * 30
+    table.assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    store = tmp_path / "a.db"
+    code, _, err = skrbal("agent", "init", "--store", store, "--process",
+                          process_file, "--data", tmp_path / "c.csv", "--paced",
+                          20, "--period", "30d")  # fmt: skip
+    assert code == 0, err
+    code, out, _ = skrbal("agent", "status", "--store", store, "--json")
+    first = json.loads(out)["open_requests"][0]["request_id"]
+    code, out, err = skrbal("agent", "cancel", first, "--store", store)
+    assert code == 0 and "stays charged to the budget" in out, err
+    # Each command resumes the agent from its store: the same count in each.
+    code, out, _ = skrbal("agent", "status", "--store", store)
+    spent = re.search(r"this period \(.*?\): (\S+) of 20 spent", out)
+    assert spent, out
+    code, page, err = skrbal("agent", "report", "--store", store, "--out", "-")
+    assert code == 0, err
+    assert f"{spent[1]} of 20 spent" in page
+    row = re.search(r"<tr>(<td[^>]*>[^<]*</td>){3}(.*?)</tr>", page.split(
+        "Spend by period")[1])  # fmt: skip
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", row[0])
+    charged = float(cells[6])
+    assert charged == float(spent[1]) and charged >= 5.0

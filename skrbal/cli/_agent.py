@@ -123,7 +123,9 @@ def add_parser(commands, name: str, help_text: str) -> None:
         common,
         "cancel",
         _handler(commands_module, "cancel"),
-        help="give up an open request (its result will not be accepted)",
+        help="give up an open request (its result will not be accepted; its "
+        "cost stays charged to the budget, which counts a request when it is "
+        "made)",
     )
     cancel.add_argument("request_id", type=int, metavar="REQUEST_ID")
     cancel.add_argument("--reason", help="kept in the store")

@@ -464,7 +464,10 @@ def cancel(args) -> int:
     check_key_option(args.key)
     with resumed_agent(args) as agent:
         agent.cancel_request(args.request_id, reason=args.reason, key=args.key)
-    print(f"request {args.request_id} cancelled")
+    print(
+        f"request {args.request_id} cancelled; its cost stays charged to the "
+        "budget, which counts a request when it is made"
+    )
     return 0
 
 

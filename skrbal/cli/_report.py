@@ -35,8 +35,9 @@ _PERIOD_HEADER = (
     "requests",
     "spend",
     "committed",
+    "charged (cancelled included)",
     "limit",
-    "committed / limit",
+    "charged / limit",
 )
 
 _CSS = """
@@ -431,9 +432,9 @@ def _budget_part(config, status, display) -> str:
     shown = table.tail(_SHOWN_PERIODS)
     rows = []
     for row in shown.itertuples(index=False):
-        share = row.committed / row.limit if row.limit > 0 else 0.0
+        share = row.charged / row.limit if row.limit > 0 else 0.0
         width = min(100.0, 100.0 * share)
-        over = " over" if row.committed > row.limit else ""
+        over = " over" if row.charged > row.limit else ""
         rows.append(
             (
                 _e(row.period),
@@ -442,6 +443,7 @@ def _budget_part(config, status, display) -> str:
                 _e(row.n_requests),
                 _number(row.spend),
                 _number(row.committed),
+                _number(row.charged),
                 _number(row.limit),
                 f'<div class="bar{over}" style="width:{width:.0f}%"></div>',
             )
@@ -454,8 +456,10 @@ def _budget_part(config, status, display) -> str:
     return (
         text
         + f"<h4>Spend by period ({_e(display.budget['policy'])})</h4>"
-        + _table(_PERIOD_HEADER, rows, numeric=(0, 3, 4, 5, 6))
-        + note
+        + _table(_PERIOD_HEADER, rows, numeric=(0, 3, 4, 5, 6, 7))
+        + "<p>A budget charges a request when it is made; a cancelled request "
+        "keeps its cost (the inspection may have been booked), so the budget "
+        "counts the charged column.</p>" + note
     )
 
 
