@@ -468,3 +468,35 @@ def test_after_a_cancel_status_report_and_a_resume_count_the_same_money(
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", row[0])
     charged = float(cells[6])
     assert charged == float(spent[1]) and charged >= 5.0
+
+
+# ---------------------------------------------------------------------- #
+# 15: an unanswered request does not blind the agent for ever
+# ---------------------------------------------------------------------- #
+def test_requests_expire_by_default_and_overdue_ones_are_shown(tmp_path, process_file):
+    """#28.15: by default a request waited for ever, and nothing showed it."""
+    table = measurements(60)
+    labels = ["healthy"] * 30 + [""] * 30
+    table.assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    init = ["agent", "init", "--process", process_file, "--data", tmp_path / "c.csv"]
+    store = tmp_path / "a.db"
+    code, out, err = skrbal(*init, "--store", store, "--paced", 20, "--period", "14d")
+    assert code == 0, err
+    assert "a request without a result expires after 2 weeks" in out
+    code, out, _ = skrbal(*init, "--store", tmp_path / "b.db")
+    assert "expires after 30 days (--request-timeout)" in out
+    code, out, _ = skrbal(*init, "--store", tmp_path / "c.db", "--request-timeout",
+                          "none")  # fmt: skip
+    assert "requests wait for their result without end" in out
+    code, out, _ = skrbal("agent", "status", "--store", store, "--json")
+    waiting = [r["request_id"] for r in json.loads(out)["open_requests"]]
+    assert waiting
+    later = measurements(3, start="1997-12-01")
+    later.to_csv(tmp_path / "later.csv", index=False)
+    code, _, err = skrbal("agent", "observe", tmp_path / "later.csv", "--store", store)
+    assert code == 0, err
+    code, out, err = skrbal("agent", "status", "--store", store)
+    assert "request_timeout: 2 weeks" in out
+    assert f"overdue request {waiting[0]}: step " in out
+    code, out, err = skrbal("agent", "report", "--store", store, "--out", "-")
+    assert code == 0 and "overdue (expired)" in out, err

@@ -409,7 +409,9 @@ def _add_budget(init) -> None:
         metavar="DURATION",
         help="a request whose result has not come after this long expires and "
         "frees its slot (its result is still taken): e.g. 14d, or a number of "
-        "observations without a time column",
+        "observations without a time column; 'none' keeps requests open for "
+        "ever (default: the budget's --period, else 30d with a time column, "
+        "else none)",
     )
 
 

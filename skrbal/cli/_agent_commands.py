@@ -202,6 +202,42 @@ def _estimator(method, case, args):
     return estimator
 
 
+# Without a budget period, a timed agent's requests expire after 30 days.
+_DEFAULT_TIMEOUT = 30 * 86400.0
+
+
+def _request_timeout(args, times) -> float | None:
+    """--request-timeout, or its default: the budget's period, else 30 days.
+
+    An unanswered request must not blind the agent for ever: by default it
+    expires after one budget period (the money it held is the period's), or
+    30 days for a timed agent without a period; 'none' keeps it open.
+    """
+    given = args.request_timeout
+    if given is not None and given.strip().lower() == "none":
+        return None
+    if given is not None:
+        timeout = _duration(given, "--request-timeout")
+        if timeout <= 0:
+            raise ValueError("--request-timeout must be > 0")
+        return timeout
+    if args.period is not None:
+        return _duration(args.period, "--period")
+    return None if times is None else _DEFAULT_TIMEOUT
+
+
+def _timeout_text(timeout, times) -> str:
+    from skrbal.cli._budget_words import duration_words
+
+    if timeout is None:
+        return "; requests wait for their result without end"
+    clock = "step" if times is None else "timestamp"
+    return (
+        f"; a request without a result expires after "
+        f"{duration_words(timeout, clock)} (--request-timeout)"
+    )
+
+
 def _check_init_options(args) -> None:
     given = given_options(args, ("data", *CAMPAIGN_COLUMNS))
     if args.case and given:
@@ -229,11 +265,7 @@ def init(args) -> int:
     inspections = None
     if args.inspections is not None:
         inspections = read_inspections(args.inspections)
-    timeout = None
-    if args.request_timeout is not None:
-        timeout = _duration(args.request_timeout, "--request-timeout")
-        if timeout <= 0:
-            raise ValueError("--request-timeout must be > 0")
+    timeout = _request_timeout(args, times)
     method = get_method(args.method)
     estimator = _estimator(method, case, args)
     store = open_store(args, create=True)
@@ -273,7 +305,9 @@ def init(args) -> int:
         f"agent {args.agent!r} commissioned in {agent.store_.display_url} with "
         f"{summary['n_commissioning']} labelled observations of {X.shape[1]} "
         f"features{_commissioning_rows(args, summary, agent.estimator)}; model "
-        f"{type(agent.estimator_).__name__}, budget " + _budget_in_words(budget, times),
+        f"{type(agent.estimator_).__name__}, budget "
+        + _budget_in_words(budget, times)
+        + _timeout_text(timeout, times),
         file=note,
     )
     _print_observed(summary, note)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from skrbal.cli._agent_store import guarded, open_store
-from skrbal.cli._budget_words import budget_lines
+from skrbal.cli._budget_words import budget_lines, duration_words
 from skrbal.cli._times import iso_time
 
 __all__ = ["status", "unlabelled_states_text"]
@@ -57,6 +57,12 @@ def status(args) -> int:
             # Given as datetimes: shown as ISO 8601, not as epoch seconds.
             for request in state["open_requests"]:
                 request["timestamp"] = iso_time(request["timestamp"])
+        overdue = []
+        if state["n_expired"] and not args.json:
+            # Rare, so pandas is paid for only then.
+            requests = store.requests(args.agent)
+            overdue = requests.loc[requests["status"] == "expired", "step"]
+            overdue = list(zip(requests.loc[overdue.index, "request_id"], overdue))
         methods = None
         if state["n_open"] and "spend_by_method" in state:
             requests = store.requests(args.agent)
@@ -94,6 +100,18 @@ def status(args) -> int:
             f"EVPI {request['evpi']:.6g}"
             + ("" if request["timestamp"] is None else f", at {request['timestamp']}")
             + method
+        )
+    timeout = configuration["settings"].get("request_timeout")
+    if timeout is not None:
+        print(
+            f"  request_timeout: {duration_words(timeout, state['clock'])} "
+            "(a request without a result by then expires; its result is still "
+            "taken)"
+        )
+    for request_id, step in overdue[:_SHOWN_REQUESTS]:
+        print(
+            f"  overdue request {int(request_id)}: step {int(step)}, expired "
+            "without a result (record it when it comes: skrbal agent inspect)"
         )
     if state["n_open"] > len(shown):
         print(f"  ... and {state['n_open'] - len(shown)} more open (see --json)")

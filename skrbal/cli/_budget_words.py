@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timezone
 
-__all__ = ["budget_lines", "budget_words"]
+__all__ = ["budget_lines", "budget_words", "duration_words"]
 
 _DAY = 86400.0
 _UNITS = ((365.25 * _DAY, "year"), (7 * _DAY, "week"), (_DAY, "day"), (3600.0, "hour"))
@@ -37,6 +37,15 @@ def _duration(length: float, clock: str) -> str:
     if length >= 60 and length % 60 == 0:
         return f"{_number(length / 60)} minutes"
     return f"{_number(length)} s"
+
+
+def duration_words(length: float, clock: str = "timestamp") -> str:
+    """A duration of the agent's clock in words.
+
+    >>> duration_words(2592000.0), duration_words(12.0, "step")
+    ('30 days', '12 steps')
+    """
+    return _duration(length, clock)
 
 
 def _when(value: float, clock: str, iso: bool) -> str:
@@ -84,7 +93,7 @@ def budget_words(config, clock: str = "timestamp", iso: bool = True) -> str:
     '20 per 30 days from 1997-11-11T00:00Z, paced over each period'
     """
     if config is None:
-        return "inspect when EVPI > inspection cost"
+        return "EVPI > inspection cost"
     words = []
     for name, params in _policies(config):
         if name in ("PacedBudget", "SpendCap"):
@@ -109,7 +118,7 @@ def budget_words(config, clock: str = "timestamp", iso: bool = True) -> str:
             words.append("EVPI > inspection cost")
         else:
             words.append(name)
-    return "; ".join(words) or "inspect when EVPI > inspection cost"
+    return "; ".join(words) or "EVPI > inspection cost"
 
 
 def budget_lines(

@@ -317,7 +317,7 @@ def _status_table(status, process, display) -> str:
         ("inspection requests", _e(status["n_requests"])),
         ("results", _e(status["n_results"])),
         ("open", _e(status["n_open"])),
-        ("expired", _e(status["n_expired"])),
+        ("expired (overdue)", _e(status["n_expired"])),
         ("cancelled", _e(status["n_cancelled"])),
         ("inspection cost", _number(status["inspection_cost"])),
         ("spend (results)", _number(status["spend"])),
@@ -349,7 +349,9 @@ def _waiting_table(requests, display) -> str:
         rows.append(
             (
                 _e(row.request_id),
-                _e(row.status),
+                '<span class="warning">overdue (expired)</span>'
+                if row.status == "expired"
+                else _e(row.status),
                 _e(row.step),
                 _time_text(clock, display.time_axis),
                 _e(_age_text(last - clock, display.time_axis)),
