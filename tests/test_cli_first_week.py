@@ -500,3 +500,28 @@ def test_requests_expire_by_default_and_overdue_ones_are_shown(tmp_path, process
     assert f"overdue request {waiting[0]}: step " in out
     code, out, err = skrbal("agent", "report", "--store", store, "--out", "-")
     assert code == 0 and "overdue (expired)" in out, err
+
+
+# ---------------------------------------------------------------------- #
+# 16 (in part): the page's title and state names
+# ---------------------------------------------------------------------- #
+def test_the_report_names_the_store_without_its_path_and_each_state_once(
+    tmp_path, process_file
+):
+    """#28.16: the title held the store's absolute path; 'healthy (healthy)'."""
+    process = hand_typed_process(state_names=STATES)
+    (tmp_path / "named.json").write_text(json.dumps(process))
+    table = measurements(40)
+    labels = ["healthy"] * 30 + [""] * 10
+    table.assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    store = tmp_path / "bridge.db"
+    code, _, err = skrbal(
+        "agent", "init", "--store", store, "--process", tmp_path / "named.json",
+        "--data", tmp_path / "c.csv",
+    )  # fmt: skip
+    assert code == 0, err
+    code, page, err = skrbal("agent", "report", "--store", store, "--out", "-")
+    assert code == 0, err
+    assert "<title>skrbal agents of store bridge.db</title>" in page
+    assert str(tmp_path) not in page
+    assert "healthy (healthy)" not in page and "healthy: 30" in page

@@ -109,7 +109,7 @@ def report(args) -> int:
             _agent_section(store, name, f"agent-{i}", draw)
             for i, name in enumerate(names)
         ]
-        title = store.display_url
+        title = _store_title(store.display_url)
     finally:
         store.close()
     page = _page(title, names, sections)
@@ -301,7 +301,8 @@ def _state_text(label, process) -> str:
     names = process.state_names
     for j, state in enumerate(process.classes_.tolist()):
         if state == label or str(state) == str(label):
-            return _e(f"{names[j]} ({state})" if names else state)
+            named = names and names[j] != str(state)
+            return _e(f"{names[j]} ({state})" if named else state)
     return _e(label)
 
 
@@ -497,6 +498,24 @@ def _warnings_part(found) -> str:
 # ---------------------------------------------------------------------- #
 # the page
 # ---------------------------------------------------------------------- #
+def _store_title(url: str) -> str:
+    """The store as the page names it: never a path of this machine or a user.
+
+    A SQLite store by its file's name, a server's by host and database.
+    """
+    from urllib.parse import urlsplit
+
+    if url.startswith("sqlite:"):
+        if ":///" not in url:
+            return "store in memory"
+        path = url.split(":///", 1)[-1]
+        return "store " + (path.rstrip("/").rsplit("/", 1)[-1] or "in memory")
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"store {parts.scheme.split('+')[0]}://{host}{port}{parts.path}"
+
+
 def _page(store: str, names, sections) -> str:
     import time
 
