@@ -525,3 +525,36 @@ def test_the_report_names_the_store_without_its_path_and_each_state_once(
     assert "<title>skrbal agents of store bridge.db</title>" in page
     assert str(tmp_path) not in page
     assert "healthy (healthy)" not in page and "healthy: 30" in page
+
+
+# ---------------------------------------------------------------------- #
+# 13: measurements and inspection results in two files
+# ---------------------------------------------------------------------- #
+def test_init_joins_a_separate_labels_file_by_time_or_row(tmp_path, process_file):
+    """#28.13: init --data wanted one table; an engineer has two files."""
+    table = measurements(60)
+    table.to_csv(tmp_path / "m.csv", index=False)
+    # Times spelt otherwise than in the measurements: the same instants.
+    spelt = pd.to_datetime(table["time"].iloc[:30]).dt.strftime("%Y-%m-%d %H:%M+00:00")
+    pd.DataFrame({"time": spelt, "state": "healthy"}).to_csv(
+        tmp_path / "inspections.csv", index=False
+    )
+    init = ["agent", "init", "--process", process_file, "--data", tmp_path / "m.csv"]
+    code, out, err = skrbal(*init, "--store", tmp_path / "a.db", "--labels",
+                            tmp_path / "inspections.csv")  # fmt: skip
+    assert code == 0, err
+    assert "with 30 labelled observations" in out and "rows 30 to 59" in out
+    pd.DataFrame({"row": [0, 1, 2], "state": "healthy"}).to_csv(
+        tmp_path / "rows.csv", index=False
+    )
+    code, out, err = skrbal(*init, "--store", tmp_path / "b.db", "--labels",
+                            tmp_path / "rows.csv")  # fmt: skip
+    assert code == 0 and "with 3 labelled observations" in out, err
+    pd.DataFrame({"time": ["1997-11-11T00:30Z"], "state": ["healthy"]}).to_csv(
+        tmp_path / "off.csv", index=False
+    )
+    code, out, err = skrbal(*init, "--store", tmp_path / "c.db", "--labels",
+                            tmp_path / "off.csv")  # fmt: skip
+    line = one_line(err)
+    assert code == 2 and "line 2 of the file) is dated 1997-11-11T00:30Z" in line
+    assert "the time of no row of " in line

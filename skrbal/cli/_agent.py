@@ -312,6 +312,15 @@ def _add_init(verbs, common, handler) -> None:
     )
     init.add_argument("--date-format", metavar="FORMAT", help=DATE_FORMAT_HELP)
     init.add_argument(
+        "--labels",
+        metavar="CSV",
+        help="with --data: the inspection results in a file of their own, "
+        "columns time (or row, counted from 0) and state, joined to the "
+        "measurement of the same time (ISO 8601 spelt as you like); a time of "
+        "no measurement is an error naming its line. The labelled rows up to "
+        "the first unlabelled one commission the agent, the rest are observed",
+    )
+    init.add_argument(
         "--seed",
         type=int,
         default=0,
