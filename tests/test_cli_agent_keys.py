@@ -122,7 +122,7 @@ def test_a_retried_keyed_cancel_prints_the_same(synthetic, tmp_path, capsys):
     argv = ["agent", "cancel", request, *common, "--reason", "no access"]
     code, said, err = run([*argv, "--key", "c-1"], capsys)
     assert code == 0, err
-    assert said == f"request {request} cancelled\n"
+    assert said.startswith(f"request {request} cancelled; its cost stays charged")
     before = _status(store, capsys)
     assert before["n_cancelled"] == 1
     code, again, err = run([*argv, "--key", "c-1"], capsys)

@@ -394,3 +394,167 @@ def test_a_time_going_back_is_named_by_date_line_and_the_agents_last_step(
     line = one_line(err)
     assert code == 2 and "line 4 of " in line and "is before line 3 of " in line
     assert "1997-11-12T12:00:00Z" in line and "879" not in line
+
+
+# ---------------------------------------------------------------------- #
+# 8, 18: the paced budget first, budgets in words, exhausted until when
+# ---------------------------------------------------------------------- #
+def test_init_help_recommends_the_paced_budget_first():
+    """#28.8: the README's and help's first budget spent a month in hours."""
+    code, out, _ = skrbal("agent", "init", "--help")
+    assert code == 0
+    assert out.index("--paced") < out.index("--spend-cap") < out.index("--rate")
+    assert "recommended" in out[out.index("--paced MONEY  ") :][:200]
+    readme = (ROOT / "README.md").read_text()
+    assert "--paced 28 --period 30d" in readme and "--spend-cap 28" not in readme
+
+
+def test_budgets_in_words_and_exhausted_until_a_date(tmp_path, process_file):
+    """#28.8 and #28.18: budgets were reprs; nothing said when money returns."""
+    table = measurements(60)
+    labels = ["healthy"] * 30 + [""] * 30
+    table.assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    store = tmp_path / "a.db"
+    code, out, err = skrbal(
+        "agent", "init", "--store", store, "--process", process_file, "--data",
+        tmp_path / "c.csv", "--paced", 5, "--period", "30d",
+    )  # fmt: skip
+    assert code == 0, err
+    words = "5 per 30 days from 1997-11-11T00:00Z, paced over each period"
+    assert f"budget {words}" in out and "PacedBudget(" not in out
+    code, out, err = skrbal("agent", "status", "--store", store)
+    assert code == 0, err
+    assert f"budget: {words}" in out and "budget_state" not in out
+    period = "this period (1997-11-11T00:00Z to 1997-12-11T00:00Z): 5 of 5 spent"
+    assert f"{period}; budget exhausted until 1997-12-11T00:00Z" in out
+    code, out, err = skrbal("agent", "status", "--store", store, "--json")
+    assert "budget_state" in json.loads(out)  # the machine form stays
+    code, out, err = skrbal("agent", "report", "--store", store, "--out", "-")
+    assert code == 0, err
+    assert words in out and "budget exhausted until 1997-12-11T00:00Z" in out
+
+
+# ---------------------------------------------------------------------- #
+# 7: a cancel, the budget and the report agree
+# ---------------------------------------------------------------------- #
+def test_after_a_cancel_status_report_and_a_resume_count_the_same_money(
+    tmp_path, process_file
+):
+    """#28.7: the budget kept a cancelled cost which the report's period dropped,
+    so the report showed money left that the budget would not spend."""
+    import re
+
+    table = measurements(60)
+    labels = ["healthy"] * 30 + [""] * 30
+    table.assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    store = tmp_path / "a.db"
+    code, _, err = skrbal("agent", "init", "--store", store, "--process",
+                          process_file, "--data", tmp_path / "c.csv", "--paced",
+                          20, "--period", "30d")  # fmt: skip
+    assert code == 0, err
+    code, out, _ = skrbal("agent", "status", "--store", store, "--json")
+    first = json.loads(out)["open_requests"][0]["request_id"]
+    code, out, err = skrbal("agent", "cancel", first, "--store", store)
+    assert code == 0 and "stays charged to the budget" in out, err
+    # Each command resumes the agent from its store: the same count in each.
+    code, out, _ = skrbal("agent", "status", "--store", store)
+    spent = re.search(r"this period \(.*?\): (\S+) of 20 spent", out)
+    assert spent, out
+    code, page, err = skrbal("agent", "report", "--store", store, "--out", "-")
+    assert code == 0, err
+    assert f"{spent[1]} of 20 spent" in page
+    row = re.search(r"<tr>(<td[^>]*>[^<]*</td>){3}(.*?)</tr>", page.split(
+        "Spend by period")[1])  # fmt: skip
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", row[0])
+    charged = float(cells[6])
+    assert charged == float(spent[1]) and charged >= 5.0
+
+
+# ---------------------------------------------------------------------- #
+# 15: an unanswered request does not blind the agent for ever
+# ---------------------------------------------------------------------- #
+def test_requests_expire_by_default_and_overdue_ones_are_shown(tmp_path, process_file):
+    """#28.15: by default a request waited for ever, and nothing showed it."""
+    table = measurements(60)
+    labels = ["healthy"] * 30 + [""] * 30
+    table.assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    init = ["agent", "init", "--process", process_file, "--data", tmp_path / "c.csv"]
+    store = tmp_path / "a.db"
+    code, out, err = skrbal(*init, "--store", store, "--paced", 20, "--period", "14d")
+    assert code == 0, err
+    assert "a request without a result expires after 2 weeks" in out
+    code, out, _ = skrbal(*init, "--store", tmp_path / "b.db")
+    assert "expires after 30 days (--request-timeout)" in out
+    code, out, _ = skrbal(*init, "--store", tmp_path / "c.db", "--request-timeout",
+                          "none")  # fmt: skip
+    assert "requests wait for their result without end" in out
+    code, out, _ = skrbal("agent", "status", "--store", store, "--json")
+    waiting = [r["request_id"] for r in json.loads(out)["open_requests"]]
+    assert waiting
+    later = measurements(3, start="1997-12-01")
+    later.to_csv(tmp_path / "later.csv", index=False)
+    code, _, err = skrbal("agent", "observe", tmp_path / "later.csv", "--store", store)
+    assert code == 0, err
+    code, out, err = skrbal("agent", "status", "--store", store)
+    assert "request_timeout: 2 weeks" in out
+    assert f"overdue request {waiting[0]}: step " in out
+    code, out, err = skrbal("agent", "report", "--store", store, "--out", "-")
+    assert code == 0 and "overdue (expired)" in out, err
+
+
+# ---------------------------------------------------------------------- #
+# 16 (in part): the page's title and state names
+# ---------------------------------------------------------------------- #
+def test_the_report_names_the_store_without_its_path_and_each_state_once(
+    tmp_path, process_file
+):
+    """#28.16: the title held the store's absolute path; 'healthy (healthy)'."""
+    process = hand_typed_process(state_names=STATES)
+    (tmp_path / "named.json").write_text(json.dumps(process))
+    table = measurements(40)
+    labels = ["healthy"] * 30 + [""] * 10
+    table.assign(label=labels).to_csv(tmp_path / "c.csv", index=False)
+    store = tmp_path / "bridge.db"
+    code, _, err = skrbal(
+        "agent", "init", "--store", store, "--process", tmp_path / "named.json",
+        "--data", tmp_path / "c.csv",
+    )  # fmt: skip
+    assert code == 0, err
+    code, page, err = skrbal("agent", "report", "--store", store, "--out", "-")
+    assert code == 0, err
+    assert "<title>skrbal agents of store bridge.db</title>" in page
+    assert str(tmp_path) not in page
+    assert "healthy (healthy)" not in page and "healthy: 30" in page
+
+
+# ---------------------------------------------------------------------- #
+# 13: measurements and inspection results in two files
+# ---------------------------------------------------------------------- #
+def test_init_joins_a_separate_labels_file_by_time_or_row(tmp_path, process_file):
+    """#28.13: init --data wanted one table; an engineer has two files."""
+    table = measurements(60)
+    table.to_csv(tmp_path / "m.csv", index=False)
+    # Times spelt otherwise than in the measurements: the same instants.
+    spelt = pd.to_datetime(table["time"].iloc[:30]).dt.strftime("%Y-%m-%d %H:%M+00:00")
+    pd.DataFrame({"time": spelt, "state": "healthy"}).to_csv(
+        tmp_path / "inspections.csv", index=False
+    )
+    init = ["agent", "init", "--process", process_file, "--data", tmp_path / "m.csv"]
+    code, out, err = skrbal(*init, "--store", tmp_path / "a.db", "--labels",
+                            tmp_path / "inspections.csv")  # fmt: skip
+    assert code == 0, err
+    assert "with 30 labelled observations" in out and "rows 30 to 59" in out
+    pd.DataFrame({"row": [0, 1, 2], "state": "healthy"}).to_csv(
+        tmp_path / "rows.csv", index=False
+    )
+    code, out, err = skrbal(*init, "--store", tmp_path / "b.db", "--labels",
+                            tmp_path / "rows.csv")  # fmt: skip
+    assert code == 0 and "with 3 labelled observations" in out, err
+    pd.DataFrame({"time": ["1997-11-11T00:30Z"], "state": ["healthy"]}).to_csv(
+        tmp_path / "off.csv", index=False
+    )
+    code, out, err = skrbal(*init, "--store", tmp_path / "c.db", "--labels",
+                            tmp_path / "off.csv")  # fmt: skip
+    line = one_line(err)
+    assert code == 2 and "line 2 of the file) is dated 1997-11-11T00:30Z" in line
+    assert "the time of no row of " in line

@@ -123,7 +123,9 @@ def add_parser(commands, name: str, help_text: str) -> None:
         common,
         "cancel",
         _handler(commands_module, "cancel"),
-        help="give up an open request (its result will not be accepted)",
+        help="give up an open request (its result will not be accepted; its "
+        "cost stays charged to the budget, which counts a request when it is "
+        "made)",
     )
     cancel.add_argument("request_id", type=int, metavar="REQUEST_ID")
     cancel.add_argument("--reason", help="kept in the store")
@@ -324,6 +326,15 @@ def _add_init(verbs, common, handler) -> None:
     )
     init.add_argument("--date-format", metavar="FORMAT", help=DATE_FORMAT_HELP)
     init.add_argument(
+        "--labels",
+        metavar="CSV",
+        help="with --data: the inspection results in a file of their own, "
+        "columns time (or row, counted from 0) and state, joined to the "
+        "measurement of the same time (ISO 8601 spelt as you like); a time of "
+        "no measurement is an error naming its line. The labelled rows up to "
+        "the first unlabelled one commission the agent, the rest are observed",
+    )
+    init.add_argument(
         "--seed",
         type=int,
         default=0,
@@ -368,27 +379,31 @@ def _add_budget(init) -> None:
     budget = init.add_argument_group(
         "budget",
         "Which inspections to request. The default is the paper's rule, EVPI > "
-        "cost; the options below combine (all must agree). " + DURATIONS,
+        "cost, without a limit. For a budget per period, --paced MONEY --period "
+        "DURATION is the one to use (e.g. --paced 20 --period 30d); the options "
+        "below combine (all must agree). " + DURATIONS,
+    )
+    budget.add_argument(
+        "--paced",
+        type=float,
+        metavar="MONEY",
+        help="recommended: spend at most this per --period, paced over the "
+        "period with a reserve for its end, so that damage late in a period "
+        "still finds money (PacedBudget)",
+    )
+    budget.add_argument(
+        "--spend-cap",
+        type=float,
+        metavar="MONEY",
+        help="at most this spend per --period, first come, first served: a "
+        "period's money can go in its first hours, leaving the rest of it "
+        "blind (SpendCap; prefer --paced)",
     )
     budget.add_argument(
         "--rate",
         type=float,
         help="instead of the cost rule, inspect this long-run share of the "
         "observations, those of highest EVPI (QuantileThreshold)",
-    )
-    budget.add_argument(
-        "--spend-cap",
-        type=float,
-        metavar="MONEY",
-        help="at most this spend per --period (SpendCap)",
-    )
-    budget.add_argument(
-        "--paced",
-        type=float,
-        metavar="MONEY",
-        help="spend at most this per --period, paced over the period with a "
-        "reserve for its end (PacedBudget; recommended over --spend-cap, which "
-        "spends first come, first served)",
     )
     budget.add_argument(
         "--period",
@@ -417,7 +432,9 @@ def _add_budget(init) -> None:
         metavar="DURATION",
         help="a request whose result has not come after this long expires and "
         "frees its slot (its result is still taken): e.g. 14d, or a number of "
-        "observations without a time column",
+        "observations without a time column; 'none' keeps requests open for "
+        "ever (default: the budget's --period, else 30d with a time column, "
+        "else none)",
     )
 
 

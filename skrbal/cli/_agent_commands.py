@@ -203,6 +203,42 @@ def _estimator(method, case, args):
     return estimator
 
 
+# Without a budget period, a timed agent's requests expire after 30 days.
+_DEFAULT_TIMEOUT = 30 * 86400.0
+
+
+def _request_timeout(args, times) -> float | None:
+    """--request-timeout, or its default: the budget's period, else 30 days.
+
+    An unanswered request must not blind the agent for ever: by default it
+    expires after one budget period (the money it held is the period's), or
+    30 days for a timed agent without a period; 'none' keeps it open.
+    """
+    given = args.request_timeout
+    if given is not None and given.strip().lower() == "none":
+        return None
+    if given is not None:
+        timeout = _duration(given, "--request-timeout")
+        if timeout <= 0:
+            raise ValueError("--request-timeout must be > 0")
+        return timeout
+    if args.period is not None:
+        return _duration(args.period, "--period")
+    return None if times is None else _DEFAULT_TIMEOUT
+
+
+def _timeout_text(timeout, times) -> str:
+    from skrbal.cli._budget_words import duration_words
+
+    if timeout is None:
+        return "; requests wait for their result without end"
+    clock = "step" if times is None else "timestamp"
+    return (
+        f"; a request without a result expires after "
+        f"{duration_words(timeout, clock)} (--request-timeout)"
+    )
+
+
 def _check_init_options(args) -> None:
     given = given_options(args, ("data", *CAMPAIGN_COLUMNS))
     if args.case and given:
@@ -230,11 +266,7 @@ def init(args) -> int:
     inspections = None
     if args.inspections is not None:
         inspections = read_inspections(args.inspections)
-    timeout = None
-    if args.request_timeout is not None:
-        timeout = _duration(args.request_timeout, "--request-timeout")
-        if timeout <= 0:
-            raise ValueError("--request-timeout must be > 0")
+    timeout = _request_timeout(args, times)
     method = get_method(args.method)
     estimator = _estimator(method, case, args)
     store = open_store(args, create=True)
@@ -275,7 +307,8 @@ def init(args) -> int:
         f"{summary['n_commissioning']} labelled observations of {X.shape[1]} "
         f"features{_commissioning_rows(args, summary, agent.estimator)}; model "
         f"{type(agent.estimator_).__name__}, budget "
-        + ("EVPI > inspection cost" if budget is None else repr(budget)),
+        + _budget_in_words(budget, times)
+        + _timeout_text(timeout, times),
         file=note,
     )
     _print_observed(summary, note)
@@ -285,6 +318,17 @@ def init(args) -> int:
             file=note,
         )
     return 0
+
+
+def _budget_in_words(budget, times) -> str:
+    """The policy as init prints it: in words, as status and report do."""
+    from skrbal._fingerprint import encode_config
+    from skrbal.cli._budget_words import budget_words
+
+    config = None if budget is None else encode_config(budget)
+    if times is None:
+        return budget_words(config, "step")
+    return budget_words(config, "timestamp", np.asarray(times).dtype.kind in "MO")
 
 
 def _rows_text(first: int, last: int) -> str:
@@ -455,7 +499,10 @@ def cancel(args) -> int:
     check_key_option(args.key)
     with resumed_agent(args) as agent:
         agent.cancel_request(args.request_id, reason=args.reason, key=args.key)
-    print(f"request {args.request_id} cancelled")
+    print(
+        f"request {args.request_id} cancelled; its cost stays charged to the "
+        "budget, which counts a request when it is made"
+    )
     return 0
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 from skrbal.cli._agent_store import guarded, open_store
-from skrbal.cli._times import agent_times_are_iso, iso_time
+from skrbal.cli._budget_words import budget_lines, duration_words
+from skrbal.cli._times import iso_time
 
 __all__ = ["status", "unlabelled_states_text"]
 
@@ -50,10 +51,18 @@ def status(args) -> int:
     store = open_store(args)
     try:
         state = store.status(args.agent)
-        if agent_times_are_iso(store, args.agent):
+        configuration = store.configuration(args.agent)
+        iso = configuration["settings"].get("time_format") == "iso"
+        if iso:
             # Given as datetimes: shown as ISO 8601, not as epoch seconds.
             for request in state["open_requests"]:
                 request["timestamp"] = iso_time(request["timestamp"])
+        overdue = []
+        if state["n_expired"] and not args.json:
+            # Rare, so pandas is paid for only then.
+            requests = store.requests(args.agent)
+            overdue = requests.loc[requests["status"] == "expired", "step"]
+            overdue = list(zip(requests.loc[overdue.index, "request_id"], overdue))
         methods = None
         if state["n_open"] and "spend_by_method" in state:
             requests = store.requests(args.agent)
@@ -75,7 +84,14 @@ def status(args) -> int:
     unlabelled = unlabelled_states_text(state["labelled"])
     if unlabelled:
         print(f"  warning: {unlabelled}")
-    print(f"  budget_state: {json.dumps(state['budget_state'])}")
+    for line in budget_lines(
+        configuration["budget"],
+        state["budget_state"],
+        state["inspection_cost"],
+        state["clock"],
+        iso,
+    ):
+        print(f"  {line}")
     shown = state["open_requests"][:_SHOWN_REQUESTS]
     for request in shown:
         method = "" if methods is None else f", method {methods[request['request_id']]}"
@@ -84,6 +100,18 @@ def status(args) -> int:
             f"EVPI {request['evpi']:.6g}"
             + ("" if request["timestamp"] is None else f", at {request['timestamp']}")
             + method
+        )
+    timeout = configuration["settings"].get("request_timeout")
+    if timeout is not None:
+        print(
+            f"  request_timeout: {duration_words(timeout, state['clock'])} "
+            "(a request without a result by then expires; its result is still "
+            "taken)"
+        )
+    for request_id, step in overdue[:_SHOWN_REQUESTS]:
+        print(
+            f"  overdue request {int(request_id)}: step {int(step)}, expired "
+            "without a result (record it when it comes: skrbal agent inspect)"
         )
     if state["n_open"] > len(shown):
         print(f"  ... and {state['n_open'] - len(shown)} more open (see --json)")

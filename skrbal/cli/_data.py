@@ -125,6 +125,7 @@ def read_campaign(args, process, *, unlabelled: bool = False):
         time_column=args.time_column,
         unlabelled=unlabelled,
         date_format=getattr(args, "date_format", None),
+        labels_file=getattr(args, "labels", None),
     )
 
 

@@ -19,6 +19,7 @@ import sys
 
 from skrbal.cli._agent_status import unlabelled_states_text
 from skrbal.cli._agent_store import guarded, open_store
+from skrbal.cli._budget_words import budget_lines
 from skrbal.cli._errors import debug_option
 from skrbal.cli._output import check_output, write_output
 
@@ -34,8 +35,9 @@ _PERIOD_HEADER = (
     "requests",
     "spend",
     "committed",
+    "charged (cancelled included)",
     "limit",
-    "committed / limit",
+    "charged / limit",
 )
 
 _CSS = """
@@ -107,7 +109,7 @@ def report(args) -> int:
             _agent_section(store, name, f"agent-{i}", draw)
             for i, name in enumerate(names)
         ]
-        title = store.display_url
+        title = _store_title(store.display_url)
     finally:
         store.close()
     page = _page(title, names, sections)
@@ -299,7 +301,8 @@ def _state_text(label, process) -> str:
     names = process.state_names
     for j, state in enumerate(process.classes_.tolist()):
         if state == label or str(state) == str(label):
-            return _e(f"{names[j]} ({state})" if names else state)
+            named = names and names[j] != str(state)
+            return _e(f"{names[j]} ({state})" if named else state)
     return _e(label)
 
 
@@ -315,7 +318,7 @@ def _status_table(status, process, display) -> str:
         ("inspection requests", _e(status["n_requests"])),
         ("results", _e(status["n_results"])),
         ("open", _e(status["n_open"])),
-        ("expired", _e(status["n_expired"])),
+        ("expired (overdue)", _e(status["n_expired"])),
         ("cancelled", _e(status["n_cancelled"])),
         ("inspection cost", _number(status["inspection_cost"])),
         ("spend (results)", _number(status["spend"])),
@@ -347,7 +350,9 @@ def _waiting_table(requests, display) -> str:
         rows.append(
             (
                 _e(row.request_id),
-                _e(row.status),
+                '<span class="warning">overdue (expired)</span>'
+                if row.status == "expired"
+                else _e(row.status),
                 _e(row.step),
                 _time_text(clock, display.time_axis),
                 _e(_age_text(last - clock, display.time_axis)),
@@ -406,9 +411,23 @@ def _method_table(status) -> str:
 
 
 def _budget_part(config, status, display) -> str:
+    lines = budget_lines(
+        config["budget"],
+        status["budget_state"],
+        status["inspection_cost"],
+        status["clock"],
+        config["settings"].get("time_format") == "iso",
+    )
+    words = "<br>".join(
+        f'<span class="warning">{_e(line.strip())}</span>'
+        if "exhausted" in line
+        else _e(line.strip())
+        for line in lines
+    )
     text = (
-        f"<h3>Budget</h3><p>Policy: <code>{_e(_budget_text(config['budget']))}"
-        f"</code>; state: <code>{_e(json.dumps(status['budget_state']))}</code></p>"
+        f"<h3>Budget</h3><p>{words}</p><p>Policy: <code>"
+        f"{_e(_budget_text(config['budget']))}</code>; state: <code>"
+        f"{_e(json.dumps(status['budget_state']))}</code></p>"
     )
     if display.budget is None:
         return text + "<p>No limit per period.</p>"
@@ -416,9 +435,9 @@ def _budget_part(config, status, display) -> str:
     shown = table.tail(_SHOWN_PERIODS)
     rows = []
     for row in shown.itertuples(index=False):
-        share = row.committed / row.limit if row.limit > 0 else 0.0
+        share = row.charged / row.limit if row.limit > 0 else 0.0
         width = min(100.0, 100.0 * share)
-        over = " over" if row.committed > row.limit else ""
+        over = " over" if row.charged > row.limit else ""
         rows.append(
             (
                 _e(row.period),
@@ -427,6 +446,7 @@ def _budget_part(config, status, display) -> str:
                 _e(row.n_requests),
                 _number(row.spend),
                 _number(row.committed),
+                _number(row.charged),
                 _number(row.limit),
                 f'<div class="bar{over}" style="width:{width:.0f}%"></div>',
             )
@@ -439,8 +459,10 @@ def _budget_part(config, status, display) -> str:
     return (
         text
         + f"<h4>Spend by period ({_e(display.budget['policy'])})</h4>"
-        + _table(_PERIOD_HEADER, rows, numeric=(0, 3, 4, 5, 6))
-        + note
+        + _table(_PERIOD_HEADER, rows, numeric=(0, 3, 4, 5, 6, 7))
+        + "<p>A budget charges a request when it is made; a cancelled request "
+        "keeps its cost (the inspection may have been booked), so the budget "
+        "counts the charged column.</p>" + note
     )
 
 
@@ -476,6 +498,24 @@ def _warnings_part(found) -> str:
 # ---------------------------------------------------------------------- #
 # the page
 # ---------------------------------------------------------------------- #
+def _store_title(url: str) -> str:
+    """The store as the page names it: never a path of this machine or a user.
+
+    A SQLite store by its file's name, a server's by host and database.
+    """
+    from urllib.parse import urlsplit
+
+    if url.startswith("sqlite:"):
+        if ":///" not in url:
+            return "store in memory"
+        path = url.split(":///", 1)[-1]
+        return "store " + (path.rstrip("/").rsplit("/", 1)[-1] or "in memory")
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"store {parts.scheme.split('+')[0]}://{host}{port}{parts.path}"
+
+
 def _page(store: str, names, sections) -> str:
     import time
 

@@ -242,6 +242,70 @@ def _labels(table: _Table, values: pd.Series, process, unlabelled=False):
     return classes[positions]
 
 
+def _joined_labels(data: _Table, labels_file, label_column, time_column, date_format):
+    """The states of a labels file, one per row of ``data`` (None elsewhere)."""
+    frame, name, _, first_line = _read_table(labels_file)
+    labels = _Table(frame, name, first_line)
+    if data.column(label_column, "label", required=False) is not None:
+        raise ValueError(
+            f"{data.name} has a label column already; give the labels in one "
+            "place, the campaign file or the labels file."
+        )
+    state = next((c for c in ("state", "label") if c in frame.columns), None)
+    if state is None:
+        raise ValueError(
+            f"{name} has no column 'state' (or 'label'); its columns are "
+            f"{list(map(str, frame.columns))}."
+        )
+    n = data.frame.shape[0]
+    if "row" in frame.columns:
+        rows = labels.numeric(frame["row"], "row")
+        bad = np.flatnonzero((rows != np.round(rows)) | (rows < 0) | (rows >= n))
+        if bad.size:
+            raise ValueError(
+                f"{name}: {labels.row(int(bad[0]))} names row {rows[bad[0]]:g}, "
+                f"not a row of {data.name} (0 to {n - 1})."
+            )
+        rows = rows.astype(np.int64)
+    else:
+        times = data.column(time_column, "time", required=True)
+        when = labels.column("time", "time", required=True)
+        wanted = _instants(labels, when, date_format)
+        known = _instants(data, times, date_format)
+        rows = np.searchsorted(known, wanted)
+        rows = np.minimum(rows, n - 1)
+        bad = np.flatnonzero(known[rows] != wanted)
+        if bad.size:
+            raise ValueError(
+                f"{name}: {labels.row(int(bad[0]))} is dated {when.iloc[bad[0]]}, "
+                f"the time of no row of {data.name}: each inspection is joined to "
+                "the measurement of the same time."
+            )
+    twice = np.flatnonzero(pd.Series(rows).duplicated().to_numpy())
+    if twice.size:
+        raise ValueError(
+            f"{name}: {labels.row(int(twice[0]))} labels row {rows[twice[0]]} of "
+            f"{data.name} again."
+        )
+    joined = np.full(n, None, dtype=object)
+    joined[rows] = frame[state].to_numpy(dtype=object)
+    return joined
+
+
+def _instants(table: _Table, values: pd.Series, date_format) -> np.ndarray:
+    """A time column as numbers (seconds, or nanoseconds of UTC dates)."""
+    if pd.api.types.is_numeric_dtype(values):
+        return table.numeric(values, "time")
+    table.no_missing(values, "time")
+    stamps = parse_datetimes(
+        values.to_numpy(dtype=object),
+        f"{table.name}: time column {values.name!r}",
+        date_format=date_format,
+        where=table.row,
+    )
+    return stamps.tz_convert(None).as_unit("ns").asi8
+
+
 def _actions(table: _Table, values: pd.Series, process) -> np.ndarray:
     table.no_missing(values, "action")
     names = None if process is None else process.action_names
@@ -307,6 +371,7 @@ def load_campaign(
     time_column: str | None = None,
     unlabelled: bool = False,
     date_format: str | None = None,
+    labels_file=None,
 ) -> Bunch:
     """Read a monitoring campaign of your own: features, labels, actions.
 
@@ -348,6 +413,14 @@ def load_campaign(
         :meth:`~skrbal.online.RiskBasedAgent.commission` reads it (the rows
         after the first unlabelled one are observed). ``False``: a missing
         label is an error.
+    labels_file : str, path-like or DataFrame, default=None
+        Inspection results kept apart from the measurements: a table with a
+        ``state`` (or ``label``) column and a ``time`` column, whose times
+        must each be the time of one row of ``data`` (the same instant; ISO
+        8601 spelt as you like), or a ``row`` column (counted from 0). Its
+        states fill the label column (which ``data`` must then not have);
+        every other row is unlabelled (needs ``unlabelled=True``). A time or
+        row not in ``data``, or one given twice, is an error naming the line.
     date_format : str, default=None
         The form of the time column's dates when they are not ISO 8601, in
         :meth:`~datetime.datetime.strftime` codes (``'%d/%m/%Y %H:%M'``).
@@ -402,6 +475,17 @@ def load_campaign(
     process = None if process is None else as_process(process)
     frame, name, source, first_line = _read_table(data)
     table = _Table(frame, name, first_line)
+    if labels_file is not None:
+        if not unlabelled:
+            raise ValueError("labels_file needs unlabelled=True: rows without one.")
+        frame[label_column] = _joined_labels(
+            table,
+            labels_file,
+            label_column,
+            "time" if time_column is None else time_column,
+            date_format,
+        )
+        source += f"; labels from {labels_file}"
     labels = table.column(label_column, "label", required=True)
     # "is None", not "or": a DataFrame's column may be named 0.
     actions = table.column(

@@ -477,7 +477,9 @@ class RecordCalls:
         """Give up an open request: its result will not be accepted.
 
         The budget policy keeps the spend it counted when the request was
-        made.
+        made: one rule everywhere (``status``, the report's ``charged``
+        column, a resumed agent), since the agent cannot know whether the
+        inspection was booked or paid for.
 
         Parameters
         ----------

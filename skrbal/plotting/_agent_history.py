@@ -552,8 +552,10 @@ class AgentHistoryDisplay:
     def spend_by_period(self) -> pd.DataFrame:
         """Inspection spend of each budget period, against its limit.
 
-        Requests count in the period of the step that made them; a cancelled
-        request costs nothing.
+        Requests count in the period of the step that made them. A budget
+        charges a request when it is made, and a cancelled one keeps its cost
+        there (the agent could not know whether the inspection was booked):
+        ``charged`` is the budget's own count, the one that decides.
 
         Returns
         -------
@@ -562,7 +564,8 @@ class AgentHistoryDisplay:
             (empty periods included): ``period`` (its number, 0 at the
             budget's origin), ``start`` and ``end`` (as drawn: steps,
             seconds or datetimes), ``n_requests``, ``spend`` (requests with
-            a result), ``committed`` (with the open and expired ones too)
+            a result), ``committed`` (with the open and expired ones too),
+            ``charged`` (with the cancelled ones too: what the budget counted)
             and ``limit``. Without a periodic budget, one row covering the
             whole history, with ``period`` 0 and ``limit`` missing.
 
@@ -583,12 +586,13 @@ class AgentHistoryDisplay:
         ...     history, budget=CostThreshold() & SpendCap(limit=20.0, period=2))
         >>> display.requests["cost"] = 7.0
         >>> display.spend_by_period()
-           period  start  end  n_requests  spend  committed  limit
-        0       0    0.0  2.0           2    7.0       14.0   20.0
-        1       1    2.0  4.0           0    0.0        0.0   20.0
+           period  start  end  n_requests  spend  committed  charged  limit
+        0       0    0.0  2.0           2    7.0       14.0     14.0   20.0
+        1       1    2.0  4.0           0    0.0        0.0      7.0   20.0
         """
         first, last = self._clock_range()
-        requests = self.requests[self.requests["status"] != "cancelled"]
+        requests = self.requests
+        cancelled = (requests["status"] == "cancelled").to_numpy()
         done = (requests["status"] == "done").to_numpy()
         cost = requests["cost"].to_numpy(dtype=np.float64)
         clock = requests["clock"].to_numpy(dtype=np.float64)
@@ -613,11 +617,16 @@ class AgentHistoryDisplay:
                 "period": periods,
                 "start": _shown_times(starts, self.time_axis),
                 "end": _shown_times(ends, self.time_axis),
-                "n_requests": np.bincount(of_request, minlength=n)[:n],
+                "n_requests": np.bincount(of_request, ~cancelled, minlength=n)[
+                    :n
+                ].astype(np.int64),
                 "spend": np.bincount(of_request, cost * done, minlength=n)[:n].astype(
                     np.float64
                 ),
-                "committed": np.bincount(of_request, cost, minlength=n)[:n].astype(
+                "committed": np.bincount(
+                    of_request, np.where(cancelled, 0.0, cost), minlength=n
+                )[:n].astype(np.float64),
+                "charged": np.bincount(of_request, cost, minlength=n)[:n].astype(
                     np.float64
                 ),
                 "limit": np.full(n, limit),
