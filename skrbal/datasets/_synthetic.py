@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.signal.windows import tukey
 from sklearn.utils import check_random_state
 
 from skrbal._validation import check_int, check_positive_real
@@ -51,6 +52,48 @@ def _repair_actions(y) -> np.ndarray:
     return actions
 
 
+def _check_spells(length, depth) -> tuple[tuple[int, int], tuple[float, float]]:
+    """The ranges of the spells' lengths and depths, checked."""
+    try:
+        low, high = (check_int(v, "spell_length", minimum=2) for v in length)
+    except (TypeError, ValueError):
+        low = high = None
+    if low is None or high <= low:
+        raise ValueError(
+            "spell_length must be two integers (shortest, longest + 1) with "
+            f"2 <= shortest < longest + 1, got {length!r}."
+        )
+    try:
+        shallow, deep = (float(v) for v in depth)
+    except (TypeError, ValueError):
+        shallow = deep = np.nan
+    if not (0 < shallow <= deep < np.inf):
+        raise ValueError(
+            "spell_depth must be two numbers (shallowest, deepest) with "
+            f"0 < shallowest <= deepest, got {depth!r}."
+        )
+    return (low, high), (shallow, deep)
+
+
+def _spells(rng, n_samples, onset, n_spells, lengths, depths) -> np.ndarray:
+    """Shift of the second feature by environmental spells, in class-1 units.
+
+    Each spell has a length drawn from ``lengths`` and a depth from
+    ``depths`` (standard deviations of the undamaged class's second feature),
+    reached smoothly (a Tukey window) and placed uniformly before ``onset``
+    (or anywhere when the onset leaves no room); spells may overlap.
+    """
+    shift = np.zeros(n_samples)
+    scale = np.sqrt(_VARIANCES[0, 1])
+    for _ in range(n_spells):
+        length = min(int(rng.randint(*lengths)), n_samples)
+        room = onset - length if onset - length > 0 else n_samples - length
+        begin = int(rng.randint(room + 1))
+        depth = rng.uniform(*depths) * scale
+        shift[begin : begin + length] += depth * tukey(length, alpha=0.5)
+    return shift
+
+
 def make_degradation_stream(
     n_cycles: int = 6,
     n_per_cycle: int = 2000,
@@ -58,6 +101,9 @@ def make_degradation_stream(
     tail_df: float = 6.0,
     length_concentration: float = 100.0,
     damage_onset: int | None = 0,
+    n_spells: int = 0,
+    spell_length: tuple[int, int] = (100, 400),
+    spell_depth: tuple[float, float] = (3.0, 8.0),
     random_state=None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Generate the synthetic degradation-and-repair stream of four health states.
@@ -92,6 +138,17 @@ def make_degradation_stream(
         repair that ends the cycle is taken from minor damage. ``None``: no
         observation is damaged beyond minor damage (a campaign in which
         damage never comes). The default, 0, is the paper's stream.
+    n_spells : int, default=0
+        Environmental spells (the frost of a bridge): runs of observations
+        whose second feature is pushed up, whatever the state, by a depth
+        drawn from ``spell_depth`` and reached smoothly. They are placed at
+        random before ``damage_onset`` (anywhere when it leaves no room) and
+        may overlap. 0, the paper's stream, has none.
+    spell_length : tuple of int, default=(100, 400)
+        ``(shortest, longest + 1)`` observations of a spell.
+    spell_depth : tuple of float, default=(3.0, 8.0)
+        ``(shallowest, deepest)`` shift of a spell at its middle, in standard
+        deviations of the undamaged state's second feature.
     random_state : int, RandomState instance or None, default=None
         Seed of the generator; pass an int for reproducible output.
 
@@ -138,7 +195,9 @@ def make_degradation_stream(
     ``damage_onset`` changes the states only, not the random draws: the
     segment lengths are those of the stream with the same seed and
     ``damage_onset=0``, and a later onset turns the significant and critical
-    damage before it into minor damage.
+    damage before it into minor damage. The spells are drawn after
+    everything else, so they add to the features of the stream with the same
+    seed and no spells.
 
     References
     ----------
@@ -169,6 +228,16 @@ def make_degradation_stream(
     ... )
     >>> int(np.flatnonzero(y >= 3)[0]) >= 160, int(y[:160].max())
     (True, 2)
+
+    Environmental spells on the same stream:
+
+    >>> kwargs = dict(n_cycles=2, n_per_cycle=100, damage_onset=160, random_state=0)
+    >>> X, _, _ = make_degradation_stream(**kwargs)
+    >>> X_spells, _, _ = make_degradation_stream(
+    ...     n_spells=2, spell_length=(20, 40), **kwargs
+    ... )
+    >>> bool(np.all(X_spells[:, 0] == X[:, 0])), bool(X_spells[:, 1].max() > 2.0)
+    (True, True)
     """
     n_cycles = check_int(n_cycles, "n_cycles", minimum=1)
     n_per_cycle = check_int(n_per_cycle, "n_per_cycle", minimum=_N_STATES)
@@ -183,11 +252,13 @@ def make_degradation_stream(
                 f"{n_samples} observations (n_cycles * n_per_cycle); pass None "
                 "for a stream without damage."
             )
+    n_spells = check_int(n_spells, "n_spells", minimum=0)
+    lengths, depths = _check_spells(spell_length, spell_depth)
     rng = check_random_state(random_state)
 
-    lengths = _segment_lengths(rng, n_cycles, n_per_cycle, concentration)
+    segments = _segment_lengths(rng, n_cycles, n_per_cycle, concentration)
     states = np.tile(np.arange(1, _N_STATES + 1), n_cycles)
-    y = np.repeat(states, lengths.ravel())
+    y = np.repeat(states, segments.ravel())
     onset = n_samples if damage_onset is None else damage_onset
     y[:onset] = np.minimum(y[:onset], _MILD)
 
@@ -199,4 +270,6 @@ def make_degradation_stream(
         # A Student-t with df degrees of freedom has variance df / (df - 2).
         second = rng.standard_t(tail_df, n_samples) * np.sqrt((tail_df - 2) / tail_df)
     X = _MEANS[y - 1] + std * np.column_stack([first, second])
+    if n_spells:
+        X[:, 1] += _spells(rng, n_samples, onset, n_spells, lengths, depths)
     return X, y, _repair_actions(y)

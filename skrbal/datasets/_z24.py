@@ -11,7 +11,7 @@ from scipy.signal import lfilter
 from scipy.signal.windows import tukey
 from sklearn.utils import Bunch, check_random_state
 
-from skrbal._validation import check_int
+from skrbal._validation import check_int, check_positive_real
 from skrbal._z24_labels import (  # noqa: F401 (the constants' old home)
     TEMPERATURE_NAMES,
     Z24_COLD_F1_THRESHOLD,
@@ -63,9 +63,18 @@ _PER_DAY = 12
 # observations 1200 to 1500 of 3476.
 _COLD_PERIOD = (1200 / 3476, 1500 / 3476)
 _N_COLD_SPELLS = 3
+# Length of a short cold spell, in observations (drawn uniformly, upper bound
+# excluded).
+_COLD_SPELL_LENGTH = (15, 45)
 
 
-def _temperature(rng, n_samples: int, season_end: int) -> np.ndarray:
+def _temperature(
+    rng,
+    n_samples: int,
+    season_end: int,
+    n_cold_spells: int = _N_COLD_SPELLS,
+    spell_length: tuple[int, int] = _COLD_SPELL_LENGTH,
+) -> np.ndarray:
     """Deck temperature (degC): season, day, weather and cold spells.
 
     ``season_end`` is the observation where the record's late summer starts
@@ -85,8 +94,8 @@ def _temperature(rng, n_samples: int, season_end: int) -> np.ndarray:
     start, stop = (round(share * season_end) for share in _COLD_PERIOD)
     frost[start:stop] = 11.0 * tukey(stop - start, alpha=0.3)
     # A few short spells elsewhere before the summer, away from the long one.
-    for _ in range(_N_COLD_SPELLS):
-        length = int(rng.randint(15, 45))
+    for _ in range(n_cold_spells):
+        length = int(rng.randint(*spell_length))
         candidates = np.r_[0 : max(start - length, 0), stop : season_end - length]
         if candidates.size == 0:
             break
@@ -116,21 +125,62 @@ def _identification_noise(rng, n_samples: int) -> np.ndarray:
     return noise
 
 
-def _damage_share(n_samples: int, damage_onset: int | None) -> np.ndarray:
+def _damage_share(
+    n_samples: int, damage_onset: int | None, profile: np.ndarray = _DAMAGE_PROFILE
+) -> np.ndarray:
     """Share of the final damage loss at each observation (0 before the onset)."""
     share = np.zeros(n_samples)
     if damage_onset is None:
         return share
     n_damaged = n_samples - damage_onset
-    test = np.arange(n_damaged) * _DAMAGE_PROFILE.size // n_damaged
-    share[damage_onset:] = _DAMAGE_PROFILE[test]
+    test = np.arange(n_damaged) * profile.size // n_damaged
+    share[damage_onset:] = profile[test]
     return share
+
+
+def _check_damage_profile(profile) -> np.ndarray:
+    """Cumulative shares of the final loss, non-decreasing in (0, 1], ending at 1."""
+    if profile is None:
+        return _DAMAGE_PROFILE
+    values = np.asarray(profile, dtype=float)
+    if (
+        values.ndim != 1
+        or values.size == 0
+        or not np.all(np.isfinite(values))
+        or values[0] <= 0
+        or np.any(np.diff(values) < 0)
+        or values[-1] != 1.0
+    ):
+        raise ValueError(
+            "damage_profile must be a non-empty 1-d sequence of cumulative shares "
+            "of the final loss, positive, non-decreasing and ending at 1.0, got "
+            f"{profile!r}."
+        )
+    return values
+
+
+def _check_spell_length(length) -> tuple[int, int]:
+    """``(shortest, longest + 1)`` observations of a short cold spell, checked."""
+    try:
+        low, high = (check_int(v, "cold_spell_length", minimum=2) for v in length)
+    except (TypeError, ValueError):
+        low = high = None
+    if low is None or high <= low:
+        raise ValueError(
+            "cold_spell_length must be two integers (shortest, longest + 1) "
+            f"with 2 <= shortest < longest + 1, got {length!r}."
+        )
+    return low, high
 
 
 def make_z24_like(
     n_samples: int = Z24_N_SAMPLES,
     *,
     damage_onset: int | None = Z24_DAMAGE_ONSET,
+    damage_scale: float = 1.0,
+    damage_profile=None,
+    n_cold_spells: int = _N_COLD_SPELLS,
+    cold_spell_length: tuple[int, int] = _COLD_SPELL_LENGTH,
     random_state=None,
     return_temperature: bool = False,
 ) -> tuple[np.ndarray, ...]:
@@ -157,6 +207,23 @@ def make_z24_like(
         comes. The seasons keep their place in the record whatever the
         onset: a later onset (e.g. ``n_samples - 150``) is damage that comes
         late in the summer.
+    damage_scale : float, default=1.0
+        Factor on the final loss of every mode (7.5 %, 3 %, 5.5 % and 4 % of
+        the first four frequencies): below 1, damage that hides more in the
+        seasons' spread.
+    damage_profile : sequence of float, default=None
+        Cumulative share of the final loss after each damage test, the tests
+        of equal length: positive, non-decreasing, ending at 1. ``None`` is
+        Z24's nine tests, ``(0.12, 0.3, 0.5, 0.62, 0.72, 0.8, 0.87, 0.94,
+        1.0)``, whose first stage hides in the summer's spread; a profile
+        that starts high is damage that comes at once.
+    n_cold_spells : int, default=3
+        Short cold spells besides the long cold period, placed at random
+        before the late summer (they may overlap each other); each deepens
+        the frost by 8 to 11 degC at its middle.
+    cold_spell_length : tuple of int, default=(15, 45)
+        ``(shortest, longest + 1)`` observations of a cold spell (12
+        observations a day).
     random_state : int, RandomState instance or None, default=None
         Seed of the generator; pass an int for reproducible output.
     return_temperature : bool, default=False
@@ -231,21 +298,35 @@ def make_z24_like(
     >>> _, y, _ = make_z24_like(damage_onset=None, random_state=0)
     >>> sorted(np.unique(y).tolist())
     [1, 2]
+
+    A harder record: frost in twelve spells of two to eight days, and damage
+    that comes at once:
+
+    >>> X, y, _ = make_z24_like(
+    ...     n_cold_spells=12, cold_spell_length=(24, 96), damage_scale=1.25,
+    ...     damage_profile=[0.8, 0.9, 1.0], random_state=0)
+    >>> int((y == 2).sum()) > 489
+    True
     """
     n_samples = check_int(n_samples, "n_samples", minimum=3)
     if damage_onset is not None:
         damage_onset = _check_damage_onset(damage_onset, n_samples)
+    damage_scale = check_positive_real(damage_scale, "damage_scale")
+    profile = _check_damage_profile(damage_profile)
+    n_cold_spells = check_int(n_cold_spells, "n_cold_spells", minimum=0)
+    spell_length = _check_spell_length(cold_spell_length)
     rng = check_random_state(random_state)
 
     season_end = Z24_DAMAGE_ONSET * n_samples // Z24_N_SAMPLES
-    temperature = _temperature(rng, n_samples, season_end)
+    temperature = _temperature(rng, n_samples, season_end, n_cold_spells, spell_length)
     frost_depth = np.logaddexp(0.0, -temperature)  # softplus: smooth max(0, -T)
     warmth = np.maximum(temperature, 0.0) - 10.0
     relative = (
         1.0
         + warmth[:, None] * _WARM_SLOPE
         + frost_depth[:, None] * _FROST_GAIN
-        - _damage_share(n_samples, damage_onset)[:, None] * _DAMAGE_LOSS
+        - _damage_share(n_samples, damage_onset, profile)[:, None]
+        * (damage_scale * _DAMAGE_LOSS)
         + _identification_noise(rng, n_samples)
     )
     X = _F_REF * relative

@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from numbers import Integral
 from os import PathLike
 from pathlib import Path
 
@@ -61,6 +62,12 @@ class CaseStudy:
         whole record before splitting. Those statistics need no labels, so an
         operator has them; the Z24 frequencies differ in scale by a factor of
         three and a unit-variance prior suits them only once standardised.
+    standardise_window : int, default=None
+        With ``standardise``, take the mean and standard deviation from the
+        record's first ``standardise_window`` observations only, the
+        commissioning window: an operator of a new structure has those
+        statistics, not those of a record that holds the winter to come and
+        the damage. ``None`` uses the whole record.
     description : str, default=''
         One line for reports.
     source : str, default=''
@@ -111,6 +118,7 @@ class CaseStudy:
     initial_size: float
     test_size: float = 0.5
     standardise: bool = False
+    standardise_window: int | None = None
     description: str = field(default="", compare=False)
     source: str = ""
     labelling: str = ""
@@ -124,6 +132,19 @@ class CaseStudy:
         object.__setattr__(
             self, "method_params", _checked_method_params(self.method_params, self)
         )
+        window = self.standardise_window
+        if window is not None:
+            if isinstance(window, bool) or not isinstance(window, Integral):
+                raise ValueError(
+                    f"standardise_window of case study {self.name!r} must be an "
+                    f"int (a number of observations) or None, got {window!r}."
+                )
+            if window < 2 or not self.standardise:
+                raise ValueError(
+                    f"standardise_window={window} of case study {self.name!r}: "
+                    "the commissioning window needs standardise=True and at "
+                    "least 2 observations."
+                )
 
     def process(self) -> DecisionProcess:
         """The decision process of the study.
@@ -151,7 +172,7 @@ class CaseStudy:
         X, y, actions = self.make_data(data_random_state)
         X = np.asarray(X, dtype=float)
         if self.standardise:
-            X = _standardised(X, self.source or self.name)
+            X = _standardised(X, self.source or self.name, self.standardise_window)
         return X, np.asarray(y), np.asarray(actions)
 
     def split(self, random_state=None, data_random_state=0) -> Bunch:
@@ -205,17 +226,28 @@ def _checked_method_params(method_params, case) -> dict[str, dict[str, object]]:
     return {method: dict(params) for method, params in method_params.items()}
 
 
-def _standardised(X: np.ndarray, source: str) -> np.ndarray:
-    """Zero mean, unit variance per feature; a constant feature is an error."""
-    scale = X.std(axis=0)
+def _standardised(X: np.ndarray, source: str, window: int | None = None) -> np.ndarray:
+    """Zero mean, unit variance per feature; a constant feature is an error.
+
+    ``window``: the statistics of the first ``window`` observations only.
+    """
+    if window is not None and window > X.shape[0]:
+        raise ValueError(
+            f"the standardisation window ({window} observations) is longer than "
+            f"the record ({source}), which has {X.shape[0]}."
+        )
+    reference = X if window is None else X[:window]
+    scale = reference.std(axis=0)
     constant = np.flatnonzero(scale == 0)
     if constant.size:
+        where = "" if window is None else f" in its first {window} observations"
         raise ValueError(
             f"feature {int(constant[0])} (counted from 0) of the record "
-            f"({source}) is constant, {X[0, constant[0]]} in every observation: "
-            "it cannot be standardised and carries no information. Remove it."
+            f"({source}) is constant{where}, {X[0, constant[0]]} in every "
+            "observation: it cannot be standardised and carries no information. "
+            "Remove it."
         )
-    return (X - X.mean(axis=0)) / scale
+    return (X - reference.mean(axis=0)) / scale
 
 
 def _synthetic_data(random_state):
@@ -225,9 +257,18 @@ def _synthetic_data(random_state):
 _GENERATOR_TEMPERATURE = "the generator's latent deck temperature"
 
 
-def _z24_like_data(random_state, *, damage_onset=Z24_DAMAGE_ONSET, cold_rule="auto"):
+def _z24_like_data(
+    random_state, *, damage_onset=Z24_DAMAGE_ONSET, cold_rule="auto", **generator
+):
+    """The generator's record, labelled by the Z24 protocol.
+
+    ``generator``: further parameters of :func:`make_z24_like` (a hard case's).
+    """
     X, _, actions, temperature = make_z24_like(
-        random_state=random_state, damage_onset=damage_onset, return_temperature=True
+        random_state=random_state,
+        damage_onset=damage_onset,
+        return_temperature=True,
+        **generator,
     )
     y, _ = label_z24(
         X,
@@ -264,6 +305,52 @@ _SYNTHETIC_METHOD_PARAMS = {
     "mrvm2-evpi": {"gamma": 0.05},
 }
 
+# Issue 26's hard cases: generated records on which today's defaults show
+# the failures measured on a held-back real bridge record (a paced budget
+# that spends its money on benign runs before the damage, an EVSI choice
+# that buys cheap inspections of healthy steps, false repairs after
+# commissioning on healthy data). benchmarks/bench_unseen.py measures them;
+# tests/test_hard_cases.py pins the properties that make them hard.
+#
+# Z24-like: standardised on the first 300 observations (about 25 days), the
+# only statistics an operator has at commissioning, so the winter and the
+# summer to come lie many of its standard deviations away; twelve more cold
+# spells of two to eight days (frost where they fall in the winter, runs the
+# paced budget's persistence rule fires on, as on the real record); the damage comes
+# at once at the end of the summer (80 % of its final loss at the first
+# test), so the plain EVPI rule sees it within a few steps, as on the real
+# record (a slow, gradual onset lets the cheap method of the EVSI choice win
+# by finding it sooner, which it did not do there).
+_Z24_HARD_GENERATOR = {
+    "damage_scale": 1.25,
+    "damage_profile": (0.8, 0.82, 0.85, 0.87, 0.9, 0.92, 0.95, 0.97, 1.0),
+    "n_cold_spells": 12,
+    "cold_spell_length": (24, 96),
+}
+_Z24_HARD_WINDOW = 300
+# Synthetic: the paper's four states and features, raw as in the paper (no
+# statistics of the whole record), with significant and critical damage only
+# in the last two cycles (from observation 8000 of 12000) and environmental
+# spells (the frost of a bridge) that push the second feature 3 to 8
+# undamaged standard deviations up for 100 to 400 observations at a time.
+_SYNTHETIC_HARD_GENERATOR = {
+    "damage_onset": 8000,
+    "n_spells": 25,
+    "spell_length": (100, 400),
+    "spell_depth": (3.0, 8.0),
+}
+
+
+def _generated_record(random_state, *, generator, **params):
+    """A generator's record with the parameters of a case."""
+    return generator(random_state=random_state, **params)
+
+
+def _source(generator, params) -> str:
+    arguments = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    return f"{generator.__name__}(random_state=0, {arguments})"
+
+
 _CASES = {
     "synthetic": CaseStudy(
         name="synthetic",
@@ -286,7 +373,40 @@ _CASES = {
         source="make_z24_like(random_state=0)",
         labelling=_z24_like_protocol(Z24_DAMAGE_ONSET, "auto"),
     ),
+    "synthetic-hard": CaseStudy(
+        name="synthetic-hard",
+        make_process=synthetic_decision_process,
+        make_data=partial(
+            _generated_record,
+            generator=make_degradation_stream,
+            **_SYNTHETIC_HARD_GENERATOR,
+        ),
+        initial_size=0.002,
+        description="synthetic four-state stream, damage in the last two of 6 "
+        "cycles, environmental spells",
+        source=_source(make_degradation_stream, _SYNTHETIC_HARD_GENERATOR),
+        labelling="the generator's true state of every observation and its "
+        "repair actions",
+        method_params=_SYNTHETIC_METHOD_PARAMS,
+    ),
+    "z24-hard": CaseStudy(
+        name="z24-hard",
+        make_process=z24_decision_process,
+        make_data=partial(_z24_like_data, **_Z24_HARD_GENERATOR),
+        initial_size=0.003,
+        standardise=True,
+        standardise_window=_Z24_HARD_WINDOW,
+        description="Z24-like natural frequencies, many cold spells, damage "
+        "at once after the summer, standardised on the first "
+        f"{_Z24_HARD_WINDOW} observations",
+        source=_source(make_z24_like, _Z24_HARD_GENERATOR),
+        labelling=_z24_like_protocol(Z24_DAMAGE_ONSET, "auto"),
+    ),
 }
+
+
+# Cases that exist only on their generator: no data of one's own.
+_GENERATED_ONLY = ("synthetic-hard", "z24-hard")
 
 
 def _checked_record(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -507,9 +627,28 @@ def get_case_study(
 
     Parameters
     ----------
-    name : {'synthetic', 'z24', 'custom'}
+    name : {'synthetic', 'z24', 'synthetic-hard', 'z24-hard', 'custom'}
         The case study. ``'custom'`` is a campaign of your own with your own
-        process (see :func:`campaign_case`).
+        process (see :func:`campaign_case`). ``'z24-hard'`` and
+        ``'synthetic-hard'`` are generated records as hard as the real data
+        they stand for, on which today's defaults show the failures of
+        issue 26 (``benchmarks/bench_unseen.py``):
+
+        - ``'z24-hard'``: :func:`~skrbal.datasets.make_z24_like` with twelve
+          more cold spells of two to eight days (frost where they fall in the
+          winter), and damage that comes at once after the summer
+          (``damage_scale=1.25``, 80 % of the final loss at the first
+          test); standardised with the mean and standard
+          deviation of the first 300 observations only (about 25 days, what
+          an operator has at commissioning), so the winter, the summer and
+          the damage lie many of those standard deviations away;
+        - ``'synthetic-hard'``: :func:`~skrbal.datasets.make_degradation_stream`
+          with significant and critical damage only in the last two cycles
+          (from observation 8000) and 25 environmental spells of 100 to 400
+          observations that push the second feature 3 to 8 undamaged
+          standard deviations up; raw features, as the paper's.
+
+        Both take no ``data`` and no other option.
     data : path-like, DataFrame or tuple (X, y, actions), default=None
         The record.
 
@@ -585,6 +724,17 @@ def get_case_study(
     (1966, 4)
     >>> print(case.labelling.split("; ")[1])
     damage from observation 3462 (counted from 0) of 3932
+
+    The hard Z24-like case is standardised on its commissioning window:
+
+    >>> hard = get_case_study("z24-hard")
+    >>> hard.standardise_window
+    300
+    >>> X, y, _ = hard.record()
+    >>> np.round(X[:300].std(axis=0), 6).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    >>> bool(X[y == 4, 0].mean() < -5)  # advanced damage, in window units
+    True
     """
     if name not in (*_CASES, "custom"):
         raise ValueError(
@@ -606,6 +756,13 @@ def get_case_study(
         raise ValueError(
             f"process= is only for the 'custom' case study; {name!r} has its own."
         )
+    if name in _GENERATED_ONLY:
+        if data is not None:
+            raise ValueError(
+                f"the {name!r} case study is a generated record; data= is for "
+                "'synthetic', 'z24' and 'custom'."
+            )
+        return _CASES[name]
     if name == "custom":
         if data is None or process is None:
             raise ValueError(

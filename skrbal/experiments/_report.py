@@ -189,6 +189,22 @@ def _case_params_note(methods: dict) -> list[str]:
     return ["", note + "."]
 
 
+def _standardisation_line(config: dict) -> str:
+    """How the features were standardised, as a sentence (empty if not)."""
+    if not config.get("standardise"):
+        return ""
+    window = config.get("standardise_window")
+    if window is None:
+        return (
+            " Features standardised with the whole record's mean and standard "
+            "deviation."
+        )
+    return (
+        " Features standardised with the mean and standard deviation of the "
+        f"record's first {window} observations (the commissioning window)."
+    )
+
+
 def study_report(
     study,
     *,
@@ -246,12 +262,7 @@ def study_report(
         f"{config['initial_size']:.1%} of it labelled at the start.",
         "",
         f"Labelling: {config.get('labelling') or 'not recorded'}."
-        + (
-            " Features standardised with the whole record's mean and standard "
-            "deviation."
-            if config.get("standardise")
-            else ""
-        ),
+        + _standardisation_line(config),
         "",
         "Methods:",
         "",

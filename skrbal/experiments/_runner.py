@@ -300,6 +300,13 @@ def _config(case: CaseStudy, methods, n_repeats: int, seed: int) -> dict:
         "initial_size": case.initial_size,
         "test_size": case.test_size,
         "standardise": case.standardise,
+        # Only when set, so the configuration of every other study (and its
+        # resume check) is what it was.
+        **(
+            {"standardise_window": case.standardise_window}
+            if case.standardise_window is not None
+            else {}
+        ),
         "methods": {m.name: _method_config(m, case) for m in methods},
         "n_repeats": n_repeats,
         "seed": seed,
