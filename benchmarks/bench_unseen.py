@@ -84,13 +84,14 @@ from _paired import quartiles
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
+from skrbal import synthetic_decision_process, z24_decision_process
 from skrbal.active import RiskBasedLearner
 from skrbal.budget import PacedBudget
 from skrbal.datasets import make_z24_like
 from skrbal.exceptions import MissingStatesWarning, PriorScaleWarning
 from skrbal.experiments import Method, get_case_study
 from skrbal.inspection import InspectionMethod, perfect_inspection, weighted_copies
-from skrbal.mixture import BayesianGMMClassifier
+from skrbal.mixture import BayesianGMMClassifier, process_weight_concentration
 from skrbal.query import evpi_scores
 
 RESULTS = Path(__file__).parent / "results"
@@ -98,6 +99,54 @@ RESULTS = Path(__file__).parent / "results"
 ARMS = {
     "default": Method("default", BayesianGMMClassifier),
 }
+
+
+def _stated(statement: dict, factor: float) -> dict:
+    """``class_priors`` of a statement with every shift multiplied by ``factor``."""
+    return {
+        state: {**spec, "shift": (np.asarray(spec["shift"]) * factor).tolist()}
+        for state, spec in statement.items()
+    }
+
+
+#: What an engineer states about the damage states (issue 26.2), in standard
+#: deviations of the healthy (first) state, rounded from the hard cases'
+#: records: Z24-like damage lowers every natural frequency (about 3 to 10 of
+#: the commissioning window's healthy deviations: stated as 6); the synthetic
+#: damage states lie up the first feature.
+STATEMENTS = {
+    "z24": {3: {"shift": -6.0}, 4: {"shift": -6.0}},
+    "synthetic": {
+        2: {"shift": [4.0, 0.0]},
+        3: {"shift": [10.0, 0.0]},
+        4: {"shift": [24.0, 0.0]},
+    },
+}
+#: Class weights from each process's transition model (issue 26.3).
+PROCESSES = {"z24": z24_decision_process, "synthetic": synthetic_decision_process}
+for _case, _statement in STATEMENTS.items():
+    for _suffix, _factor in (
+        ("", 1.0),
+        ("-wrong", -1.0),
+        ("-half", 0.5),
+        ("-double", 2.0),
+    ):
+        _name = f"{_case}-directed{_suffix}"
+        ARMS[_name] = Method(
+            _name,
+            partial(BayesianGMMClassifier, class_priors=_stated(_statement, _factor)),
+        )
+    _name = f"{_case}-directed+process"
+    ARMS[_name] = Method(
+        _name,
+        partial(
+            BayesianGMMClassifier,
+            class_priors=_statement,
+            weight_concentration_prior=process_weight_concentration(
+                PROCESSES[_case](), horizon=1
+            ),
+        ),
+    )
 CASES = ("z24-hard", "synthetic-hard")
 PROTOCOLS = ("paper", "healthy-only")
 FRACTION = 0.25

@@ -502,7 +502,7 @@ def _describe(entry, classes) -> str:
     weight = float(np.exp(entry.log_defensive))
     label, reference = classes[entry.index].item(), classes[entry.reference].item()
     return (
-        f"[{label!r}] rests on the directed prior of class_priors (shift "
+        f"the belief in [{label!r}] rests on the directed prior of class_priors (shift "
         f"{amount}{units} class {reference!r}) mixed with the broad prior (weight "
         f"{weight:.3g})"
     )
@@ -517,10 +517,10 @@ def unlabelled_classes_warning(owner, classes, labelled, directed):
     broad = [classes[k].item() for k in missing if k not in by_index]
     parts = [_describe(by_index[k], classes) for k in missing if k in by_index]
     if broad:
-        parts.insert(0, f"{broad} rests on the broad prior alone")
+        parts.insert(0, f"the belief in {broad} rests on the broad prior alone")
     return UnlabelledClassesWarning(
         f"{owner}: class(es) {classes[missing].tolist()} have no labelled sample; "
-        f"the belief in {'; in '.join(parts)}. Their probabilities are assumptions, "
+        f"{'; '.join(parts)}. Their probabilities are assumptions, "
         "not measurements: label an example of each, or state where each lies "
         "(class_priors) and how likely it is (weight_concentration_prior)."
     )
