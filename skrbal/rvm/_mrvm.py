@@ -102,16 +102,18 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
     gamma : float, "auto" or None, default=None
         Coefficient (width) of the "rbf", "laplacian", "poly", "sigmoid" and
         "chi2" kernels; ``None`` means ``1 / n_features`` as in the mRVM
-        papers, which suits standardised features only. ``"auto"`` chooses
-        it at every :meth:`fit` from the labelled data: the candidates
-        ``(1/4, 1/2, 1, 2, 4, 8, 16)`` times the median heuristic (one over the median
-        squared distance between training samples for "rbf"), scored by the
-        held-out log loss of a 3-fold cross-validation with folds fixed by
-        the order of the labels (reproducible, no random numbers), so it is
-        chosen again as labels arrive. It costs 21 extra fits, on two thirds
-        of the data. To choose by the decisions instead, grid-search the
-        width with :func:`~skrbal.metrics.make_decision_scorer` (see the
-        gallery example).
+        papers, which suits standardised features only. ``"auto"`` (the
+        recommended setting) chooses it at every :meth:`fit` from the
+        labelled data, so that it is chosen again as labels arrive: the
+        candidates are ``2**-4 .. 2**4`` times the median heuristic (one over
+        the median squared distance between training samples for "rbf"),
+        scored by the held-out log loss of a 3-fold cross-validation with
+        folds fixed by the order of the labels (reproducible, no random
+        numbers); the widest candidate within one standard error of the
+        least loss is taken. It costs 27 extra fits on two thirds of the
+        data. To choose by the decisions instead, grid-search the width with
+        :func:`~skrbal.metrics.make_decision_scorer` (see the gallery
+        example).
     degree : int, default=3
         Degree of the "poly" kernel.
     coef0 : float, default=1.0
@@ -205,10 +207,10 @@ default="n_samples"
         ``k(X, relevance_vectors_) @ coef_ + intercept_``.
     gamma_ : float
         The kernel width used (given, ``1 / n_features`` or chosen).
-    gamma_candidates_ : ndarray of shape (7,)
+    gamma_candidates_ : ndarray of shape (9,)
         With ``gamma="auto"``: the widths compared.
-    gamma_log_loss_ : ndarray of shape (7,)
-        With ``gamma="auto"``: their held-out log loss.
+    gamma_log_loss_ : ndarray of shape (9,)
+        With ``gamma="auto"``: their mean held-out log loss.
     intercept_ : ndarray of shape (n_classes,)
         Prior mean of the auxiliary scores, whose multinomial probit is
         ``class_prior_`` (zero for a uniform prior).
