@@ -783,3 +783,19 @@ def test_auto_width_needs_a_kernel_with_a_width(blobs, params, match):
     X, y, _, _ = blobs
     with pytest.raises(ValueError, match=match):
         MulticlassRVC(gamma="auto", **params).fit(X, y)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_single_labelled_class_is_believed_where_it_was_labelled(method):
+    # A campaign that starts from healthy labels only. mRVM1's papers' start
+    # ended with beliefs as low as 0.36 in the labelled class, next to
+    # uniform over the four declared classes.
+    X, _ = make_blobs(
+        6, n_features=4, centers=[[0.0] * 4], cluster_std=0.5, random_state=0
+    )
+    y = np.zeros(6, dtype=int)
+    model = MulticlassRVC(method=method, random_state=0, classes=[0, 1, 2, 3])
+    model.fit(X, y)
+    assert model.predict_proba(X)[:, 0].min() > 0.5
+    if method == "mrvm1":
+        assert model.start_ == "labels"

@@ -842,8 +842,15 @@ default="n_samples"
         )
         self.start_ = "zero"
         scores = design[:, result.active] @ result.weights + intercept
+        # A single labelled class (a campaign that starts from healthy labels
+        # only) has nothing to discriminate: the fit must at least believe
+        # its labels, on average (geometric) more than even odds.
+        log_proba = self._log_proba_from_scores(scores)
+        log_loss = -np.mean(log_proba[np.arange(y_index.size), y_index])
+        informative = np.unique(y_index).size > 1 or log_loss < np.log(2.0)
         if (
-            self._discrimination(scores, y_index)[0]
+            informative
+            and self._discrimination(scores, y_index)[0]
             and not _lost_classes(scores, y_index).size
         ):
             return result
