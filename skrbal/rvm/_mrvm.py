@@ -103,15 +103,20 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         Coefficient (width) of the "rbf", "laplacian", "poly", "sigmoid" and
         "chi2" kernels; ``None`` means ``1 / n_features`` as in the mRVM
         papers, which suits standardised features only. ``"auto"`` (the
-        recommended setting) chooses it at every :meth:`fit` from the
-        labelled data, so that it is chosen again as labels arrive: the
+        recommended setting for features of unknown scale) chooses it at
+        every :meth:`fit` from the labelled data, so that it is chosen
+        again as labels arrive: the
         candidates are ``2**-4 .. 2**4`` times the median heuristic (one over
         the median squared distance between training samples for "rbf"),
         scored by the held-out log loss of a 3-fold cross-validation with
         folds fixed by the order of the labels (reproducible, no random
         numbers); the widest candidate within one standard error of the
         least loss is taken. It costs 27 extra fits on two thirds of the
-        data. To choose by the decisions instead, grid-search the width with
+        data. It chooses for predictive accuracy, not for decisions: on the
+        standardised Z24-like case the stream learner with it inspects about
+        half as often as with ``1/D`` but decides about 4 points worse
+        (``benchmarks/results/rvm_few_labels.md``). To choose by the
+        decisions, grid-search the width with
         :func:`~skrbal.metrics.make_decision_scorer` (see the gallery
         example).
     degree : int, default=3
