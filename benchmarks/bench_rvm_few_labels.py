@@ -74,6 +74,7 @@ SETTINGS = {
     "mrvm1": {"method": "mrvm1"},
     "mrvm1-unbounded": {"method": "mrvm1", "max_alpha_updates": None},
     "mrvm1-2N": {"method": "mrvm1", "max_alpha_updates": "2n_samples"},
+    "mrvm1-0.05": {"method": "mrvm1", "gamma": 0.05},
     "mrvm1-auto": {"method": "mrvm1", "gamma": "auto"},
     "mrvm1-freq": {"method": "mrvm1", "class_prior": "frequencies"},
     "mrvm1-auto-freq": {

@@ -8,7 +8,7 @@ heuristic (the inverse of the median squared distance between labelled
 samples, which follows the feature scale), scored by the held-out log loss of
 a cross-validation whose folds are fixed by the labels' order (no random
 numbers, so the choice is reproducible and does not disturb the seed of the
-fit).
+fit); the widest within one standard error of the least loss is taken.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ __all__ = ["WIDTH_FACTORS", "choose_width", "cyclic_folds", "width_scale"]
 # near a few operating points), so the median distance between labelled
 # samples is mostly a distance *between* states and the best width lies
 # above it; the grid reaches 16 times the heuristic.
-WIDTH_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+WIDTH_FACTORS = (1 / 16, 1 / 8, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 N_FOLDS = 3
 # Kernels whose width is a squared-distance scale, a distance scale, or the
 # scale of an inner product.
@@ -68,21 +68,24 @@ def cyclic_folds(y_index, n_folds):
 
 
 def choose_width(estimator, X, y, candidates, classes):
-    """The candidate width of least held-out log loss, and every score.
+    """The widest candidate within one standard error of the least log loss.
 
     ``estimator`` is cloned with ``gamma`` set to each candidate and
     ``classes`` to all the classes (so a fold that misses a class still has
     its column); the folds are :func:`cyclic_folds`. The log loss is the mean
-    over all held-out samples of ``-log p(y)``. Ties go to the wider
-    (smaller) width, the candidates being sorted. Warnings of the inner fits
-    (a fold of a few labels need not discriminate) are not shown.
-    Returns ``(width, log_losses)``.
+    over all held-out samples of ``-log p(y)``; the width chosen is the
+    widest (smallest ``gamma``) whose log loss is within one standard error
+    (over the samples) of the least, the usual guard against the noise of a
+    cross-validation on few labels; a wider kernel is the smoother model.
+    Warnings of the inner fits (a fold of a few labels need not
+    discriminate) are not shown.
+    Returns ``(width, mean log loss of every candidate)``.
     """
     candidates = np.sort(np.asarray(candidates, dtype=float))
     y_index = np.searchsorted(classes, y)
     n_folds = min(N_FOLDS, y.size)
     folds = cyclic_folds(y_index, n_folds)
-    losses = np.zeros(candidates.size)
+    losses = np.zeros((candidates.size, y.size))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for c, gamma in enumerate(candidates):
@@ -93,8 +96,12 @@ def choose_width(estimator, X, y, candidates, classes):
                 held_out = folds == fold
                 model.fit(X[~held_out], y[~held_out])
                 log_proba = model.predict_log_proba(X[held_out])
-                losses[c] -= np.sum(
-                    log_proba[np.arange(held_out.sum()), y_index[held_out]]
-                )
-    losses /= y.size
-    return float(candidates[np.argmin(losses)]), losses
+                rows = np.arange(held_out.sum())
+                losses[c, held_out] = -log_proba[rows, y_index[held_out]]
+    mean = losses.mean(axis=1)
+    best = np.argmin(mean)
+    standard_error = losses[best].std() / np.sqrt(y.size)
+    # The one-standard-error rule: the widest kernel (the smoothest model)
+    # whose loss is within one standard error of the least.
+    chosen = np.flatnonzero(mean <= mean[best] + standard_error)[0]
+    return float(candidates[chosen]), mean
