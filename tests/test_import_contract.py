@@ -36,11 +36,10 @@ PACKAGE = Path(skrbal.__file__).resolve().parent
 # - the root package is a facade over the process and the mixture models,
 #   and online reads __version__ from it;
 # - query and metrics use inspection (EVSI, method checks);
-# - _learning, the decision kernel, sits under both learners and the agent;
-# - experiments run the learners; online sits above experiments only because
-#   its command line (online/_cli.py, moving to skrbal/cli/) writes files
-#   with the study folders' helpers; once that is gone the two are
-#   independent;
+# - _learning (the decision kernel and the campaign) sits under the stream
+#   learners (active) and the agent (online); experiments run the learners;
+#   online imports neither active nor experiments, so it shares active's
+#   layer;
 # - the command line drives everything (its data options below it, the
 #   ``python -m skrbal`` entry point above).
 LAYERS = [
@@ -62,9 +61,8 @@ LAYERS = [
     {"inspection", "skrbal"},
     {"query", "metrics"},
     {"_learning"},
-    {"active"},
+    {"active", "online"},
     {"experiments"},
-    {"online"},
     {"cli"},
     {"__main__"},
 ]
