@@ -687,7 +687,9 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         else:
             key = None
         n, first = X.shape[0], self.n_steps_
-        clock, times, stamps = observation_times(self, n, timestamps)
+        clock, times, stamps = observation_times(
+            first, n, timestamps, clock_then=self._clock, last_time=self._last_time
+        )
         if n == 0:  # nothing to decide; a model may refuse an empty X
             nothing = ObserveCall(
                 first,

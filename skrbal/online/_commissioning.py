@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from skrbal._labels import states_of
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["commission_in_parts", "missing_labels"]
@@ -52,13 +53,14 @@ def _rows(X, start: int, stop: int):
 
 def _checked_labels(agent, values, rows) -> list:
     """The labels at ``rows`` as states of the process, a bad one named."""
+    classes = agent.process.classes_
     try:
         # Of the labels' own kind, not object (the array held None too).
-        return list(agent._check_labels(np.asarray(list(values)), "y"))
+        return list(states_of(np.asarray(list(values)), classes, name="y"))
     except ValueError:
         for row, value in zip(rows, values):
             try:
-                agent._check_labels([value], "y")
+                states_of([value], classes, name="y")
             except ValueError:
                 raise ValueError(
                     f"y: row {row} (counted from 0) holds {value!r}, not a state "
