@@ -224,7 +224,7 @@ def _agent_section(store, name: str, anchor: str) -> str:
     warnings_ = _last_warnings(store.events(name))
     figure = _new_figure()
     # Times drawn as the agent was given them (its time_format setting).
-    display = AgentHistoryDisplay.from_store(store, name, axes=figure.axes)
+    display = AgentHistoryDisplay.from_store(store, name, ax=figure.axes)
     image = _png_base64(figure)
     parts = [
         f'<section class="agent" id="{anchor}">',

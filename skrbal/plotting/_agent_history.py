@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -273,7 +275,8 @@ class AgentHistoryDisplay:
         budget=None,
         inspections=None,
         time_axis: str = "auto",
-        axes=None,
+        ax=None,
+        axes="deprecated",
     ) -> AgentHistoryDisplay:
         """Draw the timeline of an agent's history.
 
@@ -297,9 +300,12 @@ class AgentHistoryDisplay:
             timestamps, dates (UTC) when the timestamps are seconds since
             1970 of a date after 1973-03-03 (times given as dates are stored
             so), else seconds.
-        axes : array-like of 4 matplotlib Axes, default=None
+        ax : array-like of 4 matplotlib Axes, default=None
             Where to draw the beliefs, EVPI, actions and spend; a new figure
             when ``None``.
+        axes : array-like of 4 matplotlib Axes
+            Deprecated: ``ax``, as in the other Displays (read, with a
+            :class:`FutureWarning`).
 
         Returns
         -------
@@ -367,7 +373,7 @@ class AgentHistoryDisplay:
             ),
             time_axis=time_axis,
         )
-        return display.plot(axes=axes)
+        return display.plot(ax=_renamed_axes(ax, axes))
 
     @staticmethod
     def _request_frame(observed, shown, clock, process, costs, styles):
@@ -415,7 +421,7 @@ class AgentHistoryDisplay:
         name : str
             The agent.
         **kwargs : dict
-            ``time_axis`` and ``axes``, as in :meth:`from_history`.
+            ``time_axis`` and ``ax``, as in :meth:`from_history`.
 
         Returns
         -------
@@ -485,7 +491,7 @@ class AgentHistoryDisplay:
         agent : RiskBasedAgent
             A commissioned agent.
         **kwargs : dict
-            ``time_axis`` and ``axes``, as in :meth:`from_history`.
+            ``time_axis`` and ``ax``, as in :meth:`from_history`.
 
         Returns
         -------
@@ -652,21 +658,27 @@ class AgentHistoryDisplay:
     # ------------------------------------------------------------------ #
     # drawing
     # ------------------------------------------------------------------ #
-    def plot(self, axes=None, *, legend: bool = True) -> AgentHistoryDisplay:
+    def plot(
+        self, ax=None, *, legend: bool = True, axes="deprecated"
+    ) -> AgentHistoryDisplay:
         """Draw the four panels.
 
         Parameters
         ----------
-        axes : array-like of 4 matplotlib Axes, default=None
+        ax : array-like of 4 matplotlib Axes, default=None
             Where to draw the beliefs, EVPI, actions and spend (sharing
             their time axis is up to the caller); a new figure when ``None``.
         legend : bool, default=True
             Add a legend to the belief, EVPI and spend panels.
+        axes : array-like of 4 matplotlib Axes
+            Deprecated: ``ax``, as in the other Displays (read, with a
+            :class:`FutureWarning`).
 
         Returns
         -------
         display : AgentHistoryDisplay
         """
+        axes = _renamed_axes(ax, axes)
         if axes is None:
             _, axes = _pyplot().subplots(
                 4,
@@ -678,7 +690,7 @@ class AgentHistoryDisplay:
             )
         axes = np.asarray(axes, dtype=object).ravel()
         if axes.size != 4:
-            raise ValueError(f"axes must hold 4 Axes, got {axes.size}.")
+            raise ValueError(f"ax must hold 4 Axes, got {axes.size}.")
         self._plot_beliefs(axes[0], legend)
         self._plot_evpi(axes[1], legend)
         self._plot_actions(axes[2])
@@ -800,3 +812,16 @@ class AgentHistoryDisplay:
         ax.grid(True, alpha=0.3)
         if legend:
             ax.legend(**_LEGEND)
+
+
+def _renamed_axes(ax, axes):
+    """``ax``, or the deprecated ``axes`` when given (with a FutureWarning)."""
+    if isinstance(axes, str) and axes == "deprecated":
+        return ax
+    warnings.warn(
+        "AgentHistoryDisplay's axes is deprecated: pass ax=..., as to the "
+        "other Displays.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return axes
