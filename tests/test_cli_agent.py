@@ -1339,7 +1339,7 @@ def test_verify_counts_the_events_of_a_sound_store(synthetic, capsys):
 def test_verify_names_the_damage_and_exits_2(store_url, tmp_path, capsys):
     from sqlalchemy import func, select, update
 
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     rng = np.random.default_rng(2)
     four_states(rng).to_csv(tmp_path / "commissioning.csv", index=False)

@@ -220,8 +220,8 @@ def test_every_part_of_skrbal_is_in_one_layer():
     ("module", "source", "expected"),
     [
         # A package's own private modules, and shared top-level ones.
-        ("skrbal.online._agent", "from skrbal.online._store import X", []),
-        ("skrbal.online", "from skrbal.online import _store", []),
+        ("skrbal.online._agent", "from skrbal.online._sql._store import X", []),
+        ("skrbal.online", "from skrbal.online._sql import _store", []),
         ("skrbal.active._stream", "from skrbal._decision import DecisionProcess", []),
         ("skrbal.active._stream", "import skrbal._labels", []),
         ("skrbal.online._agent", "from skrbal import __version__", []),
@@ -294,9 +294,9 @@ BENCHMARKS = PACKAGE.parent / "benchmarks"
 # lock registry, identity and owner query: to become one sub-package's
 # classes sharing that state.
 _KNOWN_REACHES: set[tuple[str, str]] = {
-    ("skrbal.online._lock", "self._store._owner_of"),
-    ("skrbal.online._lock", "store._identity"),
-    ("skrbal.online._writing", "store._locks"),
+    ("skrbal.online._sql._lock", "self._store._owner_of"),
+    ("skrbal.online._sql._lock", "store._identity"),
+    ("skrbal.online._sql._writing", "store._locks"),
 }
 # (benchmark, imported name), with the reason: benchmarks of skrbal's own
 # internals (the log-space kernels, the update rules, the learner's walk).

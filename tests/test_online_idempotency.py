@@ -15,7 +15,7 @@ from sqlalchemy import inspect, select, text, update
 from skrbal import synthetic_decision_process
 from skrbal.exceptions import IdempotencyKeyError, RequestError
 from skrbal.online import AgentStore, RiskBasedAgent, StoreError
-from skrbal.online import _schema as schema
+from skrbal.online._sql import _schema as schema
 
 PROCESS = synthetic_decision_process().set_params(inspection_cost=1.0)
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-5.3], [-0.4], [6.1], [18.5]])

@@ -17,8 +17,8 @@ from skrbal.online import (
     RequestError,
     RiskBasedAgent,
 )
-from skrbal.online import _schema as schema
 from skrbal.online._config import inspections_to_config
+from skrbal.online._sql import _schema as schema
 
 SEED = 0
 

@@ -26,7 +26,7 @@ from skrbal.online import (
     RiskBasedAgent,
     StoreError,
 )
-from skrbal.online import _schema as schema
+from skrbal.online._sql import _schema as schema
 
 PROCESS = synthetic_decision_process()
 
@@ -387,7 +387,7 @@ def test_a_file_that_is_not_a_database_is_named(tmp_path):
 
 
 def test_json_column_decodes_known_values_only():
-    from skrbal.online._frames import _json_column
+    from skrbal.online._sql._frames import _json_column
 
     column = pd.Series(['"a"', None, "[1, 2]", np.nan, "[3, 4]", "2.5"], dtype=object)
     assert _json_column(column) == ["a", None, [1, 2], None, [3, 4], 2.5]

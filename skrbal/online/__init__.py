@@ -50,7 +50,7 @@ _LAZY = {
     "AgentLockedError": "skrbal.exceptions",
     "AgentRecord": "skrbal.online._storage",
     "AgentStorage": "skrbal.online._storage",
-    "AgentStore": "skrbal.online._store",
+    "AgentStore": "skrbal.online._sql._store",
     "ClientKey": "skrbal.online._storage",
     "Commissioning": "skrbal.online._storage",
     "ConfigurationError": "skrbal.exceptions",

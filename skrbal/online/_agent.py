@@ -52,13 +52,13 @@ from skrbal.online._settings import (
     parameters_of,
     time_format,
 )
+from skrbal.online._sql._store import AgentStore, store_parameter
 from skrbal.online._storage import (
     Commissioning,
     ObserveBlock,
     RequestRecord,
     StoreError,
 )
-from skrbal.online._store import AgentStore, store_parameter
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["IdempotencyKeyError", "RequestError", "RiskBasedAgent"]

@@ -22,7 +22,7 @@ import numpy as np
 
 from skrbal._labels import states_of
 from skrbal.exceptions import IdempotencyKeyError
-from skrbal.online._schema import MAX_KEY_LENGTH
+from skrbal.online._sql._schema import MAX_KEY_LENGTH
 from skrbal.online._storage import ClientKey, EventRecord
 
 __all__ = ["array_digest", "check_key", "client_key", "stored_call", "value_digest"]

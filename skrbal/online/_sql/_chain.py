@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from skrbal.online._blocks import STEP_COLUMNS as BLOCK_COLUMNS
+from skrbal.online._sql._blocks import STEP_COLUMNS as BLOCK_COLUMNS
 
 
 def _sha256(value) -> str:

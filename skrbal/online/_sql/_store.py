@@ -18,9 +18,10 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
-from skrbal.online import _frames, _reading, _writing
-from skrbal.online import _schema as schema
-from skrbal.online._lock import _PG_LOCK_SPACE, AgentLock
+from skrbal.online._sql import _frames, _reading, _writing
+from skrbal.online._sql import _schema as schema
+from skrbal.online._sql._lock import _PG_LOCK_SPACE, AgentLock
+from skrbal.online._sql._writing import label_to_json
 from skrbal.online._storage import (
     AgentRecord,
     Commissioning,
@@ -29,7 +30,6 @@ from skrbal.online._storage import (
     ResultRecord,
     StoreError,
 )
-from skrbal.online._writing import label_to_json
 
 if TYPE_CHECKING:  # frames are made in _frames: a status needs no pandas
     import pandas as pd
@@ -149,7 +149,7 @@ class AgentStore:
 
     Notes
     -----
-    Opening a store creates the tables of ``skrbal.online._schema`` if the
+    Opening a store creates the tables of ``skrbal.online._sql._schema`` if the
     database has none, and refuses a store of another schema version. The
     store only reads and writes data: configurations are JSON, never pickles,
     so opening a store cannot execute code. Reading methods
