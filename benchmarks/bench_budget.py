@@ -64,8 +64,7 @@ from skrbal.active import RiskBasedLearner
 from skrbal.budget import BudgetPolicy, CostThreshold, PacedBudget, SpendCap
 from skrbal.datasets import make_degradation_stream, make_z24_like
 from skrbal.exceptions import BudgetStarvedWarning, PriorScaleWarning
-from skrbal.experiments import get_case_study
-from skrbal.experiments._runner import repetition_seed
+from skrbal.experiments import get_case_study, repetition_seed
 from skrbal.mixture import BayesianGMMClassifier
 
 RESULTS = Path(__file__).parent / "results"

@@ -44,8 +44,7 @@ def _replay(case, method_name, repetition, n_test):
     """Per refit: share of test decisions that agree, cold and warm fit times."""
     from skrbal._learning import clone_for
     from skrbal.active import RiskBasedLearner
-    from skrbal.experiments import get_method
-    from skrbal.experiments._runner import repetition_seed
+    from skrbal.experiments import get_method, repetition_seed
 
     seed = repetition_seed(0, repetition)
     split = case.split(random_state=seed)

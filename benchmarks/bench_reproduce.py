@@ -239,8 +239,7 @@ def short_stream(n_steps: int, repetition: int = 0):
     """The first ``n_steps`` of a repetition's stream, with its test set."""
     from sklearn.utils import Bunch
 
-    from skrbal.experiments import get_case_study
-    from skrbal.experiments._runner import repetition_seed
+    from skrbal.experiments import get_case_study, repetition_seed
 
     case = get_case_study(CASE)
     split = case.split(random_state=repetition_seed(0, repetition))

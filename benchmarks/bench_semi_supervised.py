@@ -82,8 +82,8 @@ def _smoothing_run(case, repetition, check=True):
     from unittest import mock
 
     from skrbal._learning import SmoothingUpdate
-    from skrbal.experiments import get_method
-    from skrbal.experiments._runner import _fit_learner, _learner, repetition_seed
+    from skrbal.experiments import get_method, repetition_seed
+    from skrbal.experiments._runner import _fit_learner, _learner
 
     seed = repetition_seed(0, repetition)
     split = case.split(random_state=seed)

@@ -58,7 +58,7 @@ import json, sys, warnings
 from threadpoolctl import threadpool_limits
 import skrbal
 from skrbal.experiments import get_case_study, get_method
-from skrbal.experiments._runner import run_repetition
+from skrbal.experiments import run_repetition
 
 case, methods, first, count, out, warmup = sys.argv[1:7]
 methods = methods.split(",")

@@ -676,7 +676,7 @@ def test_load_temperature_errors(small_z24, tmp_path):
 
 
 def test_circulated_damage_onset_shifts_the_damage_classes(tmp_path):
-    from skrbal.datasets._z24 import Z24_DAMAGE_ONSET, Z24_DAMAGE_ONSET_CIRCULATED
+    from skrbal._z24_labels import Z24_DAMAGE_ONSET, Z24_DAMAGE_ONSET_CIRCULATED
 
     X, _, _ = make_z24_like(random_state=0)
     path = tmp_path / "z24.mat"

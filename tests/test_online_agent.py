@@ -282,7 +282,7 @@ def test_a_step_gets_at_most_one_request(tmp_path):
     from sqlalchemy import insert
     from sqlalchemy.exc import IntegrityError
 
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     with _agent(store=str(tmp_path / "a.db")) as agent:
         agent.observe(AMBIGUOUS[:1])

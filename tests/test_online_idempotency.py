@@ -9,14 +9,13 @@ migration from schema version 4, and the event chain covers them.
 import numpy as np
 import pandas as pd
 import pytest
-from _store_v2 import downgrade_to_version_4  # tests/ is on sys.path
 from sklearn.naive_bayes import GaussianNB
 from sqlalchemy import inspect, select, text, update
 
 from skrbal import synthetic_decision_process
 from skrbal.exceptions import IdempotencyKeyError, RequestError
 from skrbal.online import AgentStore, RiskBasedAgent, StoreError
-from skrbal.online import _schema as schema
+from skrbal.online._sql import _schema as schema
 
 PROCESS = synthetic_decision_process().set_params(inspection_cost=1.0)
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-5.3], [-0.4], [6.1], [18.5]])
@@ -136,22 +135,12 @@ def test_keys_survive_a_restart_and_are_per_agent(store_url):
         assert _state(resumed) == before
 
 
-def test_a_version_4_store_is_migrated_and_keys_are_chained(store_url):
+def test_keys_are_chained(store_url):
     with _agent(store_url).fit(X0, Y0) as agent:
         agent.observe(ROWS)
-        before = agent.history()
-    store = AgentStore(store_url)
-    downgrade_to_version_4(store)
-    assert store.schema_version == 4
-    store.close()
-    with RiskBasedAgent.from_store(store_url) as resumed:
-        assert resumed.store_.schema_version == schema.SCHEMA_VERSION == 5
-        pd.testing.assert_frame_equal(resumed.history(), before)
-        first = resumed.observe(ROWS, key="after-migration")
-        pd.testing.assert_frame_equal(
-            resumed.observe(ROWS, key="after-migration"), first
-        )
-        resumed.store_.verify("agent")
+        first = agent.observe(ROWS, key="keyed")
+        pd.testing.assert_frame_equal(agent.observe(ROWS, key="keyed"), first)
+        agent.store_.verify("agent")
     # the key and its digest are in the event's hash: an edit is found
     store = AgentStore(store_url)
     ev = schema.events

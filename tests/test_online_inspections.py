@@ -5,8 +5,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from _store_v2 import downgrade_to_version_2  # tests/ is on sys.path
-from sqlalchemy import text
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.active import RiskBasedLearner
@@ -19,8 +17,8 @@ from skrbal.online import (
     RequestError,
     RiskBasedAgent,
 )
-from skrbal.online import _schema as schema
 from skrbal.online._config import inspections_to_config
+from skrbal.online._sql import _schema as schema
 
 SEED = 0
 
@@ -342,24 +340,3 @@ def test_methods_compose_with_the_budget_policy(case):
     assert status["n_inspections_by_method"]["drone"] > 0
     # with unit costs the cap would allow only 3 inspections
     assert sum(status["n_inspections_by_method"].values()) > 3
-
-
-def test_a_version_1_store_is_migrated(store_url, case):
-    X, y, n0, process, _ = case
-    url = store_url
-    with RiskBasedAgent(
-        estimator=BayesianGMMClassifier(), process=process, store=url
-    ).fit(X[:n0], y[:n0]) as agent:
-        _drive(agent, X, y, n0, n0 + 60, None, None)
-        before = agent.history()
-    store = AgentStore(url)
-    downgrade_to_version_2(store)
-    with store.engine.begin() as conn:  # back to the tables of version 1
-        for column in ("method", "report", "posterior"):
-            conn.execute(text(f"ALTER TABLE skrbal_requests DROP COLUMN {column}"))
-        conn.execute(schema.schema_version.update().values(version=1))
-    store.close()
-    with RiskBasedAgent.from_store(url) as resumed:
-        assert resumed.store_.schema_version == schema.SCHEMA_VERSION
-        pd.testing.assert_frame_equal(resumed.history(), before)
-        _drive(resumed, X, y, n0 + 60, n0 + 80, None, None)

@@ -13,10 +13,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 import pytest
-from _store_v2 import downgrade_to_version_2  # tests/ is on sys.path
 from sklearn.naive_bayes import GaussianNB
-from sqlalchemy import func, inspect, select, update
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import select, update
 
 from skrbal import BayesianGMMClassifier, synthetic_decision_process
 from skrbal.budget import BudgetPolicy, PacedBudget
@@ -28,7 +26,7 @@ from skrbal.online import (
     RiskBasedAgent,
     StoreError,
 )
-from skrbal.online import _schema as schema
+from skrbal.online._sql import _schema as schema
 
 PROCESS = synthetic_decision_process()
 
@@ -139,120 +137,17 @@ def _run_blocks(agent, X, stamps, sizes, start):
     return start
 
 
-@pytest.mark.parametrize("semi_supervised", [None, "smoothing"])
-def test_a_version_2_store_is_migrated_to_blocks(
-    store_url, stream, semi_supervised, monkeypatch
-):
-    X0, y0, X, y = stream
-    stamps = 3600.0 * np.arange(X.shape[0]) + 0.1
-    stamps0 = 3600.0 * np.arange(-len(y0), 0) + 0.1
-    params = dict(
-        estimator=BayesianGMMClassifier(),
-        process=PROCESS,
-        semi_supervised=semi_supervised,
-    )
-    with RiskBasedAgent(**params, name="reference").fit(
-        X0, y0, timestamps=stamps0
-    ) as reference:
-        with RiskBasedAgent(**params, store=store_url, name="bridge").fit(
-            X0, y0, timestamps=stamps0
-        ) as agent:
-            for a in (reference, agent):
-                end = _run_blocks(a, X, stamps, [1, 7, 30, 2], 0)
-                # steps of one call share a block: actions, results, cancels
-                a.record_action(1, 1)  # a commissioning step
-                a.record_action(len(y0) + 3, 1)
-                a.record_action(len(y0) + 3, 0)  # recorded twice: the last counts
-                for request in a.status()["open_requests"][:3]:
-                    step = request["step"]
-                    a.record_inspection(request["request_id"], y[step - len(y0)])
-                if a.status()["n_open"]:
-                    a.cancel_request(a.status()["open_requests"][0]["request_id"])
-            before = agent.history()
-            before_requests = agent.store_.requests("bridge")
-            before_status = agent.status()
-        store = AgentStore(store_url)
-        moved = downgrade_to_version_2(store)
-        assert moved == end and store.schema_version == 2
-        with store.engine.connect() as conn:
-            n_rows = conn.execute(
-                select(func.count()).select_from(schema.observations)
-            ).scalar()
-        assert n_rows == len(y0) + end
-        store.close()
-        monkeypatch.setattr(schema, "_MIGRATION_CHUNK", 5)  # calls span chunks
-        with RiskBasedAgent.from_store(store_url, "bridge") as resumed:
-            assert resumed.store_.schema_version == schema.SCHEMA_VERSION
-            pd.testing.assert_frame_equal(resumed.history(), before)
-            pd.testing.assert_frame_equal(
-                resumed.store_.requests("bridge"), before_requests
-            )
-            assert resumed.status() == before_status
-            assert before["timestamp"].iloc[len(y0) :].notna().all()
-            with resumed.store_.engine.connect() as conn:
-                kinds = conn.execute(select(schema.observations.c.kind)).scalars()
-                assert set(kinds) == {"commissioning"}
-                n_blocks = conn.execute(
-                    select(func.count()).select_from(schema.blocks)
-                ).scalar()
-            assert n_blocks == 4  # one per observe call
-            for a in (reference, resumed):
-                for t in range(_run_blocks(a, X, stamps, [5, 1], end), end + 40):
-                    row = a.observe(X[t : t + 1], timestamps=stamps[t : t + 1])
-                    if row["inspect"].iloc[0]:
-                        a.record_inspection(int(row["request_id"].iloc[0]), y[t])
-            _compare_agents(reference, resumed)
-
-
-def test_a_failed_migration_changes_nothing(store_url, stream, monkeypatch):
-    X0, y0, X, _ = stream
-    with RiskBasedAgent(
-        estimator=BayesianGMMClassifier(), process=PROCESS, store=store_url
-    ).fit(X0, y0) as agent:
-        agent.observe(X[:20])
-        before = agent.history()
+def test_schema_is_versioned_and_other_versions_are_refused(store_url, monkeypatch):
     store = AgentStore(store_url)
-    downgrade_to_version_2(store)
+    assert store.schema_version == schema.SCHEMA_VERSION == 1
     store.close()
-    migrate = schema.MIGRATIONS[2]
-
-    def failing(conn):
-        migrate(conn)
-        raise OperationalError("migration", {}, RuntimeError("disk full"))
-
-    monkeypatch.setitem(schema.MIGRATIONS, 2, failing)
-    with pytest.raises((StoreError, OperationalError)):
-        AgentStore(store_url)
-    current = schema.SCHEMA_VERSION
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)  # open without migrating
-    with AgentStore(store_url) as store:
-        assert store.schema_version == 2
-        names = inspect(store.engine).get_table_names()
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", current)
-    assert "skrbal_blocks" not in names and "skrbal_actions" not in names
-    monkeypatch.setitem(schema.MIGRATIONS, 2, migrate)
-    with RiskBasedAgent.from_store(store_url) as resumed:
-        pd.testing.assert_frame_equal(resumed.history(), before)
-
-
-def test_schema_is_versioned_and_migrated(store_url, monkeypatch):
-    store = AgentStore(store_url)
-    assert store.schema_version == schema.SCHEMA_VERSION
-    store.close()
-    # an upgrade: version n+1 of the code migrates a version-n store
-    applied = []
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
-    monkeypatch.setitem(
-        schema.MIGRATIONS, schema.SCHEMA_VERSION - 1, lambda conn: applied.append(1)
-    )
-    store = AgentStore(store_url)
-    assert applied == [1] and store.schema_version == schema.SCHEMA_VERSION
-    store.close()
-    AgentStore(store_url).close()
-    assert applied == [1]  # migrated once
-    # a store newer than the code is refused
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", schema.SCHEMA_VERSION - 1)
+    # a store newer than the code is refused, never written
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 0)
     with pytest.raises(StoreError, match="newer than this skrbal"):
+        AgentStore(store_url)
+    # and so is an older one: no migration leads from it
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    with pytest.raises(StoreError, match="no migration leads from it"):
         AgentStore(store_url)
 
 
@@ -492,7 +387,7 @@ def test_a_file_that_is_not_a_database_is_named(tmp_path):
 
 
 def test_json_column_decodes_known_values_only():
-    from skrbal.online._frames import _json_column
+    from skrbal.online._sql._frames import _json_column
 
     column = pd.Series(['"a"', None, "[1, 2]", np.nan, "[3, 4]", "2.5"], dtype=object)
     assert _json_column(column) == ["a", None, [1, 2], None, [3, 4], 2.5]

@@ -144,7 +144,7 @@ def test_every_store_error_masks_the_password(store_url, tmp_path, capsys):
     from sqlalchemy import update
 
     from skrbal.cli import main
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     url = _with_password(store_url)
     store = AgentStore(url)
@@ -214,7 +214,7 @@ def test_every_store_error_masks_the_password(store_url, tmp_path, capsys):
 # 2. rollback and recomputed hashes: anchors outside, a chain key
 # ---------------------------------------------------------------------- #
 def _tables():
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     return [
         schema.observations,
@@ -229,7 +229,7 @@ def _snapshot(store):
     """Every row of the store: what an older copy of the database holds."""
     from sqlalchemy import select
 
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     with store.engine.connect() as conn:
         rows = {t.name: conn.execute(select(t)).mappings().all() for t in _tables()}
@@ -241,7 +241,7 @@ def _restore(store, snapshot):
     """Put an older copy back (a rollback: no hash is recomputed)."""
     from sqlalchemy import delete, insert, update
 
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     with store.engine.begin() as conn:
         for table in reversed(_tables()):
@@ -265,8 +265,8 @@ def _forge(store, secret=None, strip_mark=False):
 
     from sqlalchemy import select, update
 
-    from skrbal.online import _schema as schema
-    from skrbal.online._chain import block_digest, event_hash, genesis_hash
+    from skrbal.online._sql import _schema as schema
+    from skrbal.online._sql._chain import block_digest, event_hash, genesis_hash
 
     b, ev = schema.blocks, schema.events
     with store.engine.begin() as conn:
@@ -399,7 +399,7 @@ def test_a_chain_key_catches_recomputed_hashes(store_url, tmp_path, monkeypatch)
 def test_an_edited_clock_is_caught_by_verify(store_url, timed):
     from sqlalchemy import update
 
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     store = AgentStore(store_url)
     stamps = [1e9 + i for i in range(4)] if timed else None
@@ -517,7 +517,7 @@ def _changed(value, column):
 
 
 def _edits():
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     tables = [
         schema.agents,
@@ -541,7 +541,7 @@ def _edits():
 def _apply(store, table_name, column_name, kind):
     from sqlalchemy import and_, delete, insert, select, update
 
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     table = schema.metadata.tables[table_name]
     with store.engine.begin() as conn:
@@ -793,7 +793,7 @@ def _set_config(store, column, config):
 
     from sqlalchemy import update
 
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     text = config if isinstance(config, str) else json.dumps(config)
     values = {column: text}
@@ -929,8 +929,8 @@ def _rechain(store, name="bridge"):
 
     from sqlalchemy import select, update
 
-    from skrbal.online import _schema as schema
-    from skrbal.online._chain import event_hash, genesis_hash
+    from skrbal.online._sql import _schema as schema
+    from skrbal.online._sql._chain import event_hash, genesis_hash
 
     ev = schema.events
     with store.engine.begin() as conn:
@@ -994,7 +994,7 @@ def test_a_request_method_the_agent_does_not_have_is_named(store_url):
 
     from sqlalchemy import select, update
 
-    from skrbal.online import _schema as schema
+    from skrbal.online._sql import _schema as schema
 
     _rich_agent(store_url)
     ev, req = schema.events, schema.requests

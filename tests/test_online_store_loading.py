@@ -19,8 +19,8 @@ from sqlalchemy import update
 
 from skrbal import synthetic_decision_process
 from skrbal.online import AgentStore, ConfigurationError, RiskBasedAgent
-from skrbal.online import _schema as schema
 from skrbal.online._config import REBUILDABLE, decode_config, dumps, encode_config
+from skrbal.online._sql import _schema as schema
 
 PROCESS = synthetic_decision_process()
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])

@@ -23,7 +23,7 @@ from skrbal.online import (
     RiskBasedAgent,
     StoreError,
 )
-from skrbal.online import _schema as schema
+from skrbal.online._sql import _schema as schema
 
 PROCESS = synthetic_decision_process()
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
@@ -107,7 +107,7 @@ class _Killed(BaseException):
 
 def test_creation_is_all_or_nothing(store_url, monkeypatch):
     # Killed between creating the tables and writing the version row.
-    import skrbal.online._store as store_module
+    import skrbal.online._sql._store as store_module
 
     def killed():
         raise _Killed

@@ -16,7 +16,7 @@ from sqlalchemy import delete, select, text, update
 from skrbal import synthetic_decision_process
 from skrbal.budget import CostThreshold, SpendCap
 from skrbal.online import AgentStore, RiskBasedAgent, StoreError
-from skrbal.online import _schema as schema
+from skrbal.online._sql import _schema as schema
 
 PROCESS = synthetic_decision_process().set_params(inspection_cost=1e-4)
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])

@@ -170,15 +170,19 @@ def test_drawn_on_given_axes_and_errors():
          "label": None, "action": [0, 0]}
     )  # fmt: skip
     _, axes = plt.subplots(2, 2)
-    display = AgentHistoryDisplay.from_history(history, axes=axes)
+    display = AgentHistoryDisplay.from_history(history, ax=axes)
     assert list(display.axes_) == list(axes.ravel())
     assert display.cost_line_ is None  # no process, no cost
     assert [line.get_label() for line in display.belief_lines_.values()] == [
         "state a",
         "state b",
     ]
-    with pytest.raises(ValueError, match="axes must hold 4 Axes"):
-        display.plot(axes=axes[0])
+    with pytest.raises(ValueError, match="ax must hold 4 Axes"):
+        display.plot(ax=axes[0])
+    # axes= (deprecated) is still read, as ax, with a FutureWarning
+    with pytest.warns(FutureWarning, match="pass ax="):
+        again = display.plot(axes=axes)
+    assert list(again.axes_) == list(axes.ravel())
     with pytest.raises(ValueError, match="history has no column 'evpi'"):
         AgentHistoryDisplay.from_history(history.drop(columns="evpi"))
     with pytest.raises(ValueError, match="not a state of the process"):

@@ -18,7 +18,7 @@ import sys
 
 from skrbal.cli._errors import exit_status, one_line_warnings
 
-__all__ = ["main", "summary_table"]
+__all__ = ["main"]
 
 # name -> (module, one-line help); the module's ``add_parser(commands, name,
 # help)`` fills in the command.
@@ -33,19 +33,6 @@ _COMMANDS = {
         "run a live risk-based agent over a store (SQLite or PostgreSQL)",
     ),
 }
-
-
-def __getattr__(name: str):
-    # summary_table needs pandas: imported when asked for, not at start-up.
-    if name == "summary_table":
-        from skrbal.cli._run import summary_table
-
-        return summary_table
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
 
 
 def _requested(argv: list[str]) -> str:

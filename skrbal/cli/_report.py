@@ -238,7 +238,7 @@ def _agent_section(store, name: str, anchor: str, draw: bool = True) -> str:
     if draw:
         figure = _new_figure()
         # Times drawn as the agent was given them (its time_format setting).
-        display = AgentHistoryDisplay.from_store(store, name, axes=figure.axes)
+        display = AgentHistoryDisplay.from_store(store, name, ax=figure.axes)
         timeline = (
             f'<img alt="timeline of agent {_e(name)}: beliefs, EVPI, inspections, '
             f'actions and spend" src="data:image/png;base64,{_png_base64(figure)}">'

@@ -39,7 +39,7 @@ def summary_table(totals: pd.DataFrame) -> pd.DataFrame:
     Examples
     --------
     >>> import pandas as pd
-    >>> from skrbal.cli import summary_table
+    >>> from skrbal.cli._run import summary_table
     >>> totals = pd.DataFrame({"method": ["a", "a"], "n_inspections": [3, 5],
     ...     "final_decision_accuracy": [0.9, 1.0], "final_f1_macro": [0.8, 0.9],
     ...     "regret": [10.0, 0.0], "inspection_spend": [21.0, 35.0]})

@@ -12,12 +12,9 @@ from scipy.signal.windows import tukey
 from sklearn.utils import Bunch, check_random_state
 
 from skrbal._validation import check_int, check_positive_real
-from skrbal._z24_labels import (  # noqa: F401 (the constants' old home)
+from skrbal._z24_labels import (
     TEMPERATURE_NAMES,
-    Z24_COLD_F1_THRESHOLD,
-    Z24_COLD_RULES,
     Z24_DAMAGE_ONSET,
-    Z24_DAMAGE_ONSET_CIRCULATED,
     Z24_N_SAMPLES,
     check_damage_onset,
     label_z24,
@@ -27,10 +24,6 @@ from skrbal.datasets._files import csv_text
 from skrbal.datasets._matfile import describe_mat, find_arrays, mat_value, read_mat
 
 __all__ = ["load_z24", "make_z24_like"]
-
-# The generator's names for the protocol's helpers, defined here before the
-# protocol moved to skrbal._z24_labels.
-_check_damage_onset, _z24_classes = check_damage_onset, z24_classes
 
 _N_MODES = 4
 
@@ -310,7 +303,7 @@ def make_z24_like(
     """
     n_samples = check_int(n_samples, "n_samples", minimum=3)
     if damage_onset is not None:
-        damage_onset = _check_damage_onset(damage_onset, n_samples)
+        damage_onset = check_damage_onset(damage_onset, n_samples)
     damage_scale = check_positive_real(damage_scale, "damage_scale")
     profile = _check_damage_profile(damage_profile)
     n_cold_spells = check_int(n_cold_spells, "n_cold_spells", minimum=0)
@@ -334,7 +327,7 @@ def make_z24_like(
     cold = (temperature < 0.0) & (np.arange(n_samples) < onset)
     y = np.where(cold, 2, 1)
     if damage_onset is not None:
-        y = _z24_classes(n_samples, damage_onset, cold)
+        y = z24_classes(n_samples, damage_onset, cold)
     actions = np.zeros(n_samples, dtype=np.int64)
     if return_temperature:
         return X, y, actions, temperature

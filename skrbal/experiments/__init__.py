@@ -6,6 +6,7 @@ from skrbal.experiments._folder import load_study
 from skrbal.experiments._methods import Method, available_methods, get_method
 from skrbal.experiments._report import study_report, summarise_study
 from skrbal.experiments._runner import (
+    repetition_seed,
     replay_repetition,
     run_repetition,
     run_study,
@@ -20,6 +21,7 @@ __all__ = [
     "get_case_study",
     "get_method",
     "load_study",
+    "repetition_seed",
     "replay_repetition",
     "run_repetition",
     "run_study",

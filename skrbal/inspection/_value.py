@@ -116,10 +116,6 @@ def check_methods(methods, process: DecisionProcess) -> list[np.ndarray]:
     return [method._confusion_for(process) for method in methods]
 
 
-# The private name other packages imported before check_methods was public;
-# removed once every caller uses check_methods.
-_confusions = check_methods
-
 
 def _evsi_table(aligned, process, confusions) -> np.ndarray:
     """EVSI of each confusion for aligned, validated beliefs: (n, n_methods).

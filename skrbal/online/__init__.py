@@ -39,8 +39,8 @@ from skrbal._lazy import lazy_attributes
 
 if importlib.util.find_spec("sqlalchemy") is None:  # pragma: no cover
     raise ImportError(
-        "skrbal.online stores agents through SQLAlchemy, which is not installed: "
-        "pip install 'skrbal[db]'."
+        "skrbal.online stores agents through SQLAlchemy, a dependency of skrbal "
+        "that is not installed: pip install 'sqlalchemy>=2.0'."
     )
 
 # Public name -> the module that defines it. The names are imported when first
@@ -50,7 +50,7 @@ _LAZY = {
     "AgentLockedError": "skrbal.exceptions",
     "AgentRecord": "skrbal.online._storage",
     "AgentStorage": "skrbal.online._storage",
-    "AgentStore": "skrbal.online._store",
+    "AgentStore": "skrbal.online._sql._store",
     "ClientKey": "skrbal.online._storage",
     "Commissioning": "skrbal.online._storage",
     "ConfigurationError": "skrbal.exceptions",

@@ -56,13 +56,13 @@ from skrbal.online._settings import (
     parameters_of,
     time_format,
 )
+from skrbal.online._sql._store import AgentStore, store_parameter
 from skrbal.online._storage import (
     Commissioning,
     ObserveBlock,
     RequestRecord,
     StoreError,
 )
-from skrbal.online._store import AgentStore, store_parameter
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["IdempotencyKeyError", "RequestError", "RiskBasedAgent"]
@@ -759,7 +759,9 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         else:
             key = None
         n, first = X.shape[0], self.n_steps_
-        clock, times, stamps = observation_times(self, n, timestamps)
+        clock, times, stamps = observation_times(
+            first, n, timestamps, clock_then=self._clock, last_time=self._last_time
+        )
         if n == 0:  # nothing to decide; a model may refuse an empty X
             nothing = ObserveCall(
                 first,

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from skrbal._labels import states_of
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["commission_in_parts", "missing_labels"]
@@ -70,13 +71,14 @@ def _checked_labels(agent, values, rows) -> list:
     if len(values) == 0:
         # An empty array is float: it would be refused against text states.
         return []
+    classes = agent.process.classes_
     try:
         # Of the labels' own kind, not object (the array held None too).
-        return list(agent._check_labels(np.asarray(list(values)), "y"))
+        return list(states_of(np.asarray(list(values)), classes, name="y"))
     except ValueError:
         for row, value in zip(rows, values):
             try:
-                agent._check_labels([value], "y")
+                states_of([value], classes, name="y")
             except ValueError:
                 raise ValueError(
                     f"y: row {row} (counted from 0) holds {value!r}, not a state "

@@ -342,18 +342,7 @@ def inspections_to_config(methods) -> list | None:
     """
     if methods is None:
         return None
-    config = []
-    for method in methods:
-        confusion, outcomes, cost = method._validated()
-        config.append(
-            {
-                "name": method.name,
-                "cost": cost,
-                "confusion": confusion.tolist(),
-                "outcomes": outcomes.tolist(),
-            }
-        )
-    return config
+    return [method.to_dict() for method in methods]
 
 
 def inspections_from_config(value, process) -> list | None:

@@ -63,9 +63,12 @@ def decisions_frame(call: ObserveCall, classes, inspections) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def observation_times(agent, n, timestamps):
-    """The clock, times and timestamps of ``n`` new observations, checked."""
-    first = agent.n_steps_
+def observation_times(first, n, timestamps, *, clock_then, last_time):
+    """The clock, times and timestamps of ``n`` new observations, checked.
+
+    ``first`` is the first one's step; ``clock_then`` the agent's clock
+    (``'step'`` or ``'timestamp'``) and ``last_time`` its last time so far.
+    """
     if timestamps is None:
         clock, times, stamps = (
             "step",
@@ -75,22 +78,23 @@ def observation_times(agent, n, timestamps):
     else:
         clock = "timestamp"
         stamps = times = as_seconds(timestamps, "timestamps", n)
-    if clock != agent._clock:
+    if clock != clock_then:
+        stamped = clock_then == "timestamp"
         raise ValueError(
             f"timestamps: the agent was commissioned "
-            f"{'with' if agent._clock == 'timestamp' else 'without'} timestamps, "
+            f"{'with' if stamped else 'without'} timestamps, "
             "so its budget counts time in "
-            f"{'seconds' if agent._clock == 'timestamp' else 'steps'}; every "
+            f"{'seconds' if stamped else 'steps'}; every "
             f"observation must come {'with' if timestamps is None else 'without'}"
             " them."
         )
-    if n and times[0] < agent._last_time:
+    if n and times[0] < last_time:
         # Dates as dates, and where the agent stands: what a user resumes from.
         raise ValueError(
             f"timestamps must not go back in time: row 0 of this call, "
             f"{time_text(times[0], clock)}, is before the agent's last "
-            f"observation, step {agent.n_steps_ - 1} at "
-            f"{time_text(agent._last_time, clock)}; observe only what came after."
+            f"observation, step {first - 1} at "
+            f"{time_text(last_time, clock)}; observe only what came after."
         )
     return clock, times, stamps
 

@@ -20,8 +20,9 @@ import json
 
 import numpy as np
 
+from skrbal._labels import states_of
 from skrbal.exceptions import IdempotencyKeyError
-from skrbal.online._schema import MAX_KEY_LENGTH
+from skrbal.online._sql._schema import MAX_KEY_LENGTH
 from skrbal.online._storage import ClientKey, EventRecord
 
 __all__ = ["array_digest", "check_key", "client_key", "stored_call", "value_digest"]
@@ -89,7 +90,7 @@ def label_digest(agent, label) -> str:
     """
     if label is not None:
         try:
-            label = agent._check_labels([label], "label")[0]
+            label = states_of([label], agent.process.classes_, name="label")[0]
         except ValueError:
             pass
     return value_digest(label)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -274,7 +276,8 @@ class AgentHistoryDisplay:
         budget=None,
         inspections=None,
         time_axis: str = "auto",
-        axes=None,
+        ax=None,
+        axes="deprecated",
         draw: bool = True,
     ) -> AgentHistoryDisplay:
         """Draw the timeline of an agent's history.
@@ -299,9 +302,12 @@ class AgentHistoryDisplay:
             timestamps, dates (UTC) when the timestamps are seconds since
             1970 of a date after 1973-03-03 (times given as dates are stored
             so), else seconds.
-        axes : array-like of 4 matplotlib Axes, default=None
+        ax : array-like of 4 matplotlib Axes, default=None
             Where to draw the beliefs, EVPI, actions and spend; a new figure
             when ``None``.
+        axes : array-like of 4 matplotlib Axes
+            Deprecated: ``ax``, as in the other Displays (read, with a
+            :class:`FutureWarning`).
         draw : bool, default=True
             Whether to draw. ``False`` only reads the history into the
             display's attributes (no matplotlib needed): call :meth:`plot`
@@ -373,7 +379,8 @@ class AgentHistoryDisplay:
             ),
             time_axis=time_axis,
         )
-        return display.plot(axes=axes) if draw else display
+        ax = _renamed_axes(ax, axes)
+        return display.plot(ax=ax) if draw else display
 
     @staticmethod
     def _request_frame(observed, shown, clock, process, costs, styles):
@@ -421,7 +428,7 @@ class AgentHistoryDisplay:
         name : str
             The agent.
         **kwargs : dict
-            ``time_axis``, ``axes`` and ``draw``, as in :meth:`from_history`.
+            ``time_axis``, ``ax`` and ``draw``, as in :meth:`from_history`.
 
         Returns
         -------
@@ -491,7 +498,7 @@ class AgentHistoryDisplay:
         agent : RiskBasedAgent
             A commissioned agent.
         **kwargs : dict
-            ``time_axis``, ``axes`` and ``draw``, as in :meth:`from_history`.
+            ``time_axis``, ``ax`` and ``draw``, as in :meth:`from_history`.
 
         Returns
         -------
@@ -667,21 +674,27 @@ class AgentHistoryDisplay:
     # ------------------------------------------------------------------ #
     # drawing
     # ------------------------------------------------------------------ #
-    def plot(self, axes=None, *, legend: bool = True) -> AgentHistoryDisplay:
+    def plot(
+        self, ax=None, *, legend: bool = True, axes="deprecated"
+    ) -> AgentHistoryDisplay:
         """Draw the four panels.
 
         Parameters
         ----------
-        axes : array-like of 4 matplotlib Axes, default=None
+        ax : array-like of 4 matplotlib Axes, default=None
             Where to draw the beliefs, EVPI, actions and spend (sharing
             their time axis is up to the caller); a new figure when ``None``.
         legend : bool, default=True
             Add a legend to the belief, EVPI and spend panels.
+        axes : array-like of 4 matplotlib Axes
+            Deprecated: ``ax``, as in the other Displays (read, with a
+            :class:`FutureWarning`).
 
         Returns
         -------
         display : AgentHistoryDisplay
         """
+        axes = _renamed_axes(ax, axes)
         if axes is None:
             _, axes = _pyplot().subplots(
                 4,
@@ -693,7 +706,7 @@ class AgentHistoryDisplay:
             )
         axes = np.asarray(axes, dtype=object).ravel()
         if axes.size != 4:
-            raise ValueError(f"axes must hold 4 Axes, got {axes.size}.")
+            raise ValueError(f"ax must hold 4 Axes, got {axes.size}.")
         self._plot_beliefs(axes[0], legend)
         self._plot_evpi(axes[1], legend)
         self._plot_actions(axes[2])
@@ -815,3 +828,16 @@ class AgentHistoryDisplay:
         ax.grid(True, alpha=0.3)
         if legend:
             ax.legend(**_LEGEND)
+
+
+def _renamed_axes(ax, axes):
+    """``ax``, or the deprecated ``axes`` when given (with a FutureWarning)."""
+    if isinstance(axes, str) and axes == "deprecated":
+        return ax
+    warnings.warn(
+        "AgentHistoryDisplay's axes is deprecated: pass ax=..., as to the "
+        "other Displays.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return axes

@@ -26,7 +26,7 @@ import hashlib
 import hmac
 import json
 
-from skrbal.online._blocks import STEP_COLUMNS as BLOCK_COLUMNS
+from skrbal.online._sql._blocks import STEP_COLUMNS as BLOCK_COLUMNS
 
 # The commission payload's mark of an agent whose chain is keyed.
 KEYED = "hmac-sha256"

@@ -9,8 +9,6 @@ against the agent's number of features and states.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 _F8 = np.dtype("<f8")
@@ -54,25 +52,6 @@ def make_block(
         "action": _pack(action, _I8),
         "request_id": _pack(request_ids, _I8),
     }
-
-
-def rows_to_block(agent_id, n_features, rows) -> dict:
-    """The block of observation rows of schema version 2 (one ``observe``)."""
-    stamps = [r.timestamp for r in rows]
-    return make_block(
-        agent_id,
-        rows[0].step,
-        rows[0].seq,
-        None if all(s is None for s in stamps) else np.array(stamps, dtype=float),
-        np.array([r.time for r in rows], dtype=float),
-        np.array([json.loads(r.features) for r in rows], dtype=float).reshape(
-            len(rows), n_features
-        ),
-        np.array([json.loads(r.belief) for r in rows], dtype=float),
-        np.array([r.evpi for r in rows], dtype=float),
-        np.array([r.action for r in rows], dtype=np.int64),
-        np.array([r.request_id or 0 for r in rows], dtype=np.int64),
-    )
 
 
 def unpack_blocks(rows, n_features: int, n_states: int) -> dict:

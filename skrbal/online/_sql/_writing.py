@@ -2,7 +2,7 @@
 
 Every function here is the body of a write method of
 :class:`~skrbal.online.AgentStore`: it takes the store, turns the records of
-:mod:`skrbal.online._storage` into rows of :mod:`skrbal.online._schema` and
+:mod:`skrbal.online._storage` into rows of :mod:`skrbal.online._sql._schema` and
 commits them with the agent's counters and one event, or nothing.
 """
 
@@ -17,16 +17,16 @@ from contextlib import contextmanager
 from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from skrbal.online import _schema as schema
-from skrbal.online._blocks import make_block
-from skrbal.online._chain import (
+from skrbal.online._config import dumps
+from skrbal.online._sql import _schema as schema
+from skrbal.online._sql._blocks import make_block
+from skrbal.online._sql._chain import (
     KEYED,
     block_digest,
     commissioning_digest,
     event_hash,
     genesis_hash,
 )
-from skrbal.online._config import dumps
 from skrbal.online._storage import (
     AgentRecord,
     Commissioning,

@@ -26,7 +26,7 @@ import re
 
 from sqlalchemy import select
 
-from skrbal.online import _schema as schema
+from skrbal.online._sql import _schema as schema
 from skrbal.online._storage import StoreError
 
 __all__ = ["AnchorFile", "parse_head"]

@@ -21,10 +21,11 @@ from sqlalchemy.exc import (
 from sqlalchemy.pool import StaticPool
 
 from skrbal._secrets import mask_passwords
-from skrbal.online import _frames, _reading, _writing
-from skrbal.online import _schema as schema
-from skrbal.online._anchor import AnchorFile
-from skrbal.online._lock import _PG_LOCK_SPACE, AgentLock
+from skrbal.online._sql import _frames, _reading, _writing
+from skrbal.online._sql import _schema as schema
+from skrbal.online._sql._anchor import AnchorFile
+from skrbal.online._sql._lock import _PG_LOCK_SPACE, AgentLock
+from skrbal.online._sql._writing import label_to_json
 from skrbal.online._storage import (
     AgentRecord,
     Commissioning,
@@ -33,7 +34,6 @@ from skrbal.online._storage import (
     ResultRecord,
     StoreError,
 )
-from skrbal.online._writing import label_to_json
 
 if TYPE_CHECKING:  # frames are made in _frames: a status needs no pandas
     import pandas as pd
@@ -274,10 +274,10 @@ class AgentStore:
 
     Notes
     -----
-    Opening a store creates the tables of ``skrbal.online._schema`` if the
-    database has none, upgrades an older schema by its migrations, and refuses
-    a newer one. The store only reads and writes data: configurations are JSON,
-    never pickles, so opening a store cannot execute code. Reading methods
+    Opening a store creates the tables of ``skrbal.online._sql._schema`` if the
+    database has none, and refuses a store of another schema version. The
+    store only reads and writes data: configurations are JSON, never pickles,
+    so opening a store cannot execute code. Reading methods
     (:meth:`agent_names`, :meth:`status`, :meth:`history`, :meth:`requests`)
     take no lock and work while an agent is writing.
 
@@ -419,6 +419,12 @@ class AgentStore:
                 f"than this skrbal's {schema.SCHEMA_VERSION}: upgrade skrbal to "
                 "use it."
             )
+        if version < schema.SCHEMA_VERSION:  # pragma: no cover (none so far)
+            raise StoreError(
+                f"store {self.display_url} has schema version {version}, older "
+                f"than this skrbal's {schema.SCHEMA_VERSION}, and no migration "
+                "leads from it."
+            )
         return version
 
     def _create_or_upgrade(self, conn):
@@ -430,9 +436,9 @@ class AgentStore:
                 f"store {self.path} is read-only and has "
                 + ("no tables" if version is None else f"schema version {version}")
                 + f", not {schema.SCHEMA_VERSION}: open it once where it can be "
-                "written to create or upgrade it."
+                "written to create it."
             )
-        # Creating or migrating: one transaction that a second process waits
+        # Creating: one transaction that a second process waits
         # for, then re-reads, so a kill leaves nothing or a complete store
         # and of two processes creating one store, one creates and the other
         # opens.
@@ -458,14 +464,6 @@ class AgentStore:
                 )
             )
             return
-        while version < schema.SCHEMA_VERSION:
-            schema.MIGRATIONS[version](conn)
-            version += 1
-            conn.execute(
-                schema.schema_version.insert().values(
-                    version=version, applied_at=time.time()
-                )
-            )
 
     @property
     def schema_version(self) -> int:

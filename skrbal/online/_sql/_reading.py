@@ -1,7 +1,7 @@
 """Reading an agent store in bounded memory: records, replay data and status.
 
 The observed steps of an agent are stored as blocks (one per ``observe``
-call, see :mod:`skrbal.online._blocks`). Everything here reads them a block
+call, see :mod:`skrbal.online._sql._blocks`). Everything here reads them a block
 at a time, and only the columns and steps it needs, so resuming an agent or
 reading its status takes the memory of its result and one block, however
 many requests a block holds.
@@ -17,10 +17,11 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.exc import DatabaseError
 
-from skrbal.online import _schema as schema
-from skrbal.online._anchor import parse_head
-from skrbal.online._blocks import rows_of_block, unpack_blocks
 from skrbal.online._spend import inspection_spend, routine_spend
+from skrbal.online._sql import _schema as schema
+from skrbal.online._sql._anchor import parse_head
+from skrbal.online._sql._blocks import rows_of_block, unpack_blocks
+from skrbal.online._sql._verify import verify_agent
 from skrbal.online._storage import (
     AgentRecord,
     ClientKey,
@@ -30,7 +31,6 @@ from skrbal.online._storage import (
     RequestRecord,
     StoreError,
 )
-from skrbal.online._verify import verify_agent
 
 
 def agent_row(store, conn, name):

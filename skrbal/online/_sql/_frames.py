@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlalchemy import select
 
-from skrbal.online import _schema as schema
-from skrbal.online._blocks import unpack_blocks
-from skrbal.online._reading import (
+from skrbal.online._sql import _schema as schema
+from skrbal.online._sql._blocks import unpack_blocks
+from skrbal.online._sql._reading import (
     agent_row,
     commissioning_arrays,
     process_classes,

@@ -1,6 +1,6 @@
 """Checking an agent's records before they are trusted: chain, counts, state.
 
-:func:`verify_agent` walks an agent's event chain (:mod:`skrbal.online._chain`)
+:func:`verify_agent` walks an agent's event chain (:mod:`skrbal.online._sql._chain`)
 and checks the other tables against it: the commissioning rows and each block
 against the digests their events hold, the requests against the results and
 cancellations logged, and the counters and budget state of the agent's row
@@ -17,8 +17,8 @@ import math
 import numpy as np
 from sqlalchemy import func, select
 
-from skrbal.online import _schema as schema
-from skrbal.online._chain import (
+from skrbal.online._sql import _schema as schema
+from skrbal.online._sql._chain import (
     BLOCK_COLUMNS,
     KEYED,
     add_column,
