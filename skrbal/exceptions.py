@@ -27,7 +27,7 @@ __all__ = [
     "ImpossibleReportError",
     "LostClassWarning",
     "MissingStatesWarning",
-    "NonDiscriminatingFitWarning",
+    "NonDiscriminatingFitWarning",  # noqa: F822 (made on first use, see the end)
     "PriorScaleWarning",
     "RequestError",
     "RequestExpiredWarning",
@@ -95,7 +95,6 @@ class LostClassWarning(UserWarning):
     """
 
 
-
 class UncommissionedStatesWarning(UserWarning):
     """Some states of the decision process have no commissioning example.
 
@@ -119,7 +118,7 @@ class UncommissionedStatesWarning(UserWarning):
     ...                        process=synthetic_decision_process())
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     agent = agent.fit([[-5.0], [-4.0], [-6.0]], [1, 1, 1])
+    ...     agent = agent.fit([[-5.0], [-4.0], [-6.0], [3.0], [4.0]], [1, 1, 1, 2, 2])
     >>> [w.category.__name__ for w in caught if "commissioning" in str(w.message)]
     ['UncommissionedStatesWarning']
     >>> agent.close()

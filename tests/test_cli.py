@@ -1,5 +1,6 @@
 import errno
 import os
+import re
 import sys
 
 import numpy as np
@@ -612,7 +613,9 @@ def test_reproduce_records_the_warnings_of_its_figures(
         assert main(argv) == 0
     assert [str(w.message) for w in shown] == []
     summary = (out / "summary.md").read_text()
-    assert "While drawing the figures, the replayed fits raised " in summary
-    assert "NonDiscriminatingFitWarning" in summary
+    # mRVM1's replayed fits on this campaign raise a warning (which one depends
+    # on the model: LostClassWarning since the bounded precision updates).
+    found = re.search(r"the replayed fits raised (\w+Warning) \d+ time", summary)
+    assert found, summary
     err = capsys.readouterr().err
-    assert "skrbal: note: drawing the figures raised NonDiscriminatingFitWarning" in err
+    assert f"skrbal: note: drawing the figures raised {found[1]}" in err

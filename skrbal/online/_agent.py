@@ -25,6 +25,7 @@ from skrbal.exceptions import (
     RequestExpiredWarning,
     StalledRequestsWarning,
     UncommissionedStatesWarning,
+    UnlabelledClassesWarning,
     caller_stacklevel,
 )
 from skrbal.online._agent_calls import RecordCalls
@@ -88,6 +89,23 @@ def _warn_uncommissioned(process, y, name: str) -> None:
         UncommissionedStatesWarning,
         stacklevel=caller_stacklevel(),
     )
+
+
+def _without_repeated_unlabelled(caught: list) -> list:
+    """The warnings of a commissioning, the model's own unlabelled-class one dropped.
+
+    The agent's :class:`UncommissionedStatesWarning` names the same states by
+    their names, whatever the model; a mixture's
+    :class:`~skrbal.exceptions.UnlabelledClassesWarning` would say it again.
+    """
+    if not any(issubclass(w.category, UncommissionedStatesWarning) for w in caught):
+        return caught
+    return [
+        w
+        for w in caught
+        if issubclass(w.category, UncommissionedStatesWarning)
+        or not issubclass(w.category, UnlabelledClassesWarning)
+    ]
 
 
 class RiskBasedAgent(RecordCalls, BaseEstimator):
@@ -459,6 +477,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
             warnings.simplefilter("always")
             _warn_uncommissioned(self.process, y, self.name)
             model = campaign.fit(self.estimator, steps)
+        caught = _without_repeated_unlabelled(caught)
         check_learnable(model, self.process, "the commissioned model")
         clock = "step" if timestamps is None else "timestamp"  # for good
         if clock == "step":
