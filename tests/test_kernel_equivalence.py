@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.naive_bayes import GaussianNB
@@ -190,7 +191,7 @@ def test_learner_names_a_bad_delay_or_cap(name, value):
 # ---------------------------------------------------------------------- #
 # pending results counted: fantasised outcomes
 # ---------------------------------------------------------------------- #
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n_pending=st.integers(1, 3),
