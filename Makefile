@@ -12,23 +12,34 @@ MODAL_STAMP = $(MODAL_VENV)/.skrbal-installed
 # The oldest declared version of every dependency (.ci/lowest_constraints.py
 # pins each lower bound): CI proves the bounds in pyproject.toml really work.
 OLDEST_VENV ?= .venv-oldest
+OLDEST_STAMP = $(OLDEST_VENV)/.skrbal-installed
 OLDEST_EXTRAS = test plot parallel
 # The documentation tools (the docs extra) are installed on top of $(STAMP).
 DOCS_STAMP = $(VENV)/.skrbal-docs-installed
+# The suite runs on pytest-xdist workers, one per core by default
+# (PYTEST_WORKERS=0 runs it in one process); worksteal hands a worker that
+# is done the tests another has not started, so the slow ones do not queue.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist worksteal
 
-.PHONY: demo test test-modal test-oldest test-postgres browser lint format bench docs docs-inventories clean
+.PHONY: demo env-oldest env-docs test test-suite test-thorough test-modal test-oldest test-postgres browser lint format bench docs docs-inventories clean
+
+# An editable install writes skrbal.egg-info/ into this folder, so installs
+# made side by side (make -j) take turns where flock(1) exists.
+ONE_AT_A_TIME := $(if $(shell command -v flock 2>/dev/null),flock .install.lock)
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,plot,modal,parallel,crosscheck,parquet]"
+	$(ONE_AT_A_TIME) $(BIN)/python -m pip install --quiet \
+		-e ".[test,plot,modal,parallel,crosscheck,parquet]"
 	touch $@
 
 $(MODAL_STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(MODAL_VENV)
 	$(MODAL_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(MODAL_VENV)/bin/python -m pip install --quiet "scikit-learn>=1.7,<1.8" \
-		modAL-python pytest hypothesis -e .
+	$(ONE_AT_A_TIME) $(MODAL_VENV)/bin/python -m pip install --quiet \
+		"scikit-learn>=1.7,<1.8" modAL-python pytest hypothesis -e .
 	touch $@
 
 demo: $(STAMP)
@@ -50,9 +61,23 @@ PG_INITDB := $(firstword $(shell command -v initdb 2>/dev/null) \
 	$(wildcard /usr/lib/postgresql/*/bin/initdb))
 WITH_POSTGRES := $(if $(SKRBAL_TEST_POSTGRES_URL),,$(if $(PG_INITDB),.ci/with-postgres))
 
-test: lint
-	$(WITH_POSTGRES) $(BIN)/python -m pytest
-	$(MAKE) test-modal
+# In this order; with make -j, .venv-modal is installed while the suite runs.
+test: test-suite test-modal
+
+test-suite: lint
+	$(WITH_POSTGRES) $(BIN)/python -m pytest $(PYTEST_PARALLEL)
+
+# The environments of the oldest versions and of the docs. Their installs
+# mostly wait on the package index, so CI builds them while a suite runs
+# (.ci/run); the docs tools go into .venv, so never while .venv's suite runs.
+env-oldest: $(OLDEST_STAMP)
+env-docs: $(DOCS_STAMP)
+
+# The property-based tests with many more examples, freshly drawn (a
+# nightly-style run; `make test` replays a fixed set, see tests/conftest.py).
+test-thorough: $(STAMP)
+	SKRBAL_HYPOTHESIS_PROFILE=thorough $(WITH_POSTGRES) $(BIN)/python -m pytest \
+		$(PYTEST_PARALLEL) -p no:cacheprovider -q
 
 # Only the agent-store tests, on SQLite and a throwaway PostgreSQL server.
 test-postgres: $(STAMP)
@@ -72,17 +97,21 @@ test-modal: $(MODAL_STAMP)
 	SKRBAL_REQUIRE_MODAL_LOOP=1 $(MODAL_VENV)/bin/python -m pytest \
 		tests/test_modal_loop.py -o addopts="" -p no:cacheprovider -q
 
-test-oldest:
+# Built from nothing whenever a declared bound may have moved.
+$(OLDEST_STAMP): pyproject.toml setup.cfg .ci/lowest_constraints.py
 	rm -rf $(OLDEST_VENV)
 	$(PYTHON) -m venv $(OLDEST_VENV)
 	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(PYTHON) .ci/lowest_constraints.py $(OLDEST_EXTRAS) > $(OLDEST_VENV)/constraints.txt
-	$(OLDEST_VENV)/bin/python -m pip install --quiet \
+	$(ONE_AT_A_TIME) $(OLDEST_VENV)/bin/python -m pip install --quiet \
 		-c $(OLDEST_VENV)/constraints.txt -e ".[$(shell echo $(OLDEST_EXTRAS) | tr ' ' ',')]"
+	touch $@
+
+test-oldest: $(OLDEST_STAMP)
 	$(OLDEST_VENV)/bin/python -m pip list --format=freeze | grep -i -E \
-		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|sqlalchemy|matplotlib|dask)=="
-	$(WITH_POSTGRES) $(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider -q \
-		--ignore=tests/test_packaging.py
+		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|sqlalchemy|matplotlib|dask|pytest-xdist)=="
+	$(WITH_POSTGRES) $(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
+		-p no:cacheprovider -q --ignore=tests/test_packaging.py
 
 docs: $(STAMP) $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
@@ -94,7 +123,7 @@ docs-inventories: $(STAMP) $(DOCS_STAMP)
 	$(BIN)/python docs/_intersphinx/make_inventories.py
 
 $(DOCS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	$(ONE_AT_A_TIME) $(BIN)/python -m pip install --quiet -e ".[docs]"
 	touch $@
 
 # Benchmark modules are named bench_*.py so the test run never collects them.
@@ -103,4 +132,4 @@ bench: $(STAMP)
 		-o addopts="" --benchmark-only -p no:cacheprovider
 
 clean:
-	rm -rf $(VENV) $(MODAL_VENV) $(OLDEST_VENV) docs/_build docs/generated docs/auto_examples build dist *.egg-info .pytest_cache .benchmarks
+	rm -rf $(VENV) $(MODAL_VENV) $(OLDEST_VENV) .install.lock docs/_build docs/generated docs/auto_examples build dist *.egg-info .pytest_cache .benchmarks

@@ -3,6 +3,12 @@
 - ``read_tidy_csv``: read a study's CSV with every bit of its floats;
 - ``store_url``: an empty agent store on each backend (a SQLite file, and a
   fresh schema on the PostgreSQL server of ``SKRBAL_TEST_POSTGRES_URL``).
+
+Under pytest-xdist (``make test``) each worker gets a database of its own on
+that server, and ``SKRBAL_TEST_POSTGRES_URL`` points at it in the worker and
+the processes it starts: an agent's write lock is a PostgreSQL advisory lock,
+which holds across the schemas of one database, so two workers' agents of the
+same name would lock each other out there.
 """
 
 import os
@@ -13,12 +19,20 @@ import pytest
 from hypothesis import settings
 from sklearn.utils.fixes import parse_version
 
-# CI (CI=true) replays the same hypothesis examples on every run, so a
-# submission lands or fails on its own merits, not on a newly drawn example;
-# local runs keep exploring and store what they find in .hypothesis/.
+# Property-based tests: SKRBAL_HYPOTHESIS_PROFILE picks the profile.
+# - "ci", the default when CI=true: each test's own budget (tests/_examples.py),
+#   the same examples replayed on every run, so a submission lands or fails
+#   on its own merits, not on a newly drawn example;
+# - "dev", the default otherwise: the same budgets, newly drawn each run, and
+#   what fails is kept in .hypothesis/ and tried first next time;
+# - "thorough" (make test-thorough): ten times each budget, newly drawn.
 settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-    settings.load_profile("ci")
+settings.register_profile("dev")
+settings.register_profile("thorough", max_examples=1000, print_blob=True)
+_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+settings.load_profile(
+    os.environ.get("SKRBAL_HYPOTHESIS_PROFILE") or ("ci" if _CI else "dev")
+)
 
 # Before pandas 3.1 the default float converter of read_csv can be off in the
 # last bit; its 'round_trip' converter is exact. 3.1 made every converter
@@ -30,6 +44,65 @@ _EXACT_FLOATS = (
 )
 
 POSTGRES_ENV = "SKRBAL_TEST_POSTGRES_URL"
+
+
+def _worker_database(url: str, name: str) -> str:
+    """Create database ``name`` (anew) on the server of ``url``; its URL."""
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text(f"DROP DATABASE IF EXISTS {name}"))
+            conn.execute(sqlalchemy.text(f"CREATE DATABASE {name}"))
+    finally:
+        engine.dispose()
+    worker_url = sqlalchemy.engine.make_url(url).set(database=name)
+    return worker_url.render_as_string(hide_password=False)
+
+
+def _drop_worker_database(url: str, name: str) -> None:
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            # FORCE (PostgreSQL 13): agents some tests leave open still hold
+            # connections.
+            conn.execute(
+                sqlalchemy.text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            )
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        # Not a test failure; the next run on this server drops it first.
+        print(f"conftest: test database {name} left on the server: {exc}")
+    finally:
+        engine.dispose()
+
+
+_SERVER_DATABASE = pytest.StashKey[tuple[str, str]]()
+
+
+def pytest_configure(config):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    url = os.environ.get(POSTGRES_ENV)
+    if worker and url:
+        from sqlalchemy.exc import OperationalError
+
+        run = os.environ.get("PYTEST_XDIST_TESTRUNUID", uuid.uuid4().hex)[:12]
+        name = f"skrbal_{worker}_{run}"
+        try:
+            os.environ[POSTGRES_ENV] = _worker_database(url, name)
+        except OperationalError:
+            return  # unreachable: the tests that need the server say so
+        config.stash[_SERVER_DATABASE] = (url, name)
+
+
+def pytest_unconfigure(config):
+    server_database = config.stash.get(_SERVER_DATABASE, None)
+    if server_database is not None:
+        url, name = server_database
+        os.environ[POSTGRES_ENV] = url
+        _drop_worker_database(url, name)
 
 
 @pytest.fixture

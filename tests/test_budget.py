@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -100,7 +101,7 @@ def ids(policy):
 
 
 @pytest.mark.parametrize("policy", POLICIES, ids=ids)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(stream=streams())
 def test_scan_on_pieces_equals_scan_on_block(policy, stream):
     evpi, times, available, cost, cuts = stream
@@ -109,7 +110,7 @@ def test_scan_on_pieces_equals_scan_on_block(policy, stream):
 
 
 @pytest.mark.parametrize("policy", POLICIES, ids=ids)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(stream=streams())
 def test_state_is_json_and_resumes_exactly(policy, stream):
     evpi, times, available, cost, cuts = stream
@@ -133,7 +134,7 @@ def test_scan_does_not_mutate_state(policy):
     assert json.dumps(state) == before
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(stream=streams())
 def test_cost_threshold_is_evpi_above_cost(stream):
     evpi, times, available, cost, _ = stream
@@ -227,7 +228,7 @@ def spend_caps(policy):
 
 
 @pytest.mark.parametrize("policy", CAPPED, ids=ids)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(stream=streams())
 def test_spend_cap_is_never_exceeded(policy, stream):
     evpi, times, available, cost, cuts = stream
@@ -238,7 +239,7 @@ def test_spend_cap_is_never_exceeded(policy, stream):
         assert np.all(counts * cost <= cap.limit)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(stream=streams())
 def test_spend_cap_alone_spends_on_the_first_available_steps(stream):
     evpi, times, available, cost, _ = stream
@@ -296,7 +297,7 @@ def gaps(policy):
 
 
 @pytest.mark.parametrize("policy", GAPPED, ids=ids)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(stream=streams())
 def test_gap_is_respected(policy, stream):
     evpi, times, available, cost, cuts = stream
@@ -304,7 +305,7 @@ def test_gap_is_respected(policy, stream):
     assert np.all(np.diff(times[inspected]) >= max(gaps(policy)))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(stream=streams())
 def test_gap_alone_inspects_as_soon_as_allowed(stream):
     evpi, times, available, cost, _ = stream
@@ -328,7 +329,7 @@ def test_time_based_policies_reject_time_going_back(policy):
 
 
 # --------------------------------------------------------- QuantileThreshold
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     stream=streams(max_size=120),
     rate=st.sampled_from([0.05, 0.2, 0.5, 1.0]),
@@ -491,7 +492,7 @@ def test_paced_budget_spreads_what_first_come_first_served_spends_at_once():
 
 
 @pytest.mark.parametrize("carry_over", [False, True])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(stream=streams())
 def test_paced_budget_never_spends_money_it_does_not_have(carry_over, stream):
     evpi, times, available, cost, cuts = stream

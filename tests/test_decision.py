@@ -2,6 +2,7 @@ import json
 
 import numpy as np
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -129,7 +130,7 @@ def test_string_classes():
 # ---------------------------------------------------------------- properties
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(process_and_beliefs())
 def test_evpi_is_non_negative_and_bounded(case):
     process, p = case
@@ -142,14 +143,14 @@ def test_evpi_is_non_negative_and_bounded(case):
     )
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(process_and_beliefs())
 def test_evpi_zero_for_certain_beliefs(case):
     process, _ = case
     np.testing.assert_allclose(process.evpi(np.eye(process.n_states)), 0, atol=1e-9)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(process_and_beliefs(), st.floats(-1e3, 1e3), st.floats(-1e3, 1e3))
 def test_evpi_invariant_to_utility_shift(case, shift_state, shift_action):
     process, p = case
@@ -160,7 +161,7 @@ def test_evpi_invariant_to_utility_shift(case, shift_state, shift_action):
     np.testing.assert_allclose(shifted.evpi(p), process.evpi(p), atol=1e-8)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(process_and_beliefs(), st.randoms(use_true_random=False))
 def test_evpi_invariant_to_action_permutation(case, random):
     process, p = case

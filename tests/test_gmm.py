@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -477,7 +478,7 @@ def test_continuous_targets_rejected():
 # ---------------------------------------------------------------------- #
 # properties
 # ---------------------------------------------------------------------- #
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     X=arrays(
         np.float64,

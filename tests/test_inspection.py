@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -106,7 +107,7 @@ def _method(confusion, name="m", cost=0.0):
 # ---------------------------------------------------------------- properties
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(cases())
 def test_evsi_matches_the_definition_and_lies_between_zero_and_evpi(case):
     process, beliefs, confusion, _ = case
@@ -121,7 +122,7 @@ def test_evsi_matches_the_definition_and_lies_between_zero_and_evpi(case):
     assert np.all(value >= 0) and np.all(value <= evpi)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(cases())
 def test_a_perfect_report_is_worth_exactly_the_evpi(case):
     process, beliefs, _, rng = case
@@ -138,7 +139,7 @@ def test_a_perfect_report_is_worth_exactly_the_evpi(case):
     np.testing.assert_array_equal(values[:, 1], evpi)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(cases())
 def test_a_report_independent_of_the_state_is_worth_nothing(case):
     process, beliefs, confusion, _ = case
@@ -148,7 +149,7 @@ def test_a_report_independent_of_the_state_is_worth_nothing(case):
     np.testing.assert_allclose(value, 0.0, rtol=0, atol=_tolerance(process))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(cases(), st.integers(1, 5), st.booleans())
 def test_garbling_a_report_never_increases_its_value(case, n_garbled, sparse):
     # Blackwell: C' = C @ G for a row-stochastic G is a report computed from
@@ -171,7 +172,7 @@ def test_a_garbled_report_can_be_worth_strictly_less():
     assert values[0, 1] < values[0, 0] - 1.0
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(cases())
 def test_the_posterior_reproduces_the_evsi(case):
     # EVSI from report_posterior (explicit Bayes' rule) and P(z).

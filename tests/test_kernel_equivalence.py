@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.naive_bayes import GaussianNB
@@ -297,7 +298,7 @@ def test_learner_names_a_bad_delay_or_cap(name, value):
 # ---------------------------------------------------------------------- #
 # pending results counted: fantasised outcomes
 # ---------------------------------------------------------------------- #
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n_pending=st.integers(1, 3),

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -12,7 +13,7 @@ _terms = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     arrays(float, st.tuples(st.integers(1, 6), st.integers(1, 6)), elements=_terms),
     st.sampled_from([0, 1, -1]),

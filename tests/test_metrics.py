@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LinearRegression, LogisticRegression
@@ -399,7 +400,7 @@ def test_scorer_refuses_unrequested_sample_weight(process):
             )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 4), st.integers(0, 5)), min_size=1, max_size=80),
     st.sampled_from(["int", "float", "str"]),
@@ -418,7 +419,7 @@ def test_macro_f1_is_sklearns_f1_score_bit_for_bit(pairs, kind):
     assert macro_f1(y_true, y_pred) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(st.integers(1, 4), min_size=1, max_size=60),
     st.integers(0, 2**32 - 1),

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -220,7 +221,7 @@ class PostgresAgentMachine(AgentMachine):
         self.engine.dispose()
 
 
-SETTINGS = settings(max_examples=12, stateful_step_count=10, deadline=None)
+SETTINGS = settings(max_examples=examples(12), stateful_step_count=10, deadline=None)
 AgentMachine.TestCase.settings = SETTINGS
 PostgresAgentMachine.TestCase.settings = SETTINGS
 test_agent_store_state_machine = AgentMachine.TestCase

@@ -1,5 +1,6 @@
 """The distributions carry the licence, the typing marker and one version."""
 
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -13,13 +14,34 @@ import skrbal
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# What a build or a run leaves in a checkout; none of it goes into a dist.
+NOT_SOURCES = shutil.ignore_patterns(
+    ".git",
+    ".venv*",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    "_build",
+    "auto_examples",
+    "generated",
+    ".hypothesis",
+    ".*_cache",
+    ".benchmarks",
+)
+
+
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory):
     pytest.importorskip("build")
     out = tmp_path_factory.mktemp("dist")
+    # Built from a copy: the build writes build/ and skrbal.egg-info/ next to
+    # its sources, which other test workers and installs read at that time.
+    source = tmp_path_factory.mktemp("source") / "skrbal"
+    shutil.copytree(ROOT, source, ignore=NOT_SOURCES)
     subprocess.run(
         [sys.executable, "-m", "build", "--sdist", "--wheel", "-o", str(out), "."],
-        cwd=ROOT,
+        cwd=source,
         check=True,
         capture_output=True,
     )

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -143,7 +144,7 @@ def test_log_proba_stays_finite_and_ordered_far_in_the_tails():
     )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     arrays(
         np.float64,

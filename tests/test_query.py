@@ -2,6 +2,7 @@ import functools
 
 import numpy as np
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -205,7 +206,7 @@ def _scores_with_ties(draw):
     return scores, k, seed
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_scores_with_ties())
 def test_top_matches_the_full_sort_ties_included(case):
     scores, k, seed = case

@@ -9,6 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hmmlearn.base import BaseHMM
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -174,7 +175,7 @@ def segments(draw):
     return log_emission, transition, actions, start, end
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(segments())
 def test_forward_backward_matches_enumeration(segment):
     log_emission, transition, actions, start, end = segment
@@ -198,7 +199,7 @@ def test_forward_backward_matches_enumeration(segment):
     np.testing.assert_array_equal(result.classes, np.arange(n_states))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(segments())
 def test_viterbi_matches_enumeration(segment):
     log_emission, transition, actions, start, end = segment
@@ -297,7 +298,7 @@ def test_matches_hmmlearn_without_actions_or_anchors(n_steps, n_states, soft_sta
 # ---------------------------------------------------------------------- #
 # the paper's inference under monotone degradation
 # ---------------------------------------------------------------------- #
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(
     n_steps=st.integers(1, 40),
     scale=st.sampled_from([1.0, 100.0, 1e4]),
@@ -691,7 +692,7 @@ _TIE_ACROSS_STEPS = (
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(segment=segments(), seed=st.integers(0, 2**32 - 1))
 @example(segment=_TIE_ACROSS_STEPS, seed=1772443)
 def test_log_densities_near_the_float_limit_give_exact_marginals(segment, seed):
@@ -963,7 +964,7 @@ def _assert_same_as_old(segment):
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(long_segments())
 def test_same_results_as_the_step_by_step_recursion(segment):
     _assert_same_as_old(segment)

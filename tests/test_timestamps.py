@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _examples import examples  # tests/ is on sys.path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.naive_bayes import GaussianNB
@@ -174,7 +175,7 @@ def _spelt(instant: float, minutes: int, spelling: str) -> str:
         max_size=8,
     )
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_any_iso_spelling_of_any_offset_gives_the_instant(data):
     steps, offsets, spellings = zip(*data)
     instants = JAN1 + np.cumsum(steps)
