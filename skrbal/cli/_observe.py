@@ -24,12 +24,12 @@ import numpy as np
 import pandas as pd
 
 from skrbal._datetimes import carry_utc_offsets, parse_datetimes
+from skrbal._separators import separator_hint
 from skrbal.cli._agent_commands import check_key_option, timestamps
 from skrbal.cli._agent_store import guarded, resumed_agent
 from skrbal.cli._errors import Interrupted
 from skrbal.cli._output import output_stream
 from skrbal.cli._times import agent_times_are_iso, iso_time, iso_times
-from skrbal.datasets._campaign import separator_hint
 
 __all__ = ["observe"]
 

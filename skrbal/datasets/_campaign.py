@@ -17,6 +17,7 @@ from sklearn.utils import Bunch
 
 from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal._decision import as_process
+from skrbal._separators import separator_hint
 from skrbal.datasets._files import csv_text
 
 __all__ = ["load_campaign"]
@@ -77,24 +78,6 @@ def _read_table(data) -> tuple[pd.DataFrame, str, str, int]:
     # cannot be recorded under another content's hash.
     digest = hashlib.sha256(raw).hexdigest()
     return table, str(path), f"{path}, sha256 {digest}", first_line
-
-
-def separator_hint(columns) -> str:
-    """A hint when a header read with ',' holds another separator; '' if not."""
-    if len(columns) != 1:
-        return ""
-    header = str(columns[0])
-    for separator, name in ((";", "';' (semicolon)"), ("\t", "a tab")):
-        if separator in header:
-            return (
-                f"its header {header[:60]!r} is one column: the fields look "
-                f"separated by {name}, perhaps with decimal commas (a "
-                "spreadsheet's export in many locales); skrbal reads CSV with ',' "
-                "between fields and '.' in numbers: save it so (LibreOffice: "
-                "field delimiter ',', or pandas: read_csv(sep=';', decimal=',') "
-                "then to_csv())"
-            )
-    return ""
 
 
 def _check_separator(table: pd.DataFrame, path) -> None:
