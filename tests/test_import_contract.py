@@ -58,6 +58,7 @@ LAYERS = [
         "_scores",
         "_lazy",
         "_datetimes",
+        "_separators",
     },
     {"_decision", "_z24_labels"},
     {"mixture", "rvm", "smoothing", "budget", "datasets", "plotting"},

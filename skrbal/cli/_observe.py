@@ -25,6 +25,7 @@ import pandas as pd
 
 from skrbal._csv import separator_hint
 from skrbal._datetimes import carry_utc_offsets, parse_datetimes
+from skrbal._separators import separator_hint
 from skrbal.cli._agent_commands import check_key_option, timestamps
 from skrbal.cli._agent_store import guarded, resumed_agent
 from skrbal.cli._errors import Interrupted
