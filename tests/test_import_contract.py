@@ -25,8 +25,8 @@ import skrbal
 PACKAGE = Path(skrbal.__file__).resolve().parent
 
 # Lowest first, derived from the import graph of the code (not from a wish):
-# - the password mask (under the exceptions that apply it) and the CSV hint
-#   import nothing;
+# - the password mask (under the exceptions that apply it) imports
+#   nothing;
 # - the leaves import no other part of skrbal;
 # - the decision process needs only labels and parameter checks, the Z24
 #   labelling protocol (shared by the datasets and the Z24 case study) only
@@ -45,7 +45,7 @@ PACKAGE = Path(skrbal.__file__).resolve().parent
 # - the command line drives everything (its data options below it, the
 #   ``python -m skrbal`` entry point above).
 LAYERS = [
-    {"_secrets", "_csv"},
+    {"_secrets"},
     {
         "exceptions",
         "_logspace",

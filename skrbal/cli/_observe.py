@@ -23,7 +23,6 @@ import sys
 import numpy as np
 import pandas as pd
 
-from skrbal._csv import separator_hint
 from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal._separators import separator_hint
 from skrbal.cli._agent_commands import check_key_option, timestamps

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from skrbal._csv import separator_hint
 from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal._decision import as_process
 from skrbal._separators import separator_hint
