@@ -1063,6 +1063,7 @@ def test_errors_show_plain_numbers(tmp_path, capsys):
     common = ["--store", store]
     assert main(["agent", "init", *common, "--process", tmp_path / "p.json",
                  "--data", data]) == 0  # fmt: skip
+    capsys.readouterr()  # init warns that states 2 and 3 have no label
     rows = tmp_path / "rows.csv"
     rows.write_text("time,a\n5,1.0\n")
     code, _, err = run(
