@@ -116,7 +116,6 @@ def check_methods(methods, process: DecisionProcess) -> list[np.ndarray]:
     return [method._confusion_for(process) for method in methods]
 
 
-
 def _evsi_table(aligned, process, confusions) -> np.ndarray:
     """EVSI of each confusion for aligned, validated beliefs: (n, n_methods).
 
