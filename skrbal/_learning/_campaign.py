@@ -140,12 +140,17 @@ class RequestBook:
     def __init__(self, n_requests: int = 0):
         self.n_requests = n_requests
         self._requests: dict[int, Request] = {}
+        # The open ones, oldest first (a dict keeps their order): a walk asks
+        # for them at every block, and most requests are closed.
+        self._open: dict[int, None] = {}
         # Whether the current stall was reported (reset when a slot frees).
         self.stall_reported = False
 
     def load(self, request_id: int, request: Request) -> None:
         """Add a request read back from a store."""
         self._requests[int(request_id)] = request
+        if request.status == "open":
+            self._open[int(request_id)] = None
 
     def open(self, steps, methods, beliefs, times) -> np.ndarray:
         """Open one request per step; return their ids."""
@@ -156,6 +161,7 @@ class RequestBook:
             self._requests[int(request_id)] = Request(
                 int(step), "open", int(k), np.array(belief), float(time)
             )
+            self._open[int(request_id)] = None
         self.n_requests += len(steps)
         return ids
 
@@ -167,7 +173,7 @@ class RequestBook:
 
     def open_ids(self) -> list[int]:
         """Ids of the open requests, oldest first."""
-        return [i for i, r in self._requests.items() if r.status == "open"]
+        return list(self._open)
 
     def steps_of(self, ids) -> list[int]:
         """The steps of the requests ``ids``."""
@@ -224,29 +230,28 @@ class RequestBook:
         request = self._requests[request_id]
         if request.status == "open":
             self.stall_reported = False
+            del self._open[request_id]
         request.status, request.belief, request.time = status, None, None
 
     def overdue(self, now: float, timeout) -> list[int]:
         """Open requests whose age at ``now`` reaches ``timeout`` (None: none)."""
         if timeout is None:
             return []
-        return [
-            i
-            for i, r in self._requests.items()
-            if r.status == "open" and now - r.time >= timeout
-        ]
+        requests = self._requests
+        return [i for i in self._open if now - requests[i].time >= timeout]
 
     def next_expiry(self, timeout) -> float | None:
         """The earliest time at which an open request expires (None: never)."""
         if timeout is None:
             return None
-        times = [r.time for r in self._requests.values() if r.status == "open"]
+        times = [self._requests[i].time for i in self._open]
         return min(times) + timeout if times else None
 
     def expire(self, ids) -> None:
         """Mark requests expired: their slots free, a late result is taken."""
         for request_id in ids:
             self._requests[request_id].status = "expired"
+            del self._open[request_id]
         if ids:
             self.stall_reported = False
 
