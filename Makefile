@@ -21,6 +21,10 @@ DOCS_STAMP = $(VENV)/.skrbal-docs-installed
 # is done the tests another has not started, so the slow ones do not queue.
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist worksteal
+# One BLAS thread per process: the workers already fill the cores, and
+# OpenBLAS's own threads, spinning beside them, tripled the CPU time of
+# tests/test_rvm.py and tests/test_gmm.py (and slowed them).
+ONE_BLAS_THREAD = OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 .PHONY: demo env-oldest env-docs test test-suite test-thorough test-modal test-oldest test-postgres browser lint format bench docs docs-inventories clean
 
@@ -65,7 +69,7 @@ WITH_POSTGRES := $(if $(SKRBAL_TEST_POSTGRES_URL),,$(if $(PG_INITDB),.ci/with-po
 test: test-suite test-modal
 
 test-suite: lint
-	$(WITH_POSTGRES) $(BIN)/python -m pytest $(PYTEST_PARALLEL)
+	$(ONE_BLAS_THREAD) $(WITH_POSTGRES) $(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 # The environments of the oldest versions and of the docs. Their installs
 # mostly wait on the package index, so CI builds them while a suite runs
@@ -76,7 +80,8 @@ env-docs: $(DOCS_STAMP)
 # The property-based tests with many more examples, freshly drawn (a
 # nightly-style run; `make test` replays a fixed set, see tests/conftest.py).
 test-thorough: $(STAMP)
-	SKRBAL_HYPOTHESIS_PROFILE=thorough $(WITH_POSTGRES) $(BIN)/python -m pytest \
+	SKRBAL_HYPOTHESIS_PROFILE=thorough $(ONE_BLAS_THREAD) $(WITH_POSTGRES) \
+		$(BIN)/python -m pytest \
 		$(PYTEST_PARALLEL) -p no:cacheprovider -q
 
 # Only the agent-store tests, on SQLite and a throwaway PostgreSQL server.
@@ -110,7 +115,7 @@ $(OLDEST_STAMP): pyproject.toml setup.cfg .ci/lowest_constraints.py
 test-oldest: $(OLDEST_STAMP)
 	$(OLDEST_VENV)/bin/python -m pip list --format=freeze | grep -i -E \
 		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|sqlalchemy|matplotlib|dask|pytest-xdist)=="
-	$(WITH_POSTGRES) $(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
+	$(ONE_BLAS_THREAD) $(WITH_POSTGRES) $(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
 		-p no:cacheprovider -q --ignore=tests/test_packaging.py
 
 docs: $(STAMP) $(DOCS_STAMP)
