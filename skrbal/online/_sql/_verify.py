@@ -15,7 +15,8 @@ import json
 import math
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import func, select, type_coerce
+from sqlalchemy.types import NullType
 
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._chain import (
@@ -249,8 +250,10 @@ def _check_blocks(conn, walk) -> None:
     # EVPI and request ids, what the requests are checked against.
     kept = {"evpi": {}, "request_id": {}}
     for column in BLOCK_COLUMNS:
+        # Untyped: the raw value, so that text where bytes belong is named by
+        # _block_bytes (SQLAlchemy 2.0.0's LargeBinary raised TypeError on it).
         rows = conn.execution_options(yield_per=1).execute(
-            select(b.c.first_step, b.c[column]).where(mine)
+            select(b.c.first_step, type_coerce(b.c[column], NullType())).where(mine)
         )
         for first_step, value in rows:
             value = _block_bytes(walk, first_step, column, value)
