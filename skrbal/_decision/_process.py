@@ -679,8 +679,9 @@ class DecisionProcess(BaseEstimator):
     def best_method(self, values, costs) -> tuple[np.ndarray, np.ndarray]:
         """Per belief, the inspection method of largest net value, and its value.
 
-        The one choice of method that :func:`~skrbal.inspection.
-        choose_inspection` and the learners' decisions make: the method of
+        The one choice of method that
+        :func:`~skrbal.inspection.choose_inspection` and the learners'
+        decisions make: the method of
         largest ``value - cost`` (ties to the lowest index), whether or not
         that is positive, and its value, read as 0 within
         :attr:`value_tolerance`.

@@ -406,7 +406,7 @@ def load_campaign(
         row not in ``data``, or one given twice, is an error naming the line.
     date_format : str, default=None
         The form of the time column's dates when they are not ISO 8601, in
-        :meth:`~datetime.datetime.strftime` codes (``'%d/%m/%Y %H:%M'``).
+        ``strftime`` codes (``'%d/%m/%Y %H:%M'``).
         ``None`` reads ISO 8601 (``1998-02-01T00:00Z``; naive times as UTC)
         or numbers, and refuses any other text, naming its row: a date such
         as ``01/02/1998`` is day-first in some places, month-first in others.

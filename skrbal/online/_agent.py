@@ -412,7 +412,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         timestamp. A ``'data'`` prior of the estimator (``mean_prior`` and
         ``covariance_prior`` both ``'data'``) is about the features' scale: it
         is then taken from every row of ``X``, labelled or not, and pinned in
-        :attr:`estimator` as arrays, so that one labelled row is enough to
+        ``estimator`` as arrays, so that one labelled row is enough to
         start. Errors name rows counted from 0, as the campaign reader
         (:func:`~skrbal.datasets.load_campaign`) and ``skrbal agent init``
         do.
