@@ -37,7 +37,8 @@ def _agent(url=None, estimator=None, **params):
 
 def test_a_routine_label_teaches_the_model_and_is_stored():
     budget = CostThreshold() & SpendCap(limit=3.0, period=1000)
-    with _agent(budget=budget).fit(X0, Y0) as agent:
+    # SQL: the routine request is verified against the chain at the end.
+    with _agent(":memory:", budget=budget).fit(X0, Y0) as agent:
         decided = agent.observe(QUIET)
         assert not decided["inspect"].any()
         before_model = agent.estimator_.predict_proba(PROBE)
@@ -145,7 +146,7 @@ def test_a_resumed_agent_equals_the_uninterrupted_one(store_url, semi_supervised
 
 
 def test_the_routine_origin_is_chained():
-    with _agent().fit(X0, Y0) as agent:
+    with _agent(":memory:").fit(X0, Y0) as agent:
         agent.observe(QUIET)
         agent.record_label(9, 1)
         store = agent.store_

@@ -12,7 +12,7 @@ from sqlalchemy.engine import make_url
 
 from skrbal import synthetic_decision_process
 from skrbal.online import AgentStore, RiskBasedAgent
-from skrbal.online._sql._store import store_parameter
+from skrbal.online._connect import store_parameter
 
 PROCESS = synthetic_decision_process()
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0]])

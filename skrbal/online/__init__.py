@@ -24,7 +24,8 @@ The agent reaches its store only through the storage contract
 :class:`AgentStorage` (create, lock, append an ``observe`` block, record a
 result, a cancellation or an action, load) and its frozen records
 (:class:`AgentRecord`, :class:`ObserveBlock`, ...); :class:`AgentStore` is
-its SQL implementation.
+its SQL implementation and :class:`InMemoryAgentStore` one in memory (the
+default: nothing durable).
 
 Reading a store needs no agent and takes no lock: :meth:`AgentStore.status`,
 :meth:`~AgentStore.history`, :meth:`~AgentStore.requests`,
@@ -56,6 +57,7 @@ _LAZY = {
     "ConfigurationError": "skrbal.exceptions",
     "EventRecord": "skrbal.online._storage",
     "IdempotencyKeyError": "skrbal.exceptions",
+    "InMemoryAgentStore": "skrbal.online._memory",
     "ObserveBlock": "skrbal.online._storage",
     "Replay": "skrbal.online._storage",
     "RequestError": "skrbal.exceptions",

@@ -35,6 +35,7 @@ from skrbal.online._config import (
     resolve_config,
     stored_configuration,
 )
+from skrbal.online._connect import open_storage, store_parameter
 from skrbal.online._decisions import (
     ObserveCall,
     check_features,
@@ -57,7 +58,6 @@ from skrbal.online._settings import (
     parameters_of,
     time_format,
 )
-from skrbal.online._sql._store import AgentStore, store_parameter
 from skrbal.online._storage import (
     Commissioning,
     ObserveBlock,
@@ -185,9 +185,11 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         slot is taken raises a
         :class:`~skrbal.exceptions.StalledRequestsWarning` (once per stall),
         so results that never come back are never silent.
-    store : AgentStore, str or path-like, default=None
+    store : AgentStorage, str or path-like, default=None
         Where the agent lives: an :class:`AgentStore` or its URL / SQLite
-        path. ``None``: a private in-memory SQLite store (nothing durable).
+        path (durable), or any other object of the storage contract
+        :class:`AgentStorage`. ``None``: a private
+        :class:`InMemoryAgentStore` (nothing durable).
     name : str, default="agent"
         The agent's name in the store; one store holds many agents.
 
@@ -210,7 +212,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         The policy's running state (JSON).
     last_evpi_ : float or None
         EVPI of the last observation.
-    store_ : AgentStore
+    store_ : AgentStorage
         The open store.
     agent_id_ : int
         The agent's key in the store.
@@ -338,9 +340,7 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         return params
 
     def _open_store(self):
-        if isinstance(self.store, AgentStore):
-            return self.store, False
-        return AgentStore(":memory:" if self.store is None else self.store), True
+        return open_storage(self.store)
 
     def _check_labels(self, y, name: str) -> np.ndarray:
         """Labels as the process's own values; a clear error for others."""
@@ -583,8 +583,9 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
 
         Parameters
         ----------
-        store : AgentStore, str or path-like
-            The store (or its URL / SQLite path).
+        store : AgentStorage, str or path-like
+            The store (an :class:`AgentStore`, an :class:`InMemoryAgentStore`,
+            ...), or an :class:`AgentStore`'s URL / SQLite path.
         name : str, default="agent"
             The agent's name.
         estimator : classifier, default=None
@@ -619,8 +620,8 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
             When the store is damaged or was edited: the agent's event chain
             or a table disagreeing with it (see :meth:`AgentStore.verify`).
         """
-        owned, given = not isinstance(store, AgentStore), store
-        store = AgentStore(store) if owned else store
+        given = store
+        store, owned = open_storage(store)
         try:
             record = store.load_agent(name)
             with stored_configuration(name, store.display_url):
@@ -656,6 +657,11 @@ class RiskBasedAgent(RecordCalls, BaseEstimator):
         lock = store.lock_agent(record.agent_id, self.name, lock_timeout)
         try:
             if expected_head is not None:
+                if not hasattr(store, "verify"):
+                    raise ValueError(
+                        f"expected_head: store {store.display_url} keeps no event "
+                        "chain to check it against (an AgentStore does)."
+                    )
                 # Under the lock, before the replay (which verifies again,
                 # against the store's own anchors).
                 store.verify(self.name, expected_head=expected_head)

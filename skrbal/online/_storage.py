@@ -446,10 +446,18 @@ class AgentStorage(Protocol):
     Writes take the agent's key and the event number ``seq`` the agent last
     saw, commit atomically as event ``seq + 1``, and raise
     :class:`StoreError` if another writer moved the agent first.
+    ``tests/test_online_contract.py`` runs the same calls on every
+    implementation and requires the same answers.
+
+    Attributes
+    ----------
+    display_url : str
+        The store's name in messages (no password).
 
     See Also
     --------
     AgentStore : The SQL implementation (SQLite or PostgreSQL).
+    InMemoryAgentStore : The implementation in memory.
 
     Examples
     --------
@@ -458,6 +466,8 @@ class AgentStorage(Protocol):
     ...     print(isinstance(store, AgentStorage))
     True
     """
+
+    display_url: str
 
     def create_agent(self, record: AgentRecord, commissioning: Commissioning) -> int:
         """Create an agent with its commissioning steps; return its key."""
@@ -504,3 +514,6 @@ class AgentStorage(Protocol):
 
     def history(self, name: str) -> pd.DataFrame:
         """Every step of the agent."""
+
+    def close(self) -> None:
+        """Release what the store holds (connections)."""

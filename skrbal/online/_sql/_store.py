@@ -38,7 +38,7 @@ from skrbal.online._storage import (
 if TYPE_CHECKING:  # frames are made in _frames: a status needs no pandas
     import pandas as pd
 
-__all__ = ["AgentStore", "StoreError", "label_to_json", "store_parameter"]
+__all__ = ["AgentStore", "StoreError", "label_to_json"]
 
 
 _SYNCHRONOUS = ("full", "normal")
@@ -190,33 +190,6 @@ def _chain_key(chain_key) -> bytes | None:
             "with `python -c 'import secrets; print(secrets.token_hex(32))'`)."
         )
     return key
-
-
-class _URL(str):
-    """A store URL as given, password included, whose repr hides the password.
-
-    An agent resumed from a URL keeps it as its ``store`` parameter, so that
-    a clone connects as the original did; its repr (and the agent's) shows
-    ``***`` in place of the password.
-    """
-
-    def __repr__(self):
-        return repr(mask_passwords(str(self)))
-
-
-def store_parameter(url):
-    """The ``store`` parameter of an agent for ``url``, as given.
-
-    A URL with a password becomes a string equal to it whose ``repr``
-    masks the password (``***``); anything else
-    (a path, an :class:`AgentStore`, a URL without a password, a string
-    made so already) is returned unchanged.
-    """
-    if isinstance(url, (str, os.PathLike)) and not isinstance(url, _URL):
-        text = os.fspath(url)
-        if isinstance(text, str) and mask_passwords(text) != text:
-            return _URL(text)
-    return url
 
 
 class AgentStore:
