@@ -31,7 +31,7 @@ class _Watched(AgentStore):
 
     def __getattribute__(self, name):
         caller = sys._getframe(1).f_globals.get("__name__")
-        if caller == "skrbal.online._agent" and not name.startswith("__"):
+        if caller.startswith("skrbal.online._agent") and not name.startswith("__"):
             vars_ = object.__getattribute__(self, "__dict__")
             vars_.setdefault("touched", set()).add(name)
         return object.__getattribute__(self, name)
