@@ -20,6 +20,7 @@ nothing: a driver that must record a change before it happens passes a
 from __future__ import annotations
 
 import copy
+import itertools
 import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -27,6 +28,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from skrbal._decision import DecisionProcess
+from skrbal._learning._fantasy import MAX_FANTASISED, PendingFantasies
 from skrbal._learning._kernel import (
     PENDING_VALUES,
     BlockDecisions,
@@ -175,6 +177,15 @@ class RequestBook:
         """Ids of the open requests, oldest first."""
         return list(self._open)
 
+    @property
+    def n_open(self) -> int:
+        """Requests awaiting a result."""
+        return len(self._open)
+
+    def oldest_open(self, limit: int) -> list[int]:
+        """Ids of the ``limit`` oldest open requests, oldest first."""
+        return list(itertools.islice(self._open, limit))
+
     def steps_of(self, ids) -> list[int]:
         """The steps of the requests ``ids``."""
         return [self._requests[i].step for i in ids]
@@ -272,7 +283,9 @@ class Campaign:
     max_open_requests : int or None
         At most this many requests open at once.
     pending_value : {'fantasy', 'ignore'}
-        Whether a request's value counts the pending results as fantasies.
+        Whether a request's value counts the pending results as fantasies:
+        those of the oldest open requests, at most
+        :data:`~skrbal._learning._fantasy.MAX_FANTASISED` (32).
     request_timeout : float or None
         Age (in the budget's time) at which an open request expires.
 
@@ -290,6 +303,9 @@ class Campaign:
     n_blocked : int
         Steps the policy wanted to inspect while every allowed request was
         open.
+    fantasies : PendingFantasies
+        The model copies that learnt the pending results, kept while the
+        model and the fantasised requests stay the same.
     """
 
     def __init__(
@@ -320,6 +336,10 @@ class Campaign:
         self.steps = None
         self.budget_state = None
         self.n_blocked = 0
+        self.fantasies = PendingFantasies(process)
+        # Bumped whenever the model changes (it may learn in place), so
+        # that fantasies are kept only for the model they were built on.
+        self._model_version = 0
 
     # -------------------------------------------------------------- #
     def fit(self, estimator, steps):
@@ -330,6 +350,7 @@ class Campaign:
         self.steps = steps
         model = self.rule.prepare(clone_for(estimator, self.process))
         self.model = self.rule.initial_fit(model, steps.stream_state())
+        self._model_version += 1
         self.budget_state = self.budget.initial_state()
         return self.model
 
@@ -352,22 +373,23 @@ class Campaign:
 
         ``X`` and ``proba`` are the block's features and beliefs
         (:meth:`beliefs`). With ``pending_value='fantasy'`` and no fixed
-        ``plan``, the open requests' results are fantasised. ``commit``,
+        ``plan``, the results of the oldest open requests (at most
+        :data:`~skrbal._learning._fantasy.MAX_FANTASISED`) are fantasised:
+        the older requests' results are due first. ``commit``,
         when given, is called with the decisions before anything changes;
         if it raises, nothing does. The requests are opened by
         :meth:`open_requests`.
         """
-        pending = self.requests.open_ids()
+        n_open = self.requests.n_open
         fantasies = None
-        if pending and plan is None and self.pending_value == "fantasy":
-            X_pending = self.steps.rows(self.requests.steps_of(pending))
-            fantasies = self.kernel.fantasise(self.model, X, X_pending)
+        if n_open and plan is None and self.pending_value == "fantasy":
+            fantasies = self._fantasise(X)
         decided = self.kernel.decide(
             proba,
             times,
             self.budget_state,
             available=available,
-            n_open=len(pending),
+            n_open=n_open,
             first_only=first_only,
             plan=plan,
             fantasies=fantasies,
@@ -377,6 +399,15 @@ class Campaign:
         self.budget_state = decided.budget_state
         self.n_blocked += decided.n_blocked
         return decided
+
+    def _fantasise(self, X):
+        """The block's beliefs after the fantasised pending results."""
+        pending = self.requests.oldest_open(MAX_FANTASISED)
+        key = (self._model_version, tuple(pending))
+        if key != self.fantasies.key:
+            X_pending = self.steps.rows(self.requests.steps_of(pending))
+            self.fantasies.learn(self.model, X_pending, key)
+        return self.fantasies.predict(X)
 
     def open_requests(self, first: int, decided: BlockDecisions, proba, times):
         """Open the requests of a block decided from step ``first``; their ids."""
@@ -443,6 +474,7 @@ class Campaign:
         (the warnings are then issued); otherwise nothing changes.
         """
         if commit is None:
+            self._model_version += 1  # before: the model learns in place
             self.model = self._teach(self.model, self.rule, step, result)
             return result.action
         rule, undo = copy.deepcopy(self.rule), []
@@ -458,6 +490,7 @@ class Campaign:
             raise
         reissue(caught)
         self.model, self.rule = model, rule
+        self._model_version += 1
         return result.action
 
     def learn_routine(self, step: int, result: Result, k, *, commit=None) -> int:

@@ -19,12 +19,12 @@ request), the agent when the caller records it.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np
 
 from skrbal._decision import DecisionProcess
+from skrbal._learning._fantasy import Fantasies, PendingFantasies, top_combinations
 from skrbal.budget import CostThreshold
 from skrbal.inspection import (
     ImpossibleReportError,
@@ -42,14 +42,11 @@ __all__ = [
     "Result",
     "check_anchor_methods",
     "reveals_state",
+    "top_combinations",
 ]
 
 #: How the value of a request counts the results still pending.
 PENDING_VALUES = ("fantasy", "ignore")
-# Joint label combinations of the pending requests a fantasy averages over
-# (the most probable ones; their weights are renormalised).
-_MAX_FANTASIES = 32
-
 # Steps scanned by one call of the budget policy while nothing is requested;
 # the chunk doubles up to _MAX_CHUNK after a chunk without a request, so one
 # block costs O(steps + requests x _FIRST_CHUNK), never requests x steps.
@@ -80,43 +77,6 @@ def check_anchor_methods(inspections, process) -> None:
                 "(its reports do not reveal the state), so its reports "
                 "are not labels. Use semi_supervised='em' or None."
             )
-
-
-@dataclass(frozen=True)
-class Fantasies:
-    """Beliefs over a block after fantasised results of the pending requests.
-
-    Attributes
-    ----------
-    weights : ndarray of shape (n_fantasies,)
-        Probability of each joint outcome of the pending requests, summing
-        to 1.
-    proba : ndarray of shape (n_fantasies, n_steps, n_states)
-        The block's beliefs after the model learns each joint outcome.
-    """
-
-    weights: np.ndarray
-    proba: np.ndarray
-
-
-def top_combinations(proba, limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``limit`` most probable joint outcomes of independent categoricals.
-
-    ``proba`` has one row per variable. A beam that keeps the ``limit`` best
-    partial combinations is exact: extending two prefixes by the same
-    suffix keeps their order. Returns the combinations (state indices, one
-    row each) and their probabilities, most probable first.
-    """
-    combos = np.zeros((1, 0), dtype=np.intp)
-    probs = np.ones(1)
-    for row in np.asarray(proba, dtype=float):
-        support = np.flatnonzero(row > 0)
-        joint = probs[:, None] * row[support][None, :]
-        order = np.argsort(-joint, axis=None, kind="stable")[:limit]
-        prefix, choice = np.unravel_index(order, joint.shape)
-        combos = np.column_stack([combos[prefix], support[choice]])
-        probs = joint[prefix, choice]
-    return combos, probs
 
 
 @dataclass(slots=True)
@@ -297,28 +257,18 @@ class DecisionKernel:
         """The beliefs over ``X`` after the pending requests' results.
 
         The results are fantasised, as batch Bayesian optimisation does with
-        pending evaluations: each joint outcome of the pending requests (the
-        most probable, at most 32, weighted by the model's current beliefs at
-        their steps) is taught to a copy of the model by ``partial_fit``, and
-        ``X`` is predicted again. ``None`` when nothing is pending or the model
-        cannot learn one label incrementally (no ``partial_fit``, or a state
-        it has no class for): the value then ignores the pending results.
+        pending evaluations (:class:`PendingFantasies`): each joint outcome
+        of the pending requests (the most probable, at most 32, weighted by
+        the model's current beliefs at their steps) is taught to a copy of
+        the model by ``partial_fit``, and ``X`` is predicted again. ``None``
+        when nothing is pending or the model cannot learn one label
+        incrementally (no ``partial_fit``, or a state it has no class for):
+        the value then ignores the pending results. A campaign keeps the
+        copies between calls and fantasises a bounded set of requests.
         """
-        n_pending = 0 if X_pending is None else X_pending.shape[0]
-        if n_pending == 0 or not hasattr(model, "partial_fit"):
-            return None
-        classes = getattr(model, "classes_", None)
-        if classes is None or not np.array_equal(classes, self.classes):
-            return None
-        belief = self.process.align_proba(model.predict_proba(X_pending), classes)
-        combos, weights = top_combinations(belief, _MAX_FANTASIES)
-        proba = np.empty((len(weights), X.shape[0], self.classes.size))
-        for i, combo in enumerate(combos):
-            fantasy = copy.deepcopy(model).partial_fit(X_pending, self.classes[combo])
-            proba[i] = self.process.align_proba(
-                fantasy.predict_proba(X), fantasy.classes_
-            )
-        return Fantasies(weights / weights.sum(), proba)
+        pending = PendingFantasies(self.process)
+        pending.learn(model, X_pending)
+        return pending.predict(X)
 
     def decide(
         self,

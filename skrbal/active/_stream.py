@@ -125,7 +125,11 @@ class RiskBasedLearner(BaseEstimator):
         evaluations), and keeps the smaller of that and the plain value, so
         a step like a pending one loses value; ``'ignore'`` uses the plain
         value. Models without ``partial_fit`` use the plain value. Nothing
-        changes while no result is pending.
+        changes while no result is pending. The work is bounded: at most
+        the 32 oldest open requests (whose results are due first) and their
+        32 most probable joint outcomes are fantasised, and the copies are
+        kept until the model learns or one of those requests closes, so a
+        step costs the same with 33 or 10^5 open requests.
     request_timeout : float, default=None
         How many steps a request may wait for its result (with
         ``result_delay``): a request still open that many steps after its

@@ -107,8 +107,10 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         ``'fantasy'`` averages it over the pending results' joint outcomes
         taught to copies of the model by ``partial_fit``, keeping the smaller
         of that and the plain value (an observation like a pending one loses
-        value); ``'ignore'`` uses the plain value. Agents stored before this
-        option existed resume with ``'ignore'``, as they decided.
+        value); ``'ignore'`` uses the plain value. At most the 32 oldest
+        open requests are fantasised, so a call's cost does not grow with
+        the open requests. Agents stored before this option existed resume
+        with ``'ignore'``, as they decided.
     request_timeout : float, default=None
         How long a request may wait for its result: seconds when the agent
         has timestamps, observations otherwise. When an :meth:`observe` call
