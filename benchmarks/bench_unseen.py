@@ -276,7 +276,8 @@ def replay_beliefs(learner, estimator, X, y, initial, process) -> np.ndarray:
 
     The model of step ``t`` is the initial fit taught every result of an
     inspection before ``t``, in order, as the learner teaches them (a label by
-    ``partial_fit``, a report's posterior as weighted copies).
+    ``partial_fit``, a report's posterior as weighted copies whose weights give
+    each class's exact posterior mean, :func:`~skrbal.inspection.weighted_copies`).
     """
     classes = process.classes_
     model = _with_classes(clone(estimator), classes).fit(X[initial], y[initial])
@@ -294,7 +295,12 @@ def replay_beliefs(learner, estimator, X, y, initial, process) -> np.ndarray:
         if posterior is None or np.isclose(posterior.max(), 1.0):
             model.partial_fit(X[[step]], y[[step]])
         else:
-            X_new, y_new, weight = weighted_copies(X[[step]], posterior[None], classes)
+            X_new, y_new, weight = weighted_copies(
+                X[[step]],
+                posterior[None],
+                classes,
+                mean_precision=model.mean_precision_posterior_,
+            )
             model.partial_fit(X_new, y_new, sample_weight=weight)
     if start < X.shape[0]:
         proba[start:] = model.predict_proba(X[start:])
