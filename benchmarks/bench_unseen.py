@@ -19,11 +19,14 @@ Each *arm* is a named estimator and learner configuration (an entry of
 :class:`~skrbal.mixture.BayesianGMMClassifier` as the learner uses it. Per
 case, protocol and repetition every arm sees the same split and runs
 
-- ``evpi``: the unconstrained EVPI rule (inspect when EVPI exceeds the cost),
-  whose inspection count ``n_evpi`` sets the budget below;
+- ``evpi``: the unconstrained EVPI rule (inspect when EVPI exceeds the cost);
 - ``paced``: :class:`~skrbal.budget.PacedBudget` with its defaults, money for
   ``round(0.25 * n_evpi)`` inspections (at least one) over one period, the
-  whole stream (K = 1);
+  whole stream (K = 1), where ``n_evpi`` is the inspection count of the
+  ``default`` arm's EVPI rule on the same split: every arm gets the same
+  money (``--budget-basis self`` takes each arm's own count, as the first
+  measurements did, which gives a better belief, one that inspects less, a
+  smaller budget);
 - ``choice``: the EVSI choice between the perfect inspection and a cheap one
   (20 % of its cost, damage detected with probability 0.85, damage called in
   an undamaged state with probability 0.04, as ``bench_inspection.py``),
@@ -150,6 +153,9 @@ for _case, _statement in STATEMENTS.items():
 CASES = ("z24-hard", "synthetic-hard")
 PROTOCOLS = ("paper", "healthy-only")
 FRACTION = 0.25
+#: The arm whose EVPI-rule inspection count sets every arm's paced budget.
+BUDGET_ARM = "default"
+BUDGET_BASES = ("default", "self")
 #: The damaged states of both processes; the others are healthy.
 DAMAGED = (3, 4)
 #: The cheap method of ``bench_inspection.py``: share of the perfect cost,
@@ -270,7 +276,8 @@ def replay_beliefs(learner, estimator, X, y, initial, process) -> np.ndarray:
 
     The model of step ``t`` is the initial fit taught every result of an
     inspection before ``t``, in order, as the learner teaches them (a label by
-    ``partial_fit``, a report's posterior as weighted copies).
+    ``partial_fit``, a report's posterior as weighted copies whose weights give
+    each class's exact posterior mean, :func:`~skrbal.inspection.weighted_copies`).
     """
     classes = process.classes_
     model = _with_classes(clone(estimator), classes).fit(X[initial], y[initial])
@@ -288,7 +295,12 @@ def replay_beliefs(learner, estimator, X, y, initial, process) -> np.ndarray:
         if posterior is None or np.isclose(posterior.max(), 1.0):
             model.partial_fit(X[[step]], y[[step]])
         else:
-            X_new, y_new, weight = weighted_copies(X[[step]], posterior[None], classes)
+            X_new, y_new, weight = weighted_copies(
+                X[[step]],
+                posterior[None],
+                classes,
+                mean_precision=model.mean_precision_posterior_,
+            )
             model.partial_fit(X_new, y_new, sample_weight=weight)
     if start < X.shape[0]:
         proba[start:] = model.predict_proba(X[start:])
@@ -378,8 +390,15 @@ def run_repetition(
     *,
     seed: int = 0,
     n_commissioning: int = 50,
+    budget_basis: str = "default",
 ) -> list[dict]:
-    """Every arm, every policy, on one split of a case under one protocol."""
+    """Every arm, every policy, on one split of a case under one protocol.
+
+    The paced budget is ``FRACTION`` of the EVPI rule's inspection count of
+    the ``default`` arm on the same split (``budget_basis='default'``: the
+    same money for every arm), or of the arm's own (``'self'``: a better
+    belief, which inspects less, then also gets less money).
+    """
     warnings.simplefilter("ignore", PriorScaleWarning)
     warnings.simplefilter("ignore", MissingStatesWarning)
     case = case_study(case_name) if isinstance(case_name, str) else case_name
@@ -390,20 +409,31 @@ def run_repetition(
     initial = initial_labels(split, protocol, process, n_commissioning)
     n_stream = split.X_stream.shape[0]
     methods = [perfect_inspection(process), cheap_method(process)]
+    names = dict.fromkeys([*arm_names, BUDGET_ARM])
+    estimators = {name: ARMS[name].estimator(case) for name in names}
+    learners = {
+        name: partial(_learner, ARMS[name], estimators[name], process, rng_seed)
+        for name in names
+    }
+
+    def evpi_run(name):
+        return run_measures(learners[name](), split, initial, process, estimators[name])
+
+    free_runs = {name: evpi_run(name) for name in arm_names}
+    if budget_basis == "default":
+        reference = free_runs.get(BUDGET_ARM) or evpi_run(BUDGET_ARM)
     rows = []
     for arm_name in arm_names:
-        arm = ARMS[arm_name]
-        estimator = arm.estimator(case)
+        learner, estimator = learners[arm_name], estimators[arm_name]
         base = {
             "case": case.name,
             "protocol": protocol,
             "arm": arm_name,
             "repetition": repetition,
         }
-
-        learner = partial(_learner, arm, estimator, process, rng_seed)
-        free = run_measures(learner(), split, initial, process, estimator)
-        budget = max(1, math.floor(FRACTION * free["n_inspections"] + 0.5))
+        free = free_runs[arm_name]
+        basis = reference if budget_basis == "default" else free
+        budget = max(1, math.floor(FRACTION * basis["n_inspections"] + 0.5))
         paced = run_measures(
             learner(PacedBudget(limit=budget * cost, period=float(n_stream))),
             split,
@@ -548,6 +578,14 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--arms", nargs="+", default=["default"], choices=list(ARMS))
     parser.add_argument("--commissioning", type=int, default=50)
+    parser.add_argument(
+        "--budget-basis",
+        default="default",
+        choices=BUDGET_BASES,
+        help="whose EVPI-rule inspection count sets an arm's paced budget: the "
+        "default arm's on the same split (the same money for every arm) or the "
+        "arm's own",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="unseen", help="file stem of the results")
     args = parser.parse_args(argv)
@@ -563,7 +601,13 @@ def main(argv=None) -> None:
     ]
     chunks = Parallel(n_jobs=args.jobs)(
         delayed(run_repetition)(
-            c, p, args.arms, r, seed=args.seed, n_commissioning=args.commissioning
+            c,
+            p,
+            args.arms,
+            r,
+            seed=args.seed,
+            n_commissioning=args.commissioning,
+            budget_basis=args.budget_basis,
         )
         for c, p, r in tasks
     )
@@ -577,6 +621,7 @@ def main(argv=None) -> None:
             f"--repeats {args.repeats} --seed {args.seed} --jobs {args.jobs}",
             f"--cases {' '.join(args.cases)} --protocols {' '.join(args.protocols)}",
             f"--arms {' '.join(args.arms)} --commissioning {args.commissioning}",
+            f"--budget-basis {args.budget_basis}",
             f"--name {args.name}",
         ]
     )
@@ -589,7 +634,14 @@ def main(argv=None) -> None:
         "Protocols: `paper`, the case's few random initial labels; "
         f"`healthy-only`, the first {args.commissioning} stream observations in "
         "the process's first state labelled, nothing else. Same split for every "
-        "arm and policy of a repetition. Regret: perfect-information utility "
+        "arm and policy of a repetition. Paced budget: 25 % of the inspections of "
+        + (
+            "the `default` arm's EVPI rule on the same split (the same money for "
+            "every arm)"
+            if args.budget_basis == "default"
+            else "the arm's own EVPI rule on the same split"
+        )
+        + ". Regret: perfect-information utility "
         "minus realised utility over the stream (spend excluded). Damage found: "
         "a damaged state (3 or 4) inspected. Nothing after onset: no inspection "
         "at or after the stream's first damaged step. False repair: share of "

@@ -164,7 +164,9 @@ def soft_rows(model, X, posterior, classes, method: str = "fit"):
       Pipeline's ``fit`` through its final step), one copy per state of
       positive posterior, weighted by it (:func:`skrbal.inspection.
       weighted_copies`): for the Bayesian and semi-supervised GMMs this is
-      the conjugate update with fractional responsibilities;
+      the conjugate update with fractional responsibilities, or, to update a
+      fitted model with ``mean_precision_posterior_``, the weights that give
+      each class's exact posterior mean (``mean_precision`` there);
     - otherwise the most probable state (ties: the first in ``classes``).
 
     Returns ``(X_rows, y_rows, weight)``, ``weight`` None when every row is
@@ -176,7 +178,17 @@ def soft_rows(model, X, posterior, classes, method: str = "fit"):
     keyword = _weight_keyword(model, method)
     if one_hot.all() or keyword is None:
         return X, classes[np.argmax(posterior, axis=1)], None, keyword
-    return (*weighted_copies(X, posterior, classes), keyword)
+    kappa = _mean_precision(model, classes) if method == "partial_fit" else None
+    return (*weighted_copies(X, posterior, classes, mean_precision=kappa), keyword)
+
+
+def _mean_precision(model, classes):
+    """A fitted model's ``kappa`` per class of ``classes``, or None."""
+    kappa = getattr(model, "mean_precision_posterior_", None)
+    fitted = getattr(model, "classes_", None)
+    if kappa is None or fitted is None or not np.array_equal(fitted, classes):
+        return None
+    return np.asarray(kappa, dtype=np.float64)
 
 
 class SupervisedUpdate:

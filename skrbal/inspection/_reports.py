@@ -79,15 +79,34 @@ def simulate_reports(
     return outcomes[index]
 
 
-def weighted_copies(X, posterior, classes):
+def weighted_copies(X, posterior, classes, mean_precision=None):
     """One weighted copy of each sample per state it may be in.
 
     Soft evidence for an estimator that accepts ``sample_weight``: a sample
     whose state is known only as a posterior ``p`` becomes one copy per state
-    ``k`` with ``p[k] > 0``, labelled ``k`` and weighted ``p[k]``. For a
-    conjugate model whose statistics are weighted sums (such as
-    :class:`~skrbal.mixture.BayesianGMMClassifier`) this is exactly the
-    update with fractional responsibilities ``p``.
+    ``k`` with ``p[k] > 0``, labelled ``k``. By default the copy is weighted
+    ``p[k]``: for a conjugate model whose statistics are weighted sums (such
+    as :class:`~skrbal.mixture.BayesianGMMClassifier`) this is the update
+    with fractional responsibilities ``p``.
+
+    With ``mean_precision`` (how many samples each class's mean rests on,
+    ``kappa``, e.g. ``mean_precision_posterior_`` of a fitted
+    :class:`~skrbal.mixture.BayesianGMMClassifier`) the weights are instead
+    those whose conjugate update gives the exact posterior mean of each
+    class's mean (assumed-density filtering). The exact posterior of a
+    class's parameters after a sample that belongs to it with probability
+    ``p`` is the mixture ``p * (updated with the sample) + (1 - p) *
+    (unchanged)``, whose class mean is ``m + p (x - m) / (kappa + 1)``; a
+    weighted update gives ``m + w (x - m) / (kappa + w)``, equal for::
+
+        w = p * kappa / (kappa + 1 - p)
+
+    A certain row (``p = 1``) keeps weight 1 (a label); for a class resting
+    on many samples ``w`` tends to ``p``; for a class resting on its prior
+    alone (``kappa`` small, no label) it is much smaller than ``p``, so a
+    report that only might belong to a never-seen state does not move that
+    state's whole prior mass onto the sample. Rows are taken in order, each
+    class's ``kappa`` growing by the weights before them.
 
     Parameters
     ----------
@@ -97,6 +116,9 @@ def weighted_copies(X, posterior, classes):
         Probability of each state for each sample; rows sum to one.
     classes : array-like of shape (n_classes,)
         Labels of the columns of ``posterior``.
+    mean_precision : array-like of shape (n_classes,), default=None
+        Positive ``kappa`` of each class before the first sample; ``None``
+        gives the fractional weights ``p``.
 
     Returns
     -------
@@ -111,6 +133,14 @@ def weighted_copies(X, posterior, classes):
     >>> X, y, w = weighted_copies([[0.5]], [[0.25, 0.0, 0.75]], [1, 2, 3])
     >>> X.ravel().tolist(), y.tolist(), w.tolist()
     ([0.5, 0.5], [1, 3], [0.25, 0.75])
+
+    A class whose mean rests on 100 samples takes about ``p``; one resting on
+    its prior alone (``kappa = 1``) much less:
+
+    >>> _, _, w = weighted_copies([[0.5]], [[0.8, 0.2]], [1, 2],
+    ...                           mean_precision=[100.0, 1.0])
+    >>> w.round(4).tolist()
+    [0.7984, 0.1111]
     """
     if not hasattr(X, "shape"):
         X = np.asarray(X)
@@ -129,5 +159,31 @@ def weighted_copies(X, posterior, classes):
         "posterior",
         "each row must be a probability distribution over the classes",
     )
+    weight = posterior
+    if mean_precision is not None:
+        weight = _moment_matched(posterior, mean_precision)
     rows, columns = np.nonzero(posterior > 0)
-    return _safe_indexing(X, rows), classes[columns], posterior[rows, columns]
+    return _safe_indexing(X, rows), classes[columns], weight[rows, columns]
+
+
+def _moment_matched(posterior: np.ndarray, mean_precision) -> np.ndarray:
+    """Weights giving each class's exact posterior mean, row after row."""
+    kappa = np.array(mean_precision, dtype=np.float64)
+    if kappa.shape != posterior.shape[1:]:
+        raise ValueError(
+            f"mean_precision must have shape ({posterior.shape[1]},), one per "
+            f"class, got {kappa.shape}."
+        )
+    if not (np.all(np.isfinite(kappa)) and np.all(kappa > 0)):
+        raise ValueError(
+            f"mean_precision must be finite and positive, got {kappa.tolist()}."
+        )
+    # Rounding may leave a probability a hair above 1; w = 1 is then exact.
+    p = np.minimum(posterior, 1.0)
+    weight = np.empty_like(p)
+    # Each row's weights depend on the previous rows' (kappa grows): one
+    # vector step per row, over the classes.
+    for i, row in enumerate(p):
+        weight[i] = row * kappa / (kappa + (1.0 - row))
+        kappa += weight[i]
+    return weight
