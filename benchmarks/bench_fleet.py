@@ -213,16 +213,14 @@ def summarise(runs: pd.DataFrame, n_structures: int) -> str:
         cells["unlike, k >= 10"] = _cell(part[part["unlike"] & (part["k"] >= 10)])
         table = pd.DataFrame({k: v for k, v in cells.items() if v is not None})
         lines += [f"## Policy `{policy}`", "", _markdown(table), ""]
-        weights = (
-            part[part["arm"] == "shared"]
-            .groupby(
-                np.where(part.loc[part["arm"] == "shared", "unlike"], "unlike", "like")
-            )[[f"transfer_{c}" for c in CLASSES]]
-            .mean()
-        )
+        pooled = part[(part["arm"] == "shared") & (part["k"] >= 3)]
+        weights = pooled.groupby(np.where(pooled["unlike"], "unlike", "like"))[
+            [f"transfer_{c}" for c in CLASSES]
+        ].mean()
         lines += [
             "Mean transfer strength (posterior weight of the fleet's component) "
-            "of each state at the end of the record, shared arm:",
+            "of each state at the end of the record, shared arm, structures "
+            "with a fleet (k >= 3):",
             "",
             _markdown(weights),
             "",

@@ -279,3 +279,18 @@ def test_an_agent_stores_and_rebuilds_it(fleet, tmp_path):
         ).predict_proba(X[:3]),
     )
     assert first.shape[0] == 3
+
+
+def test_a_structure_unlike_the_others_does_not_blur_the_fleets_prior():
+    rng = np.random.RandomState(10)
+    records = [
+        _structure(rng, rng.uniform(5, 50, 2), rng.uniform(0.5, 3.0), n_damaged=6)
+        for _ in range(6)
+    ]
+    unlike = {1: [0.0, 0.0], 2: [6.0, 6.0], 3: [0.0, -5.0]}
+    records.append(_structure(rng, np.array([5.0, 5.0]), 1.0, unlike, n_damaged=6))
+    fleet = FleetPrior.from_structures(records, classes=CLASSES)
+    # Six structures put state 2 five deviations down on feature 0; the
+    # unweighted mean of all seven would be about -3.4.
+    assert fleet.mean[1, 0] < -4.5
+    assert fleet.mean[1, 1] < 1.0

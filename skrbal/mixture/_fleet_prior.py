@@ -11,6 +11,7 @@ those that maximise the marginal likelihood of the structures' labelled data
 
 from __future__ import annotations
 
+from math import log, log1p
 from numbers import Integral
 
 import numpy as np
@@ -31,6 +32,10 @@ _LOG_FACTOR = (-8.0, 8.0)
 # A ridge on the moment estimate of the covariance, in normalised units (one
 # is the commissioning window's standard deviation).
 _RIDGE = 1e-3
+# Rounds of the fit that lets some structures be unlike the others.
+_MEMBERSHIP_ROUNDS = 3
+# kappa0 of a structure whose class mean lies anywhere near the fleet's.
+_VAGUE_KAPPA = 0.01
 
 
 def commissioning_window(y, reference, window: int, sample_weight=None) -> np.ndarray:
@@ -82,48 +87,81 @@ def normaliser(X: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return centre, np.where(scale > 0, scale, 1.0)
 
 
-def _log_marginals(kappa0, dof0, scale0, mean0, stats) -> float:
-    """Summed log marginal likelihood of the structures' data under one NIW prior."""
+def _log_marginals(kappa0, dof0, scale0, mean0, stats) -> np.ndarray:
+    """Log marginal likelihood of each structure's data under one NIW prior."""
     prior = _NIWPrior(mean0, kappa0, dof0, scale0, np.ones(1))
-    total = 0.0
-    for count, mean, scatter in zip(*stats):
-        kappa_n, _, scale_n = _niw_merge(prior, count, mean, scatter)
-        total += niw_log_marginal(
-            kappa0, dof0, scale0, count, kappa_n, dof0 + count, scale_n
-        )
-    return total
+    kappa_n, _, scale_n = _niw_merge(prior, *stats)
+    return niw_log_marginal(
+        kappa0, dof0, scale0, stats[0], kappa_n, dof0 + stats[0], scale_n
+    )
 
 
-def empirical_bayes_niw(stats) -> tuple[np.ndarray, float, float, np.ndarray]:
-    """``(m0, kappa0, v0, S0)`` maximising the structures' marginal likelihood.
+def _fit_niw(stats, weight) -> tuple[np.ndarray, float, float, np.ndarray]:
+    """The NIW maximising the weighted sum of the structures' log marginals."""
+    count, means, scatter = stats
+    d = means.shape[1]
+    mean0 = weight @ means / weight.sum()
+    pooled = (np.tensordot(weight, scatter, axes=1) + _RIDGE * np.eye(d)) / (
+        weight @ count + 1.0
+    )
+
+    def objective(theta):
+        kappa0 = np.exp(theta[0])
+        dof0 = d - 1 + np.exp(theta[1])
+        scale0 = np.exp(theta[2]) * dof0 * pooled
+        return -float(weight @ _log_marginals(kappa0, dof0, scale0, mean0, stats))
+
+    start = np.array([0.0, np.log(d + 2.0), 0.0])
+    found = minimize(
+        objective, start, method="L-BFGS-B", bounds=[_LOG_KAPPA, _LOG_DOF, _LOG_FACTOR]
+    )
+    theta = found.x if np.isfinite(found.fun) else start
+    dof0 = d - 1 + float(np.exp(theta[1]))
+    return mean0, float(np.exp(theta[0])), dof0, float(np.exp(theta[2])) * dof0 * pooled
+
+
+def empirical_bayes_niw(
+    stats, robust: bool = False, share: float = 0.9
+) -> tuple[tuple[np.ndarray, float, float, np.ndarray], np.ndarray]:
+    """``(m0, kappa0, v0, S0)`` of a class across structures, and who shares it.
 
     ``stats`` holds one row per structure (its count, mean and scatter of one
     class). ``m0`` is the mean of the structures' means; ``S0`` is a factor
     times the pooled within-structure covariance (the moment estimate, with a
     small ridge), and the factor, ``kappa0`` and ``v0`` maximise the summed
     log marginal likelihood within wide bounds.
+
+    With ``robust``, a structure may also be unlike the others: each has
+    prior probability ``share`` of drawing its class mean near the fleet's
+    (the NIW fitted) and the rest of drawing it anywhere (the same NIW with
+    ``kappa0`` of 0.01: a mean ten class deviations from the fleet's is
+    plausible). The fit alternates the posterior probability of each
+    structure's membership (from the two marginal likelihoods) with the NIW
+    fitted to the structures weighted by it, a few rounds of
+    expectation-maximisation, so that a few structures whose damage looks
+    different do not blur the prior of the others.
+
+    Returns
+    -------
+    hyper : tuple
+        ``(m0, kappa0, v0, S0)``.
+    membership : ndarray of shape (n_structures,)
+        Posterior probability that each structure shares the fleet's NIW.
     """
-    count, means, scatter = stats
-    d = means.shape[1]
-    mean0 = means.mean(axis=0)
-    pooled = (scatter.sum(axis=0) + _RIDGE * np.eye(d)) / (count.sum() + 1.0)
-
-    def objective(theta):
-        kappa0 = np.exp(theta[0])
-        dof0 = d - 1 + np.exp(theta[1])
-        scale0 = np.exp(theta[2]) * dof0 * pooled
-        return -_log_marginals(kappa0, dof0, scale0, mean0, stats)
-
-    start = np.array([0.0, np.log(d + 2.0), 0.0])
-    found = minimize(
-        objective,
-        start,
-        method="L-BFGS-B",
-        bounds=[_LOG_KAPPA, _LOG_DOF, _LOG_FACTOR],
-    )
-    theta = found.x if np.isfinite(found.fun) else start
-    dof0 = d - 1 + float(np.exp(theta[1]))
-    return mean0, float(np.exp(theta[0])), dof0, float(np.exp(theta[2])) * dof0 * pooled
+    weight = np.ones(stats[0].shape[0])
+    hyper = _fit_niw(stats, weight)
+    if not robust:
+        return hyper, weight
+    log_odds = log(share) - log1p(-share)
+    for _ in range(_MEMBERSHIP_ROUNDS):
+        mean0, kappa0, dof0, scale0 = hyper
+        shared = _log_marginals(kappa0, dof0, scale0, mean0, stats)
+        anywhere = _log_marginals(min(kappa0, _VAGUE_KAPPA), dof0, scale0, mean0, stats)
+        weight = 0.5 * (1.0 + np.tanh(0.5 * (log_odds + shared - anywhere)))
+        if weight.sum() < 2.0:
+            break
+        hyper = _fit_niw(stats, weight)
+    return hyper, weight
 
 
 class FleetPrior(BaseEstimator):
@@ -274,7 +312,10 @@ class FleetPrior(BaseEstimator):
         for k, rows in enumerate(per_class):
             if len(rows) >= 2:
                 stats = tuple(np.array(column) for column in zip(*rows))
-                mean[k], kappa[k], dof[k], scale[k] = empirical_bayes_niw(stats)
+                # The reference class is alike by construction (each structure
+                # is normalised by it); any other may be unlike on a few.
+                hyper, _ = empirical_bayes_niw(stats, robust=classes[k] != reference)
+                mean[k], kappa[k], dof[k], scale[k] = hyper
         return cls(
             classes=classes,
             mean=mean,
