@@ -1,7 +1,7 @@
 """
-===============================================
+================================================
 A fleet commissioned one structure after another
-===============================================
+================================================
 
 Each new bridge of a fleet is commissioned on its first healthy observations
 alone. Learning alone, it knows nothing of its damage states; with
