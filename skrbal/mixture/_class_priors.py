@@ -216,19 +216,22 @@ def niw_log_marginal(kappa0, dof0, scale0, count, kappa_n, dof_n, scale_n) -> fl
 
     ``log p(X) = -N D / 2 log(pi) + log Gamma_D(v_n / 2) - log Gamma_D(v0 / 2)
     + v0 / 2 log|S0| - v_n / 2 log|S_n| + D / 2 (log kappa0 - log kappa_n)``
-    (Murphy, 2012, eq. 4.215); fractional counts enter as they are.
+    (Murphy, 2012, eq. 4.215); fractional counts enter as they are. The data
+    terms may also be stacks (one data set per row: ``count``, ``kappa_n`` and
+    ``dof_n`` of shape (S,), ``scale_n`` of shape (S, D, D)), giving an array.
     """
-    d = scale0.shape[0]
+    d = scale0.shape[-1]
     _, logdet0 = np.linalg.slogdet(scale0)
     _, logdet_n = np.linalg.slogdet(scale_n)
-    return float(
+    value = (
         -0.5 * count * d * log(pi)
         + multigammaln(0.5 * dof_n, d)
         - multigammaln(0.5 * dof0, d)
         + 0.5 * dof0 * logdet0
         - 0.5 * dof_n * logdet_n
-        + 0.5 * d * (log(kappa0) - log(kappa_n))
+        + 0.5 * d * (np.log(kappa0) - np.log(kappa_n))
     )
+    return float(value) if np.ndim(value) == 0 else value
 
 
 def component_log_weights(entry: _DirectedPrior, log_marginal_broad, log_marginal_dir):
