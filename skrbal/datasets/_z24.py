@@ -166,6 +166,28 @@ def _check_spell_length(length) -> tuple[int, int]:
     return low, high
 
 
+def _check_modes(value, default: np.ndarray, name: str, positive: bool) -> np.ndarray:
+    """One finite value per mode (positive, or non-negative), or the default."""
+    if value is None:
+        return default
+    try:
+        values = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        values = None
+    if (
+        values is None
+        or values.shape != (_N_MODES,)
+        or not np.all(np.isfinite(values))
+        or np.any(values <= 0 if positive else values < 0)
+    ):
+        sign = "positive" if positive else "non-negative"
+        raise ValueError(
+            f"{name} must be {_N_MODES} finite {sign} numbers, one per mode, "
+            f"got {value!r}."
+        )
+    return values
+
+
 def make_z24_like(
     n_samples: int = Z24_N_SAMPLES,
     *,
@@ -174,6 +196,10 @@ def make_z24_like(
     damage_profile=None,
     n_cold_spells: int = _N_COLD_SPELLS,
     cold_spell_length: tuple[int, int] = _COLD_SPELL_LENGTH,
+    frequency_scale=1.0,
+    environment_scale: float = 1.0,
+    noise_scale: float = 1.0,
+    damage_loss=None,
     random_state=None,
     return_temperature: bool = False,
 ) -> tuple[np.ndarray, ...]:
@@ -217,6 +243,20 @@ def make_z24_like(
     cold_spell_length : tuple of int, default=(15, 45)
         ``(shortest, longest + 1)`` observations of a cold spell (12
         observations a day).
+    frequency_scale : float or array-like of shape (4,), default=1.0
+        Factor (one, or one per mode) on Z24's natural frequencies at the
+        reference temperature of 10 degC, ``(3.95, 5.05, 9.85, 10.95)`` Hz:
+        another structure of a fleet has others.
+    environment_scale : float, default=1.0
+        Factor on the temperature effects (the softening with warmth and the
+        frost stiffening): a structure more (above 1) or less sensitive to
+        its environment than Z24.
+    noise_scale : float, default=1.0
+        Factor on the identification noise (its scatter and its slips).
+    damage_loss : array-like of shape (4,), default=None
+        Final relative loss of each mode (before ``damage_scale``); ``None``
+        is Z24's ``(0.075, 0.03, 0.055, 0.04)``. Damage elsewhere on a
+        structure changes other modes most.
     random_state : int, RandomState instance or None, default=None
         Seed of the generator; pass an int for reproducible output.
     return_temperature : bool, default=False
@@ -308,6 +348,17 @@ def make_z24_like(
     profile = _check_damage_profile(damage_profile)
     n_cold_spells = check_int(n_cold_spells, "n_cold_spells", minimum=0)
     spell_length = _check_spell_length(cold_spell_length)
+    reference = _F_REF * _check_modes(
+        np.broadcast_to(frequency_scale, _N_MODES)
+        if np.ndim(frequency_scale) == 0
+        else frequency_scale,
+        np.ones(_N_MODES),
+        "frequency_scale",
+        positive=True,
+    )
+    loss = _check_modes(damage_loss, _DAMAGE_LOSS, "damage_loss", positive=False)
+    environment_scale = check_positive_real(environment_scale, "environment_scale")
+    noise_scale = check_positive_real(noise_scale, "noise_scale")
     rng = check_random_state(random_state)
 
     season_end = Z24_DAMAGE_ONSET * n_samples // Z24_N_SAMPLES
@@ -316,13 +367,15 @@ def make_z24_like(
     warmth = np.maximum(temperature, 0.0) - 10.0
     relative = (
         1.0
-        + warmth[:, None] * _WARM_SLOPE
-        + frost_depth[:, None] * _FROST_GAIN
+        # Term by term as before the scales existed: the defaults give the
+        # same record bit for bit.
+        + environment_scale * warmth[:, None] * _WARM_SLOPE
+        + environment_scale * frost_depth[:, None] * _FROST_GAIN
         - _damage_share(n_samples, damage_onset, profile)[:, None]
-        * (damage_scale * _DAMAGE_LOSS)
-        + _identification_noise(rng, n_samples)
+        * (damage_scale * loss)
+        + noise_scale * _identification_noise(rng, n_samples)
     )
-    X = _F_REF * relative
+    X = reference * relative
     onset = n_samples if damage_onset is None else damage_onset
     cold = (temperature < 0.0) & (np.arange(n_samples) < onset)
     y = np.where(cold, 2, 1)

@@ -35,6 +35,8 @@ from skrbal.exceptions import (
 REBUILDABLE = (
     "skrbal.mixture.BayesianGMMClassifier",
     "skrbal.mixture.SemiSupervisedGMMClassifier",
+    "skrbal.mixture.PooledGMMClassifier",
+    "skrbal.mixture.FleetPrior",
     "skrbal.rvm.MulticlassRVC",
     "skrbal.budget.AllOf",
     "skrbal.budget.CostThreshold",

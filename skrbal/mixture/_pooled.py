@@ -1,0 +1,633 @@
+"""A structure's classifier that starts from what its fleet knows.
+
+Each class has a mixture of two conjugate normal-inverse-Wishart priors in
+the structure's normalised feature space (its features standardised by its
+own commissioning window): the fleet's prior for the class
+(:class:`~skrbal.mixture.FleetPrior`, learned from the other structures) and
+the broad prior the structure would have alone. The weight of the fleet's
+component, the transfer strength, is updated by each component's marginal
+likelihood of the class's data beyond the commissioning window (a partial
+Bayes factor: the window sets the normalisation, so it is the training
+sample, not evidence), so a structure whose labels are unlike the fleet's
+falls back to its own data.
+"""
+
+from __future__ import annotations
+
+import warnings
+from math import fsum, isfinite, log, log1p
+from numbers import Integral, Real
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skrbal._logspace import exp_normalise, log_normalise
+from skrbal.exceptions import UnlabelledClassesWarning, caller_stacklevel
+from skrbal.mixture._class_priors import (
+    component_log_weights,
+    niw_log_marginal,
+    validate_concentration,
+)
+from skrbal.mixture._fleet_prior import commissioning_window, normaliser
+from skrbal.mixture._gmm import _as_classes, _label_indices, _sample_weight
+from skrbal.mixture._niw import (
+    _class_posterior,
+    _empty_statistics,
+    _labelled_statistics,
+    _log1p_mahalanobis,
+    _merge,
+    _niw_merge,
+    _NIWPrior,
+    _present_statistics,
+    _sample_statistics,
+)
+
+__all__ = ["PooledGMMClassifier"]
+
+
+class _Weights(NamedTuple):
+    """Prior log probabilities of the fleet's and the broad component."""
+
+    log_weight: float
+    log_defensive: float
+
+
+class _Components(NamedTuple):
+    """Predictive Student-t factors of one component, one row per class."""
+
+    means: np.ndarray
+    whiteners: np.ndarray
+    df: np.ndarray
+    log_norm: np.ndarray
+    dof: np.ndarray
+    mean_precision: np.ndarray
+    scale: np.ndarray
+
+
+def _log_marginal(prior: _NIWPrior, count, mean, scatter) -> float:
+    """Log marginal likelihood of one class's data under one NIW prior."""
+    if count <= 0:
+        return 0.0
+    kappa_n, _, scale_n = _niw_merge(prior, count, mean, scatter)
+    return niw_log_marginal(
+        prior.mean_precision,
+        prior.degrees_of_freedom,
+        prior.scale,
+        count,
+        kappa_n,
+        prior.degrees_of_freedom + count,
+        scale_n,
+    )
+
+
+class PooledGMMClassifier(ClassifierMixin, BaseEstimator):
+    """Bayesian Gaussian classes that borrow strength from a fleet of structures.
+
+    A new structure commissioned on healthy data knows nothing of its damage
+    states; its fleet does. This classifier standardises the structure's
+    features by its own commissioning window (the mean and standard deviation
+    of its first ``window`` samples of the reference class, the healthy one),
+    where similar structures look alike, and gives each class a mixture of
+    two normal-inverse-Wishart priors: the fleet's empirical-Bayes prior for
+    the class (``fleet``, a :class:`~skrbal.mixture.FleetPrior` learned from
+    the other structures' labels) with prior probability ``transfer_prior``,
+    and the broad prior of :class:`~skrbal.mixture.BayesianGMMClassifier`
+    (mean 0, unit scale) with the rest. A mixture of conjugate priors is
+    conjugate: the posterior mixes the two NIW posteriors, each component's
+    weight (the transfer strength, ``transfer_weight_``) updated by its
+    marginal likelihood of the class's labels beyond the commissioning
+    window, and the predictive is a mixture of two Student-t densities. A
+    structure whose labels are unlike the fleet's falls back to its own data
+    and the broad prior; without a ``fleet`` the model is
+    :class:`~skrbal.mixture.BayesianGMMClassifier` on the window-standardised
+    features. ``partial_fit`` is exact.
+
+    Parameters
+    ----------
+    fleet : FleetPrior, default=None
+        What the other structures know, in their own normalised spaces. Its
+        ``window`` and ``reference_class`` must be this classifier's. A class
+        that fewer than two structures labelled has the broad prior alone.
+        ``None``: the structure learns alone.
+    transfer_prior : float, default=0.9
+        Prior probability, in (0, 1), that a class of this structure is as
+        the fleet's; the broad prior keeps the rest, so that a structure
+        unlike the fleet can still find its states.
+    reference_class : label, default=None
+        The class whose commissioning window normalises the features.
+        ``None``: the fleet's, or without a fleet the class with the most
+        labelled samples when the model is started.
+    window : int, default=50
+        Number of samples of the reference class (the first given, counted
+        by their weights) whose mean and standard deviation normalise the
+        features. A feature constant in the window (or a window of one
+        sample) keeps its scale; without any sample of the reference class
+        the features are not moved.
+    mean_precision_prior : float, default=1.0
+        ``kappa0`` of the broad prior.
+    degrees_of_freedom_prior : float, default=None
+        ``v0`` of the broad prior; ``None`` is ``n_features``.
+    weight_concentration_prior : float, dict or array-like, default=1.0
+        Dirichlet prior on the class weights, as for
+        :class:`~skrbal.mixture.BayesianGMMClassifier`.
+    classes : array-like of shape (n_classes,), default=None
+        The full label set (``fit`` then accepts data holding only some).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, sorted.
+    class_count_ : ndarray of shape (n_classes,)
+        Weighted number of training samples of each class.
+    transfer_weight_ : ndarray of shape (n_classes,)
+        Posterior probability of the fleet's component of each class (0 for
+        a class without a fleet prior).
+    means_ : ndarray of shape (n_classes, n_features)
+        Posterior mean of each class mean, in the features' own units.
+    reference_class_ : label
+        The class that normalised the features.
+    normaliser_mean_ : ndarray of shape (n_features,)
+        Mean of the commissioning window.
+    normaliser_scale_ : ndarray of shape (n_features,)
+        Standard deviation of the commissioning window.
+    window_size_ : int
+        Number of samples in the commissioning window (at most ``window``).
+    unlabelled_classes_ : ndarray
+        Classes without a labelled sample of this structure yet.
+    fit_warnings_ : list of Warning
+        The :class:`~skrbal.exceptions.UnlabelledClassesWarning` raised when
+        the model was started, if any.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``, when ``X`` has string column
+        names.
+
+    See Also
+    --------
+    FleetPrior : The fleet's prior, learned from the other structures.
+    BayesianGMMClassifier : The same classes learned alone.
+
+    Notes
+    -----
+    With ``W`` the window's samples and ``A`` all of a class's samples, the
+    weight of component ``j`` is proportional to
+    ``pi_j p_j(A) / p_j(W)``, the prior probability times the marginal
+    likelihood of the samples beyond the window given the window. The
+    window's samples have mean 0 and unit variance by construction, so they
+    say nothing about whether the structure is like the fleet, and the window
+    of a structure is a few days of one season: judged on it, the fleet's
+    prior (which has seen every season) would always lose to the structure's
+    own narrow one.
+
+    References
+    ----------
+    L. A. Bull, P. A. Gardner, J. Gosliga, T. J. Rogers, N. Dervilis, E. J.
+    Cross, E. Papatheou, A. E. Maguire, C. Campos and K. Worden,
+    "Foundations of population-based SHM, Part I: Homogeneous populations
+    and forms", Mechanical Systems and Signal Processing 148, 2021.
+
+    A. O'Hagan, "Fractional Bayes factors for model comparison", Journal of
+    the Royal Statistical Society B 57(1), 1995.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.mixture import FleetPrior, PooledGMMClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> def structure(level):
+    ...     healthy = rng.normal(level, 1.0, size=(60, 2))
+    ...     damaged = rng.normal(level - 5.0, 1.0, size=(5, 2))
+    ...     return np.vstack([healthy, damaged]), np.r_[[1] * 60, [2] * 5]
+    >>> fleet = FleetPrior.from_structures(
+    ...     [structure(level) for level in (10, 20, 30)], classes=[1, 2])
+    >>> X, y = structure(40)
+    >>> clf = PooledGMMClassifier(fleet=fleet, classes=[1, 2])
+    >>> import warnings
+    >>> with warnings.catch_warnings():  # class 2 has no label: it warns
+    ...     warnings.simplefilter("ignore")
+    ...     clf = clf.fit(X[:50], y[:50])  # healthy labels only
+    >>> clf.predict([[40.0, 40.0], [35.0, 35.0]])
+    array([1, 2])
+    >>> clf.transfer_weight_.round(2)
+    array([0.9, 0.9])
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "fleet": [None, HasMethods(["class_priors"])],
+        "transfer_prior": [Interval(Real, 0, 1, closed="neither")],
+        "reference_class": "no_validation",
+        "window": [Interval(Integral, 2, None, closed="left")],
+        "mean_precision_prior": [Interval(Real, 0, None, closed="neither")],
+        "degrees_of_freedom_prior": [None, Interval(Real, 0, None, closed="neither")],
+        "weight_concentration_prior": [
+            Interval(Real, 0, None, closed="neither"),
+            dict,
+            "array-like",
+        ],
+        "classes": [None, "array-like"],
+    }
+
+    def __init__(
+        self,
+        *,
+        fleet=None,
+        transfer_prior: float = 0.9,
+        reference_class=None,
+        window: int = 50,
+        mean_precision_prior: float = 1.0,
+        degrees_of_freedom_prior: float | None = None,
+        weight_concentration_prior=1.0,
+        classes=None,
+    ):
+        self.fleet = fleet
+        self.transfer_prior = transfer_prior
+        self.reference_class = reference_class
+        self.window = window
+        self.mean_precision_prior = mean_precision_prior
+        self.degrees_of_freedom_prior = degrees_of_freedom_prior
+        self.weight_concentration_prior = weight_concentration_prior
+        self.classes = classes
+
+    # ------------------------------------------------------------------ #
+    # fitting
+    # ------------------------------------------------------------------ #
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None) -> PooledGMMClassifier:
+        """Normalise by the commissioning window and compute the posterior.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples, in temporal order: the first ``window`` of the
+            reference class are the commissioning window.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, counted as fractional observations.
+
+        Returns
+        -------
+        self : PooledGMMClassifier
+            The fitted classifier.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        if self.classes is None:
+            classes, y_idx = np.unique(y, return_inverse=True)
+        else:
+            classes = _as_classes(self.classes)
+            y_idx = _label_indices(y, classes)
+        self._start(X, y_idx, classes, _sample_weight(sample_weight, X))
+        return self
+
+    def partial_fit(
+        self, X, y, classes=None, sample_weight=None
+    ) -> PooledGMMClassifier:
+        """Update the posterior with a batch of labelled data.
+
+        The first call starts the model as ``fit`` does (its batch holds the
+        commissioning window); later calls merge their samples exactly, so
+        any split into batches after the first gives the same model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        classes : array-like of shape (n_classes,), default=None
+            All the labels; required on the first call unless the ``classes``
+            parameter is set, and if given later must equal ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        self : PooledGMMClassifier
+            The updated classifier.
+        """
+        if not hasattr(self, "_statistics"):
+            return self._first_partial_fit(X, y, classes, sample_weight)
+        X, y = validate_data(self, X, y, reset=False, dtype=np.float64)
+        if classes is not None and not np.array_equal(
+            _as_classes(classes), self.classes_
+        ):
+            raise ValueError(
+                f"classes={np.asarray(classes).tolist()} differs from classes_="
+                f"{self.classes_.tolist()} of the previous call to partial_fit."
+            )
+        y_idx = _label_indices(y, self.classes_)
+        weight = _sample_weight(sample_weight, X)
+        present, batch = _present_statistics(self._normalised(X), y_idx, weight)
+        stored = self._statistics
+        for row, k in enumerate(present.tolist()):
+            merged = _merge(
+                stored.count.item(k),
+                stored.mean[k],
+                stored.scatter[k],
+                batch.count.item(row),
+                batch.mean[row],
+                batch.scatter[row],
+            )
+            for field, value in zip(stored, merged):
+                field[k] = value
+        self._set_posterior()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _first_partial_fit(self, X, y, classes, sample_weight):
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        if classes is None and self.classes is None:
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit (or set "
+                "as a parameter)."
+            )
+        found = _as_classes(self.classes if classes is None else classes)
+        if self.classes is not None and not np.array_equal(
+            found, _as_classes(self.classes)
+        ):
+            raise ValueError(
+                f"classes={found.tolist()} passed to partial_fit differs from the "
+                f"classes parameter {_as_classes(self.classes).tolist()}."
+            )
+        self._start(
+            X, _label_indices(y, found), found, _sample_weight(sample_weight, X)
+        )
+        return self
+
+    def _reference(self, classes, y_idx, weight) -> int:
+        """Index of the class that normalises, checked against the fleet's."""
+        owner = type(self).__name__
+        label = self.reference_class
+        fleet_label = None if self.fleet is None else self.fleet.reference_class
+        if label is not None and fleet_label is not None and label != fleet_label:
+            raise ValueError(
+                f"{owner}: reference_class={label!r} differs from the fleet prior's "
+                f"reference_class={fleet_label!r}."
+            )
+        label = fleet_label if label is None else label
+        if label is None:
+            return int(np.argmax(np.bincount(y_idx, weight, minlength=len(classes))))
+        matches = np.flatnonzero(classes == label)
+        if matches.size != 1:
+            raise ValueError(
+                f"{owner}: reference_class={label!r} is not one of the classes "
+                f"{classes.tolist()}."
+            )
+        return int(matches[0])
+
+    def _start(self, X, y_idx, classes, weight) -> None:
+        """Normalise, set the priors and compute the posterior from one batch."""
+        owner = type(self).__name__
+        if self.fleet is not None and self.fleet.window != self.window:
+            raise ValueError(
+                f"{owner}: window={self.window} differs from the fleet prior's "
+                f"window={self.fleet.window}; every structure must be normalised "
+                "alike."
+            )
+        d = X.shape[1]
+        reference = self._reference(classes, y_idx, weight)
+        window = commissioning_window(y_idx, reference, self.window, weight)
+        centre, scale = normaliser(X[window], weight[window])
+        Z = (X - centre) / scale
+        stats = _labelled_statistics(Z, y_idx, weight, len(classes))
+        # The window's samples are all of the reference class.
+        window_stats = _empty_statistics(len(classes), d)
+        for field, values in zip(
+            window_stats, _sample_statistics(Z[window], weight[window])
+        ):
+            field[reference] = values[0]
+        concentration = validate_concentration(
+            self.weight_concentration_prior, classes, 0.0, owner
+        )
+        dof = float(
+            d
+            if self.degrees_of_freedom_prior is None
+            else self.degrees_of_freedom_prior
+        )
+        if dof <= d - 1:
+            raise ValueError(
+                "degrees_of_freedom_prior must be greater than n_features - 1 = "
+                f"{d - 1}, got {dof}."
+            )
+        broad = _NIWPrior(
+            np.zeros(d), float(self.mean_precision_prior), dof, np.eye(d), concentration
+        )
+        fleet = (
+            [None] * len(classes)
+            if self.fleet is None
+            else self.fleet.class_priors(classes, d)
+        )
+        self.classes_ = classes
+        self.reference_class_ = classes[reference]
+        self.normaliser_mean_, self.normaliser_scale_ = centre, scale
+        self.window_size_ = int(window.size)
+        self._statistics, self._window = stats, window_stats
+        self._broad = broad
+        self._fleet = [
+            None if hyper is None else _NIWPrior(*hyper, concentration)
+            for hyper in fleet
+        ]
+        self._weights = _Weights(log(self.transfer_prior), log1p(-self.transfer_prior))
+        self._set_posterior()
+        self.fit_warnings_ = []
+        warning = self._unlabelled_warning()
+        if warning is not None:
+            warnings.warn(warning, stacklevel=caller_stacklevel())
+            self.fit_warnings_.append(warning)
+
+    def _unlabelled_warning(self):
+        missing = self.unlabelled_classes_
+        if not missing.size:
+            return None
+        pooled = [c.item() for c in missing if self._fleet[self._index(c)] is not None]
+        alone = [c.item() for c in missing if self._fleet[self._index(c)] is None]
+        parts = []
+        if pooled:
+            parts.append(
+                f"the belief in {pooled} rests on the fleet's labels of that state "
+                f"(weight {self.transfer_prior:g}) mixed with the broad prior"
+            )
+        if alone:
+            parts.append(f"the belief in {alone} rests on the broad prior alone")
+        return UnlabelledClassesWarning(
+            f"{type(self).__name__}: class(es) {missing.tolist()} have no labelled "
+            f"sample of this structure; {'; '.join(parts)}."
+        )
+
+    def _index(self, label) -> int:
+        return int(np.flatnonzero(self.classes_ == label)[0])
+
+    def _set_posterior(self) -> None:
+        """Both components' posteriors, their weights and the fitted attributes."""
+        stats, window = self._statistics, self._window
+        broad_rows, fleet_rows, log_weights = [], [], []
+        for k, alpha in enumerate(self._broad.concentration.tolist()):
+            data = (stats.count.item(k), stats.mean[k], stats.scatter[k])
+            seen = (window.count.item(k), window.mean[k], window.scatter[k])
+            broad_rows.append(_class_posterior(self._broad, *data, alpha))
+            prior = self._fleet[k]
+            if prior is None:
+                log_weights.append((0.0, -np.inf))
+                continue
+            fleet_rows.append(_class_posterior(prior, *data, alpha))
+            log_weights.append(
+                component_log_weights(
+                    self._weights,
+                    _log_marginal(self._broad, *data)
+                    - _log_marginal(self._broad, *seen),
+                    _log_marginal(prior, *data) - _log_marginal(prior, *seen),
+                )
+            )
+        self._fleet_index = np.array(
+            [k for k, prior in enumerate(self._fleet) if prior is not None],
+            dtype=np.intp,
+        )
+        self._broad_t = _components(broad_rows)
+        self._fleet_t = _components(fleet_rows) if fleet_rows else None
+        log_weights = np.array(log_weights)
+        self._log_broad_weight, self._log_fleet_weight = log_weights.T
+        self.class_count_ = stats.count.copy()
+        self.transfer_weight_ = np.exp(self._log_fleet_weight)
+        concentration = self._broad.concentration + stats.count
+        self._log_class_prior = np.log(concentration) - log(
+            fsum(concentration.tolist())
+        )
+        means = self._broad_t.means * (1.0 - self.transfer_weight_)[:, None]
+        if self._fleet_t is not None:
+            means[self._fleet_index] += (
+                self._fleet_t.means * self.transfer_weight_[self._fleet_index, None]
+            )
+        self.means_ = self.normaliser_mean_ + self.normaliser_scale_ * means
+        self.unlabelled_classes_ = self.classes_[~(stats.count > 0)]
+
+    # ------------------------------------------------------------------ #
+    # prediction
+    # ------------------------------------------------------------------ #
+    def _normalised(self, X: np.ndarray) -> np.ndarray:
+        return (X - self.normaliser_mean_) / self.normaliser_scale_
+
+    def _check_X(self, X) -> np.ndarray:
+        """Validated, normalised samples (a plain finite float array as it is)."""
+        if not (
+            type(X) is np.ndarray
+            and X.dtype == np.float64
+            and X.ndim == 2
+            and X.shape[0] > 0
+            and hasattr(self, "_statistics")
+            and X.shape[1] == self.n_features_in_
+            and not hasattr(self, "feature_names_in_")
+            and isfinite(X.sum())
+        ):
+            check_is_fitted(self)
+            X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._normalised(X)
+
+    def _class_log_density(self, Z: np.ndarray) -> np.ndarray:
+        """``log p(z | y=k, D)`` in the normalised space, shape (K, n)."""
+        broad = self._broad_t
+        density = _student_t(Z, broad) + self._log_broad_weight[:, None]
+        if self._fleet_t is not None:
+            index = self._fleet_index
+            fleet = _student_t(Z, self._fleet_t) + self._log_fleet_weight[index, None]
+            density[index] = np.logaddexp(density[index], fleet)
+        return density
+
+    def _joint_log_likelihood(self, Z: np.ndarray) -> np.ndarray:
+        return (self._class_log_density(Z) + self._log_class_prior[:, None]).T
+
+    def class_log_density(self, X) -> np.ndarray:
+        """Log posterior predictive density of ``X`` under each class.
+
+        In the features' own units (the normalisation's Jacobian included).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples, n_classes)
+            Columns ordered as ``classes_``.
+        """
+        jacobian = (
+            float(np.log(self.normaliser_scale_).sum())
+            if hasattr(self, "normaliser_scale_")
+            else 0.0
+        )
+        return self._class_log_density(self._check_X(X)).T - jacobian
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        joint = self._joint_log_likelihood(self._check_X(X))
+        return self.classes_[np.argmax(joint, axis=1)]
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Log posterior probability of each class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns ordered as ``classes_``.
+        """
+        return log_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Posterior probability of each class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns ordered as ``classes_``; rows sum to one.
+        """
+        return exp_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
+
+
+def _components(rows) -> _Components:
+    """The Student-t factors of ``_class_posterior`` rows, stacked."""
+    columns = list(zip(*rows))
+    return _Components(
+        means=np.array(columns[1]),
+        whiteners=np.array(columns[9]),
+        df=np.array(columns[8]),
+        log_norm=np.array(columns[10]),
+        dof=np.array(columns[3]),
+        mean_precision=np.array(columns[2]),
+        scale=np.array(columns[4]),
+    )
+
+
+def _student_t(Z: np.ndarray, t: _Components) -> np.ndarray:
+    """Log Student-t density of every sample under every row of ``t``, (K, n)."""
+    density = _log1p_mahalanobis(Z, t.means, t.whiteners, t.df)
+    density *= -0.5 * (t.df[:, None] + Z.shape[1])
+    density += t.log_norm[:, None]
+    return density
