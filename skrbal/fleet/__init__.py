@@ -20,6 +20,7 @@ _LAZY = {
     "FleetDrawError": "skrbal.fleet._policy",
     "FleetLedger": "skrbal.fleet._ledger",
     "Structure": "skrbal.fleet._replay",
+    "fleet_status": "skrbal.fleet._status",
     "replay_fleet": "skrbal.fleet._replay",
 }
 
