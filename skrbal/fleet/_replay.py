@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import time
@@ -139,7 +140,11 @@ class _Replayer:
                 holder.close()
         cpu = time.process_time() - began
         for row in rows.values():
-            row.update(cpu_seconds=cpu / len(rows), peak_memory_mb=_peak_memory_mb())
+            row.update(
+                cpu_seconds=cpu / len(rows),
+                peak_memory_mb=_peak_memory_mb(),
+                process=os.getpid(),
+            )
         return list(rows.values())
 
 
@@ -211,8 +216,8 @@ def replay_fleet(
     summary : DataFrame
         One row per structure: ``structure``, ``n_inspections``,
         ``n_observations``, ``committed_spend``, ``cpu_seconds`` (of the
-        task, per structure) and ``peak_memory_mb`` (of the process that
-        ran it).
+        task, per structure), ``peak_memory_mb`` and ``process`` (the peak
+        resident memory and id of the process that ran it).
 
     Examples
     --------
