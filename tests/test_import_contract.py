@@ -66,7 +66,7 @@ LAYERS = [
     {"query", "metrics"},
     {"_learning"},
     {"active", "online"},
-    {"experiments"},
+    {"experiments", "fleet"},
     {"cli"},
     {"__main__"},
 ]

@@ -4,7 +4,8 @@
 - ``skrbal reproduce synthetic|z24|custom``: a case study of the paper (or its
   protocol on your own campaign and process) with every method, writing
   results, all figures and a Markdown summary;
-- ``skrbal agent ...``: a live agent over its store (SQLite or PostgreSQL).
+- ``skrbal agent ...``: a live agent over its store (SQLite or PostgreSQL);
+- ``skrbal fleet ...``: the agents of a fleet's structures on one budget.
 
 The parser of a command is only built (and its modules only imported) when
 that command runs, so ``skrbal --version`` or ``skrbal agent status`` do not
@@ -31,6 +32,10 @@ _COMMANDS = {
     "agent": (
         "skrbal.cli._agent",
         "run a live risk-based agent over a store (SQLite or PostgreSQL)",
+    ),
+    "fleet": (
+        "skrbal.cli._fleet",
+        "run the agents of a fleet of structures on one budget",
     ),
 }
 

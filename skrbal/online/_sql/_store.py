@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import time
@@ -352,6 +353,8 @@ class AgentStore:
         self.display_url = mask_passwords(parsed.render_as_string(hide_password=False))
         # The write locks this object handed out, checked by every write.
         self._locks = {}
+        # A caller's open transaction that writes join (see joined()).
+        self._joined = None
         try:
             self._prepare_schema()
         except DatabaseError as exc:
@@ -879,6 +882,59 @@ class AgentStore:
             Each column's values at those steps.
         """
         return _reading.load_steps(self, agent_id, steps, columns)
+
+    @contextlib.contextmanager
+    def joined(self, conn):
+        """Make this store's writes join ``conn``'s open transaction meanwhile.
+
+        A caller that must commit an agent's call together with its own rows
+        (the fleet budget of :mod:`skrbal.fleet`, drawn under a fleet lock)
+        opens a transaction on this store's engine, and runs the call inside
+        this block: each write then runs in that transaction, and commits or
+        rolls back with it, by the caller. Not for a store shared by threads.
+
+        Parameters
+        ----------
+        conn : sqlalchemy.engine.Connection
+            A connection of this store's engine, in a transaction.
+
+        Yields
+        ------
+        store : AgentStore
+            This store.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from skrbal.online import AgentStore
+        >>> store = AgentStore(os.path.join(tempfile.mkdtemp(), "fleet.db"))
+        >>> with store.engine.begin() as conn, store.joined(conn):
+        ...     store.begin_write() is not None
+        True
+        >>> store.close()
+        """
+        if self._joined is not None:
+            raise RuntimeError(
+                f"store {self.display_url}: its writes already join a transaction."
+            )
+        self._joined = conn
+        try:
+            yield self
+        finally:
+            self._joined = None
+
+    def begin_write(self):
+        """The transaction of one write: a new one, or the one joined.
+
+        Returns
+        -------
+        context : context manager
+            Yields the connection to write with; a new transaction commits
+            when it ends, a joined one (:meth:`joined`) is its owner's.
+        """
+        if self._joined is None:
+            return self.engine.begin()
+        return contextlib.nullcontext(self._joined)
 
     def close(self) -> None:
         """Close the store's connections."""

@@ -49,7 +49,7 @@ def _transaction(store, agent_id: int, seq: int, **values):
     refused); ``values`` update the agent's row in the same statement.
     """
     agents = schema.agents
-    with store.engine.begin() as conn:
+    with store.begin_write() as conn:
         # Values as execution parameters, not in the statement: its
         # compiled form is cached, which matters at one call per step.
         moved = conn.execute(

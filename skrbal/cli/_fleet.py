@@ -1,0 +1,173 @@
+"""``skrbal fleet``: the agents of one store on one budget, from the shell.
+
+- ``init``: commission one agent per asset of a fleet campaign file (a
+  campaign with an asset column) and create the fleet's budget;
+- ``observe``: decide for new observations of any assets (CSV with an asset
+  column), each asset's rows one draw on the fleet budget;
+- ``status``: the budget's spend and price, one line per structure;
+- ``report``: one self-contained HTML page, one row per structure: belief
+  now, recommended action, open and overdue requests, spend.
+
+This module only builds the parser; a command's code is imported when it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from skrbal.cli._agent import AGENT_METHODS, DURATIONS
+from skrbal.cli._data import DATE_FORMAT_HELP, add_campaign_options
+from skrbal.cli._errors import debug_option
+
+__all__ = ["add_parser"]
+
+
+def _handler(name: str):
+    def run(args) -> int:
+        return getattr(importlib.import_module("skrbal.cli._fleet_commands"), name)(
+            args
+        )
+
+    return run
+
+
+def _common():
+    common = debug_option()
+    common.add_argument(
+        "--store",
+        required=True,
+        metavar="URL|PATH",
+        help="the store: a SQLite file path, sqlite:///path or "
+        "postgresql://user@host/database",
+    )
+    common.add_argument(
+        "--budget-name",
+        default="fleet",
+        metavar="NAME",
+        help="the fleet budget's name in the store (default: fleet)",
+    )
+    return common
+
+
+def add_parser(commands, name: str, help_text: str) -> None:
+    """Add ``skrbal fleet ...`` to the subcommands of the ``skrbal`` parser."""
+    fleet = commands.add_parser(
+        name,
+        help=help_text,
+        description="Run the agents of a fleet of structures in one store, on "
+        "one budget: an inspection is granted where its value minus its cost "
+        "is highest across the fleet, paced over the period, and a period's "
+        "money is never overspent, whatever the processes drawing at once.",
+    )
+    verbs = fleet.add_subparsers(dest="verb", required=True, metavar="COMMAND")
+    common = _common()
+    init = verbs.add_parser(
+        "init",
+        parents=[common],
+        help="commission one agent per asset and create the fleet budget",
+        description="Commission one agent per asset of a fleet campaign (the "
+        "campaign format of 'skrbal agent init --data', with an asset column "
+        "naming each row's structure; every row labelled), all with the "
+        "decision process --process and the model of --method, and create the "
+        "fleet's budget (--limit per --period for all of them).",
+    )
+    init.add_argument("--process", required=True, metavar="JSON")
+    init.add_argument("--data", required=True, metavar="CSV")
+    init.add_argument(
+        "--asset-column",
+        default="asset",
+        metavar="NAME",
+        help="column naming each row's structure (default: asset)",
+    )
+    add_campaign_options(init, "fleet campaign file (--data)")
+    init.add_argument("--date-format", metavar="FORMAT", help=DATE_FORMAT_HELP)
+    init.add_argument(
+        "--method",
+        choices=AGENT_METHODS,
+        default="gmm-evpi",
+        help="every agent's model (default: gmm-evpi)",
+    )
+    init.add_argument(
+        "--limit",
+        required=True,
+        type=float,
+        metavar="MONEY",
+        help="money per period for the whole fleet",
+    )
+    init.add_argument(
+        "--period",
+        required=True,
+        metavar="DURATION",
+        help="length of a budget period. " + DURATIONS,
+    )
+    init.add_argument(
+        "--origin",
+        metavar="TIME",
+        help="start of the first period: a number or an ISO 8601 "
+        "date-time (default: the first time of the file)",
+    )
+    init.add_argument(
+        "--pacing-rate",
+        type=float,
+        default=2.0,
+        metavar="RATE",
+        help="rise of the fleet's price per inspection (default: 2)",
+    )
+    init.add_argument(
+        "--json", action="store_true", help="print the agents commissioned as JSON"
+    )
+    init.set_defaults(handler=_handler("init"))
+
+    observe = verbs.add_parser(
+        "observe",
+        parents=[common],
+        help="decide for new observations of the fleet's assets",
+        description="Read observations (CSV with the asset column, the "
+        "agents' feature columns and, for agents with times, the time column), "
+        "and decide for each asset's rows in order, one draw on the fleet "
+        "budget per asset; write one decision per row.",
+    )
+    observe.add_argument(
+        "--data", required=True, metavar="CSV", help="the observations; - for stdin"
+    )
+    observe.add_argument("--asset-column", default="asset", metavar="NAME")
+    observe.add_argument(
+        "--time-column",
+        default="time",
+        metavar="NAME",
+        help="column of the times, for agents with times (default: time)",
+    )
+    observe.add_argument(
+        "--out",
+        default="-",
+        metavar="FILE",
+        help="where to write the decisions (default: -, stdout)",
+    )
+    observe.add_argument(
+        "--json", action="store_true", help="write JSON lines instead of CSV"
+    )
+    observe.set_defaults(handler=_handler("observe"))
+
+    status = verbs.add_parser(
+        "status",
+        parents=[common],
+        help="the fleet budget's spend and one line per structure",
+        description="Read the store (no lock): the fleet budget's spend by "
+        "period and price, and per structure its belief now, recommended "
+        "action, open and overdue requests, and spend.",
+    )
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(handler=_handler("status"))
+
+    report = verbs.add_parser(
+        "report",
+        parents=[common],
+        help="write one self-contained HTML page about the fleet",
+        description="Write one HTML page (no external file, no script): the "
+        "fleet budget by period, and one row per structure: belief now, "
+        "recommended action, open and overdue requests, spend.",
+    )
+    report.add_argument(
+        "--out", required=True, metavar="FILE", help="the HTML file, or - for stdout"
+    )
+    report.set_defaults(handler=_handler("report"))

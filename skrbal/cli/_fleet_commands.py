@@ -1,0 +1,326 @@
+"""The commands of ``skrbal fleet``: init, observe, status, report."""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from skrbal.cli._agent_commands import timestamps
+from skrbal.cli._agent_store import guarded, open_store
+from skrbal.cli._data import read_process
+from skrbal.cli._output import check_output, write_output
+
+__all__ = ["init", "observe", "report", "status"]
+
+# As 'skrbal agent init': with times, a request expires after 30 days.
+_DEFAULT_TIMEOUT = 30 * 86400.0
+
+
+def _seconds(times) -> np.ndarray:
+    """Times as seconds: numbers as they are, dates since the epoch (UTC)."""
+    values = np.asarray(times)
+    if values.dtype.kind in "fiu":
+        return values.astype(np.float64)
+    index = pd.DatetimeIndex(pd.to_datetime(values, utc=True))
+    return ((index - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)).to_numpy()
+
+
+def _estimator(method_name: str):
+    from skrbal.experiments import get_method
+
+    estimator = get_method(method_name).estimator(None)
+    if "mean_prior" in estimator.get_params():
+        # The user's own features: a prior centred and scaled on them.
+        estimator.set_params(mean_prior="data", covariance_prior="data")
+    return estimator
+
+
+def _read_fleet(args, process):
+    from skrbal.datasets import load_fleet_campaign
+
+    return load_fleet_campaign(
+        args.data,
+        process,
+        asset_column=args.asset_column,
+        label_column=args.label_column or "label",
+        feature_columns=args.feature_columns,
+        action_column=args.action_column,
+        time_column=args.time_column,
+        date_format=args.date_format,
+    )
+
+
+def _times_of(campaign):
+    times = campaign.time
+    if times is not None and campaign.time_zoned:
+        times = pd.DatetimeIndex(times).tz_localize("UTC")
+    return times
+
+
+@guarded
+def init(args) -> int:
+    from sklearn.base import clone
+
+    from skrbal.cli._agent_commands import _duration, _time_point
+    from skrbal.fleet import Fleet, FleetBudget
+
+    process = read_process(args.process)
+    fleet_data = _read_fleet(args, process)
+    period = _duration(args.period, "--period")
+    campaigns = fleet_data.campaigns
+    timed = {a: _times_of(campaigns[a]) is not None for a in fleet_data.assets}
+    if args.origin is not None:
+        origin = _time_point(args.origin, "--origin")
+    elif all(timed.values()):
+        origin = float(
+            min(_seconds(_times_of(campaigns[a]))[0] for a in fleet_data.assets)
+        )
+    else:
+        origin = 0.0
+    budget = FleetBudget(
+        limit=args.limit, period=period, origin=origin, pacing_rate=args.pacing_rate
+    )
+    estimator = _estimator(args.method)
+    store = open_store(args, create=True)
+    done = []
+    try:
+        with Fleet(store, budget=budget, name=args.budget_name) as fleet:
+            for asset in fleet_data.assets:
+                campaign = campaigns[asset]
+                times = _times_of(campaign)
+                X = pd.DataFrame(campaign.X, columns=campaign.feature_names)
+                fleet.commission(
+                    asset,
+                    X,
+                    campaign.y,
+                    timestamps=times,
+                    estimator=clone(estimator),
+                    process=process,
+                    request_timeout=None if times is None else _DEFAULT_TIMEOUT,
+                )
+                done.append({"asset": asset, "n_commissioning": len(campaign.y)})
+        url = store.display_url
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps({"store": url, "budget": args.budget_name, "agents": done}))
+    else:
+        print(
+            f"fleet {args.budget_name!r} in {url}: {len(done)} agents commissioned "
+            f"({', '.join(d['asset'] for d in done)}); budget {args.limit:g} per "
+            f"{args.period} for all of them"
+        )
+    return 0
+
+
+def _read_observations(args) -> pd.DataFrame:
+    source = sys.stdin if args.data == "-" else args.data
+    try:
+        frame = pd.read_csv(source, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"--data {args.data}: no header line, no rows") from None
+    if args.asset_column not in frame.columns:
+        raise ValueError(
+            f"--data {args.data}: no asset column {args.asset_column!r}; its "
+            f"columns are {list(frame.columns)} (--asset-column)"
+        )
+    missing = frame[args.asset_column].isna()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"--data {args.data}, row {row}: no asset")
+    frame[args.asset_column] = frame[args.asset_column].astype(str)
+    return frame
+
+
+def _asset_rows(args, frame, asset, agent, clock):
+    rows = frame[frame[args.asset_column] == asset]
+    names = getattr(agent, "feature_names_in_", None)
+    if names is None:
+        names = [
+            c for c in frame.columns if c not in (args.asset_column, args.time_column)
+        ]
+    missing = [n for n in names if n not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"--data {args.data}: no column {missing[0]!r}, a feature of agent "
+            f"{asset!r}"
+        )
+    X = rows[list(names)].apply(pd.to_numeric, errors="coerce")
+    if X.isna().any().any():
+        row = int(rows.index[np.flatnonzero(X.isna().any(axis=1).to_numpy())[0]])
+        raise ValueError(f"--data {args.data}, row {row}: a feature is not a number")
+    times = None
+    if clock == "timestamp":
+        if args.time_column not in frame.columns:
+            raise ValueError(
+                f"--data {args.data}: agent {asset!r} counts time in seconds and "
+                f"needs the time column {args.time_column!r} (--time-column)"
+            )
+        times = timestamps(rows[args.time_column])
+    return X.to_numpy(dtype=np.float64), times
+
+
+@guarded
+def observe(args) -> int:
+    from skrbal.fleet import Fleet
+
+    check_output(args.out)
+    frame = _read_observations(args)
+    store = open_store(args)
+    parts = []
+    try:
+        known = set(store.agent_names())
+        assets = list(dict.fromkeys(frame[args.asset_column]))
+        unknown = [a for a in assets if a not in known]
+        if unknown:
+            raise ValueError(
+                f"--data {args.data}: asset {unknown[0]!r} has no agent in the "
+                "store; commission it with 'skrbal fleet init'"
+            )
+        with Fleet(store, name=args.budget_name) as fleet:
+            for asset in assets:
+                clock = store.status(asset)["clock"]
+                agent = fleet.agent(asset)
+                X, times = _asset_rows(args, frame, asset, agent, clock)
+                decisions = fleet.observe(asset, X, times)
+                decisions.insert(0, "asset", asset)
+                parts.append(decisions)
+    finally:
+        store.close()
+    decisions = pd.concat(parts, ignore_index=True)
+    if args.json:
+        text = decisions.to_json(orient="records", lines=True, date_format="iso")
+    else:
+        text = decisions.to_csv(index=False)
+    write_output(args.out, text)
+    return 0
+
+
+def _status_json(budget: dict, table: pd.DataFrame) -> str:
+    rows = json.loads(table.to_json(orient="records"))
+    return json.dumps({"budget": budget, "structures": rows})
+
+
+@guarded
+def status(args) -> int:
+    from skrbal.fleet import fleet_status
+
+    store = open_store(args)
+    try:
+        budget, table = fleet_status(store, args.budget_name)
+    finally:
+        store.close()
+    if args.json:
+        print(_status_json(budget, table))
+        return 0
+    spent = ", ".join(
+        f"period {k}: {v:g}"
+        for k, v in sorted(budget["spent"].items(), key=lambda kv: int(kv[0]))
+    )
+    print(
+        f"fleet budget {budget['name']!r}: {budget['limit']:g} per period of "
+        f"{budget['period']:g}; spent {spent or 'nothing'}; price "
+        f"{budget['price']:.3g}; {budget['n_draws']} draws"
+    )
+    print(table.to_string(index=False))
+    return 0
+
+
+# ---------------------------------------------------------------------- #
+# the report page
+# ---------------------------------------------------------------------- #
+_CSS = (
+    "body{font-family:sans-serif;margin:2em;color:#222}"
+    "table{border-collapse:collapse;margin:1em 0}"
+    "th,td{border:1px solid #bbb;padding:.3em .6em}"
+    "td.num{text-align:right}.overdue{background:#fdd}"
+)
+_HEADER = (
+    "structure",
+    "belief now",
+    "recommended action",
+    "open requests",
+    "overdue requests",
+    "inspected",
+    "spend",
+    "committed spend",
+)
+
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _row(r) -> str:
+    cells = [
+        _e(r.structure),
+        f"{_e(r.state_now)} ({r.belief_now:.3f})",
+        _e(r.recommended_action),
+        f'<td class="num">{int(r.n_open)}</td>',
+        f'<td class="num{" overdue" if r.n_overdue else ""}">{int(r.n_overdue)}</td>',
+        f'<td class="num">{int(r.n_inspected)}</td>',
+        f'<td class="num">{r.spend:.6g}</td>',
+        f'<td class="num">{r.committed_spend:.6g}</td>',
+    ]
+    return (
+        "<tr>"
+        + "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in cells)
+        + "</tr>"
+    )
+
+
+def _page(budget: dict, table: pd.DataFrame) -> str:
+    import skrbal
+
+    made = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    head = "".join(f"<th>{_e(h)}</th>" for h in _HEADER)
+    body = "".join(_row(r) for r in table.itertuples(index=False))
+    periods = "".join(
+        f'<tr><td>{_e(k)}</td><td class="num">{v:.6g}</td>'
+        f'<td class="num">{budget["limit"]:.6g}</td></tr>'
+        for k, v in sorted(budget["spent"].items(), key=lambda kv: int(kv[0]))
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; \
+style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>skrbal fleet {_e(budget["name"])}</title>
+<style>{_CSS}</style>
+</head>
+<body>
+<h1>Fleet {_e(budget["name"])}</h1>
+<p>Written {made} by skrbal {_e(skrbal.__version__)}: {len(table)} structures,
+one budget of {budget["limit"]:.6g} per period of {budget["period"]:.6g},
+price now {budget["price"]:.3g}, {budget["n_draws"]} draws.</p>
+<h2>Structures</h2>
+<table id="structures"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+<h2>Spend by period</h2>
+<table id="periods"><thead><tr><th>period</th><th>spent</th><th>limit</th></tr>
+</thead><tbody>{periods}</tbody></table>
+</body>
+</html>
+"""
+
+
+@guarded
+def report(args) -> int:
+    from skrbal.fleet import fleet_status
+
+    check_output(args.out)
+    store = open_store(args)
+    try:
+        budget, table = fleet_status(store, args.budget_name)
+    finally:
+        store.close()
+    if write_output(args.out, _page(budget, table)):
+        print(f"wrote a report of {len(table)} structures to {args.out}")
+    return 0

@@ -1,0 +1,255 @@
+"""Replaying a fleet into a store: one task per structure, serially or on Dask."""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from skrbal.fleet._fleet import Fleet
+from skrbal.fleet._policy import FleetBudget
+from skrbal.online import AgentStore, RiskBasedAgent
+
+__all__ = ["Structure", "replay_fleet"]
+
+
+@dataclass(frozen=True)
+class Structure:
+    """One structure of a fleet: its agent's name, commissioning and stream.
+
+    Parameters
+    ----------
+    name : str
+        Its agent's name in the store.
+    X_commission, y_commission : ndarray
+        The commissioning observations and their labels.
+    X : ndarray of shape (n_observations, n_features)
+        The stream, in order.
+    y : ndarray of shape (n_observations,) or None, default=None
+        The stream's true states: each inspection requested is answered with
+        its step's state after the block that asked for it; ``None``:
+        results never come.
+    timestamps_commission, timestamps : ndarray or None, default=None
+        Their times (seconds), for budgets counted in time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.fleet import Structure
+    >>> s = Structure("bridge-1", np.zeros((4, 1)), np.array([1, 2, 3, 4]),
+    ...               np.zeros((10, 1)))
+    >>> s.name, s.X.shape
+    ('bridge-1', (10, 1))
+    """
+
+    name: str
+    X_commission: np.ndarray
+    y_commission: np.ndarray
+    X: np.ndarray
+    y: np.ndarray | None = None
+    timestamps_commission: np.ndarray | None = field(default=None)
+    timestamps: np.ndarray | None = field(default=None)
+
+
+def _peak_memory_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
+def _blocks(n: int, block: int):
+    return [(start, min(start + block, n)) for start in range(0, n, block)]
+
+
+class _Replayer:
+    """What every task needs: the store's URL and the agents' configuration."""
+
+    def __init__(self, url, estimator, process, budget, block, params):
+        self.url, self.estimator, self.process = url, estimator, process
+        self.budget, self.block, self.params = budget, block, params
+
+    @property
+    def shared(self) -> bool:
+        return isinstance(self.budget, FleetBudget)
+
+    def commission(self, fleet_or_store, s: Structure):
+        kwargs = dict(estimator=self.estimator, process=self.process, **self.params)
+        if self.shared:
+            return fleet_or_store.commission(
+                s.name,
+                s.X_commission,
+                s.y_commission,
+                timestamps=s.timestamps_commission,
+                **kwargs,
+            )
+        agent = RiskBasedAgent(
+            budget=self.budget, store=fleet_or_store, name=s.name, **kwargs
+        )
+        return agent.commission(s.X_commission, s.y_commission, s.timestamps_commission)
+
+    def observe(self, fleet, agent, s: Structure, start: int, stop: int) -> int:
+        """Observe one block and answer its requests; the inspections asked."""
+        stamps = None if s.timestamps is None else s.timestamps[start:stop]
+        key = f"block-{start}"
+        if self.shared:
+            decisions = fleet.observe(s.name, s.X[start:stop], stamps, key=key)
+            agent = fleet.agent(s.name)
+        else:
+            decisions = agent.observe(s.X[start:stop], stamps, key=key)
+        asked = decisions[decisions["inspect"]]
+        if s.y is not None:
+            offset = len(s.y_commission)
+            for request_id, step in zip(asked["request_id"], asked["step"]):
+                agent.record_inspection(int(request_id), s.y[int(step) - offset])
+        return len(asked)
+
+    def run(self, structures) -> list[dict]:
+        """Commission, then observe block by block, the structures in turn."""
+        began = time.process_time()
+        rows = {s.name: {"structure": s.name, "n_inspections": 0} for s in structures}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            if self.shared:
+                holder = Fleet(self.url, budget=self.budget)
+            else:
+                holder = AgentStore(self.url)
+            try:
+                agents = {s.name: self.commission(holder, s) for s in structures}
+                n_blocks = max(len(_blocks(len(s.X), self.block)) for s in structures)
+                for b in range(n_blocks):
+                    for s in structures:
+                        spans = _blocks(len(s.X), self.block)
+                        if b < len(spans):
+                            rows[s.name]["n_inspections"] += self.observe(
+                                holder, agents[s.name], s, *spans[b]
+                            )
+                for s in structures:
+                    agent = holder.agent(s.name) if self.shared else agents[s.name]
+                    status = agent.status()
+                    rows[s.name].update(
+                        n_observations=len(s.X),
+                        committed_spend=status["committed_spend"],
+                    )
+                    agent.close()
+            finally:
+                holder.close()
+        cpu = time.process_time() - began
+        for row in rows.values():
+            row.update(
+                cpu_seconds=cpu / len(rows),
+                peak_memory_mb=_peak_memory_mb(),
+                process=os.getpid(),
+            )
+        return list(rows.values())
+
+
+def _replay_task(replayer: _Replayer, structures) -> list[dict]:
+    return replayer.run(structures)
+
+
+def _on_dask(client, replayer: _Replayer, structures) -> list[dict]:
+    """One task per structure: its agent's only writer."""
+    # The store's tables first, by one process: workers only add agents.
+    AgentStore(replayer.url).close()
+    if replayer.shared:
+        Fleet(replayer.url, budget=replayer.budget).close()
+    futures = client.map(
+        _replay_task,
+        [replayer] * len(structures),
+        [[s] for s in structures],
+        pure=False,
+    )
+    return [row for part in client.gather(futures) for row in part]
+
+
+def replay_fleet(
+    store,
+    structures,
+    *,
+    estimator,
+    process,
+    budget=None,
+    block=24,
+    client=None,
+    agent_params=None,
+) -> pd.DataFrame:
+    """Replay the streams of a fleet's structures through their agents into a store.
+
+    Each structure is commissioned and then observes its stream in blocks of
+    ``block`` observations; each inspection its agent requests is answered
+    with the step's true state after the block. Serially, the structures take
+    turns block by block, as a fleet observed in time; on Dask, each
+    structure is one task on a worker, the only writer of its agent. With
+    per-structure budgets (any :class:`~skrbal.budget.BudgetPolicy`) the
+    structures are independent and both give identical stores; with a
+    :class:`FleetBudget` each block is a draw on the fleet's budget, and on
+    Dask the draws interleave as the workers run (never overspent, but in no
+    fixed order).
+
+    Parameters
+    ----------
+    store : str or path-like
+        The store's URL or SQLite path (workers open it themselves).
+    structures : list of Structure
+        The fleet.
+    estimator, process
+        Every agent's model and decision process (as for
+        :class:`~skrbal.online.RiskBasedAgent`).
+    budget : BudgetPolicy or FleetBudget, default=None
+        Each agent's own budget, or the fleet's. ``None``: each agent's
+        :class:`~skrbal.budget.CostThreshold`.
+    block : int, default=24
+        Observations per ``observe`` call.
+    client : distributed.Client or str, default=None
+        A Dask client, or a scheduler's address; ``None`` replays serially
+        in this process.
+    agent_params : dict, default=None
+        Other parameters of every agent.
+
+    Returns
+    -------
+    summary : DataFrame
+        One row per structure: ``structure``, ``n_inspections``,
+        ``n_observations``, ``committed_spend``, ``cpu_seconds`` (of the
+        task, per structure), ``peak_memory_mb`` and ``process`` (the peak
+        resident memory and id of the process that ran it).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.fleet import Structure, replay_fleet
+    >>> rng = np.random.default_rng(0)
+    >>> y0 = np.tile([1, 2, 3, 4], 3)
+    >>> fleet = [Structure(f"s{i}", rng.normal(3 * y0, 2.0)[:, None], y0,
+    ...                    rng.normal(3.0, 2.0, (48, 1)), np.full(48, 2))
+    ...          for i in range(2)]
+    >>> path = os.path.join(tempfile.mkdtemp(), "fleet.db")
+    >>> summary = replay_fleet(path, fleet, estimator=GaussianNB(),
+    ...                        process=synthetic_decision_process())
+    >>> summary["n_observations"].tolist()
+    [48, 48]
+    """
+    url = str(store)
+    if block < 1:
+        raise ValueError(f"block must be an integer >= 1, got {block!r}.")
+    replayer = _Replayer(
+        url, estimator, process, budget, int(block), dict(agent_params or {})
+    )
+    if client is None:
+        rows = replayer.run(list(structures))
+    elif isinstance(client, str):
+        from distributed import Client
+
+        with Client(client) as own:
+            rows = _on_dask(own, replayer, structures)
+    else:
+        rows = _on_dask(client, replayer, structures)
+    return pd.DataFrame(rows)

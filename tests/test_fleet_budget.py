@@ -1,0 +1,205 @@
+"""The fleet budget: one purse for the agents of a store, drawn under a lock."""
+
+import json
+import multiprocessing
+
+import numpy as np
+import pytest
+from sklearn.naive_bayes import GaussianNB
+from sqlalchemy import update
+
+from skrbal import synthetic_decision_process
+from skrbal.exceptions import StoreError
+from skrbal.fleet import Fleet, FleetBudget, FleetDrawError, FleetLedger
+from skrbal.fleet import _schema as fleet_schema
+from skrbal.online import AgentStore
+
+MEANS = np.array([-5.0, -0.7, 5.8, 9.0])
+COMMISSION_Y = np.tile([1, 2, 3, 4], 3)
+COMMISSION_X = np.random.default_rng(99).normal(MEANS[COMMISSION_Y - 1], 2.0)[:, None]
+
+
+def _stream(n, seed):
+    """One feature, the four states overlapping: the agents want inspections."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(1, 5, size=n)
+    return rng.normal(MEANS[y - 1], 2.0)[:, None]
+
+
+def _process():
+    return synthetic_decision_process().set_params(inspection_cost=1.0)
+
+
+def _commission(fleet, names):
+    for name in names:
+        fleet.commission(
+            name, COMMISSION_X, COMMISSION_Y, estimator=GaussianNB(), process=_process()
+        )
+
+
+def _spent_by_period(store, names, budget):
+    """Money per period from the agents' own requests (cost 1 each)."""
+    spent = {}
+    for name in names:
+        steps = store.requests(name)["step"].to_numpy()
+        for q in np.floor((steps - budget.origin) / budget.period).astype(int):
+            spent[q] = spent.get(q, 0.0) + 1.0
+    return spent
+
+
+# ---------------------------------------------------------------------- #
+def test_the_policy_decides_only_within_a_draw():
+    budget = FleetBudget(limit=3.0, period=10.0)
+    with pytest.raises(FleetDrawError, match="within a draw"):
+        budget.scan([5.0], [0.0], [True], 1.0, budget.initial_state())
+
+
+def test_the_policy_caps_each_period_and_prices_inspections():
+    budget = FleetBudget(limit=2.0, period=10.0, pacing_rate=1.0)
+    budget.draw_snapshot({"seq": 5, "price": 0.0, "last_time": None, "spent": {}})
+    evpi = np.full(20, 5.0)
+    times = np.arange(20.0)
+    state, granted = budget.initial_state(), []
+    start = 0
+    while start < 20:
+        hit, state = budget.scan(
+            evpi[start:], times[start:], np.ones(20 - start, bool), 1.0, state
+        )
+        if hit < 0:
+            break
+        granted.append(start + hit)
+        start += hit + 1
+    # Price 0, then 1 (EVPI 5 - 1 > 1 x 1: still worth it), then the cap.
+    assert granted == [0, 1, 10, 11]
+    assert state["spent"] == {"0": 2.0, "1": 2.0}
+    # Another agent's draw, already spent: nothing left in period 0.
+    budget.draw_snapshot(
+        {"seq": 6, "price": 0.0, "last_time": 0.0, "spent": {"0": 2.0}}
+    )
+    hit, _ = budget.scan([9.0], [3.0], [True], 1.0, state)
+    assert hit == -1
+    # A price of 3 asks a net value above 3 x cost.
+    budget.draw_snapshot({"seq": 7, "price": 3.0, "last_time": 0.0, "spent": {}})
+    hit, _ = budget.scan([3.5, 4.5], [0.0, 0.0], [True, True], 1.0, state)
+    assert hit == 1
+
+
+def test_a_fleet_never_overspends_and_its_chain_verifies(store_url):
+    budget = FleetBudget(limit=3.0, period=24.0)
+    names = [f"bridge-{i}" for i in range(3)]
+    with Fleet(store_url, budget=budget) as fleet:
+        _commission(fleet, names)
+        for block in range(6):
+            for k, name in enumerate(names):
+                fleet.observe(name, _stream(8, 10 * block + k))
+        status = fleet.ledger_.status()
+        head = fleet.ledger_.verify()
+        spent = _spent_by_period(fleet.store_, names, budget)
+    assert head["n_draws"] == 18
+    assert max(spent.values()) == pytest.approx(3.0)  # the cap binds
+    assert all(v <= 3.0 for v in spent.values())
+    assert {int(k): v for k, v in status["spent"].items()} == spent
+
+
+def test_a_draw_commits_with_the_agents_block_or_not_at_all(store_url, monkeypatch):
+    from skrbal.fleet._ledger import Draw
+
+    with Fleet(store_url, budget=FleetBudget(limit=3.0, period=24.0)) as fleet:
+        _commission(fleet, ["a"])
+        fleet.observe("a", _stream(8, 0))
+        before = fleet.store_.status("a")["n_observations"]
+
+        def broken(*args, **kwargs):
+            raise OSError("disk full")
+
+        monkeypatch.setattr(Draw, "record", broken)
+        with pytest.raises(OSError, match="disk full"):
+            fleet.observe("a", _stream(8, 1))
+        monkeypatch.undo()
+        assert fleet.store_.status("a")["n_observations"] == before
+        assert fleet.ledger_.verify()["n_draws"] == 1
+        # The agent reopens from the store and goes on.
+        fleet.observe("a", _stream(8, 1))
+        assert fleet.store_.status("a")["n_observations"] == before + 8
+        assert fleet.store_.verify("a")
+
+
+def test_verify_names_a_tampered_draw(tmp_path):
+    path = str(tmp_path / "fleet.db")
+    with Fleet(path, budget=FleetBudget(limit=3.0, period=24.0)) as fleet:
+        _commission(fleet, ["a"])
+        for seed in range(3):
+            fleet.observe("a", _stream(8, seed))
+        ev = fleet_schema.events
+        with fleet.store_.engine.begin() as conn:
+            conn.execute(
+                update(ev)
+                .where(ev.c.seq == 2)
+                .values(
+                    payload=json.dumps(
+                        {
+                            "steps": [],
+                            "taken": {},
+                            "state": {"price": 0.0, "last_time": 0.0, "spent": {}},
+                        }
+                    )
+                )
+            )
+        with pytest.raises(StoreError, match="event 2: its hash"):
+            fleet.ledger_.verify()
+
+
+def test_a_second_budget_of_other_parameters_is_refused(tmp_path):
+    from skrbal.exceptions import ConfigurationError
+
+    path = str(tmp_path / "fleet.db")
+    Fleet(path, budget=FleetBudget(limit=3.0, period=24.0)).close()
+    with pytest.raises(ConfigurationError, match="fleet budget 'fleet'"):
+        Fleet(path, budget=FleetBudget(limit=4.0, period=24.0))
+    with Fleet(path) as fleet:  # the stored one
+        assert fleet.budget_.limit == 3.0
+
+
+def test_an_in_memory_store_is_refused():
+    with AgentStore(":memory:") as store, pytest.raises(ValueError, match="in-memory"):
+        FleetLedger(store)
+
+
+# ---------------------------------------------------------------------- #
+# Several processes drawing at once: never more than the budget.
+# ---------------------------------------------------------------------- #
+def _draw_from_process(url, names, seed, n_calls):
+    with Fleet(url) as fleet:
+        for call in range(n_calls):
+            for name in names:
+                fleet.observe(name, _stream(6, 1000 * seed + call))
+
+
+def test_concurrent_processes_never_overspend(store_url):
+    budget = FleetBudget(limit=4.0, period=24.0)
+    groups = [[f"p{p}-{i}" for i in range(2)] for p in range(3)]
+    names = [n for group in groups for n in group]
+    with Fleet(store_url, budget=budget) as fleet:
+        _commission(fleet, names)
+    context = multiprocessing.get_context("fork")
+    workers = [
+        context.Process(target=_draw_from_process, args=(store_url, group, p, 5))
+        for p, group in enumerate(groups)
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert [w.exitcode for w in workers] == [0, 0, 0]
+    with AgentStore(store_url) as store:
+        ledger = FleetLedger(store)
+        head = ledger.verify()
+        spent = _spent_by_period(store, names, budget)
+        status = ledger.status()
+        for name in names:
+            store.verify(name)
+    assert head["n_draws"] == 6 * 5
+    # Demand exceeds the money: the cap is reached, never passed.
+    assert max(spent.values()) == pytest.approx(4.0)
+    assert all(v <= 4.0 for v in spent.values())
+    assert {int(k): v for k, v in status["spent"].items()} == spent
