@@ -437,13 +437,13 @@ def test_verbose_prints_one_line_per_iteration(blobs, capsys):
 
 
 def test_predict_proba_in_batches_equals_one_batch(fitted, blobs, monkeypatch):
-    import skrbal.rvm._mrvm as mrvm
+    import skrbal.rvm._probit as probit
 
     X_test = blobs[2]
     whole = fitted["mrvm2"].predict_proba(X_test)
     # Room for seven rows of quadrature per batch: 300 rows in 43 batches.
     n_quadrature = fitted["mrvm2"].n_quadrature
-    monkeypatch.setattr(mrvm, "_BATCH_FLOATS", 7 * 9 * n_quadrature)
+    monkeypatch.setattr(probit, "BATCH_FLOATS", 7 * 9 * n_quadrature)
     # Every row is computed on its own, so batching changes nothing at all.
     np.testing.assert_array_equal(fitted["mrvm2"].predict_proba(X_test), whole)
 
@@ -799,3 +799,29 @@ def test_a_single_labelled_class_is_believed_where_it_was_labelled(method):
     assert model.predict_proba(X)[:, 0].min() > 0.5
     if method == "mrvm1":
         assert model.start_ == "labels"
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_linear_term_extrapolates_the_trend_far_from_every_relevance_vector(method):
+    # Far from every relevance vector the RBF scores vanish and the beliefs
+    # fall to the uniform prior, whatever side of the data the point is on;
+    # with a linear term they follow the discriminant learnt from the labels.
+    X = np.linspace(-1.0, 1.0, 20)[:, None] + np.repeat([-1.0, 1.0], 10)[:, None]
+    y = np.repeat([0, 1], 10)
+    far = np.array([[-30.0], [30.0]])
+    plain = MulticlassRVC(method=method, random_state=0).fit(X, y)
+    np.testing.assert_allclose(plain.predict_proba(far), 0.5, atol=1e-6)
+    linear = MulticlassRVC(method=method, linear_term=0.4, random_state=0).fit(X, y)
+    proba = linear.predict_proba(far)
+    assert proba[0, 0] > 0.99 and proba[1, 1] > 0.99
+    # Near the data both models agree on every label.
+    np.testing.assert_array_equal(linear.predict(X), plain.predict(X))
+
+
+def test_warm_start_with_another_linear_term_starts_cold(blobs):
+    X, y = blobs[0], blobs[1]
+    model = MulticlassRVC(random_state=0, warm_start=True).fit(X[:60], y[:60])
+    model.set_params(linear_term=0.4).fit(X, y)
+    assert model.start_ == "random"
+    model.fit(X, y)
+    assert model.start_ == "warm"

@@ -2,71 +2,26 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn import config_context
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
-from sklearn.utils import check_random_state, gen_batches
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skrbal.exceptions import (
-    LostClassWarning,
-    NonDiscriminatingFitWarning,
-    caller_stacklevel,
-)
-from skrbal.rvm._probit import multinomial_probit_log_proba, scores_for_proba
-from skrbal.rvm._solvers import (
-    WARMUP_ITER,
-    fit_constructive,
-    fit_top_down,
-    label_start,
-    random_start,
-    warm_aux,
-)
-from skrbal.rvm._width import WIDTH_FACTORS, choose_width, width_scale
+from skrbal.exceptions import LostClassWarning, NonDiscriminatingFitWarning
+from skrbal.rvm._basis import KERNELS, KernelBasis
+from skrbal.rvm._classes import ClassSet
+from skrbal.rvm._diagnostics import FitReport
+from skrbal.rvm._methods import Constructive, PreviousFit, TopDown
+from skrbal.rvm._probit import batched_log_proba, scores_for_proba
+from skrbal.rvm._width import WidthChoice
 
 __all__ = ["LostClassWarning", "MulticlassRVC", "NonDiscriminatingFitWarning"]
-
-_KERNELS = frozenset(PAIRWISE_KERNEL_FUNCTIONS) - {"precomputed"}
-# The kernels of pairwise_kernels that take a width ``gamma``.
-_KERNELS_WITH_WIDTH = frozenset(
-    {"rbf", "laplacian", "poly", "polynomial", "sigmoid", "chi2"}
-)
-# Initial precision of every sample and class when mRVM2 starts top-down, for
-# basis functions scaled to unit norm.
-_INITIAL_ALPHA = 1e-3
-# Rows of X per predict batch: the quadrature holds n_classes**2 * n_quadrature
-# floats per row. Batches of 2**16 floats (341 rows with 4 classes and 12
-# nodes) keep its (nodes x columns) temporaries just under 128 KiB, glibc's
-# threshold for serving an allocation by mmap: larger ones are mapped and
-# unmapped afresh at every operation, and their page faults cost a third of
-# a 6000-row predict (19 ms in one batch, 14.6 ms in these). Rows are
-# independent, so the batch size changes no result.
-_BATCH_FLOATS = 2**16
-# A fit discriminates its training classes when its training log loss is at
-# least this fraction below the entropy of the class frequencies (the log loss
-# of the best constant belief) and its training accuracy beats the majority
-# class. Uniform beliefs gain 0; every fit of the benchmark sets gains > 0.8.
-_MIN_INFORMATION_GAIN = 0.05
-# Pseudo-count added to every class's label count for class_prior="frequencies"
-# (Jeffreys' prior): a declared class without labels keeps a small positive
-# belief far from the data.
-_PRIOR_PSEUDO_COUNT = 0.5
-
-
-def _lost_classes(scores, y_index):
-    """Indices of the labelled classes predicted for none of their samples."""
-    predicted = np.argmax(scores, axis=1)
-    recalled = np.unique(predicted[predicted == y_index])
-    return np.setdiff1d(np.unique(y_index), recalled)
 
 
 class MulticlassRVC(ClassifierMixin, BaseEstimator):
@@ -105,15 +60,13 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         papers, which suits standardised features only. ``"auto"`` (the
         recommended setting for features of unknown scale) chooses it at
         every :meth:`fit` from the labelled data, so that it is chosen
-        again as labels arrive: the
-        candidates are ``2**-4 .. 2**4`` times the median heuristic (one over
-        the median squared distance between training samples for "rbf"),
-        scored by the held-out log loss of a 3-fold cross-validation with
-        folds fixed by the order of the labels (reproducible, no random
-        numbers); the widest candidate within one standard error of the
-        least loss is taken. It costs 27 extra fits on two thirds of the
-        data. It chooses for predictive accuracy, not for decisions: on the
-        standardised Z24-like case the stream learner with it inspects about
+        again as labels arrive: ``2**-4 .. 2**4`` times the median
+        heuristic, scored by the held-out log loss of a 3-fold
+        cross-validation with folds fixed by the order of the labels
+        (reproducible); the widest within one standard error of the least
+        loss is taken (27 extra fits on two thirds of the data). It chooses
+        for predictive accuracy, not for decisions: on the standardised
+        Z24-like case the stream learner with it inspects about
         half as often as with ``1/D`` but decides about 4 points worse
         (``benchmarks/results/rvm_few_labels.md``). To choose by the
         decisions, grid-search the width with
@@ -126,6 +79,14 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
     kernel_params : dict, default=None
         Further keyword arguments of the kernel (override the above; the only
         ones passed to a callable kernel).
+    linear_term : float, default=0.0
+        Weight ``beta`` of a linear kernel added to ``kernel``: the basis
+        functions are ``k(x, x_i) + beta * gamma * (1 + x . x_i)`` (``gamma``
+        taken as 1 for a kernel without a width). With ``beta > 0`` the
+        scores far from every relevance vector follow a linear discriminant
+        learnt from the labels instead of falling to ``intercept_``, so the
+        beliefs there extrapolate the trend of the data (as a Gaussian
+        mixture's do) rather than drifting to ``class_prior_``. See Notes.
     tau : float, default=1e-5
         Shape of the Gamma hyperprior on the precisions.
     nu : float, default=1e-5
@@ -294,24 +255,12 @@ default="n_samples"
     over the seeds and 10 shuffles of the folds it is 0.952, 0.963 and 0.972,
     against 0.948, 0.969 and 0.964 from zero scores. Pass an int
     ``random_state`` for a reproducible fit.
-    The basis functions are scaled to unit norm over the training samples
-    (as in Tipping's SparseBayes) for the numerics; the hyperprior and the
-    pruning threshold act, as in the papers, on the basis functions scaled to
-    1 at their own centre. (A threshold on the unit-norm basis would prune at
-    ``||k(X, x_i)||**2 / k(x_i, x_i)`` times the papers' precision: 16 to 88
-    times on the standardised benchmark sets, beyond the ceiling the
-    hyperprior allows.) ``coef_`` and ``alpha_`` are reported for the
-    unscaled basis. The active set starts from the samples
-    whose basis functions are linearly independent up to a relative residual
-    of 1e-6 (pivoted Cholesky of their Gram matrix): duplicated samples, or all
-    but ``n_features`` samples of the linear kernel, would only share their
-    weight with the others, and EM would prune the whole group together. The
-    precisions start at 1e-3 and stay fixed for five EM iterations, so that
-    the E-step pulls the random scores to the data before any sample is
-    judged; a batch of pruned samples leaves only if the scores it carries
-    change by less than 0.05. The papers prune at ``alpha > 1e5`` while also
-    recommending ``tau = nu = 1e-5``, under which ``alpha`` never exceeds
-    about ``5e4``; the threshold therefore defaults to ``1e4``.
+    The precisions start at 1e-3 and stay fixed for five EM iterations, so
+    that the E-step pulls the random scores to the data before any sample
+    is judged. The papers prune at ``alpha > 1e5`` while also recommending
+    ``tau = nu = 1e-5``, under which ``alpha`` never exceeds about ``5e4``;
+    the threshold therefore defaults to ``1e4`` (on the papers' basis
+    scaling; see ``skrbal.rvm._methods.TopDown`` for the numerics).
 
     **Stopping mRVM2.** The precision update uses the point estimate of
     each weight. For a relevance vector with no same-class neighbour within
@@ -342,32 +291,21 @@ default="n_samples"
 
     **mRVM1.** Each iteration makes the single change (add, re-estimate or
     delete) that raises the marginal likelihood most, as in Tipping & Faul's
-    algorithm, rather than the authors' fixed order of preference (add, else
-    delete, else re-estimate): on the benchmark data sets it needs several
-    times fewer iterations for the same accuracy. A sample whose basis
-    function lies in the span of the active ones (relative residual below
-    1e-6) is not added. With a handful of labels no sample may be worth
-    including, whatever the start: the inclusion test
-    ``sum_k q_ik**2 > K s_i`` fails while the auxiliary scores are as small
-    as those of a model with no weight, and they stay so. The seed sample then
-    stays with a precision of ``1e10`` and the probabilities are nearly
-    uniform, as the paper's case study observes for its initial labelled set.
-    The precision updates also drain the weights of a few labels, as in
-    mRVM2 (see below), until the beliefs are uniform again. When the
-    papers' start ends in a fit that does not discriminate its classes or
-    loses one, mRVM1 therefore starts again from auxiliary scores at the
-    labels' scale (``5 [k = y_i] + 1/2``, the mean of mRVM2's random start)
-    with one seed sample per labelled class, and stops after
-    ``max_alpha_updates`` changes (``start_ = "labels"``). From 10 labels
-    of the degradation stream (raw features, ``gamma=1/D``, 5 draws) the
-    test accuracy goes from 0.25 run to convergence (no fit discriminating)
-    to 0.72 (every fit discriminating, though 80 % lose one class, which
-    :class:`LostClassWarning` reports); the papers' start, and so the UCI
-    accuracies, are kept wherever it works. mRVM2 is still the better choice
-    when labels are few.
+    algorithm, rather than the authors' fixed order of preference: it needs
+    several times fewer iterations for the same accuracy. With a handful of
+    labels the papers' start (a model with no weight) finds no sample worth
+    including and ends at nearly uniform beliefs, as the paper's case study
+    observes for its initial labelled set. When that start does not
+    discriminate its classes or loses one, mRVM1 starts again from auxiliary
+    scores at the labels' scale with one seed sample per labelled class
+    (``start_ = "labels"``; see ``skrbal.rvm._methods.Constructive``). From
+    10 labels of the degradation stream (raw features, ``gamma=1/D``, 5
+    draws) the test accuracy goes from 0.25 run to convergence to 0.72
+    (every fit discriminating, though 80 % lose one class, which
+    :class:`LostClassWarning` reports); the UCI accuracies are kept.
 
-    No bias basis function is used, so the relevance vectors are exactly the
-    basis of the model.
+    No bias basis function is used (but see ``linear_term``), so the
+    relevance vectors are exactly the basis of the model.
 
     References
     ----------
@@ -400,7 +338,7 @@ default="n_samples"
 
     _parameter_constraints: ClassVar[dict] = {
         "method": [StrOptions({"mrvm1", "mrvm2"})],
-        "kernel": [StrOptions(set(_KERNELS)), callable],
+        "kernel": [StrOptions(set(KERNELS)), callable],
         "gamma": [
             Interval(Real, 0, None, closed="neither"),
             StrOptions({"auto"}),
@@ -409,6 +347,7 @@ default="n_samples"
         "degree": [Interval(Integral, 0, None, closed="left")],
         "coef0": [Interval(Real, None, None, closed="neither")],
         "kernel_params": [dict, None],
+        "linear_term": [Interval(Real, 0, None, closed="left")],
         "tau": [Interval(Real, 0, None, closed="left")],
         "nu": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -436,6 +375,7 @@ default="n_samples"
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
+        linear_term: float = 0.0,
         tau: float = 1e-5,
         nu: float = 1e-5,
         max_iter: int = 300,
@@ -455,6 +395,7 @@ default="n_samples"
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
+        self.linear_term = linear_term
         self.tau = tau
         self.nu = nu
         self.max_iter = max_iter
@@ -470,59 +411,14 @@ default="n_samples"
 
     def _kernel(self, X, Y, gamma=None):
         """Gram matrix ``k(X, Y)`` at width ``gamma`` (default: the fitted one)."""
-        gamma = self.gamma_ if gamma is None else gamma
-        params = dict(self.kernel_params or {})
-        if callable(self.kernel):
-            gram = np.asarray(self.kernel(X, Y, **params), dtype=float)
-            if gram.shape != (X.shape[0], Y.shape[0]):
-                raise ValueError(
-                    f"The callable kernel returned shape {gram.shape}; expected "
-                    f"the Gram matrix of shape {(X.shape[0], Y.shape[0])}."
-                )
-        else:
-            params = {
-                "gamma": gamma,
-                "degree": self.degree,
-                "coef0": self.coef0,
-                **params,
-            }
-            # X and Y were validated (finite float64) by fit or predict: skip
-            # scikit-learn's second pass over them, a third of the kernel's
-            # time when the stream learner scores its held-out set.
-            with config_context(assume_finite=True, skip_parameter_validation=True):
-                gram = pairwise_kernels(
-                    X, Y, metric=self.kernel, filter_params=True, **params
-                )
-        if not np.all(np.isfinite(gram)):
-            raise ValueError("The kernel returned non-finite values.")
-        return gram
-
-    def _encode_labels(self, y):
-        check_classification_targets(y)
-        if self.classes is None:
-            classes, y_index = np.unique(y, return_inverse=True)
-            if classes.size < 2:
-                raise ValueError(
-                    "MulticlassRVC needs at least two classes but y holds one "
-                    f"class ({classes[0]!r}); pass `classes` to declare every "
-                    "class the model must cover."
-                )
-            return classes, y_index
-        classes = np.asarray(self.classes)
-        if classes.ndim != 1 or classes.size < 2:
-            raise ValueError(
-                "`classes` must be a 1-d array-like of at least two labels, got "
-                f"{self.classes!r}."
-            )
-        unique = np.unique(classes)
-        if unique.size != classes.size:
-            raise ValueError(f"`classes` has duplicate labels: {self.classes!r}.")
-        unknown = ~np.isin(y, unique)
-        if unknown.any():
-            raise ValueError(
-                f"y has labels not in `classes`: {np.unique(y[unknown])!r}."
-            )
-        return unique, np.searchsorted(unique, y)
+        return KernelBasis(
+            self.kernel,
+            gamma=self.gamma_ if gamma is None else gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            kernel_params=self.kernel_params,
+            linear_term=self.linear_term,
+        ).gram(X, Y)
 
     def _previous_solution(self, n_samples, classes, same_features, gamma):
         """Active set, alpha, weights and size of a compatible previous fit."""
@@ -531,18 +427,16 @@ default="n_samples"
         same_classes = self.classes_.shape == classes.shape and np.all(
             self.classes_ == classes
         )
-        same_width = self.gamma_ == gamma
-        if not (
-            same_classes
-            and same_features
-            and same_width
-            and self._method_fit == self.method
-        ):
+        same_basis = self.gamma_ == gamma and self._basis_fit == (
+            self.method,
+            self.linear_term,
+        )
+        if not (same_classes and same_features and same_basis):
             return None
         kept = self.relevance_indices_ < n_samples
         if not kept.any():
             return None
-        return (
+        return PreviousFit(
             self.relevance_indices_[kept],
             self.alpha_[kept],
             self.coef_[kept],
@@ -567,24 +461,22 @@ default="n_samples"
         """
         previous_n_features = getattr(self, "n_features_in_", None)
         X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, y_index = self._encode_labels(y)
-        fit_warnings = []
+        class_set = ClassSet(self.classes, self.class_prior)
+        classes, y_index = class_set.encode(y)
+        report = FitReport(self.method)
         if self.method == "mrvm2":
-            fit_warnings += self._check_prune_threshold()
+            report.check_prune_threshold(
+                tau=self.tau, nu=self.nu, prune_threshold=self.prune_threshold
+            )
         gamma = self._width(X, y, classes)
         previous = self._previous_solution(
             X.shape[0], classes, previous_n_features == X.shape[1], gamma
         )
         design = self._kernel(X, X, gamma)
-        class_prior = self._class_prior(y_index, classes.size)
+        class_prior = class_set.prior(y_index, classes.size)
         intercept = scores_for_proba(class_prior, self.n_quadrature)
-        result, alpha = self._solve(
-            design,
-            y_index,
-            classes,
-            previous,
-            check_random_state(self.random_state),
-            intercept,
+        result, alpha, self.start_ = self._method_of_fit(intercept).fit(
+            design, y_index, check_random_state(self.random_state), previous
         )
 
         order = np.argsort(result.active, kind="stable")
@@ -602,280 +494,52 @@ default="n_samples"
         self.n_relevance_trace_ = np.asarray(result.n_relevance_trace)
         self.log_evidence_trace_ = np.asarray(result.log_evidence_trace)
         self._n_samples_fit = X.shape[0]
-        self._method_fit = self.method
-        self.fit_warnings_ = fit_warnings
+        self._basis_fit = (self.method, self.linear_term)
+        self.fit_warnings_ = report.warnings
         if result.stop_reason == "max_iter":
-            self._warn(
+            report.warn(
                 ConvergenceWarning(
                     f"MulticlassRVC ({self.method}) did not converge in "
                     f"{self.max_iter} iterations; increase max_iter or tol."
                 )
             )
         training_scores = design[:, self.relevance_indices_] @ self.coef_ + intercept
-        self._check_discrimination(training_scores, y_index)
-        self._check_lost_classes(training_scores, y_index)
+        self.discriminates_ = report.check_discrimination(
+            training_scores,
+            self._log_proba_from_scores(training_scores),
+            y_index,
+            self.relevance_indices_.size,
+        )
+        self.lost_classes_ = report.check_lost_classes(
+            training_scores, y_index, classes, self.discriminates_
+        )
         return self
+
+    def _method_of_fit(self, intercept):
+        """The method's training loop with this estimator's settings."""
+        params = {
+            "max_iter": self.max_iter,
+            "tol": self.tol,
+            "n_quadrature": self.n_quadrature,
+            "intercept": intercept,
+            "max_alpha_updates": self.max_alpha_updates,
+            "verbose": self.verbose,
+        }
+        if self.method == "mrvm1":
+            return Constructive(**params)
+        return TopDown(
+            tau=self.tau, nu=self.nu, prune_threshold=self.prune_threshold, **params
+        )
 
     def _width(self, X, y, classes):
         """The kernel width of this fit: given, ``1 / n_features``, or chosen."""
         if not (isinstance(self.gamma, str) and self.gamma == "auto"):
             return 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
-        if callable(self.kernel) or self.kernel not in _KERNELS_WITH_WIDTH:
-            raise ValueError(
-                f"gamma='auto' chooses the width of the kernels "
-                f"{sorted(_KERNELS_WITH_WIDTH)}; kernel={self.kernel!r} has none. "
-                "Give the callable kernel its width in kernel_params."
-            )
-        if "gamma" in (self.kernel_params or {}):
-            raise ValueError(
-                "gamma='auto' and kernel_params['gamma'] both set the width; give one."
-            )
-        scale = width_scale(X, self.kernel)
-        candidates = scale * np.asarray(WIDTH_FACTORS)
-        inner = clone(self).set_params(verbose=0)
-        gamma, losses = choose_width(inner, X, y, candidates, classes)
-        self.gamma_candidates_ = candidates
-        self.gamma_log_loss_ = losses
+        choice = WidthChoice(self.kernel, self.kernel_params)
+        gamma = choice.choose(self, X, y, classes)
+        self.gamma_candidates_ = choice.candidates
+        self.gamma_log_loss_ = choice.log_loss
         return gamma
-
-    def _class_prior(self, y_index, n_classes):
-        """Beliefs where no relevance vector reaches, shape ``(n_classes,)``."""
-        if isinstance(self.class_prior, str):
-            if self.class_prior == "uniform":
-                return np.full(n_classes, 1.0 / n_classes)
-            counts = np.bincount(y_index, minlength=n_classes) + _PRIOR_PSEUDO_COUNT
-            return counts / counts.sum()
-        prior = np.asarray(self.class_prior, dtype=float)
-        if prior.shape != (n_classes,) or not np.all(np.isfinite(prior)):
-            raise ValueError(
-                f"class_prior must hold one finite probability per class "
-                f"({n_classes}), got {self.class_prior!r}."
-            )
-        if np.any(prior <= 0):
-            raise ValueError(
-                "class_prior must be positive for every class (a class of prior "
-                f"0 could never be believed), got {self.class_prior!r}."
-            )
-        return prior / prior.sum()
-
-    def _check_lost_classes(self, scores, y_index):
-        """Set ``lost_classes_`` and warn when a labelled class is never predicted.
-
-        A class is lost when none of its training samples is predicted as it:
-        its relevance vectors were pruned or their weights drained, so the
-        model cannot tell it apart anywhere it was labelled. A fit that
-        discriminates no class has already warned
-        (:class:`NonDiscriminatingFitWarning`); it records its lost classes
-        without a second warning.
-        """
-        lost = _lost_classes(scores, y_index)
-        self.lost_classes_ = self.classes_[lost]
-        if lost.size and self.discriminates_:
-            warning = LostClassWarning(
-                f"MulticlassRVC ({self.method}) predicts none of the training "
-                f"samples of the labelled classes {self.lost_classes_.tolist()!r} "
-                "as their class (see `lost_classes_`): their relevance vectors "
-                "were pruned or carry no weight. Give them more labels or a "
-                "wider kernel (smaller gamma, or gamma='auto')"
-                + (
-                    ", and keep max_alpha_updates bounded."
-                    if self.method == "mrvm2"
-                    else "."
-                )
-            )
-            warning.classes = self.lost_classes_
-            self._warn(warning)
-
-    def _warn(self, warning):
-        """Raise ``warning`` from :meth:`fit` and record it in ``fit_warnings_``.
-
-        It points at the user's line, whatever the depth (``_fit_context``, a
-        Pipeline, a learner).
-        """
-        self.fit_warnings_.append(warning)
-        warnings.warn(warning, stacklevel=caller_stacklevel())
-
-    def _check_discrimination(self, scores, y_index):
-        """Set ``discriminates_`` and warn when the fit cannot discriminate.
-
-        Compares, on the training data, the model with the best constant
-        belief (the class frequencies): its accuracy with the majority class
-        share, and its log loss with the entropy of the frequencies.
-        """
-        self.discriminates_, diagnostics = self._discrimination(scores, y_index)
-        if not self.discriminates_:
-            # The message does not change with the numbers, so Python's
-            # default filter shows it once for a run of refits (a stream
-            # study); the numbers of each fit travel with the warning.
-            warning = NonDiscriminatingFitWarning(
-                f"MulticlassRVC ({self.method}) cannot discriminate its "
-                f"{np.unique(y_index).size} training classes: on the training "
-                "data it "
-                "predicts no better than the majority class, or its beliefs "
-                "are barely better than the class frequencies (see the "
-                "warning's `diagnostics` in `fit_warnings_`). Its beliefs "
-                "ignore the features: give it more labels, or a kernel width "
-                "(gamma) suited to the feature scale"
-                + (", or use method='mrvm2'." if self.method == "mrvm1" else ".")
-            )
-            warning.diagnostics = {
-                **diagnostics,
-                "n_relevance": int(self.relevance_indices_.size),
-            }
-            self._warn(warning)
-
-    def _discrimination(self, scores, y_index):
-        """Whether training scores discriminate the classes, and the numbers.
-
-        Compares the scores with the best constant belief (the class
-        frequencies): the accuracy with the majority class share, the log
-        loss with the entropy of the frequencies.
-        """
-        counts = np.bincount(y_index)
-        shares = counts[counts > 0] / y_index.size
-        if shares.size < 2:
-            # A single observed class: there is nothing to discriminate.
-            return True, {}
-        log_proba = self._log_proba_from_scores(scores)
-        log_loss = -np.mean(log_proba[np.arange(y_index.size), y_index])
-        entropy = -np.sum(shares * np.log(shares))
-        accuracy = np.mean(np.argmax(scores, axis=1) == y_index)
-        gain = 1.0 - log_loss / entropy
-        discriminates = bool(accuracy > shares.max() and gain >= _MIN_INFORMATION_GAIN)
-        return discriminates, {
-            "training_accuracy": float(accuracy),
-            "majority_share": float(shares.max()),
-            "log_loss": float(log_loss),
-            "class_entropy": float(entropy),
-        }
-
-    def _check_prune_threshold(self):
-        """Warn (and return the warning) when mRVM2 can never prune."""
-        ceiling = (2.0 * self.tau + 1.0) / (2.0 * self.nu)
-        if self.prune_threshold < ceiling:
-            return []
-        warning = UserWarning(
-            f"prune_threshold={self.prune_threshold:g} is not below the "
-            f"largest precision the hyperprior allows, {ceiling:g}; "
-            "mRVM2 will never prune a sample."
-        )
-        warnings.warn(warning, stacklevel=caller_stacklevel())
-        return [warning]
-
-    def _solve(self, design, y_index, classes, previous, random_state, intercept):
-        """Run the method's solver from a cold start or from ``previous``.
-
-        Returns the solver's result and the precisions as (n_active, K).
-        """
-        n_samples, n_classes = design.shape[0], classes.size
-        solver_params = {
-            "max_iter": self.max_iter,
-            "tol": self.tol,
-            "n_nodes": self.n_quadrature,
-            "offset": intercept,
-            "verbose": self.verbose,
-        }
-        if previous is not None:
-            old_active, old_alpha, old_coef, n_old = previous
-            aux = warm_aux(
-                design[:, old_active] @ old_coef + intercept,
-                y_index,
-                self.n_quadrature,
-            )
-        elif self.method == "mrvm2":
-            aux = random_start(y_index, n_classes, random_state)
-        if self.method == "mrvm1":
-            solver_params["max_alpha_updates"] = self._alpha_update_limit(n_samples)
-            if previous is not None:
-                self.start_ = "warm"
-                result = fit_constructive(
-                    design,
-                    y_index,
-                    active=old_active,
-                    alpha=old_alpha[:, 0],
-                    aux=aux,
-                    **solver_params,
-                )
-            else:
-                result = self._constructive_cold_start(
-                    design, y_index, intercept, solver_params
-                )
-            return result, np.repeat(result.alpha[:, None], n_classes, axis=1)
-        self.start_ = "random" if previous is None else "warm"
-        if previous is None:
-            active = np.arange(n_samples)
-            alpha = np.full((n_samples, n_classes), np.nan)
-        else:
-            new = np.arange(min(n_old, n_samples), n_samples)
-            active = np.concatenate([old_active, new])
-            alpha = np.vstack([old_alpha, np.full((new.size, n_classes), np.nan)])
-        result = fit_top_down(
-            design,
-            y_index,
-            active=active,
-            alpha=alpha,
-            aux=aux,
-            tau=self.tau,
-            nu=self.nu,
-            prune_threshold=self.prune_threshold,
-            initial_alpha=_INITIAL_ALPHA,
-            warmup=WARMUP_ITER if previous is None else 0,
-            max_alpha_updates=self._alpha_update_limit(n_samples),
-            **solver_params,
-        )
-        return result, result.alpha
-
-    def _constructive_cold_start(self, design, y_index, intercept, solver_params):
-        """mRVM1 from the papers' start, or from the labels when that fails.
-
-        The papers' start (the E-step of a model with no weight, one seed
-        sample) keeps the solutions on which the UCI accuracies were
-        measured. With a handful of labels it finds no sample worth including
-        and ends at uniform beliefs; the fit is then made again from scores
-        at the labels' scale with one seed per labelled class
-        (``start_ = "labels"``), which discriminates.
-        """
-        n_samples, n_classes = design.shape[0], intercept.size
-        empty = {"active": np.empty(0, dtype=np.intp), "alpha": np.empty(0)}
-        zero_scores = np.broadcast_to(intercept, (n_samples, n_classes))
-        result = fit_constructive(
-            design,
-            y_index,
-            aux=warm_aux(zero_scores, y_index, self.n_quadrature),
-            **empty,
-            **solver_params,
-        )
-        self.start_ = "zero"
-        scores = design[:, result.active] @ result.weights + intercept
-        # A single labelled class (a campaign that starts from healthy labels
-        # only) has nothing to discriminate: the fit must at least believe
-        # its labels, on average (geometric) more than even odds.
-        log_proba = self._log_proba_from_scores(scores)
-        log_loss = -np.mean(log_proba[np.arange(y_index.size), y_index])
-        informative = np.unique(y_index).size > 1 or log_loss < np.log(2.0)
-        if (
-            informative
-            and self._discrimination(scores, y_index)[0]
-            and not _lost_classes(scores, y_index).size
-        ):
-            return result
-        self.start_ = "labels"
-        return fit_constructive(
-            design,
-            y_index,
-            aux=label_start(y_index, n_classes) + intercept,
-            seed_per_class=True,
-            min_iter=2,
-            **empty,
-            **solver_params,
-        )
-
-    def _alpha_update_limit(self, n_samples):
-        if self.max_alpha_updates == "n_samples":
-            return n_samples
-        if self.max_alpha_updates == "2n_samples":
-            return 2 * n_samples
-        return self.max_alpha_updates
 
     def _scores(self, X):
         check_is_fitted(self)
@@ -933,14 +597,7 @@ default="n_samples"
         return self._log_proba_from_scores(self._scores(X))
 
     def _log_proba_from_scores(self, scores):
-        n_classes = scores.shape[1]
-        log_proba = np.empty_like(scores)
-        batch = max(1, _BATCH_FLOATS // (n_classes * n_classes * self.n_quadrature))
-        for rows in gen_batches(scores.shape[0], batch):
-            log_proba[rows] = multinomial_probit_log_proba(
-                scores[rows], self.n_quadrature
-            )
-        return log_proba
+        return batched_log_proba(scores, self.n_quadrature)
 
     def predict_proba(self, X) -> np.ndarray:
         """Multinomial-probit class probabilities.

@@ -19,7 +19,15 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics.pairwise import pairwise_distances
 
-__all__ = ["WIDTH_FACTORS", "choose_width", "cyclic_folds", "width_scale"]
+from skrbal.rvm._basis import KERNELS_WITH_WIDTH
+
+__all__ = [
+    "WIDTH_FACTORS",
+    "WidthChoice",
+    "choose_width",
+    "cyclic_folds",
+    "width_scale",
+]
 
 # Candidate widths, as multiples of the median heuristic. Labelled sets of a
 # monitoring campaign are small and clustered (a few states, each labelled
@@ -105,3 +113,55 @@ def choose_width(estimator, X, y, candidates, classes):
     # whose loss is within one standard error of the least.
     chosen = np.flatnonzero(mean <= mean[best] + standard_error)[0]
     return float(candidates[chosen]), mean
+
+
+class WidthChoice:
+    """The width ``gamma="auto"`` chooses for one fit, and what it compared.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        The estimator's kernel; it must be one with a width.
+    kernel_params : dict or None
+        The estimator's further kernel parameters; they must not set the
+        width.
+
+    Attributes
+    ----------
+    candidates : ndarray of shape (9,)
+        The widths compared (after :meth:`choose`).
+    log_loss : ndarray of shape (9,)
+        Their mean held-out log loss (after :meth:`choose`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal.rvm import MulticlassRVC
+    >>> from skrbal.rvm._width import WidthChoice
+    >>> X = np.array([[0.0], [0.2], [0.4], [3.0], [3.2], [3.4]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> choice = WidthChoice("rbf", None)
+    >>> gamma = choice.choose(MulticlassRVC(random_state=0), X, y, np.array([0, 1]))
+    >>> bool(gamma in choice.candidates)
+    True
+    """
+
+    def __init__(self, kernel, kernel_params):
+        if callable(kernel) or kernel not in KERNELS_WITH_WIDTH:
+            raise ValueError(
+                f"gamma='auto' chooses the width of the kernels "
+                f"{sorted(KERNELS_WITH_WIDTH)}; kernel={kernel!r} has none. "
+                "Give the callable kernel its width in kernel_params."
+            )
+        if "gamma" in (kernel_params or {}):
+            raise ValueError(
+                "gamma='auto' and kernel_params['gamma'] both set the width; give one."
+            )
+        self.kernel = kernel
+
+    def choose(self, estimator, X, y, classes) -> float:
+        """The width for ``estimator`` (cloned, silenced) on ``(X, y)``."""
+        self.candidates = width_scale(X, self.kernel) * np.asarray(WIDTH_FACTORS)
+        inner = clone(estimator).set_params(verbose=0)
+        gamma, self.log_loss = choose_width(inner, X, y, self.candidates, classes)
+        return gamma
