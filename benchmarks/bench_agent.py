@@ -56,15 +56,18 @@ def _stream(n: int, seed: int = 0):
     return X, np.tile(y, reps)[:n]
 
 
-def _agent(path: Path, X0, y0, **params):
+def _agent(path: Path, X0, y0, synchronous="full", **params):
     from skrbal import synthetic_decision_process
     from skrbal.mixture import BayesianGMMClassifier
-    from skrbal.online import RiskBasedAgent
+    from skrbal.online import AgentStore, RiskBasedAgent
 
+    store = str(path)
+    if synchronous != "full":
+        store = AgentStore(f"sqlite:///{path}", synchronous=synchronous)
     agent = RiskBasedAgent(
         estimator=BayesianGMMClassifier(),
         process=synthetic_decision_process(),
-        store=str(path),
+        store=store,
         name="bench",
         **params,
     )
@@ -98,19 +101,34 @@ def _summary(values) -> str:
     return f"median {q[2]:.3g} (IQR {q[1]:.3g}-{q[3]:.3g}, range {q[0]:.3g}-{q[4]:.3g})"
 
 
-def speed(rounds_batch: int, rounds_single: int) -> dict:
+def speed(
+    rounds_batch: int,
+    rounds_single: int,
+    synchronous: str = "full",
+    pending_value: str = "fantasy",
+) -> dict:
     X, y = _stream(N_COMMISSION + rounds_batch * BATCH + rounds_single + 10)
     X0, y0 = X[:N_COMMISSION], y[:N_COMMISSION]
     X = X[N_COMMISSION:]
     with tempfile.TemporaryDirectory() as tmp:
         # The open-request cap keeps the agent's buffers small; unanswered
         # requests are what a cap is for.
-        agent = _agent(Path(tmp) / "agent.db", X0, y0, max_open_requests=50)
+        agent = _agent(
+            Path(tmp) / "agent.db",
+            X0,
+            y0,
+            synchronous,
+            max_open_requests=50,
+            pending_value=pending_value,
+        )
         agent.observe(X[:10])  # warm: the first commit creates the WAL
         batch = _paired(agent, X[10:], BATCH, rounds_batch)
         rest = X[10 + rounds_batch * BATCH :]
         single = _paired(agent, rest, 1, rounds_single)
+        store = agent.store_
         agent.close()
+        if synchronous != "full":
+            store.close()  # given to the agent, not owned by it
     out = {}
     for name, times in (("batch of 1,000", batch), ("single observation", single)):
         ratio = times[:, 0] / times[:, 1]
@@ -218,14 +236,24 @@ def main(argv=None) -> int:
         "--quick", action="store_true", help="few rounds, 20,000 observations"
     )
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument(
+        "--synchronous",
+        choices=["full", "normal"],
+        default="full",
+        help="the store's sync: 'normal' takes the disk's sync out of the timing",
+    )
+    parser.add_argument(
+        "--pending-value", choices=["fantasy", "ignore"], default="fantasy"
+    )
     args = parser.parse_args(argv)
+    options = {"synchronous": args.synchronous, "pending_value": args.pending_value}
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if args.quick:
-        speed(rounds_batch=5, rounds_single=21)
+        speed(rounds_batch=5, rounds_single=21, **options)
         if not args.skip_memory:
             memory(20_000)
         return 0
-    results = speed(rounds_batch=51, rounds_single=501)
+    results = speed(rounds_batch=51, rounds_single=501, **options)
     batch = results["batch of 1,000"]["ratio_median"]
     single = results["single observation"]["agent_ms"]
     print(

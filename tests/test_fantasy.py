@@ -119,3 +119,24 @@ def test_kept_copies_decide_as_copies_built_at_every_call(monkeypatch):
     assert most_open > 4
     assert steps.equals(built.history_.steps)
     assert kept.history_.queries.equals(built.history_.queries)
+
+
+def test_copies_predict_only_the_rows_whose_value_they_can_lower(tmp_path, monkeypatch):
+    # A value of 0 stays 0 whatever the pending results: the copies predict
+    # only the other rows. The old kernel predicted every row with each copy.
+    agent, _ = _busy_agent(tmp_path, 60)
+    rows = np.array([[-40.0]] * 5 + [[12.0]] * 5)  # sure, then ambiguous
+    predicted = []
+    original = GaussianNB.predict_proba
+
+    def counting(self, X):
+        predicted.append(len(X))
+        return original(self, X)
+
+    monkeypatch.setattr(GaussianNB, "predict_proba", counting)
+    with agent:
+        made = agent.observe(rows)
+    assert (made["evpi"].to_numpy()[:5] == 0).all()
+    assert (made["evpi"].to_numpy()[5:] > 0).all()
+    copies = [n for n in predicted if n != len(rows) and n != MAX_FANTASISED]
+    assert copies and set(copies) == {5}

@@ -282,6 +282,54 @@ def test_blocked_steps_are_those_the_policy_would_have_inspected():
     assert free.requested.tolist() == [0] and free.n_blocked == 5
 
 
+def _blocked_one_scan_a_step(policy, value, times, available, cost, state):
+    """The count of blocked steps, one scan per step the policy wants."""
+    count, position = 0, 0
+    while position < value.shape[0]:
+        hit, _ = policy.scan(
+            value[position:], times[position:], available[position:], cost, state
+        )
+        if hit < 0:
+            return count
+        count += 1
+        upto = slice(position, position + hit + 1)
+        nowhere = np.zeros(hit + 1, dtype=bool)
+        _, state = policy.scan(value[upto], times[upto], nowhere, cost, state)
+        position += hit + 1
+    return count
+
+
+@pytest.mark.parametrize("budget", sorted(BUDGETS))
+def test_blocked_steps_are_counted_by_chunks_not_one_scan_a_step(budget, monkeypatch):
+    # A stalled agent's block of 3,000 steps: the old kernel scanned twice per
+    # step the policy wanted, moving the policy's state thousands of times;
+    # now by chunks of steps. The count is the same.
+    rng = np.random.default_rng(7)
+    n = 3000
+    beliefs = rng.dirichlet(np.full(4, 0.3), size=n)
+    times = np.arange(n, dtype=float)
+    kernel = DecisionKernel(PROCESS, budget=BUDGETS[budget](), max_open_requests=2)
+    policy = kernel.budget
+    state = policy.initial_state()
+    value = kernel.method_values(beliefs, PROCESS.evpi(beliefs))[1]
+    available = rng.random(n) < 0.9
+    cost = float(PROCESS.inspection_cost)
+    expected = _blocked_one_scan_a_step(policy, value, times, available, cost, state)
+    moves = []
+    original = type(policy)._advance
+
+    def counting(self, *args, **kwargs):
+        moves.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(policy), "_advance", counting)
+    decided = kernel.decide(beliefs, times, state, available=available, n_open=2)
+    assert decided.requested.size == 0
+    assert decided.n_blocked == expected
+    assert expected > 20 or budget == "paced"
+    assert len(moves) <= 20
+
+
 @pytest.mark.parametrize(
     "name, value",
     [("result_delay", -1), ("result_delay", True), ("max_open_requests", 0)],

@@ -30,6 +30,7 @@ import numpy as np
 __all__ = [
     "MAX_FANTASISED",
     "MAX_OUTCOMES",
+    "BlockFantasies",
     "Fantasies",
     "PendingFantasies",
     "top_combinations",
@@ -57,6 +58,42 @@ class Fantasies:
 
     weights: np.ndarray
     proba: np.ndarray
+
+    def at(self, rows) -> np.ndarray:
+        """The beliefs at ``rows``: shape (n_fantasies, n_rows, n_states)."""
+        return self.proba[:, rows]
+
+
+class BlockFantasies:
+    """Beliefs over a block after fantasised results, predicted when asked for.
+
+    The decision kernel asks only for the rows whose value the pending
+    results can change (a value already 0 stays 0), so most rows of a calm
+    stream are never predicted by the copies.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (n_fantasies,)
+        Probability of each joint outcome of the pending requests, summing
+        to 1.
+    """
+
+    def __init__(self, weights, models, X, process):
+        self.weights = weights
+        self._models = models
+        self._X = X
+        self._process = process
+
+    def at(self, rows) -> np.ndarray:
+        """The beliefs at ``rows``: shape (n_fantasies, n_rows, n_states)."""
+        X = self._X[rows]
+        classes = self._process.classes_
+        proba = np.empty((len(self._models), X.shape[0], classes.size))
+        for i, fantasy in enumerate(self._models):
+            proba[i] = self._process.align_proba(
+                fantasy.predict_proba(X), fantasy.classes_
+            )
+        return proba
 
 
 def top_combinations(proba, limit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -133,13 +170,12 @@ class PendingFantasies:
         self._weights, self._models = weights / weights.sum(), tuple(models)
         return True
 
-    def predict(self, X) -> Fantasies | None:
-        """The beliefs over ``X`` after the fantasised results (``None``: none)."""
+    def predict(self, X) -> BlockFantasies | None:
+        """The beliefs over ``X`` after the fantasised results (``None``: none).
+
+        They are predicted when the decision kernel asks for them
+        (:meth:`BlockFantasies.at`).
+        """
         if not self._models:
             return None
-        proba = np.empty((len(self._models), X.shape[0], self.classes.size))
-        for i, fantasy in enumerate(self._models):
-            proba[i] = self.process.align_proba(
-                fantasy.predict_proba(X), fantasy.classes_
-            )
-        return Fantasies(self._weights, proba)
+        return BlockFantasies(self._weights, self._models, X, self.process)

@@ -25,7 +25,7 @@ import numpy as np
 
 from skrbal._decision import DecisionProcess
 from skrbal._learning._fantasy import Fantasies, PendingFantasies, top_combinations
-from skrbal.budget import CostThreshold
+from skrbal.budget import BudgetPolicy, CostThreshold
 from skrbal.inspection import (
     ImpossibleReportError,
     check_methods,
@@ -220,7 +220,7 @@ class DecisionKernel:
         return self.process.align_proba(proba, classes=classes)
 
     def method_values(
-        self, proba, evpi, fantasies: Fantasies | None = None
+        self, proba, evpi, fantasies=None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Per step: the method of largest net value and its EVSI.
 
@@ -238,20 +238,32 @@ class DecisionKernel:
         """
         if self.inspections is None:
             value = evpi
-            if fantasies is not None:
-                after = [self.process.evpi(p) for p in fantasies.proba]
-                value = np.minimum(value, fantasies.weights @ np.stack(after))
+            # A value of 0 (within rounding) stays 0 whatever the pending
+            # results: only the other rows are predicted by the copies.
+            rows = None if fantasies is None else np.flatnonzero(evpi > self._noise)
+            if rows is not None and rows.size:
+                after = self._after(fantasies.at(rows), self.process.evpi)
+                value = evpi.copy()
+                value[rows] = np.minimum(evpi[rows], fantasies.weights @ after)
             best = np.zeros(evpi.shape[0], dtype=np.intp)
         else:
             values = evsi(proba, self.process, self.inspections)
             if fantasies is not None:
-                after = [
-                    evsi(p, self.process, self.inspections) for p in fantasies.proba
-                ]
-                expected = np.tensordot(fantasies.weights, np.stack(after), axes=1)
+                after = self._after(
+                    fantasies.at(slice(None)),
+                    lambda p: evsi(p, self.process, self.inspections),
+                )
+                expected = np.tensordot(fantasies.weights, after, axes=1)
                 values = np.minimum(values, expected)
             return self.process.best_method(values, self.costs)
         return best, np.where(value > self._noise, value, 0.0)
+
+    @staticmethod
+    def _after(proba, value):
+        """``value`` of every fantasy's beliefs in one call, by fantasy and row."""
+        n_fantasies, n_rows, n_states = proba.shape
+        values = value(proba.reshape(n_fantasies * n_rows, n_states))
+        return values.reshape(n_fantasies, n_rows, *values.shape[1:])
 
     def fantasise(self, model, X, X_pending) -> Fantasies | None:
         """The beliefs over ``X`` after the pending requests' results.
@@ -268,7 +280,10 @@ class DecisionKernel:
         """
         pending = PendingFantasies(self.process)
         pending.learn(model, X_pending)
-        return pending.predict(X)
+        fantasies = pending.predict(X)
+        if fantasies is None:
+            return None
+        return Fantasies(fantasies.weights, fantasies.at(slice(None)))
 
     def decide(
         self,
@@ -417,6 +432,9 @@ class DecisionKernel:
         The policy's state moves as it does while the cap holds (nothing is
         inspected); each step it would have inspected is counted.
         """
+        if type(self.budget).scan is BudgetPolicy.scan:
+            # The protocol's scan: counted by chunks, not one scan a step.
+            return self.budget.count_wanted(value, times, available, cost, state)
         count, position, n = 0, 0, value.shape[0]
         beliefs = options.get("beliefs")
         while position < n:

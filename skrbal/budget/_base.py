@@ -232,6 +232,50 @@ class BudgetPolicy(BaseEstimator):
             start = stop
         return -1, copy.deepcopy(state)
 
+    def count_wanted(self, evpi, times, available, cost, state) -> int:
+        """How many available steps the policy would inspect if none could be.
+
+        The state moves as if no step were inspected (as while every allowed
+        request waits for a result), and every available step the policy
+        would inspect meanwhile is counted: what one :meth:`scan` after
+        another, each from the step after the last one found, with the state
+        advanced over the steps in between with nothing inspected, counts.
+        Vectorised by chunks: by the protocol, a step is a candidate when
+        the policy would inspect it if no step before it were inspected.
+        The arrays are not checked (as ``scan`` with ``check_input=False``).
+
+        Parameters
+        ----------
+        evpi, times, available, cost, state
+            As for :meth:`scan`.
+
+        Returns
+        -------
+        count : int
+            The steps the policy would inspect, one after another.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skrbal.budget import MinimumGap
+        >>> policy = MinimumGap(gap=2)
+        >>> evpi = np.array([9.0, 9.0, 9.0, 9.0])
+        >>> policy.count_wanted(evpi, np.arange(4.0), np.ones(4, bool), 5.0,
+        ...                     policy.initial_state())
+        4
+        """
+        count, start, n_steps = 0, 0, evpi.shape[0]
+        while start < n_steps:
+            stop = min(n_steps, start + self._chunk_size)
+            piece = slice(start, stop)
+            wanted = self._candidates(evpi[piece], times[piece], cost, state)
+            count += int(np.count_nonzero(wanted & available[piece]))
+            state = self._advance(
+                evpi[piece], times[piece], cost, state, inspected=False
+            )
+            start = stop
+        return count
+
     def check_state(self, state) -> None:
         """Raise an error naming what is wrong unless ``scan`` accepts ``state``.
 
