@@ -54,6 +54,15 @@ def test_the_policy_decides_only_within_a_draw():
         budget.scan([5.0], [0.0], [True], 1.0, budget.initial_state())
 
 
+def test_a_limit_below_one_inspection_is_starved():
+    from skrbal.exceptions import BudgetStarvedError
+
+    budget = FleetBudget(limit=0.5, period=10.0)
+    budget.draw_snapshot({"seq": 1, "price": 0.0, "last_time": None, "spent": {}})
+    with pytest.raises(BudgetStarvedError, match="never inspect"):
+        budget.scan([5.0], [0.0], [True], 1.0, budget.initial_state())
+
+
 def test_the_policy_caps_each_period_and_prices_inspections():
     budget = FleetBudget(limit=2.0, period=10.0, pacing_rate=1.0)
     budget.draw_snapshot({"seq": 5, "price": 0.0, "last_time": None, "spent": {}})
