@@ -158,6 +158,38 @@ def test_verify_names_a_tampered_draw(tmp_path):
             fleet.ledger_.verify()
 
 
+def test_verify_checks_the_grants_against_the_agents_requests(tmp_path):
+    from skrbal.fleet._ledger import _genesis, _hash
+
+    path = str(tmp_path / "fleet.db")
+    with Fleet(path, budget=FleetBudget(limit=3.0, period=24.0)) as fleet:
+        _commission(fleet, ["a"])
+        for seed in range(3):
+            fleet.observe("a", _stream(8, seed))
+        ev = fleet_schema.events
+        with fleet.store_.engine.begin() as conn:
+            rows = conn.execute(ev.select().order_by(ev.c.seq)).all()
+            assert any(json.loads(r.payload)["steps"] for r in rows)
+            # Every step moved one on, every hash recomputed: the chain holds.
+            config = conn.execute(fleet_schema.budgets.select()).first().config
+            previous = _genesis("fleet", config)
+            for r in rows:
+                payload = json.loads(r.payload)
+                payload["steps"] = [s + 1 for s in payload["steps"]]
+                text = json.dumps(payload, sort_keys=True)
+                digest = _hash(
+                    previous, r.seq, r.kind, r.agent, r.first_step, text, r.created_at
+                )
+                conn.execute(
+                    update(ev)
+                    .where(ev.c.seq == r.seq)
+                    .values(payload=text, hash=digest)
+                )
+                previous = digest
+        with pytest.raises(StoreError, match="draws of agent 'a' granted"):
+            fleet.ledger_.verify()
+
+
 def test_a_second_budget_of_other_parameters_is_refused(tmp_path):
     from skrbal.exceptions import ConfigurationError
 
