@@ -169,8 +169,10 @@ def _same_agents(url_a: str, url_b: str, names) -> bool:
 
 def _child(argv) -> dict:
     out = subprocess.run(
-        [sys.executable, __file__, *argv], check=True, capture_output=True, text=True
+        [sys.executable, __file__, *argv], capture_output=True, text=True
     )
+    if out.returncode:
+        raise RuntimeError(f"arm {argv} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

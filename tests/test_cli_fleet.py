@@ -13,11 +13,13 @@ from skrbal.datasets import make_fleet
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
-    """A fleet campaign: 40 labelled rows per asset, then 48 to observe."""
+    """A fleet campaign: 40 labelled rows per asset, then 48 to observe
+    across the damage onsets of two of them (hours 331 and 332)."""
     folder = tmp_path_factory.mktemp("fleet")
     frame = make_fleet(3, n_samples=400, random_state=0).frame
-    first = frame.groupby("asset").head(40)
-    later = frame.drop(first.index).groupby("asset").head(48)
+    hour = frame.groupby("asset").cumcount()
+    first = frame[hour < 40]
+    later = frame[(hour >= 310) & (hour < 358)]
     first.drop(columns=["action"]).to_csv(folder / "commission.csv", index=False)
     later.drop(columns=["action", "label"]).to_csv(folder / "feed.csv", index=False)
     z24_decision_process().to_json(folder / "process.json")
@@ -36,15 +38,15 @@ def _init(campaign, store, capsys):
             "--data",
             campaign / "commission.csv",
             "--limit",
-            "3",
+            "90",
             "--period",
             "168",
             "--method",
             "gmm-evpi",
         ]
     )
-    out = capsys.readouterr().out
-    assert status == 0, out
+    out, err = capsys.readouterr()
+    assert status == 0, err
     return out
 
 
@@ -73,10 +75,29 @@ def test_init_observe_status_report(campaign, tmp_path, capsys):
     assert main(["fleet", "status", "--store", store, "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert len(status["structures"]) == 3
-    assert all(v <= 3.0 for v in status["budget"]["spent"].values())
+    assert all(v <= 90.0 for v in status["budget"]["spent"].values())
     assert status["budget"]["n_draws"] == 3
     inspected = int(frame["inspect"].sum())
     assert sum(s["n_open"] for s in status["structures"]) == inspected
+    asked = frame[frame["inspect"]].iloc[0]
+    assert (
+        main(
+            [
+                "fleet",
+                "inspect",
+                "--store",
+                store,
+                asked["asset"],
+                str(int(asked["request_id"])),
+                "1",
+            ]
+        )
+        == 0
+    )
+    assert "state 1 recorded; optimal action" in capsys.readouterr().out
+    assert main(["fleet", "status", "--store", store, "--json"]) == 0
+    after = json.loads(capsys.readouterr().out)["structures"]
+    assert sum(s["n_inspected"] for s in after) == 1
     assert main(["fleet", "status", "--store", store]) == 0
     assert "fleet budget 'fleet'" in capsys.readouterr().out
     page = tmp_path / "fleet.html"
@@ -107,6 +128,28 @@ def test_errors_are_one_line_exit_2(campaign, tmp_path, capsys, argv, words):
     assert main(["fleet", argv[0], "--store", store, *argv[1:]]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_limit_below_one_inspection_is_refused(campaign, tmp_path, capsys):
+    argv = [
+        "fleet",
+        "init",
+        "--store",
+        tmp_path / "f.db",
+        "--process",
+        campaign / "process.json",
+        "--data",
+        campaign / "commission.csv",
+        "--limit",
+        "3",
+        "--period",
+        "168",
+    ]
+    assert main(argv) == 2
+    assert "--limit 3 is below the cost of one inspection, 30" in (
+        capsys.readouterr().err
+    )
+    assert not (tmp_path / "f.db").exists()
 
 
 def test_the_report_in_a_headless_browser(campaign, tmp_path, capsys):

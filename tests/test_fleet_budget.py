@@ -54,6 +54,15 @@ def test_the_policy_decides_only_within_a_draw():
         budget.scan([5.0], [0.0], [True], 1.0, budget.initial_state())
 
 
+def test_a_limit_below_one_inspection_is_starved():
+    from skrbal.exceptions import BudgetStarvedError
+
+    budget = FleetBudget(limit=0.5, period=10.0)
+    budget.draw_snapshot({"seq": 1, "price": 0.0, "last_time": None, "spent": {}})
+    with pytest.raises(BudgetStarvedError, match="never inspect"):
+        budget.scan([5.0], [0.0], [True], 1.0, budget.initial_state())
+
+
 def test_the_policy_caps_each_period_and_prices_inspections():
     budget = FleetBudget(limit=2.0, period=10.0, pacing_rate=1.0)
     budget.draw_snapshot({"seq": 5, "price": 0.0, "last_time": None, "spent": {}})
@@ -146,6 +155,38 @@ def test_verify_names_a_tampered_draw(tmp_path):
                 )
             )
         with pytest.raises(StoreError, match="event 2: its hash"):
+            fleet.ledger_.verify()
+
+
+def test_verify_checks_the_grants_against_the_agents_requests(tmp_path):
+    from skrbal.fleet._ledger import _genesis, _hash
+
+    path = str(tmp_path / "fleet.db")
+    with Fleet(path, budget=FleetBudget(limit=3.0, period=24.0)) as fleet:
+        _commission(fleet, ["a"])
+        for seed in range(3):
+            fleet.observe("a", _stream(8, seed))
+        ev = fleet_schema.events
+        with fleet.store_.engine.begin() as conn:
+            rows = conn.execute(ev.select().order_by(ev.c.seq)).all()
+            assert any(json.loads(r.payload)["steps"] for r in rows)
+            # Every step moved one on, every hash recomputed: the chain holds.
+            config = conn.execute(fleet_schema.budgets.select()).first().config
+            previous = _genesis("fleet", config)
+            for r in rows:
+                payload = json.loads(r.payload)
+                payload["steps"] = [s + 1 for s in payload["steps"]]
+                text = json.dumps(payload, sort_keys=True)
+                digest = _hash(
+                    previous, r.seq, r.kind, r.agent, r.first_step, text, r.created_at
+                )
+                conn.execute(
+                    update(ev)
+                    .where(ev.c.seq == r.seq)
+                    .values(payload=text, hash=digest)
+                )
+                previous = digest
+        with pytest.raises(StoreError, match="draws of agent 'a' granted"):
             fleet.ledger_.verify()
 
 

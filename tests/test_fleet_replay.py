@@ -94,3 +94,32 @@ def test_block_must_be_positive(tmp_path):
             process=z24_decision_process(),
             block=0,
         )
+
+
+def test_a_fleet_budget_on_dask_workers_keeps_to_it(store_url):
+    """Workers draw at once on the fleet budget: in no fixed order, never over."""
+    distributed = pytest.importorskip("distributed")
+    process = z24_decision_process()
+    budget = FleetBudget(limit=4 * process.inspection_cost, period=100.0)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        summary = replay_fleet(
+            store_url,
+            _fleet("d"),
+            estimator=GaussianNB(),
+            process=process,
+            budget=budget,
+            client=client,
+        )
+    with AgentStore(store_url) as store:
+        ledger = FleetLedger(store)
+        head, status = ledger.verify(), ledger.status()
+    assert head["n_draws"] == 3 * 9
+    assert max(status["spent"].values()) <= budget.limit
+    assert summary["committed_spend"].sum() == pytest.approx(
+        sum(status["spent"].values())
+    )

@@ -4,6 +4,7 @@
   campaign with an asset column) and create the fleet's budget;
 - ``observe``: decide for new observations of any assets (CSV with an asset
   column), each asset's rows one draw on the fleet budget;
+- ``inspect``: the result of an inspection a structure's agent requested;
 - ``status``: the budget's spend and price, one line per structure;
 - ``report``: one self-contained HTML page, one row per structure: belief
   now, recommended action, open and overdue requests, spend.
@@ -147,6 +148,20 @@ def add_parser(commands, name: str, help_text: str) -> None:
         "--json", action="store_true", help="write JSON lines instead of CSV"
     )
     observe.set_defaults(handler=_handler("observe"))
+
+    inspect = verbs.add_parser(
+        "inspect",
+        parents=[common],
+        help="record the result of an inspection a structure's agent requested",
+        description="Record the health state an inspection of ASSET found for "
+        "its request REQUEST_ID; its agent learns it and the optimal action is "
+        "printed. (Agents on a fleet budget are resumed by the fleet, which "
+        "knows their budget: 'skrbal agent inspect' cannot.)",
+    )
+    inspect.add_argument("asset", metavar="ASSET")
+    inspect.add_argument("request_id", type=int, metavar="REQUEST_ID")
+    inspect.add_argument("label", metavar="LABEL")
+    inspect.set_defaults(handler=_handler("inspect"))
 
     status = verbs.add_parser(
         "status",

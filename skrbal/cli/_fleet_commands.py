@@ -15,7 +15,7 @@ from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._data import read_process
 from skrbal.cli._output import check_output, write_output
 
-__all__ = ["init", "observe", "report", "status"]
+__all__ = ["init", "inspect", "observe", "report", "status"]
 
 # As 'skrbal agent init': with times, a request expires after 30 days.
 _DEFAULT_TIMEOUT = 30 * 86400.0
@@ -70,6 +70,11 @@ def init(args) -> int:
     from skrbal.fleet import Fleet, FleetBudget
 
     process = read_process(args.process)
+    if not args.limit >= process.inspection_cost:
+        raise ValueError(
+            f"--limit {args.limit:g} is below the cost of one inspection, "
+            f"{process.inspection_cost:g}: the fleet could never inspect"
+        )
     fleet_data = _read_fleet(args, process)
     period = _duration(args.period, "--period")
     campaigns = fleet_data.campaigns
@@ -198,6 +203,29 @@ def observe(args) -> int:
     else:
         text = decisions.to_csv(index=False)
     write_output(args.out, text)
+    return 0
+
+
+@guarded
+def inspect(args) -> int:
+    from skrbal.cli._agent_commands import _label, action_text
+    from skrbal.fleet import Fleet
+
+    store = open_store(args)
+    try:
+        if args.asset not in store.agent_names():
+            raise ValueError(f"ASSET {args.asset!r} has no agent in the store")
+        with Fleet(store, name=args.budget_name) as fleet:
+            agent = fleet.agent(args.asset)
+            label = _label(args.label, agent.classes_)
+            action = agent.record_inspection(args.request_id, label)
+            process = agent.process
+    finally:
+        store.close()
+    print(
+        f"{args.asset} request {args.request_id}: state {label} recorded; "
+        f"optimal action {action_text(process, action)}"
+    )
     return 0
 
 

@@ -337,7 +337,7 @@ class FleetLedger:
         }
 
     def verify(self) -> dict:
-        """Check the chain, the state against the draws, and every period's cap.
+        """Check the chain, the state, every period's cap, and the agents' requests.
 
         Returns
         -------
@@ -349,7 +349,8 @@ class FleetLedger:
         StoreError
             Naming the budget, table and event at the first damage: a hash
             that does not follow, a state other than the draws', money taken
-            that is not the last state's, or a period spent past its limit.
+            that is not the last state's, a period spent past its limit, or
+            steps granted to an agent other than the steps it requested.
         """
         ev = schema.events
         with self.store.engine.connect() as conn:
@@ -365,6 +366,7 @@ class FleetLedger:
         config = json.loads(row.config)
         previous = _genesis(self.name, row.config)
         spent: dict[str, float] = {}
+        granted: dict[str, list] = {}
         state = {"price": 0.0, "last_time": None, "spent": {}}
         for expected, r in enumerate(rows, start=1):
             at = f"{where}, table {ev.name}, event {r.seq}"
@@ -377,6 +379,7 @@ class FleetLedger:
                 raise StoreError(f"{at}: its hash does not follow the chain.")
             previous = r.hash
             payload = json.loads(r.payload)
+            granted.setdefault(r.agent, []).extend(payload["steps"])
             for period, amount in payload["taken"].items():
                 spent[period] = spent.get(period, 0.0) + amount
             state = payload["state"]
@@ -396,4 +399,17 @@ class FleetLedger:
                 f"{where}, table {schema.budgets.name}: its state or last event "
                 f"({row.last_seq}) is not its draws' ({len(rows)})."
             )
+        self._check_requests(granted, where)
         return {"n_draws": len(rows), "hash": rows[-1].hash if rows else None}
+
+    def _check_requests(self, granted: dict, where: str) -> None:
+        """Each agent's requests are the steps its draws were granted."""
+        for agent, steps in granted.items():
+            requested = sorted(self.store.requests(agent)["step"].tolist())
+            if sorted(steps) != requested:
+                extra = sorted(set(steps) ^ set(requested))[:3]
+                raise StoreError(
+                    f"{where}, table {schema.events.name}: the draws of agent "
+                    f"{agent!r} granted {len(steps)} inspections, its requests are "
+                    f"{len(requested)} (steps {extra} differ)."
+                )

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from skrbal.budget import BudgetPolicy
+from skrbal.exceptions import BudgetStarvedError
 
 __all__ = ["FleetBudget", "FleetDrawError"]
 
@@ -63,6 +64,8 @@ class FleetBudget(BudgetPolicy):
     ------
     FleetDrawError
         From :meth:`scan`, outside a draw of the fleet.
+    BudgetStarvedError
+        From :meth:`scan`, when ``limit`` is below the cost of one inspection.
 
     See Also
     --------
@@ -163,6 +166,12 @@ class FleetBudget(BudgetPolicy):
         return np.maximum(state["price"] - self.pacing_rate * elapsed / interval, 0.0)
 
     def _candidates(self, evpi, times, cost, state) -> np.ndarray:
+        if self.limit < cost:
+            raise BudgetStarvedError(
+                f"FleetBudget: the money of a period, {self.limit:g}, is below the "
+                f"cost of one inspection, {cost:g}, so the fleet can never inspect."
+                " Raise the limit or lengthen the period."
+            )
         state = self._current(state)
         periods = self._period_of(times)
         unique, where = np.unique(periods, return_inverse=True)

@@ -108,36 +108,54 @@ class _Replayer:
                 agent.record_inspection(int(request_id), s.y[int(step) - offset])
         return len(asked)
 
+    def _turns(self, holder, structures, rows) -> None:
+        """Commission all, then each observes a block in turn (open together)."""
+        agents = {s.name: self.commission(holder, s) for s in structures}
+        n_blocks = max(len(_blocks(len(s.X), self.block)) for s in structures)
+        for b in range(n_blocks):
+            for s in structures:
+                spans = _blocks(len(s.X), self.block)
+                if b < len(spans):
+                    rows[s.name]["n_inspections"] += self.observe(
+                        holder, agents[s.name], s, *spans[b]
+                    )
+        for s in structures:
+            self._finish(holder.agent(s.name), s, rows)
+
+    def _one_by_one(self, store, structures, rows) -> None:
+        """Each structure's whole stream, its agent closed before the next's.
+
+        Independent budgets: the order changes nothing, and one agent open
+        at a time holds one lock (a connection, on PostgreSQL) at a time.
+        """
+        for s in structures:
+            agent = self.commission(store, s)
+            for start, stop in _blocks(len(s.X), self.block):
+                rows[s.name]["n_inspections"] += self.observe(
+                    None, agent, s, start, stop
+                )
+            self._finish(agent, s, rows)
+
+    @staticmethod
+    def _finish(agent, s: Structure, rows) -> None:
+        status = agent.status()
+        rows[s.name].update(
+            n_observations=len(s.X), committed_spend=status["committed_spend"]
+        )
+        agent.close()
+
     def run(self, structures) -> list[dict]:
-        """Commission, then observe block by block, the structures in turn."""
+        """Replay ``structures``: one summary row each."""
         began = time.process_time()
         rows = {s.name: {"structure": s.name, "n_inspections": 0} for s in structures}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             if self.shared:
-                holder = Fleet(self.url, budget=self.budget)
+                with Fleet(self.url, budget=self.budget) as fleet:
+                    self._turns(fleet, structures, rows)
             else:
-                holder = AgentStore(self.url)
-            try:
-                agents = {s.name: self.commission(holder, s) for s in structures}
-                n_blocks = max(len(_blocks(len(s.X), self.block)) for s in structures)
-                for b in range(n_blocks):
-                    for s in structures:
-                        spans = _blocks(len(s.X), self.block)
-                        if b < len(spans):
-                            rows[s.name]["n_inspections"] += self.observe(
-                                holder, agents[s.name], s, *spans[b]
-                            )
-                for s in structures:
-                    agent = holder.agent(s.name) if self.shared else agents[s.name]
-                    status = agent.status()
-                    rows[s.name].update(
-                        n_observations=len(s.X),
-                        committed_spend=status["committed_spend"],
-                    )
-                    agent.close()
-            finally:
-                holder.close()
+                with AgentStore(self.url) as store:
+                    self._one_by_one(store, structures, rows)
         cpu = time.process_time() - began
         for row in rows.values():
             row.update(

@@ -69,14 +69,14 @@ def fleet_status(store, name: str = "fleet") -> tuple[dict, pd.DataFrame]:
     >>> from skrbal import synthetic_decision_process
     >>> from skrbal.fleet import Fleet, FleetBudget, fleet_status
     >>> path = os.path.join(tempfile.mkdtemp(), "fleet.db")
-    >>> with Fleet(path, budget=FleetBudget(limit=2.0, period=24.0)) as fleet:
+    >>> with Fleet(path, budget=FleetBudget(limit=14.0, period=24.0)) as fleet:
     ...     _ = fleet.commission("bridge-1", [[-5.0], [0.0], [6.0], [19.0]],
     ...                          [1, 2, 3, 4], estimator=GaussianNB(),
     ...                          process=synthetic_decision_process())
     ...     _ = fleet.observe("bridge-1", [[-4.0], [-5.5]])
     ...     budget, table = fleet_status(fleet.store_)
     >>> budget["limit"], table.loc[0, "state_now"], int(table.loc[0, "n_observations"])
-    (2.0, 'undamaged', 2)
+    (14.0, 'undamaged', 2)
     """
     budget = FleetLedger(store, name).status()
     rows = [_structure_row(store, agent) for agent in store.agent_names()]
