@@ -72,6 +72,7 @@ SETTINGS = {
         "class_prior": "frequencies",
     },
     "mrvm2-lin": {"method": "mrvm2", "linear_term": 0.4},
+    "mrvm2-lin0.1": {"method": "mrvm2", "linear_term": 0.1},
     "mrvm2-lin-auto": {"method": "mrvm2", "linear_term": 0.4, "gamma": "auto"},
     "mrvm1": {"method": "mrvm1"},
     "mrvm1-lin": {"method": "mrvm1", "linear_term": 0.4},
