@@ -72,6 +72,7 @@ SETTINGS = {
         "class_prior": "frequencies",
     },
     "mrvm2-lin": {"method": "mrvm2", "linear_term": 0.4},
+    "mrvm2-lin0.1": {"method": "mrvm2", "linear_term": 0.1},
     "mrvm2-lin-auto": {"method": "mrvm2", "linear_term": 0.4, "gamma": "auto"},
     "mrvm1": {"method": "mrvm1"},
     "mrvm1-lin": {"method": "mrvm1", "linear_term": 0.4},
@@ -272,11 +273,14 @@ def _case_params(case, name):
     return {**declared, **params}
 
 
-def _run(case, method, n_repeats, out):
-    from skrbal.experiments import run_study
+def _run(case, method, n_repeats, out, report_only=False):
+    from skrbal.experiments import load_study, run_study
 
     label = getattr(method, "name", method)
     folder = None if out is None else Path(out) / case.name / label
+    if report_only:
+        # The repetitions saved so far (a run stopped early reports fewer).
+        return load_study(folder).totals
     return run_study(
         case,
         [method],
@@ -287,13 +291,14 @@ def _run(case, method, n_repeats, out):
     ).totals
 
 
-def stream(cases, n_repeats, settings, out=None, gmm_out=None):
+def stream(cases, n_repeats, settings, out=None, gmm_out=None, report_only=False):
     """``{case: totals DataFrame}`` of run_study with gmm-evpi and the settings.
 
     Every method runs on the same repetitions (``run_study``'s seed 0: the
     same splits and initial labels for every arm). With ``out``, each method
     is a study folder ``out/case/method`` resumed if it exists (so a long run
-    can be stopped and continued, and the mixture reused with ``gmm_out``).
+    can be stopped and continued, and the mixture reused with ``gmm_out``);
+    ``report_only`` reads the repetitions saved there without running more.
     """
     import pandas as pd
 
@@ -304,13 +309,13 @@ def stream(cases, n_repeats, settings, out=None, gmm_out=None):
         warnings.simplefilter("ignore")
         for name in cases:
             case = get_case_study(name)
-            totals = [_run(case, "gmm-evpi", n_repeats, gmm_out or out)]
+            totals = [_run(case, "gmm-evpi", n_repeats, gmm_out or out, report_only)]
             for setting in settings:
                 if not _known(SETTINGS[setting]):
                     continue
                 params = _case_params(case, setting)
                 method = Method(setting, partial(_make, params))
-                totals.append(_run(case, method, n_repeats, out))
+                totals.append(_run(case, method, n_repeats, out, report_only))
             results[name] = pd.concat(totals, ignore_index=True)
     return results
 
@@ -319,27 +324,30 @@ def stream_report(results, n_repeats):
     lines = [
         f"# Stream learner, {n_repeats} repetitions (the paper's protocol)",
         "",
-        "| case | method | inspections mean | median | decision accuracy "
-        "(stream) | minus GMM's (paired mean) | final decision accuracy "
+        "| case | method | repetitions | inspections mean | median | decision "
+        "accuracy"
+        " (stream) | minus GMM's (paired mean) | final decision accuracy "
         "| inspections / GMM's (ratio of means) | repetitions with no more "
         "inspections than the GMM | s / repetition |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case, totals in results.items():
         gmm = totals[totals.method == "gmm-evpi"].set_index("repetition")
         for method, rows in totals.groupby("method", sort=False):
             rows = rows.set_index("repetition")
-            paired = rows.n_inspections <= gmm.n_inspections.loc[rows.index]
-            accuracy_gap = (
-                rows.decision_accuracy - gmm.decision_accuracy.loc[rows.index]
-            )
+            rows = rows.loc[rows.index.intersection(gmm.index)]
+            reference = gmm.loc[rows.index]
+            paired = rows.n_inspections <= reference.n_inspections
+            accuracy_gap = rows.decision_accuracy - reference.decision_accuracy
+            ratio = rows.n_inspections.mean() / reference.n_inspections.mean()
             lines.append(
-                f"| {case} | {method} | {rows.n_inspections.mean():.1f} "
+                f"| {case} | {method} | {len(rows)} "
+                f"| {rows.n_inspections.mean():.1f} "
                 f"| {rows.n_inspections.median():.1f} "
                 f"| {rows.decision_accuracy.mean():.4f} "
                 f"| {accuracy_gap.mean():+.4f} "
                 f"| {rows.final_decision_accuracy.mean():.4f} "
-                f"| {rows.n_inspections.mean() / gmm.n_inspections.mean():.2f} "
+                f"| {ratio:.2f} "
                 f"| {paired.mean():.2f} | {rows.seconds.mean():.2f} |"
             )
     return "\n".join(lines)
@@ -368,6 +376,7 @@ def main(argv=None):
     streams.add_argument("--settings", nargs="+", default=["mrvm2", "mrvm1"])
     streams.add_argument("--out", default=None)
     streams.add_argument("--gmm-out", default=None)
+    streams.add_argument("--report-only", action="store_true")
     args = parser.parse_args(argv)
     if args.study == "few-labels":
         results = few_labels(args.labels, args.sets, args.seeds, args.settings)
@@ -385,7 +394,12 @@ def main(argv=None):
             print(uci_report(results, before, args.seeds))
     else:
         results = stream(
-            args.cases, args.repeats, args.settings, args.out, args.gmm_out
+            args.cases,
+            args.repeats,
+            args.settings,
+            args.out,
+            args.gmm_out,
+            args.report_only,
         )
         print(stream_report(results, args.repeats))
     return results

@@ -125,12 +125,10 @@ default="n_samples"
         waiting to be added or deleted, mRVM2 that none was pruned.
     prune_threshold : float, default=1e4
         mRVM2 prunes a sample when the precision of its basis function, scaled
-        to 1 at its own centre as in the papers (``k(., x_i) /
-        sqrt(k(x_i, x_i))``; the RBF kernel is so already), exceeds this for
-        every class, i.e. when ``|coef_[i, k]| * sqrt(k(x_i, x_i))`` is below
-        about ``0.01`` for every class: the authors' value on the authors'
-        basis. It must stay below the ceiling ``(2 tau + 1) / (2 nu)`` (about
-        5e4 for the defaults), otherwise nothing is ever pruned; see Notes.
+        to 1 at its own centre as in the papers, exceeds this for every
+        class: the authors' value on the authors' basis. It must stay below
+        the ceiling ``(2 tau + 1) / (2 nu)`` (about 5e4 for the defaults),
+        otherwise nothing is ever pruned; see Notes.
     n_quadrature : int, default=12
         Number of adaptive Gauss-Hermite nodes for the expectations over
         ``u ~ N(0, 1)`` in the E-step and in :meth:`predict_proba`.
@@ -242,19 +240,10 @@ default="n_samples"
     **mRVM2.** A cold start draws the auxiliary class scores as the authors'
     code does, ``10 U1 [k = y_i] + U2`` with ``U1, U2 ~ U(0, 1)`` (seeded by
     ``random_state``): a start at zero scores traps EM near zero weights and
-    uniform beliefs when labels are few. From 10 labels of
-    :func:`~skrbal.datasets.make_degradation_stream` (raw features, every
-    class present, 30 draws, run to convergence) the test accuracy was 0.70
-    with ``gamma=1/D`` and 0.81 with ``gamma=0.05``, against 0.40 and 0.63
-    from zero scores (``benchmarks/bench_rvm_few_labels.py``; see
-    "Stopping mRVM2" below for the accuracy with the bounded updates).
-    The price is a fit that depends on the seed: the sparse solution EM
-    reaches, and so which samples remain, changes with the start. Over 20 seeds
-    the 10-fold accuracy of ``benchmarks/bench_rvm_seeds.py`` spans 0.940-0.967
-    on iris, 0.944-0.978 on wine and 0.961-0.979 on breast_cancer; averaged
-    over the seeds and 10 shuffles of the folds it is 0.952, 0.963 and 0.972,
-    against 0.948, 0.969 and 0.964 from zero scores. Pass an int
-    ``random_state`` for a reproducible fit.
+    uniform beliefs when labels are few.
+    The price is a fit that depends on the seed (pass an int
+    ``random_state`` for a reproducible fit; see
+    ``skrbal.rvm._methods.TopDown`` for the spread over seeds).
     The precisions start at 1e-3 and stay fixed for five EM iterations, so
     that the E-step pulls the random scores to the data before any sample
     is judged. The papers prune at ``alpha > 1e5`` while also recommending
@@ -272,22 +261,25 @@ default="n_samples"
     (raw features, ``gamma=1/D``, 5 draws x 10 seeds,
     ``benchmarks/bench_rvm_few_labels.py``) the test accuracy is 0.990
     (0.93-1.00) with ``N``, 0.915 with ``2N`` (28 % of fits lose a class)
-    and 0.625 run to convergence (98 % lose a class). On the UCI sets the
-    bound does not bind: the 10-fold accuracies are unchanged (see the
-    benchmark). A labelled class that is predicted for none of its training
+    and 0.625 run to convergence (98 % lose a class); on the UCI sets it
+    does not bind. A labelled class predicted for none of its training
     samples is reported (:class:`LostClassWarning`, ``lost_classes_``).
 
-    **Far from the data.** Every basis function vanishes far from its
-    relevance vector, so the scores there fall to ``intercept_`` and the
-    beliefs to ``class_prior_``. The papers' uniform prior makes an
-    unconfident belief (high expected value of information) wherever no
-    relevance vector is near, while the argmax still follows the nearest
-    relevance vectors. A non-uniform prior lowers the belief in rare classes
-    there but also decides the prediction: with ``"frequencies"`` the test
-    accuracy from 10 labels of the degradation stream falls from 0.99 to
-    0.89 (the random labels' frequencies are far from the stream's), and on
-    the Z24-like case the stream learner inspects less but decides worse
-    (``benchmarks/bench_rvm_few_labels.py``); hence the uniform default.
+    **Far from the data.** Every basis function of the RBF kernel vanishes
+    far from its relevance vector, so the scores there fall to
+    ``intercept_`` and the beliefs to ``class_prior_``: with the papers'
+    uniform prior an unconfident belief (a high expected value of
+    information) wherever no relevance vector is near. The two fallbacks
+    offered, measured with the stream learner on the hard Z24-like case
+    over 40 repetitions (``benchmarks/results/rvm_hard_cases.md``), both
+    trade decisions for inspections and are therefore off by default: a
+    prior of the labelled ``"frequencies"`` also decides the prediction far
+    from the data (from 10 labels of the degradation stream the test
+    accuracy falls from 0.99 to 0.89), and a ``linear_term`` (scores that
+    follow a linear discriminant far from every relevance vector, as a
+    Gaussian mixture's extrapolate) roughly halves the inspections but
+    decides about 2 points worse, trusting the trend in directions where
+    damage was never labelled.
 
     **mRVM1.** Each iteration makes the single change (add, re-estimate or
     delete) that raises the marginal likelihood most, as in Tipping & Faul's
