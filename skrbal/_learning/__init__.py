@@ -9,7 +9,8 @@ of :func:`make_update` (supervised, EM, smoothing) over the steps it keeps.
 Nothing here is public API: the drivers are.
 
 Modules: ``_campaign`` (the running state and its request book), ``_kernel``
-(the decision step and results), ``_updates`` (the update rules,
+(the decision step and results), ``_fantasy`` (the pending results
+fantasised, bounded and kept between calls), ``_updates`` (the update rules,
 :func:`clone_for` and the shared parameter checks), ``_steps`` (the steps
 the rules read: a recorded stream, or an agent's buffers).
 """
