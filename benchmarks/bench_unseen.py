@@ -406,6 +406,10 @@ def run_repetition(
     same money for every arm), or of the arm's own (``'self'``: a better
     belief, which inspects less, then also gets less money).
     """
+    if budget_basis not in BUDGET_BASES:
+        raise ValueError(
+            f"budget_basis must be one of {BUDGET_BASES}, got {budget_basis!r}."
+        )
     warnings.simplefilter("ignore", PriorScaleWarning)
     warnings.simplefilter("ignore", MissingStatesWarning)
     case = case_study(case_name) if isinstance(case_name, str) else case_name
@@ -416,7 +420,8 @@ def run_repetition(
     initial = initial_labels(split, protocol, process, n_commissioning)
     n_stream = split.X_stream.shape[0]
     methods = [perfect_inspection(process), cheap_method(process)]
-    names = dict.fromkeys([*arm_names, BUDGET_ARM])
+    extra = [BUDGET_ARM] if budget_basis == "default" else []
+    names = dict.fromkeys([*arm_names, *extra])
     estimators = {name: ARMS[name].estimator(case) for name in names}
     learners = {
         name: partial(_learner, ARMS[name], estimators[name], process, rng_seed)
