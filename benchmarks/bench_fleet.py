@@ -234,7 +234,13 @@ def _markdown(table: pd.DataFrame) -> str:
     rows = [
         f"| {index} | "
         + " | ".join(
-            "-" if pd.isna(v) else (f"{v:.3g}" if isinstance(v, float) else str(v))
+            "-"
+            if pd.isna(v)
+            else (
+                f"{v:.3g}"
+                if isinstance(v, float) and not (v.is_integer() and v >= 1000)
+                else str(int(v) if isinstance(v, float) else v)
+            )
             for v in row
         )
         + " |"

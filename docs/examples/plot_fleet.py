@@ -70,7 +70,7 @@ def commission(shared: bool):
 
 
 alone, shared = commission(False), commission(True)
-print("total regret alone %.0f, shared %.0f" % (alone[:, 2].sum(), shared[:, 2].sum()))
+print(f"total regret alone {alone[:, 2].sum():.0f}, shared {shared[:, 2].sum():.0f}")
 
 # %%
 # Inspections and false repairs against commissioning order

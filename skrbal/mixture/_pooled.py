@@ -17,7 +17,7 @@ from __future__ import annotations
 import warnings
 from math import fsum, isfinite, log, log1p
 from numbers import Integral, Real
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
@@ -29,7 +29,6 @@ from skrbal._logspace import exp_normalise, log_normalise
 from skrbal.exceptions import UnlabelledClassesWarning, caller_stacklevel
 from skrbal.mixture._class_priors import (
     component_log_weights,
-    niw_log_marginal,
     validate_concentration,
 )
 from skrbal.mixture._fleet_prior import commissioning_window, normaliser
@@ -38,50 +37,19 @@ from skrbal.mixture._niw import (
     _class_posterior,
     _empty_statistics,
     _labelled_statistics,
-    _log1p_mahalanobis,
     _merge,
-    _niw_merge,
     _NIWPrior,
     _present_statistics,
     _sample_statistics,
 )
+from skrbal.mixture._pooled_components import (
+    Weights,
+    log_marginal,
+    stacked,
+    student_t,
+)
 
 __all__ = ["PooledGMMClassifier"]
-
-
-class _Weights(NamedTuple):
-    """Prior log probabilities of the fleet's and the broad component."""
-
-    log_weight: float
-    log_defensive: float
-
-
-class _Components(NamedTuple):
-    """Predictive Student-t factors of one component, one row per class."""
-
-    means: np.ndarray
-    whiteners: np.ndarray
-    df: np.ndarray
-    log_norm: np.ndarray
-    dof: np.ndarray
-    mean_precision: np.ndarray
-    scale: np.ndarray
-
-
-def _log_marginal(prior: _NIWPrior, count, mean, scatter) -> float:
-    """Log marginal likelihood of one class's data under one NIW prior."""
-    if count <= 0:
-        return 0.0
-    kappa_n, _, scale_n = _niw_merge(prior, count, mean, scatter)
-    return niw_log_marginal(
-        prior.mean_precision,
-        prior.degrees_of_freedom,
-        prior.scale,
-        count,
-        kappa_n,
-        prior.degrees_of_freedom + count,
-        scale_n,
-    )
 
 
 class PooledGMMClassifier(ClassifierMixin, BaseEstimator):
@@ -434,7 +402,7 @@ class PooledGMMClassifier(ClassifierMixin, BaseEstimator):
             None if hyper is None else _NIWPrior(*hyper, concentration)
             for hyper in fleet
         ]
-        self._weights = _Weights(log(self.transfer_prior), log1p(-self.transfer_prior))
+        self._weights = Weights(log(self.transfer_prior), log1p(-self.transfer_prior))
         self._set_posterior()
         self.fit_warnings_ = []
         warning = self._unlabelled_warning()
@@ -480,17 +448,16 @@ class PooledGMMClassifier(ClassifierMixin, BaseEstimator):
             log_weights.append(
                 component_log_weights(
                     self._weights,
-                    _log_marginal(self._broad, *data)
-                    - _log_marginal(self._broad, *seen),
-                    _log_marginal(prior, *data) - _log_marginal(prior, *seen),
+                    log_marginal(self._broad, *data) - log_marginal(self._broad, *seen),
+                    log_marginal(prior, *data) - log_marginal(prior, *seen),
                 )
             )
         self._fleet_index = np.array(
             [k for k, prior in enumerate(self._fleet) if prior is not None],
             dtype=np.intp,
         )
-        self._broad_t = _components(broad_rows)
-        self._fleet_t = _components(fleet_rows) if fleet_rows else None
+        self._broad_t = stacked(broad_rows)
+        self._fleet_t = stacked(fleet_rows) if fleet_rows else None
         log_weights = np.array(log_weights)
         self._log_broad_weight, self._log_fleet_weight = log_weights.T
         self.class_count_ = stats.count.copy()
@@ -532,10 +499,10 @@ class PooledGMMClassifier(ClassifierMixin, BaseEstimator):
     def _class_log_density(self, Z: np.ndarray) -> np.ndarray:
         """``log p(z | y=k, D)`` in the normalised space, shape (K, n)."""
         broad = self._broad_t
-        density = _student_t(Z, broad) + self._log_broad_weight[:, None]
+        density = student_t(Z, broad) + self._log_broad_weight[:, None]
         if self._fleet_t is not None:
             index = self._fleet_index
-            fleet = _student_t(Z, self._fleet_t) + self._log_fleet_weight[index, None]
+            fleet = student_t(Z, self._fleet_t) + self._log_fleet_weight[index, None]
             density[index] = np.logaddexp(density[index], fleet)
         return density
 
@@ -609,25 +576,3 @@ class PooledGMMClassifier(ClassifierMixin, BaseEstimator):
             Columns ordered as ``classes_``; rows sum to one.
         """
         return exp_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
-
-
-def _components(rows) -> _Components:
-    """The Student-t factors of ``_class_posterior`` rows, stacked."""
-    columns = list(zip(*rows))
-    return _Components(
-        means=np.array(columns[1]),
-        whiteners=np.array(columns[9]),
-        df=np.array(columns[8]),
-        log_norm=np.array(columns[10]),
-        dof=np.array(columns[3]),
-        mean_precision=np.array(columns[2]),
-        scale=np.array(columns[4]),
-    )
-
-
-def _student_t(Z: np.ndarray, t: _Components) -> np.ndarray:
-    """Log Student-t density of every sample under every row of ``t``, (K, n)."""
-    density = _log1p_mahalanobis(Z, t.means, t.whiteners, t.df)
-    density *= -0.5 * (t.df[:, None] + Z.shape[1])
-    density += t.log_norm[:, None]
-    return density
