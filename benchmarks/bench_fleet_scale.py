@@ -251,9 +251,12 @@ def _compare(args) -> list[dict]:
     period, limit = 24.0 * 7, args.limit * process.inspection_cost
     # Step clock: a structure's steps are its hours (all start after commissioning).
     arms = {
-        "fleet": FleetBudget(limit=n * limit, period=period),
-        "caps": CostThreshold() & SpendCap(limit=limit, period=period),
+        f"fleet (pacing_rate={rate:g})": FleetBudget(
+            limit=n * limit, period=period, pacing_rate=rate
+        )
+        for rate in args.pacing_rates
     }
+    arms["caps"] = CostThreshold() & SpendCap(limit=limit, period=period)
     rows = []
     for arm, budget in arms.items():
         url = _schema_url(args.url)
@@ -275,7 +278,7 @@ def _compare(args) -> list[dict]:
                     amount = float(np.sum(q == k)) * process.inspection_cost
                     by_period[k] = by_period.get(k, 0.0) + amount
                     worst = max(worst, amount / limit)
-            if arm == "fleet":
+            if arm.startswith("fleet"):
                 FleetLedger(store).verify()
                 worst = max(by_period.values()) / (n * limit) if by_period else 0.0
             row["largest_period_spend_over_limit"] = worst
@@ -299,6 +302,13 @@ def main(argv=None) -> None:
         help="inspections per structure and week (compare)",
     )
     parser.add_argument("--skip-scale", action="store_true")
+    parser.add_argument(
+        "--pacing-rates",
+        type=float,
+        nargs="+",
+        default=[2.0],
+        help="the fleet budget's pacing rates to compare (default: 2)",
+    )
     # A child process's arm.
     parser.add_argument("--arm", choices=["serial", "dask"])
     parser.add_argument("--n", type=int)
