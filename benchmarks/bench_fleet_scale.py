@@ -50,7 +50,7 @@ import numpy as np
 SEED_BASE = 1000
 
 
-def _fleet(n: int, hours: int):
+def _fleet(n: int, hours: int, seed_base: int = SEED_BASE):
     from skrbal.datasets import make_z24_like
     from skrbal.fleet import Structure
 
@@ -58,7 +58,7 @@ def _fleet(n: int, hours: int):
     for i in range(n):
         total = hours + 200
         X, y, _ = make_z24_like(
-            n_samples=total, damage_onset=int(0.85 * total), random_state=SEED_BASE + i
+            n_samples=total, damage_onset=int(0.85 * total), random_state=seed_base + i
         )
         labelled = np.concatenate([np.flatnonzero(y == c)[:3] for c in (1, 2, 3, 4)])
         structures.append(
@@ -238,6 +238,13 @@ def _outcome(store, structures, process) -> dict:
 
 
 def _compare(args) -> list[dict]:
+    rows = []
+    for seed_base in args.seeds:
+        rows += _compare_one(args, seed_base)
+    return rows
+
+
+def _compare_one(args, seed_base: int) -> list[dict]:
     from sklearn.naive_bayes import GaussianNB
 
     from skrbal import z24_decision_process
@@ -247,13 +254,16 @@ def _compare(args) -> list[dict]:
 
     process = z24_decision_process()
     n = args.compare_structures
-    structures = _fleet(n, args.hours)
+    structures = _fleet(n, args.hours, seed_base)
     period, limit = 24.0 * 7, args.limit * process.inspection_cost
     # Step clock: a structure's steps are its hours (all start after commissioning).
     arms = {
-        "fleet": FleetBudget(limit=n * limit, period=period),
-        "caps": CostThreshold() & SpendCap(limit=limit, period=period),
+        f"fleet (pacing_rate={rate:g})": FleetBudget(
+            limit=n * limit, period=period, pacing_rate=rate
+        )
+        for rate in args.pacing_rates
     }
+    arms["caps"] = CostThreshold() & SpendCap(limit=limit, period=period)
     rows = []
     for arm, budget in arms.items():
         url = _schema_url(args.url)
@@ -263,6 +273,7 @@ def _compare(args) -> list[dict]:
         with AgentStore(url) as store:
             row = {
                 "arm": arm,
+                "seed_base": seed_base,
                 "n_structures": n,
                 **_outcome(store, structures, process),
             }
@@ -275,7 +286,7 @@ def _compare(args) -> list[dict]:
                     amount = float(np.sum(q == k)) * process.inspection_cost
                     by_period[k] = by_period.get(k, 0.0) + amount
                     worst = max(worst, amount / limit)
-            if arm == "fleet":
+            if arm.startswith("fleet"):
                 FleetLedger(store).verify()
                 worst = max(by_period.values()) / (n * limit) if by_period else 0.0
             row["largest_period_spend_over_limit"] = worst
@@ -299,6 +310,20 @@ def main(argv=None) -> None:
         help="inspections per structure and week (compare)",
     )
     parser.add_argument("--skip-scale", action="store_true")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[SEED_BASE],
+        help="first seed of each compared fleet (default: 1000)",
+    )
+    parser.add_argument(
+        "--pacing-rates",
+        type=float,
+        nargs="+",
+        default=[2.0],
+        help="the fleet budget's pacing rates to compare (default: 2)",
+    )
     # A child process's arm.
     parser.add_argument("--arm", choices=["serial", "dask"])
     parser.add_argument("--n", type=int)

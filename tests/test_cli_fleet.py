@@ -130,6 +130,19 @@ def test_errors_are_one_line_exit_2(campaign, tmp_path, capsys, argv, words):
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
 
 
+def test_status_of_a_store_without_a_fleet_writes_nothing(tmp_path, capsys):
+    import sqlalchemy
+
+    from skrbal.online import AgentStore
+
+    path = tmp_path / "agents.db"
+    AgentStore(path).close()
+    assert main(["fleet", "status", "--store", path]) == 2
+    assert "no fleet budget 'fleet'" in capsys.readouterr().err
+    tables = sqlalchemy.inspect(sqlalchemy.create_engine(f"sqlite:///{path}"))
+    assert not [t for t in tables.get_table_names() if "fleet" in t]
+
+
 def test_a_limit_below_one_inspection_is_refused(campaign, tmp_path, capsys):
     argv = [
         "fleet",

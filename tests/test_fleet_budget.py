@@ -244,3 +244,17 @@ def test_concurrent_processes_never_overspend(store_url):
     assert max(spent.values()) == pytest.approx(4.0)
     assert all(v <= 4.0 for v in spent.values())
     assert {int(k): v for k, v in status["spent"].items()} == spent
+
+
+def test_a_retried_call_draws_nothing_more(tmp_path):
+    path = str(tmp_path / "fleet.db")
+    with Fleet(path, budget=FleetBudget(limit=3.0, period=24.0)) as fleet:
+        _commission(fleet, ["a", "b"])
+        X = _stream(8, 0)
+        first = fleet.observe("a", X, key="batch-1")
+        fleet.observe("b", _stream(8, 1))
+        spent = fleet.ledger_.status()["spent"]
+        again = fleet.observe("a", X, key="batch-1")  # a retry: the stored answer
+        assert again.equals(first) and first["inspect"].any()
+        assert fleet.ledger_.status()["spent"] == spent
+        assert fleet.ledger_.verify()["n_draws"] == 3

@@ -7,7 +7,7 @@ import hashlib
 import json
 import time
 
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import insert, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
 from skrbal.exceptions import ConfigurationError, StoreError
@@ -108,6 +108,9 @@ class FleetLedger:
         ``":memory:"``, whose one connection a draw cannot share).
     name : str, default="fleet"
         The budget's name in the store.
+    create : bool, default=True
+        Create the fleet's tables if the store has none; ``False`` only
+        reads (a store without them has no fleet budget).
 
     Examples
     --------
@@ -122,7 +125,7 @@ class FleetLedger:
     >>> store.close()
     """
 
-    def __init__(self, store, name: str = "fleet"):
+    def __init__(self, store, name: str = "fleet", *, create: bool = True):
         if store.path is None and store.engine.dialect.name == "sqlite":
             raise ValueError(
                 f"store {store.display_url}: a fleet budget needs a SQLite file "
@@ -130,7 +133,9 @@ class FleetLedger:
                 "draw cannot hold."
             )
         self.store, self.name = store, name
-        self._prepare()
+        self._tables = create
+        if create:
+            self._prepare()
 
     # -------------------------------------------------------------- #
     def _prepare(self) -> None:
@@ -157,6 +162,10 @@ class FleetLedger:
             )
 
     def _row(self, conn, *, lock: bool):
+        if not self._tables:
+            self._tables = inspect(conn).has_table(schema.budgets.name)
+            if not self._tables:
+                return None
         query = select(schema.budgets).where(schema.budgets.c.name == self.name)
         if lock and conn.dialect.name == "postgresql":
             query = query.with_for_update()

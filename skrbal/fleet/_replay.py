@@ -109,11 +109,17 @@ class _Replayer:
         return len(asked)
 
     def _turns(self, holder, structures, rows) -> None:
-        """Commission all, then each observes a block in turn (open together)."""
+        """Commission all, then each observes a block in turn (open together).
+
+        The structure that draws first on the fleet budget rotates with the
+        blocks: a fixed order would hand the first ones the period's money.
+        """
         agents = {s.name: self.commission(holder, s) for s in structures}
         n_blocks = max(len(_blocks(len(s.X), self.block)) for s in structures)
         for b in range(n_blocks):
-            for s in structures:
+            # Each block a new first drawer: no structure always draws first.
+            k = b % len(structures)
+            for s in structures[k:] + structures[:k]:
                 spans = _blocks(len(s.X), self.block)
                 if b < len(spans):
                     rows[s.name]["n_inspections"] += self.observe(

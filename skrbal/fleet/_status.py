@@ -78,7 +78,7 @@ def fleet_status(store, name: str = "fleet") -> tuple[dict, pd.DataFrame]:
     >>> budget["limit"], table.loc[0, "state_now"], int(table.loc[0, "n_observations"])
     (14.0, 'undamaged', 2)
     """
-    budget = FleetLedger(store, name).status()
+    budget = FleetLedger(store, name, create=False).status()
     rows = [_structure_row(store, agent) for agent in store.agent_names()]
     columns = [
         "structure",
