@@ -112,11 +112,16 @@ $(OLDEST_STAMP): pyproject.toml setup.cfg .ci/lowest_constraints.py
 		-c $(OLDEST_VENV)/constraints.txt -e ".[$(shell echo $(OLDEST_EXTRAS) | tr ' ' ',')]"
 	touch $@
 
+# Every test but those marked `stress` (they repeat paths other tests run:
+# tests/conftest.py lists them, with where), the property-based tests with a
+# tenth of their examples (profile `oldest`), and not the packaging test
+# (it builds with the current tools).
 test-oldest: $(OLDEST_STAMP)
 	$(OLDEST_VENV)/bin/python -m pip list --format=freeze | grep -i -E \
 		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|sqlalchemy|matplotlib|dask|pytest-xdist)=="
-	$(ONE_BLAS_THREAD) $(WITH_POSTGRES) $(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
-		-p no:cacheprovider -q --ignore=tests/test_packaging.py
+	SKRBAL_HYPOTHESIS_PROFILE=oldest $(ONE_BLAS_THREAD) $(WITH_POSTGRES) \
+		$(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
+		-p no:cacheprovider -q --ignore=tests/test_packaging.py -m "not stress"
 
 docs: $(STAMP) $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html

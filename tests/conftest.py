@@ -25,10 +25,14 @@ from sklearn.utils.fixes import parse_version
 #   on its own merits, not on a newly drawn example;
 # - "dev", the default otherwise: the same budgets, newly drawn each run, and
 #   what fails is kept in .hypothesis/ and tried first next time;
-# - "thorough" (make test-thorough): ten times each budget, newly drawn.
+# - "thorough" (make test-thorough): ten times each budget, newly drawn;
+# - "oldest" (make test-oldest): a tenth of each budget, replayed. That run
+#   proves each property's code runs on the lowest declared versions; how
+#   many inputs a property holds for is the other runs' business.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("dev")
 settings.register_profile("thorough", max_examples=1000, print_blob=True)
+settings.register_profile("oldest", max_examples=10, derandomize=True, print_blob=True)
 _CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 settings.load_profile(
     os.environ.get("SKRBAL_HYPOTHESIS_PROFILE") or ("ci" if _CI else "dev")
@@ -160,3 +164,38 @@ def store_url(request, tmp_path):
         yield str(tmp_path / "agents.db")
     else:
         yield from _postgres_schema_url()
+
+
+# The oldest-versions run (make test-oldest) proves that the declared lower
+# bounds work: every code path the suite runs must run there. It leaves out
+# the tests below, marked ``stress``: each repeats, many times over, paths
+# that the other tests also run (kill loops, state machines, whole documented
+# sessions), to prove something that does not hang on a dependency's version
+# (crash safety, sequences of calls, the text of the docs). They run in every
+# other target. A test renamed or added is not in this list, so it runs on the
+# oldest versions too: the list can only leave out what it names.
+STRESS = {
+    # test id (its start): what it repeats, and where those paths also run
+    "tests/test_online_crash.py::test_agent_survives_sigkill": "a forked agent "
+    "killed 50 times, resumed each time: test_online_store.py (restarts)",
+    "tests/test_online_crash.py::test_keyed_replays_after_random_kills": "keyed "
+    "calls replayed after 19 kills: test_online_idempotency.py and "
+    "test_a_call_killed_after_its_commit_is_retried_with_its_key",
+    "tests/test_online_store_stateful.py": "random sequences of the store's "
+    "calls and restarts: each call in test_online_store*.py and "
+    "test_online_idempotency.py",
+    "tests/test_docs.py::test_shell_sessions_run_as_written": "the documented "
+    "shell sessions, command by command: the same commands in "
+    "test_cli_agent.py and test_cli_first_week.py",
+    "tests/test_online_store_safety.py::test_memory_store_keys_are_never_reused": (
+        "50 in-memory stores, for the identity of a store: one suffices for "
+        "its paths (test_online_store.py)"
+    ),
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(item.nodeid.startswith(prefix) for prefix in STRESS):
+            item.add_marker(pytest.mark.stress)
