@@ -77,8 +77,9 @@ test-suite: lint
 env-oldest: $(OLDEST_STAMP)
 env-docs: $(DOCS_STAMP)
 
-# The property-based tests with many more examples, freshly drawn (a
-# nightly-style run; `make test` replays a fixed set, see tests/conftest.py).
+# A nightly-style run: the property-based tests with ten times the examples,
+# freshly drawn (`make test` replays a fixed set, see tests/conftest.py), and
+# every cell of the grids that `make test` covers pairwise (tests/_grids.py).
 test-thorough: $(STAMP)
 	SKRBAL_HYPOTHESIS_PROFILE=thorough $(ONE_BLAS_THREAD) $(WITH_POSTGRES) \
 		$(BIN)/python -m pytest \
