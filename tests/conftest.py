@@ -187,6 +187,10 @@ STRESS = {
     "tests/test_docs.py::test_shell_sessions_run_as_written": "the documented "
     "shell sessions, command by command: the same commands in "
     "test_cli_agent.py and test_cli_first_week.py",
+    "tests/test_cli_agent.py::test_from_a_campaign_file_to_a_watched_agent": (
+        "a study of decision accuracy, run through 20 commands: each command "
+        "in the other tests of test_cli_agent.py"
+    ),
     "tests/test_online_store_safety.py::test_memory_store_keys_are_never_reused": (
         "50 in-memory stores, for the identity of a store: one suffices for "
         "its paths (test_online_store.py)"
