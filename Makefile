@@ -124,8 +124,9 @@ test-oldest: $(OLDEST_STAMP)
 		$(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
 		-p no:cacheprovider -q --ignore=tests/test_packaging.py -m "not stress"
 
+# One BLAS thread: in CI the gallery's examples run beside the oldest suite.
 docs: $(STAMP) $(DOCS_STAMP)
-	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	$(ONE_BLAS_THREAD) $(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 # Regenerate the intersphinx inventories (docs/_intersphinx/*.inv) from the
 # installed packages; the build itself reads the committed files offline.
