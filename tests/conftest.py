@@ -13,12 +13,18 @@ same name would lock each other out there.
 
 import gc
 import os
+import time
 import uuid
 
 import pandas as pd
 import pytest
 from hypothesis import settings
 from sklearn.utils.fixes import parse_version
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows has no getrusage
+    resource = None
 
 # Property-based tests: SKRBAL_HYPOTHESIS_PROFILE picks the profile.
 # - "ci", the default when CI=true: each test's own budget (tests/_examples.py),
@@ -193,6 +199,45 @@ STRESS = {
         "in the other tests of test_cli_agent.py"
     ),
 }
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--cpu-times",
+        metavar="FILE",
+        help="append each test's CPU seconds (its own and those of the "
+        "subprocesses it waited for) and wall seconds to FILE, one "
+        "tab-separated line a test (.ci/cpu_times.py sums them by file)",
+    )
+
+
+def _cpu_seconds():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    # CPU, not wall time: on a loaded machine only CPU seconds compare.
+    path = item.config.getoption("cpu_times")
+    if not path or resource is None:
+        yield
+        return
+    (own, children), start = _cpu_seconds(), time.perf_counter()
+    yield
+    (own_after, children_after), wall = _cpu_seconds(), time.perf_counter() - start
+    line = (
+        f"{item.nodeid}\t{own_after - own:.3f}\t"
+        f"{children_after - children:.3f}\t{wall:.3f}\n"
+    )
+    # one write of a short line to a file opened for appending: whole lines,
+    # whatever the number of xdist workers writing beside it
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
 
 
 def pytest_collection_finish(session):
