@@ -77,8 +77,9 @@ test-suite: lint
 env-oldest: $(OLDEST_STAMP)
 env-docs: $(DOCS_STAMP)
 
-# The property-based tests with many more examples, freshly drawn (a
-# nightly-style run; `make test` replays a fixed set, see tests/conftest.py).
+# A nightly-style run: the property-based tests with ten times the examples,
+# freshly drawn (`make test` replays a fixed set, see tests/conftest.py), and
+# every cell of the grids that `make test` covers pairwise (tests/_grids.py).
 test-thorough: $(STAMP)
 	SKRBAL_HYPOTHESIS_PROFILE=thorough $(ONE_BLAS_THREAD) $(WITH_POSTGRES) \
 		$(BIN)/python -m pytest \
@@ -112,14 +113,20 @@ $(OLDEST_STAMP): pyproject.toml setup.cfg .ci/lowest_constraints.py
 		-c $(OLDEST_VENV)/constraints.txt -e ".[$(shell echo $(OLDEST_EXTRAS) | tr ' ' ',')]"
 	touch $@
 
+# Every test but those marked `stress` (they repeat paths other tests run:
+# tests/conftest.py lists them, with where), the property-based tests with a
+# tenth of their examples (profile `oldest`), and not the packaging test
+# (it builds with the current tools).
 test-oldest: $(OLDEST_STAMP)
 	$(OLDEST_VENV)/bin/python -m pip list --format=freeze | grep -i -E \
 		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|sqlalchemy|matplotlib|dask|pytest-xdist)=="
-	$(ONE_BLAS_THREAD) $(WITH_POSTGRES) $(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
-		-p no:cacheprovider -q --ignore=tests/test_packaging.py
+	SKRBAL_HYPOTHESIS_PROFILE=oldest $(ONE_BLAS_THREAD) $(WITH_POSTGRES) \
+		$(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
+		-p no:cacheprovider -q --ignore=tests/test_packaging.py -m "not stress"
 
+# One BLAS thread: in CI the gallery's examples run beside the oldest suite.
 docs: $(STAMP) $(DOCS_STAMP)
-	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	$(ONE_BLAS_THREAD) $(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 # Regenerate the intersphinx inventories (docs/_intersphinx/*.inv) from the
 # installed packages; the build itself reads the committed files offline.

@@ -102,13 +102,21 @@ def test_posterior_predictive_matches_monte_carlo():
     component = sample_rng.random(draws) < w_d
     X_test = np.array([[1.0, 2.0], [-0.5, 1.1], [0.0, 1.5], [2.0, 2.5]])
     density = np.zeros((draws, len(X_test)))
+    d = X_test.shape[1]
     for use, hyper in ((~component, broad), (component, directed)):
         mean, kappa, dof, scale = _broad_posterior(X_damaged, *hyper)
         n = int(use.sum())
         sigmas = stats.invwishart(df=dof, scale=scale).rvs(n, random_state=sample_rng)
-        for row, sigma in zip(np.flatnonzero(use), sigmas):
-            mu = sample_rng.multivariate_normal(mean, sigma / kappa)
-            density[row] = stats.multivariate_normal(mu, sigma).pdf(X_test)
+        chol = np.linalg.cholesky(sigmas.reshape(n, d, d))
+        # per draw, mu ~ N(mean, sigma / kappa), then the N(mu, sigma) density
+        # (vectorised: a loop over 40,000 draws took 10 s of CPU)
+        noise = sample_rng.standard_normal((n, d))
+        mus = mean + np.einsum("nij,nj->ni", chol, noise) / np.sqrt(kappa)
+        diff = X_test[None, :, :, None] - mus[:, None, :, None]
+        z = np.linalg.solve(chol[:, None], diff)[..., 0]
+        log_det = 2 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+        log_norm = 0.5 * (log_det + d * np.log(2 * np.pi))
+        density[use] = np.exp(-0.5 * (z**2).sum(axis=2) - log_norm[:, None])
     monte_carlo = density.mean(axis=0)
     stderr = density.std(axis=0) / np.sqrt(draws)
     exact = np.exp(model.class_log_density(X_test)[:, 1])
