@@ -25,7 +25,12 @@ Issue 31 (and 14 §5). Three studies, each a sub-command:
     mixture (``gmm-evpi``) and the mRVM settings ``--settings``:
     inspections (mean, median), decision accuracy over the stream and at
     the end, paired per repetition against the mixture (share of
-    repetitions in which the mRVM inspects no more).
+    repetitions in which the mRVM inspects no more). Every arm runs on the
+    same repetitions (``run_study``'s seed 0), with the widths the case
+    declares for its mRVMs unless the setting names one. With ``--out`` each
+    method is a resumable study folder ``OUT/case/method`` (the mixture's in
+    ``--gmm-out`` if given, so it is computed once); ``--report-only`` reports
+    the repetitions saved there without running more.
 
 Run::
 
@@ -35,6 +40,9 @@ Run::
         uci --seeds 5 --reference ../main
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rvm_few_labels.py \\
         stream --cases z24 --repeats 20 --settings mrvm2 mrvm2-auto mrvm1
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rvm_few_labels.py \\
+        stream --cases z24-hard synthetic-hard z24 --repeats 40 \\
+        --settings mrvm2 mrvm2-lin0.1 mrvm1 --out runs --gmm-out runs-gmm
 
 Settings are named ``method[-option...]`` (see ``SETTINGS``); a setting the
 installed MulticlassRVC does not know (an older checkout) is skipped.
@@ -73,9 +81,12 @@ SETTINGS = {
     },
     "mrvm2-lin": {"method": "mrvm2", "linear_term": 0.4},
     "mrvm2-lin0.1": {"method": "mrvm2", "linear_term": 0.1},
+    "mrvm2-lin0.1-0.05": {"method": "mrvm2", "linear_term": 0.1, "gamma": 0.05},
+    "mrvm2-lin0.1-auto": {"method": "mrvm2", "linear_term": 0.1, "gamma": "auto"},
     "mrvm2-lin-auto": {"method": "mrvm2", "linear_term": 0.4, "gamma": "auto"},
     "mrvm1": {"method": "mrvm1"},
     "mrvm1-lin": {"method": "mrvm1", "linear_term": 0.4},
+    "mrvm1-lin0.1": {"method": "mrvm1", "linear_term": 0.1},
     "mrvm1-unbounded": {"method": "mrvm1", "max_alpha_updates": None},
     "mrvm1-2N": {"method": "mrvm1", "max_alpha_updates": "2n_samples"},
     "mrvm1-0.05": {"method": "mrvm1", "gamma": 0.05},
