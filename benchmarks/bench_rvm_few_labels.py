@@ -368,11 +368,12 @@ def first_fit(cases, n_splits, settings):
     """The first fit of each setting on a case's initial labels, split by split.
 
     For ``case.split(random_state=r)``, ``r < n_splits`` (initial labels
-    drawn as a study's are, though not with its repetitions' seeds), fits each setting (the case's declared widths
-    applied) on the initial labels with every state declared, and reports
-    where it started, its relevance vectors, the classes it lost, its mean
-    belief in the damage states (3 and 4) at the undamaged (1 and 2) points
-    of the first 3000 of the stream, and its accuracy there.
+    drawn as a study's are, though not with its repetitions' seeds), fits
+    each setting (the case's declared widths applied) on the initial labels
+    with every state declared. Reports where it started, its relevance
+    vectors, the classes it lost, its mean belief in the damage states (3
+    and 4) at the undamaged points of the first 3000 of the stream, and its
+    accuracy there.
     """
     from skrbal.experiments import get_case_study
 

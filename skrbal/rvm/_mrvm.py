@@ -273,9 +273,9 @@ default="n_samples"
     the scores there follow a linear discriminant learnt from the labels,
     as a Gaussian mixture's beliefs extrapolate: over 40 repetitions of
     the stream learner (``benchmarks/results/rvm_hard_cases.md``) mRVM2
-    then inspects 0.80, 0.91 and 0.25 times as often as the mixture on the
+    then inspects 0.82, 0.92 and 0.25 times as often as the mixture on the
     hard Z24-like, the Z24-like and the hard synthetic cases, at a decision
-    accuracy within 1 point of it, and mRVM1 1.4 times on the hard
+    accuracy within 1 point of it, and mRVM1 1.5 times on the hard
     synthetic case instead of 3.2. It stays off by default because it costs
     accuracy from a handful of labels: from 10 labels of the degradation
     stream mRVM2 falls from 0.98 to 0.94 at ``gamma=0.05`` and from 0.99
