@@ -25,7 +25,12 @@ Issue 31 (and 14 §5). Three studies, each a sub-command:
     mixture (``gmm-evpi``) and the mRVM settings ``--settings``:
     inspections (mean, median), decision accuracy over the stream and at
     the end, paired per repetition against the mixture (share of
-    repetitions in which the mRVM inspects no more).
+    repetitions in which the mRVM inspects no more). Every arm runs on the
+    same repetitions (``run_study``'s seed 0), with the widths the case
+    declares for its mRVMs unless the setting names one. With ``--out`` each
+    method is a resumable study folder ``OUT/case/method`` (the mixture's in
+    ``--gmm-out`` if given, so it is computed once); ``--report-only`` reports
+    the repetitions saved there without running more.
 
 Run::
 
@@ -35,6 +40,9 @@ Run::
         uci --seeds 5 --reference ../main
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rvm_few_labels.py \\
         stream --cases z24 --repeats 20 --settings mrvm2 mrvm2-auto mrvm1
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rvm_few_labels.py \\
+        stream --cases z24-hard synthetic-hard z24 --repeats 40 \\
+        --settings mrvm2 mrvm2-lin0.1 mrvm1 --out runs --gmm-out runs-gmm
 
 Settings are named ``method[-option...]`` (see ``SETTINGS``); a setting the
 installed MulticlassRVC does not know (an older checkout) is skipped.
@@ -73,9 +81,12 @@ SETTINGS = {
     },
     "mrvm2-lin": {"method": "mrvm2", "linear_term": 0.4},
     "mrvm2-lin0.1": {"method": "mrvm2", "linear_term": 0.1},
+    "mrvm2-lin0.1-0.05": {"method": "mrvm2", "linear_term": 0.1, "gamma": 0.05},
+    "mrvm2-lin0.1-auto": {"method": "mrvm2", "linear_term": 0.1, "gamma": "auto"},
     "mrvm2-lin-auto": {"method": "mrvm2", "linear_term": 0.4, "gamma": "auto"},
     "mrvm1": {"method": "mrvm1"},
     "mrvm1-lin": {"method": "mrvm1", "linear_term": 0.4},
+    "mrvm1-lin0.1": {"method": "mrvm1", "linear_term": 0.1},
     "mrvm1-unbounded": {"method": "mrvm1", "max_alpha_updates": None},
     "mrvm1-2N": {"method": "mrvm1", "max_alpha_updates": "2n_samples"},
     "mrvm1-0.05": {"method": "mrvm1", "gamma": 0.05},
@@ -353,6 +364,53 @@ def stream_report(results, n_repeats):
     return "\n".join(lines)
 
 
+def first_fit(cases, n_splits, settings):
+    """The first fit of each setting on a case's initial labels, split by split.
+
+    For ``case.split(random_state=r)``, ``r < n_splits`` (initial labels
+    drawn as a study's are, though not with its repetitions' seeds), fits
+    each setting (the case's declared widths applied) on the initial labels
+    with every state declared. Reports where it started, its relevance
+    vectors, the classes it lost, its mean belief in the damage states (3
+    and 4) at the undamaged points of the first 3000 of the stream, and its
+    accuracy there.
+    """
+    from skrbal.experiments import get_case_study
+
+    lines = [
+        "| case | split | initial labels per state | setting | start | "
+        "relevance vectors | lost classes | belief in damage at undamaged "
+        "stream points | stream accuracy |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in cases:
+            case = get_case_study(name)
+            X, y, _ = case.record()
+            states = np.unique(y)
+            for split in range(n_splits):
+                indices = case.split(random_state=split)
+                X0, y0 = X[indices.initial_indices], y[indices.initial_indices]
+                X_stream = indices.X_stream[:3000]
+                y_stream = indices.y_stream[:3000]
+                undamaged = ~np.isin(y_stream, DAMAGE)
+                counts = [int(np.sum(y0 == state)) for state in states]
+                for setting in settings:
+                    params = _case_params(case, setting)
+                    model = _make({**params, "classes": states}).fit(X0, y0)
+                    proba = model.predict_proba(X_stream[undamaged])
+                    belief = proba[:, np.isin(states, DAMAGE)].sum(axis=1).mean()
+                    accuracy = model.score(X_stream, y_stream)
+                    lines.append(
+                        f"| {name} | {split} | {counts} | {setting} "
+                        f"| {model.start_} | {model.relevance_indices_.size} "
+                        f"| {model.lost_classes_.tolist()} | {belief:.3f} "
+                        f"| {accuracy:.3f} |"
+                    )
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="study", required=True)
@@ -377,7 +435,17 @@ def main(argv=None):
     streams.add_argument("--out", default=None)
     streams.add_argument("--gmm-out", default=None)
     streams.add_argument("--report-only", action="store_true")
+    first = sub.add_parser("first-fit")
+    first.add_argument("--cases", nargs="+", default=["synthetic-hard", "z24-hard"])
+    first.add_argument("--splits", type=int, default=3)
+    first.add_argument(
+        "--settings", nargs="+", default=["mrvm2", "mrvm1", "mrvm1-lin0.1"]
+    )
     args = parser.parse_args(argv)
+    if args.study == "first-fit":
+        report = first_fit(args.cases, args.splits, args.settings)
+        print(report)
+        return report
     if args.study == "few-labels":
         results = few_labels(args.labels, args.sets, args.seeds, args.settings)
         print(few_labels_report(results, args.labels, args.sets, args.seeds))

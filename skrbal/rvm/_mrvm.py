@@ -65,13 +65,10 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         cross-validation with folds fixed by the order of the labels
         (reproducible); the widest within one standard error of the least
         loss is taken (27 extra fits on two thirds of the data). It chooses
-        for predictive accuracy, not for decisions: on the standardised
-        Z24-like case the stream learner with it inspects about
-        half as often as with ``1/D`` but decides about 4 points worse
-        (``benchmarks/results/rvm_few_labels.md``). To choose by the
-        decisions, grid-search the width with
-        :func:`~skrbal.metrics.make_decision_scorer` (see the gallery
-        example).
+        for predictive accuracy, not for decisions (on the Z24-like case
+        about 4 points of decision accuracy lost against ``1/D``): to choose
+        by the decisions, grid-search the width with
+        :func:`~skrbal.metrics.make_decision_scorer` (see the gallery).
     degree : int, default=3
         Degree of the "poly" kernel.
     coef0 : float, default=1.0
@@ -86,7 +83,9 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         scores far from every relevance vector follow a linear discriminant
         learnt from the labels instead of falling to ``intercept_``, so the
         beliefs there extrapolate the trend of the data (as a Gaussian
-        mixture's do) rather than drifting to ``class_prior_``. See Notes.
+        mixture's do) rather than drifting to ``class_prior_``. 0.1 is the
+        recommended value for the stream learner on standardised features;
+        it costs accuracy from a handful of labels (see Notes).
     tau : float, default=1e-5
         Shape of the Gamma hyperprior on the precisions.
     nu : float, default=1e-5
@@ -113,11 +112,8 @@ default="n_samples"
         vanishes: the prior mean of the auxiliary scores is set so that the
         multinomial probit of it is this distribution (``intercept_``).
         ``"uniform"`` (the papers' zero mean), ``"frequencies"`` (the
-        labelled class frequencies with half a pseudo-count per class, so a
-        declared class without labels keeps a small belief), or one positive
-        probability per class of ``classes_`` (e.g. the shares of the health
-        states a monitored structure is expected to spend its time in). See
-        Notes for what it costs.
+        labelled class frequencies with half a pseudo-count per class), or
+        one positive probability per class of ``classes_``. See Notes.
     tol : float, default=3e-2
         Convergence tolerance on the largest absolute change of ``log alpha``
         over the active samples in one iteration (for mRVM1: the change a
@@ -252,10 +248,9 @@ default="n_samples"
     scaling; see ``skrbal.rvm._methods.TopDown`` for the numerics).
 
     **Stopping mRVM2.** The precision update uses the point estimate of
-    each weight. For a relevance vector with no same-class neighbour within
-    the kernel's reach it has no stable non-zero weight: the weight drains
-    over some tens of iterations, the sample is pruned and its class is
-    lost. The authors' code stops after ``2N`` iterations, the paper's text
+    each weight: a relevance vector with no same-class neighbour within the
+    kernel's reach loses its weight over some tens of iterations, and its
+    class is lost. The authors' code stops after ``2N`` iterations, the paper's text
     after ``N``; ``max_alpha_updates`` keeps this bound (default ``N``,
     counted after the warm-up). From 10 labels of the degradation stream
     (raw features, ``gamma=1/D``, 5 draws x 10 seeds,
@@ -269,32 +264,30 @@ default="n_samples"
     far from its relevance vector, so the scores there fall to
     ``intercept_`` and the beliefs to ``class_prior_``: with the papers'
     uniform prior an unconfident belief (a high expected value of
-    information) wherever no relevance vector is near. The two fallbacks
-    offered, measured with the stream learner on the hard Z24-like case
-    over 40 repetitions (``benchmarks/results/rvm_hard_cases.md``), both
-    trade decisions for inspections and are therefore off by default: a
-    prior of the labelled ``"frequencies"`` also decides the prediction far
-    from the data (from 10 labels of the degradation stream the test
-    accuracy falls from 0.99 to 0.89), and a ``linear_term`` (scores that
-    follow a linear discriminant far from every relevance vector, as a
-    Gaussian mixture's extrapolate) roughly halves the inspections but
-    decides about 2 points worse, trusting the trend in directions where
-    damage was never labelled.
+    information) wherever no relevance vector is near, which the stream
+    learner pays for in inspections (twice the Gaussian mixture's on the
+    hard Z24-like case, most of them in the cold state). A prior of the
+    labelled ``"frequencies"`` also decides the prediction far from the
+    data (from 10 labels of the degradation stream the test accuracy falls
+    from 0.99 to 0.89). ``linear_term=0.1`` on standardised features lets
+    the scores there follow a linear discriminant learnt from the labels,
+    as a Gaussian mixture's beliefs extrapolate: over 40 repetitions of
+    the stream learner (``benchmarks/results/rvm_hard_cases.md``) mRVM2
+    then inspects 0.82, 0.92 and 0.25 times as often as the mixture on the
+    hard Z24-like, the Z24-like and the hard synthetic cases, at a decision
+    accuracy within 1 point of it, and mRVM1 1.5 times on the hard
+    synthetic case instead of 3.2. It stays off by default because it costs
+    accuracy from a handful of labels: from 10 labels of the degradation
+    stream mRVM2 falls from 0.98 to 0.94 at ``gamma=0.05`` and from 0.99
+    to 0.74 at ``1/D`` on the raw features, where the linear part
+    outweighs the kernel. A larger weight (0.4) trusts the trend too far
+    and decides about 2 points worse than the mixture.
 
-    **mRVM1.** Each iteration makes the single change (add, re-estimate or
-    delete) that raises the marginal likelihood most, as in Tipping & Faul's
-    algorithm, rather than the authors' fixed order of preference: it needs
-    several times fewer iterations for the same accuracy. With a handful of
-    labels the papers' start (a model with no weight) finds no sample worth
-    including and ends at nearly uniform beliefs, as the paper's case study
-    observes for its initial labelled set. When that start does not
-    discriminate its classes or loses one, mRVM1 starts again from auxiliary
-    scores at the labels' scale with one seed sample per labelled class
-    (``start_ = "labels"``; see ``skrbal.rvm._methods.Constructive``). From
-    10 labels of the degradation stream (raw features, ``gamma=1/D``, 5
-    draws) the test accuracy goes from 0.25 run to convergence to 0.72
-    (every fit discriminating, though 80 % lose one class, which
-    :class:`LostClassWarning` reports); the UCI accuracies are kept.
+    **mRVM1.** Each iteration makes the single change that raises the
+    marginal likelihood most (Tipping & Faul). When the papers' start (a
+    model with no weight) does not discriminate its classes or loses one,
+    as on a handful of labels, it starts again from scores at the labels'
+    scale (``start_ = "labels"``; see ``skrbal.rvm._methods.Constructive``).
 
     No bias basis function is used (but see ``linear_term``), so the
     relevance vectors are exactly the basis of the model.
