@@ -298,8 +298,6 @@ BENCHMARKS = PACKAGE.parent / "benchmarks"
 # lock registry, identity and owner query: to become one sub-package's
 # classes sharing that state.
 _KNOWN_REACHES: set[tuple[str, str]] = {
-    ("skrbal.online._sql._lock", "self._store._owner_of"),
-    ("skrbal.online._sql._lock", "store._identity"),
     ("skrbal.online._sql._writing", "store._locks"),
     ("skrbal.online._sql._writing", "store._chain_key"),
     ("skrbal.online._sql._reading", "store._chain_key"),
