@@ -6,17 +6,15 @@ import functools
 import os
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
 from sqlalchemy.exc import (
     DatabaseError,
 )
 
-from skrbal.online._sql import _frames, _reading, _writing
-from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._anchor import AnchorFile
 from skrbal.online._sql._database import Database
+from skrbal.online._sql._frames import StoreFrames
 from skrbal.online._sql._lock import AgentLock
-from skrbal.online._sql._writing import label_to_json
+from skrbal.online._sql._writing import StoreWriter, label_to_json
 from skrbal.online._storage import (
     AgentRecord,
     Commissioning,
@@ -45,7 +43,7 @@ def _named_damage(read):
             return read(self, *args, **kwargs)
         except DatabaseError as exc:
             name = args[0] if args else kwargs.get("name")
-            raise StoreError(_reading.damage_message(self, name, exc)) from None
+            raise StoreError(self._reader.damage_message(name, exc)) from None
 
     return guarded
 
@@ -189,8 +187,8 @@ class AgentStore:
         db = self.database
         self.engine, self.path, self.read_only = db.engine, db.path, db.read_only
         self.display_url = db.display_url
-        # The write locks this object handed out, checked by every write.
-        self._locks = {}
+        self._writer = StoreWriter(self.database, self._chain_key, self.anchor)
+        self._reader = StoreFrames(self.database, self._chain_key, self.anchor)
 
     @property
     def schema_version(self) -> int:
@@ -208,9 +206,7 @@ class AgentStore:
         -------
         names : list of str
         """
-        with self.engine.connect() as conn:
-            rows = conn.execute(select(schema.agents.c.name).order_by("name"))
-            return [row.name for row in rows]
+        return self._reader.agent_names()
 
     @_named_damage
     def history(self, name: str) -> pd.DataFrame:
@@ -236,7 +232,7 @@ class AgentStore:
             with a result (``label`` stays missing after a report that leaves
             the state uncertain), and ``feature_<j>``.
         """
-        return _frames.history(self, name)
+        return self._reader.history(name)
 
     @_named_damage
     def requests(self, name: str) -> pd.DataFrame:
@@ -259,7 +255,7 @@ class AgentStore:
             with inspection methods also ``method``, ``report`` and
             ``posterior_<label>``.
         """
-        return _frames.requests(self, name)
+        return self._reader.requests(name)
 
     @_named_damage
     def configuration(self, name: str) -> dict:
@@ -279,7 +275,7 @@ class AgentStore:
             ``initial_state``, ``max_open_requests``), ``n_features``,
             ``feature_names``, ``created_at`` and ``skrbal_version``.
         """
-        return _frames.configuration(self, name)
+        return self._reader.configuration(name)
 
     @_named_damage
     def events(self, name: str) -> pd.DataFrame:
@@ -301,7 +297,7 @@ class AgentStore:
             seconds) and ``client_key`` (the key of a call made with one,
             else None).
         """
-        return _frames.events(self, name)
+        return self._reader.events(name)
 
     @_named_damage
     def status(self, name: str) -> dict:
@@ -334,7 +330,7 @@ class AgentStore:
             ``n_routine`` and ``routine_spend`` (at their method's cost);
             the other counts and spends are the agent's requests only.
         """
-        return _reading.status(self, name)
+        return self._reader.status(name)
 
     def verify(self, name: str, *, expected_head=None) -> dict:
         """Check an agent's records for damage or edits, reading only.
@@ -384,7 +380,7 @@ class AgentStore:
         1
         >>> store.close()
         """
-        return _reading.verify(self, name, expected_head)
+        return self._reader.verify(name, expected_head)
 
     # ------------------------------------------------------------------ #
     # the storage contract of a live agent (AgentStorage)
@@ -402,7 +398,7 @@ class AgentStore:
         -------
         record : AgentRecord
         """
-        return _reading.load_agent(self, name)
+        return self._reader.load_agent(name)
 
     def load_replay(self, name: str, *, every_step: bool) -> Replay:
         """What resuming an agent needs, read a block at a time.
@@ -420,7 +416,7 @@ class AgentStore:
         -------
         replay : Replay
         """
-        return _reading.load_replay(self, name, every_step)
+        return self._reader.load_replay(name, every_step)
 
     def create_agent(self, record: AgentRecord, commissioning: Commissioning) -> int:
         """Create an agent with its commissioning steps, as event 1.
@@ -442,7 +438,7 @@ class AgentStore:
         StoreError
             When the store already has an agent of that name.
         """
-        return _writing.create_agent(self, record, commissioning)
+        return self._writer.create_agent(record, commissioning)
 
     def lock_agent(self, agent_id: int, name: str, timeout: float = 0.0) -> AgentLock:
         """Exclusive write access to an agent, until ``release()``.
@@ -473,11 +469,11 @@ class AgentStore:
             )
         lock = AgentLock(self.database, agent_id, name, timeout)
         try:
-            _writing.mark_owner(self, agent_id)
+            self._writer.mark_owner(agent_id)
         except BaseException:
             lock.release()
             raise
-        self._locks[agent_id] = (lock, name)
+        self._writer.locks[agent_id] = (lock, name)
         return lock
 
     def append_observe(self, agent_id: int, seq: int, block: ObserveBlock) -> None:
@@ -497,7 +493,7 @@ class AgentStore:
         StoreError
             When another writer moved the agent past ``seq``.
         """
-        _writing.append_observe(self, agent_id, seq, block)
+        self._writer.append_observe(agent_id, seq, block)
 
     def record_result(self, agent_id: int, seq: int, result: ResultRecord) -> None:
         """Commit the result of an inspection request as event ``seq + 1``.
@@ -511,7 +507,7 @@ class AgentStore:
         result : ResultRecord
             The result.
         """
-        _writing.record_result(self, agent_id, seq, result)
+        self._writer.record_result(agent_id, seq, result)
 
     def record_cancel(
         self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
@@ -531,7 +527,7 @@ class AgentStore:
         key : ClientKey, default=None
             The client's key of the call, if it gave one.
         """
-        _writing.record_cancel(self, agent_id, seq, request_id, step, reason, key)
+        self._writer.record_cancel(agent_id, seq, request_id, step, reason, key)
 
     def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
         """Commit the expiry of open requests as event ``seq + 1``.
@@ -545,7 +541,7 @@ class AgentStore:
         request_ids, steps : sequence of int
             The requests that expire, and their steps.
         """
-        _writing.record_expire(self, agent_id, seq, request_ids, steps)
+        self._writer.record_expire(agent_id, seq, request_ids, steps)
 
     def record_action(
         self, agent_id: int, seq: int, step: int, action: int, key=None
@@ -565,7 +561,7 @@ class AgentStore:
         key : ClientKey, default=None
             The client's key of the call, if it gave one.
         """
-        _writing.record_action(self, agent_id, seq, step, action, key)
+        self._writer.record_action(agent_id, seq, step, action, key)
 
     def find_key(self, agent_id: int, key: str):
         """The event of the call an agent made with a client key.
@@ -583,7 +579,7 @@ class AgentStore:
             With its :class:`ClientKey` (the digests of the call's inputs);
             ``None`` when no call of the agent used that key.
         """
-        return _reading.find_key(self, agent_id, key)
+        return self._reader.find_key(agent_id, key)
 
     def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
         """The steps of one stored ``observe`` call, as committed.
@@ -601,7 +597,7 @@ class AgentStore:
             Its steps, its requests (with their methods) and the budget
             state after it.
         """
-        return _reading.load_block(self, agent_id, first_step)
+        return self._reader.load_block(agent_id, first_step)
 
     def load_steps(self, agent_id: int, steps, columns) -> dict:
         """Some per-step columns of some observed steps, a block at a time.
@@ -621,7 +617,7 @@ class AgentStore:
         values : dict
             Each column's values at those steps.
         """
-        return _reading.load_steps(self, agent_id, steps, columns)
+        return self._reader.load_steps(agent_id, steps, columns)
 
     def close(self) -> None:
         """Close the store's connections."""
