@@ -11,6 +11,7 @@ from sqlalchemy.exc import (
 )
 
 from skrbal.online._sql._anchor import AnchorFile
+from skrbal.online._sql._chain import ANCHOR_ENV, chain_secret
 from skrbal.online._sql._database import Database
 from skrbal.online._sql._frames import StoreFrames
 from skrbal.online._sql._lock import AgentLock
@@ -46,41 +47,6 @@ def _named_damage(read):
             raise StoreError(self._reader.damage_message(name, exc)) from None
 
     return guarded
-
-
-# Where a deployment gives the chain key and the anchor file without code.
-KEY_FILE_ENV = "SKRBAL_CHAIN_KEY_FILE"
-KEY_ENV = "SKRBAL_CHAIN_KEY"
-ANCHOR_ENV = "SKRBAL_ANCHOR_FILE"
-
-
-def _chain_key(chain_key) -> bytes | None:
-    """The chain's secret key: given (bytes, or a file), else from the
-    environment (a file named by SKRBAL_CHAIN_KEY_FILE, or SKRBAL_CHAIN_KEY)."""
-    if chain_key is None:
-        if os.environ.get(KEY_FILE_ENV):
-            chain_key = os.environ[KEY_FILE_ENV]
-        elif os.environ.get(KEY_ENV):
-            return os.environ[KEY_ENV].encode()
-        else:
-            return None
-    if isinstance(chain_key, (bytes, bytearray)):
-        key = bytes(chain_key)
-    else:
-        try:
-            with open(chain_key, "rb") as file:
-                key = file.read().strip()
-        except (OSError, TypeError) as exc:
-            raise ValueError(
-                "chain_key: bytes (the key) or the path of a file holding it; "
-                f"the file cannot be read ({type(exc).__name__})."
-            ) from None
-    if len(key) < 16:
-        raise ValueError(
-            f"chain_key: a key of at least 16 bytes, got {len(key)} (make one "
-            "with `python -c 'import secrets; print(secrets.token_hex(32))'`)."
-        )
-    return key
 
 
 class AgentStore:
@@ -179,7 +145,7 @@ class AgentStore:
             raise ValueError(
                 f"synchronous must be one of {_SYNCHRONOUS}, got {synchronous!r}."
             )
-        self._chain_key = _chain_key(chain_key)
+        self._chain_key = chain_secret(chain_key)
         if anchor_file is None and os.environ.get(ANCHOR_ENV):
             anchor_file = os.environ[ANCHOR_ENV]
         self.anchor = None if anchor_file is None else AnchorFile(anchor_file)
