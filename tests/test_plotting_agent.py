@@ -224,7 +224,7 @@ def test_a_learner_display_given_an_agents_history_names_the_agent_display(
     from skrbal.plotting import ClassProportionDisplay, QueryCurveDisplay
 
     with RiskBasedAgent.from_store(store_path, name="dated") as agent:
-        history = agent.history()
+        history = agent.history_.steps
     for display in (ClassProportionDisplay, QueryCurveDisplay):
         with pytest.raises(TypeError, match=r"AgentHistoryDisplay\.from_history"):
             display.from_history(history)

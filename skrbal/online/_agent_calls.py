@@ -562,7 +562,7 @@ class RecordCalls:
         ...                        process=synthetic_decision_process()).fit(
         ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
         >>> agent.record_action(0, 1)  # the crew repaired at step 0 anyway
-        >>> agent.history()["action"].tolist()
+        >>> agent.history_.steps["action"].tolist()
         [1, 0, 0, 1]
         >>> agent.close()
         """

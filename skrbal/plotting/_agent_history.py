@@ -535,7 +535,7 @@ class AgentHistoryDisplay:
         settings = agent.store_.configuration(agent.name)["settings"]
         kwargs.setdefault("time_axis", _given_time_axis(settings))
         return cls.from_history(
-            agent.history(),
+            agent.history_.steps,
             process=agent.process,
             budget=agent.budget,
             inspections=agent.inspections,
