@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_array
 from skrbal._datetimes import carry_utc_offsets
 from skrbal._learning import (
     Campaign,
+    CampaignParams,
     Request,
     RequestBook,
     check_learnable,
@@ -280,18 +281,7 @@ class StartCalls:
         return self.semi_supervised is not None
 
     def _new_campaign(self, budget) -> Campaign:
-        return Campaign(
-            self.process,
-            inspections=self.inspections,
-            budget=budget,
-            semi_supervised=self.semi_supervised,
-            update=self.update,
-            em_start=self.em_start,
-            initial_state=self.initial_state,
-            max_open_requests=self.max_open_requests,
-            pending_value=self.pending_value,
-            request_timeout=self.request_timeout,
-        )
+        return CampaignParams.of(self, budget=budget).campaign()
 
     def _start(self, store, owned, agent_id, campaign, lock=None):
         if lock is None:

@@ -8,7 +8,7 @@ from numbers import Real
 import numpy as np
 
 from skrbal import __version__
-from skrbal._learning import check_campaign_params
+from skrbal._learning import CampaignParams
 from skrbal.budget import BudgetPolicy
 from skrbal.online._config import (
     decode_config,
@@ -34,7 +34,7 @@ def check_params(agent):
     """Name any invalid parameter of the agent; return its budget policy.
 
     The parameters it shares with the stream learner are checked by
-    :func:`~skrbal._learning.check_campaign_params`; ``None`` is returned
+    :class:`~skrbal._learning.CampaignParams`; ``None`` is returned
     for the default policy, which the campaign makes.
     """
     budget = agent.budget
@@ -43,17 +43,7 @@ def check_params(agent):
             "budget must be a skrbal.budget.BudgetPolicy, such as "
             f"CostThreshold() or CostThreshold() & SpendCap(...); got {budget!r}."
         )
-    check_campaign_params(
-        process=agent.process,
-        budget=budget,
-        inspections=agent.inspections,
-        semi_supervised=agent.semi_supervised,
-        update=agent.update,
-        em_start=agent.em_start,
-        max_open_requests=agent.max_open_requests,
-        pending_value=agent.pending_value,
-        request_timeout=agent.request_timeout,
-    )
+    CampaignParams.of(agent, budget=budget).check()
     if not isinstance(agent.name, str) or not 0 < len(agent.name) <= 200:
         raise ValueError(
             f"name must be a non-empty string of at most 200 characters, got "
