@@ -117,6 +117,10 @@ def test_from_agent_draws_what_from_store_draws(store_path, tmp_path):
     grow_agent(path, "bridge", n=80)
     agent = RiskBasedAgent.from_store(path, "bridge")
     live = AgentHistoryDisplay.from_agent(agent)
+    # from_history takes an agent's history_ as the learners' Displays do
+    bunch = AgentHistoryDisplay.from_history(agent.history_, draw=False)
+    steps = AgentHistoryDisplay.from_history(agent.history_.steps, draw=False)
+    pd.testing.assert_frame_equal(bunch.requests, steps.requests)
     agent.close()
     stored = drawn(path, "bridge")
     pd.testing.assert_frame_equal(live.requests, stored.requests)
