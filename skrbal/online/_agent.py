@@ -33,7 +33,6 @@ from skrbal.online._idempotency import (
     array_digest,
     check_key,
     client_key,
-    stored_call,
 )
 from skrbal.online._storage import (
     ObserveBlock,
@@ -368,7 +367,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         """
         self._check_open()
         key = check_key(key)
-        X = check_features(self, X)
+        X = check_features(X, self.n_features_in_, self.feature_names_in_)
         if key is not None and X.shape[0]:
             stamps = None
             if timestamps is not None:
@@ -376,7 +375,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             key = client_key(
                 key, "observe", X=array_digest(X), timestamps=array_digest(stamps)
             )
-            done = stored_call(self, key)
+            done = self._keys.stored(key)
             if done is not None:
                 block = self.store_.load_block(self.agent_id_, done.step)
                 return stored_decisions(block, self.classes_, self.inspections)

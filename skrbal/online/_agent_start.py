@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 from sklearn.utils.validation import check_array
 
 from skrbal._datetimes import carry_utc_offsets
@@ -26,13 +27,20 @@ from skrbal.exceptions import (
     UnlabelledClassesWarning,
     caller_stacklevel,
 )
-from skrbal.online._commissioning import commission_in_parts, missing_labels
+from skrbal.online._commissioning import (
+    checked_labels,
+    data_prior_pinned,
+    leading,
+    missing_labels,
+    rows_of,
+)
 from skrbal.online._config import (
     process_from_json,
     resolve_config,
     stored_configuration,
 )
 from skrbal.online._connect import open_storage, store_parameter
+from skrbal.online._idempotency import CallKeys
 from skrbal.online._replay import new_steps, replay_campaign
 from skrbal.online._settings import (
     agent_record,
@@ -202,7 +210,7 @@ class StartCalls:
             )
         missing = missing_labels(y)
         if missing is not None:
-            return commission_in_parts(self, X, y, timestamps, missing)
+            return self._commission_in_parts(X, y, timestamps, missing)
         budget = check_params(self)
         feature_names = getattr(X, "columns", None)
         X = check_array(X, dtype=np.float64)
@@ -275,6 +283,59 @@ class StartCalls:
         self._n_commissioning = X.shape[0]
         return self
 
+    def _commission_in_parts(self, X, y, timestamps, missing: np.ndarray):
+        """See :meth:`RiskBasedAgent.commission`: labelled rows, then the stream."""
+        n = missing.size
+        n_rows = len(X) if hasattr(X, "iloc") else np.asarray(X).shape[0]
+        if n_rows != n:
+            raise ValueError(
+                f"y must hold one label per row of X: X has {n_rows} rows, y has {n}."
+            )
+        if missing[0]:
+            raise ValueError(
+                "y: row 0 (counted from 0) has no label: the commissioning rows, "
+                "labelled, come first; the rows after the first unlabelled one are "
+                "observed."
+            )
+        n0 = int(np.argmax(missing))
+        values = np.asarray(y, dtype=object)
+        later = np.flatnonzero(~missing[n0:]) + n0
+        labels = checked_labels(self.process.classes_, values[later], later)
+        stamps = None if timestamps is None else as_seconds(timestamps, "timestamps", n)
+        given, pinned = self.estimator, data_prior_pinned(self.estimator, X)
+        if pinned is not None:
+            self.estimator = pinned
+        try:
+            self.commission(
+                rows_of(X, 0, n0),
+                checked_labels(self.process.classes_, values[:n0], range(n0)),
+                # As given, not as seconds: the agent keeps how times were given
+                # (ISO comes back ISO) and whether they carried a UTC offset.
+                timestamps=None if stamps is None else leading(timestamps, n0),
+            )
+        except BaseException:
+            self.estimator = given
+            raise
+        start = n0
+        for row, label in zip(later.tolist(), labels):
+            decided = self.observe(
+                rows_of(X, start, row + 1),
+                timestamps=None if stamps is None else stamps[start : row + 1],
+            )
+            start = row + 1
+            at = None if stamps is None else float(stamps[row])
+            request = decided["request_id"].iloc[-1]
+            if pd.isna(request):
+                self.record_label(row, label, timestamp=at)
+            else:  # the agent asked for this very inspection
+                self.record_inspection(int(request), label, timestamp=at)
+        if start < n:
+            self.observe(
+                rows_of(X, start, n),
+                timestamps=None if stamps is None else stamps[start:],
+            )
+        return self
+
     @property
     def _dense(self) -> bool:
         """Whether the update rule reads every step (EM, smoothing)."""
@@ -287,6 +348,7 @@ class StartCalls:
         if lock is None:
             lock = store.lock_agent(agent_id, self.name)
         self.store_, self._owns_store, self._lock = store, owned, lock
+        self._keys = CallKeys(store, agent_id, self.name)
         self.agent_id_ = agent_id
         self.budget_ = campaign.budget
         self._campaign = campaign
