@@ -211,7 +211,7 @@ class StartCalls:
         missing = missing_labels(y)
         if missing is not None:
             return self._commission_in_parts(X, y, timestamps, missing)
-        budget = check_params(self)
+        budget = self._check_params()
         feature_names = getattr(X, "columns", None)
         X = check_array(X, dtype=np.float64)
         y = self._check_labels(y, "y")
@@ -250,7 +250,9 @@ class StartCalls:
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
         record = agent_record(
-            self,
+            self._params(),
+            self.name,
+            self.estimator,
             X.shape,
             names,
             clock,
@@ -340,6 +342,14 @@ class StartCalls:
     def _dense(self) -> bool:
         """Whether the update rule reads every step (EM, smoothing)."""
         return self.semi_supervised is not None
+
+    def _params(self) -> CampaignParams:
+        """The parameters the agent shares with the stream learner."""
+        return CampaignParams.of(self)
+
+    def _check_params(self):
+        """Name any invalid parameter; return the budget policy (or None)."""
+        return check_params(self._params(), self.name, self.estimator)
 
     def _new_campaign(self, budget) -> Campaign:
         return CampaignParams.of(self, budget=budget).campaign()
@@ -431,7 +441,7 @@ class StartCalls:
                     store=store_parameter(given) if owned else store,
                     name=name,
                 )
-                check_params(agent)
+                agent._check_params()
             agent._resume(store, owned, record, lock_timeout, expected_head)
         except BaseException:
             if owned:
@@ -440,7 +450,7 @@ class StartCalls:
         return agent
 
     def _resume(self, store, owned, record, lock_timeout, expected_head=None):
-        budget = check_params(self)
+        budget = self._check_params()
         lock = store.lock_agent(record.agent_id, self.name, lock_timeout)
         try:
             if expected_head is not None:
