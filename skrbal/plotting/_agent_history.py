@@ -285,7 +285,7 @@ class AgentHistoryDisplay:
         Parameters
         ----------
         history : Bunch or DataFrame
-            An agent's ``history_`` (:attr:`skrbal.online.RiskBasedAgent.history_`,
+            An agent's ``history_`` (of :class:`skrbal.online.RiskBasedAgent`,
             as a learner's ``history_`` is given to the other Displays'
             ``from_history``), or its ``steps`` as
             :meth:`skrbal.online.AgentStore.history` returns them.
