@@ -152,7 +152,7 @@ def test_a_read_only_store_is_enough(store_path, tmp_path, capsys, monkeypatch):
     copy.chmod(0o444)
     folder.chmod(0o555)
     if os.geteuid() == 0:  # root writes anyway: make the store see a read-only file
-        import skrbal.online._sql._store as store_module
+        import skrbal.online._sql._database as store_module
 
         monkeypatch.setattr(store_module, "_writable", lambda path: False)
     try:

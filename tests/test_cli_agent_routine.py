@@ -73,8 +73,8 @@ def test_init_commissions_the_labelled_rows_and_observes_the_rest(tmp_path, caps
         request_timeout=30 * 86400.0,  # init's default with times (#28.15)
     ).fit(frame[["f1", "f2"]], y, timestamps=frame["time"])
     with RiskBasedAgent.from_store(store) as cli:
-        history = cli.history()
-    expected = python.history()
+        history = cli.history_.steps
+    expected = python.history_.steps
     python.close()
     pd.testing.assert_frame_equal(history, expected)
 

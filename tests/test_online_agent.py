@@ -96,7 +96,7 @@ def test_agent_decides_as_the_stream_learner(case, semi_supervised, em_start):
     learner = RiskBasedLearner(**params).fit(X, y, initial=np.arange(n0))
     with RiskBasedAgent(**params).fit(X[:n0], y[:n0]) as agent:
         evpi, inspected, decided = _drive(agent, X, y, n0)
-        history = agent.history()
+        history = agent.history_.steps
     steps = learner.history_.steps.iloc[n0:]
     assert steps["inspected"].sum() > 0
     np.testing.assert_array_equal(inspected, steps["inspected"])
@@ -121,7 +121,7 @@ def test_agent_smooths_with_the_actions_recorded_as_taken():
         estimator=BayesianGMMClassifier(), process=process, semi_supervised="smoothing"
     ).fit(X[:n0], y[:n0]) as agent:
         _, inspected, _ = _drive(agent, X, y, n0, actions=actions)
-        history = agent.history()
+        history = agent.history_.steps
     np.testing.assert_array_equal(inspected, learner.history_.steps["inspected"][n0:])
     np.testing.assert_array_equal(history["action"], actions)
     pseudo = agent._campaign.rule.pseudo
@@ -222,7 +222,7 @@ def test_results_may_come_late_and_in_any_order():
         assert status["labelled"] == {1: 2, 2: 2, 3: 3, 4: 3}
         assert status["spend"] == 2.0 and status["committed_spend"] == 3.0
         assert status["last_evpi"] == agent.last_evpi_
-        history = agent.history()
+        history = agent.history_.steps
         assert history.loc[8, "label"] == 3 and history.loc[10, "label"] == 4
         assert history.loc[10, "action"] == 1  # acted after the result
 
@@ -401,7 +401,7 @@ def test_timestamps_of_results_and_commissioning():
         agent.record_inspection(1, 4, timestamp=stamp)
         requests = agent.store_.requests(agent.name)
         assert requests["result_timestamp"][0] == 1704153600.0
-        assert agent.history()["timestamp"][0] == 1685577600.0
+        assert agent.history_.steps["timestamp"][0] == 1685577600.0
         with pytest.raises(ValueError, match="timestamps must be numbers"):
             agent.observe(AMBIGUOUS[:1], timestamps=["not a date"])
 
@@ -536,3 +536,26 @@ def test_clone_shares_the_store_and_copies_nothing_fitted(tmp_path):
         with copy.fit(X0, y0):
             assert store.agent_names() == ["a", "b"]
     store.close()
+
+
+def test_history_is_a_bunch_as_the_learners_and_history_warns():
+    # One vocabulary (#30.3): the agent's history_ holds steps, queries and
+    # totals as RiskBasedLearner's does; history() still answers, and warns.
+    X = np.array([[-5.0], [-0.7], [5.8], [19.0]])
+    learner = RiskBasedLearner(estimator=GaussianNB(), process=CHEAP)
+    learner.fit(np.vstack([X, [[12.5], [-5.0]]]), [1, 2, 3, 4, 3, 1], initial=range(4))
+    with RiskBasedAgent(estimator=GaussianNB(), process=CHEAP).fit(
+        X, [1, 2, 3, 4]
+    ) as agent:
+        agent.observe([[12.5], [-5.0]])
+        history = agent.history_
+        assert {"steps", "queries", "totals", "budget_state"} <= set(history)
+        assert {"steps", "queries", "totals"} <= set(learner.history_)
+        assert len(history.steps) == 6
+        assert history.totals == agent.status()
+        pd.testing.assert_frame_equal(
+            history.queries, agent.store_.requests(agent.name)
+        )
+        with pytest.warns(FutureWarning, match=r"history_\.steps"):
+            old = agent.history()
+        pd.testing.assert_frame_equal(old, history.steps)

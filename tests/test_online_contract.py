@@ -93,7 +93,7 @@ def test_memory_and_sql_answer_alike(store_url):
     memory = InMemoryAgentStore()
     with _run(memory) as a, _run(sql) as b:
         assert a.status() == b.status()
-        _same_frames(a.history(), b.history())
+        _same_frames(a.history_.steps, b.history_.steps)
         _same_frames(memory.requests("agent"), sql.requests("agent"))
         logged = sql.events("agent")
         # The SQL store's payloads also carry what its event chain covers.

@@ -191,7 +191,7 @@ def test_agent_survives_sigkill(store_url, stream, tmp_path):
     store = AgentStore(store_url)
     history, requests = store.history("crash"), store.requests("crash")
     store.close()
-    expected = reference.history()
+    expected = reference.history_.steps
     assert history.drop(columns="timestamp").equals(expected.drop(columns="timestamp"))
     assert requests.drop(columns="result_timestamp").equals(
         reference.store_.requests("crash").drop(columns="result_timestamp")
@@ -238,7 +238,7 @@ def test_agents_of_a_fleet_write_one_store_at_once(store_url, stream):
             assert (
                 store.history(name)
                 .drop(columns="timestamp")
-                .equals(alone.history().drop(columns="timestamp"))
+                .equals(alone.history_.steps.drop(columns="timestamp"))
             )
     store.close()
 
@@ -371,7 +371,7 @@ def test_keyed_replays_after_random_kills_equal_one_run(store_url, stream):
     store.verify("crash")
     store.close()
     assert history.drop(columns="timestamp").equals(
-        reference.history().drop(columns="timestamp")
+        reference.history_.steps.drop(columns="timestamp")
     )
     assert requests.drop(columns="result_timestamp").equals(
         reference.store_.requests("crash").drop(columns="result_timestamp")

@@ -85,7 +85,7 @@ def test_agent_chooses_and_reports_as_the_stream_learner(case, semi_supervised):
     with RiskBasedAgent(**params).fit(X[:n0], y[:n0]) as agent:
         rng = np.random.RandomState(SEED)
         decisions, answers = _drive(agent, X, y, n0, y.size, rng, methods)
-        history, status = agent.history(), agent.status()
+        history, status = agent.history_.steps, agent.status()
     steps = learner.history_.steps.iloc[n0:]
     queries = learner.history_.queries.iloc[1:]
     used = learner.history_.totals["n_inspections_by_method"]
@@ -137,7 +137,7 @@ def test_one_perfect_method_is_todays_agent(case, semi_supervised):
                 if row["inspect"].iloc[0]:
                     rid = int(row["request_id"].iloc[0])
                     answers.append(agent.record_inspection(rid, y[t]))
-            history = agent.history().drop(
+            history = agent.history_.steps.drop(
                 columns=["method", "report", *[f"posterior_{c}" for c in (1, 2, 3, 4)]],
                 errors="ignore",
             )
@@ -172,7 +172,7 @@ def test_a_perfect_method_takes_its_report_or_the_label(case):
                 break
             if row["inspect"]:
                 agent.cancel_request(int(row["request_id"]))
-        history = agent.history()
+        history = agent.history_.steps
         assert history.loc[t, "label"] == y[t]
         assert history.loc[t, "method"] == "perfect"
         assert history.loc[t, f"posterior_{y[t]}"] == 1.0

@@ -7,6 +7,7 @@ import pytest
 from sklearn.naive_bayes import GaussianNB
 
 from skrbal import synthetic_decision_process
+from skrbal._learning import CampaignParams
 from skrbal.exceptions import (
     MissingStatesWarning,
     RequestExpiredWarning,
@@ -132,7 +133,7 @@ def test_agents_stored_before_the_new_settings_resume_as_they_decided():
     from skrbal.online._settings import parameters_of, settings_of
 
     with _agent(pending_value="fantasy", request_timeout=9) as agent:
-        settings = settings_of(agent)
+        settings = settings_of(CampaignParams.of(agent))
     assert parameters_of(settings, CHEAP)["pending_value"] == "fantasy"
     assert parameters_of(settings, CHEAP)["request_timeout"] == 9
     old = {

@@ -56,7 +56,7 @@ def test_a_routine_label_teaches_the_model_and_is_stored():
         assert (row["request_id"], row["step"], row["status"]) == (1, 9, "done")
         assert row["origin"] == "routine" and row["label"] == 1
         assert row["evpi"] == decided.loc[1, "evpi"]
-        history = agent.history().set_index("step")
+        history = agent.history_.steps.set_index("step")
         assert history.loc[9, "label"] == 1
         assert history.loc[9, "request_status"] == "done"
         events = agent.store_.events(agent.name)
@@ -138,7 +138,9 @@ def test_a_resumed_agent_equals_the_uninterrupted_one(store_url, semi_supervised
             for a in (reference, resumed):
                 a.record_label(quiet[1], 2)
                 a.observe(X[20:])
-            pd.testing.assert_frame_equal(resumed.history(), reference.history())
+            pd.testing.assert_frame_equal(
+                resumed.history_.steps, reference.history_.steps
+            )
             pd.testing.assert_frame_equal(
                 resumed.store_.requests("agent"), reference.store_.requests("agent")
             )
@@ -172,7 +174,7 @@ def test_commissioning_with_unlabelled_rows_observes_them(missing):
     X_all = np.concatenate([X0, X])
     stamps = 1000.0 * np.arange(48)
     with _agent().fit(X_all, y, timestamps=stamps) as agent:
-        history, requests = agent.history(), agent.store_.requests("agent")
+        history, requests = agent.history_.steps, agent.store_.requests("agent")
         status = agent.status()
     # the same by hand: commission, then observe up to each label and learn it
     with _agent().fit(X0, Y0, timestamps=stamps[:8]) as by_hand:
@@ -186,7 +188,7 @@ def test_commissioning_with_unlabelled_rows_observes_them(missing):
                 by_hand.record_inspection(int(request), y[row], timestamp=stamps[row])
             start = row + 1
         by_hand.observe(X_all[start:], stamps[start:])
-        pd.testing.assert_frame_equal(history, by_hand.history())
+        pd.testing.assert_frame_equal(history, by_hand.history_.steps)
         pd.testing.assert_frame_equal(requests, by_hand.store_.requests("agent"))
     assert status["n_commissioning"] == 8 and status["n_observations"] == 40
     assert status["n_routine"] + status["n_results"] == 3
@@ -257,4 +259,6 @@ def test_a_routine_report_of_an_imperfect_method_is_soft_evidence(store_url):
                 resumed.estimator_.predict_proba(PROBE),
                 reference.estimator_.predict_proba(PROBE),
             )
-            pd.testing.assert_frame_equal(resumed.history(), reference.history())
+            pd.testing.assert_frame_equal(
+                resumed.history_.steps, reference.history_.steps
+            )

@@ -50,7 +50,7 @@ def test_the_agent_uses_the_store_only_through_the_contract(tmp_path):
         agent.record_inspection(ids[0], 2)
         agent.cancel_request(ids[1])
         agent.record_action(9, 1)
-        agent.status(), agent.history()
+        agent.status(), agent.history_.steps
     with RiskBasedAgent.from_store(store) as resumed:
         resumed.observe(X[:3])
     # no engine, no private method, no rows built by column name

@@ -61,7 +61,7 @@ def _run(agent, X, y, start, stop, delay=3):
 
 
 def _compare_agents(a, b):
-    ha, hb = a.history(), b.history()
+    ha, hb = a.history_.steps, b.history_.steps
     assert ha.equals(hb)
     assert a.store_.requests(a.name).equals(b.store_.requests(b.name))
     sa, sb = a.status(), b.status()
@@ -164,7 +164,7 @@ def test_agents_of_one_store_are_isolated(store_url, stream):
         assert store.agent_names() == ["north", "south"]
         assert north.status()["n_observations"] == 60
         assert south.status()["n_observations"] == 3
-        south_history = south.history()
+        south_history = south.history_.steps
         assert south_history["step"].tolist() == list(range(6))
         np.testing.assert_array_equal(south_history["feature_0"][:3], X0[:3, 0] + 0.5)
         assert south.status()["labelled"] == {1: 1, 2: 1, 3: 1, 4: 0}
@@ -232,7 +232,7 @@ def test_numbers_keep_full_precision(store_url):
     ).fit(X0, [1, 2, 3, 4], timestamps=[1.6e9 + 1 / 7] * 4) as agent:
         X = np.array([[0.1 + 0.2], [1e-310], [np.nextafter(1.0, 2.0)]])
         decisions = agent.observe(X, timestamps=[1.7e9 + 1 / 3, 1.7e9 + 0.5, 2e9])
-        history = agent.history()
+        history = agent.history_.steps
     np.testing.assert_array_equal(history["feature_0"], np.r_[X0.ravel(), X.ravel()])
     np.testing.assert_array_equal(history["evpi"][4:], decisions["evpi"])
     beliefs = history.filter(like="belief_").to_numpy()[4:]
@@ -322,7 +322,7 @@ def test_history_columns_have_plain_types(store_url, stream):
         empty = agent.store_.requests("bridge")
         assert empty.shape == (0, 9)  # origin: agent or routine
         agent.observe(X[:3])
-        history = agent.history()
+        history = agent.history_.steps
     assert history["step"].dtype == np.int64
     assert history["evpi"].dtype == np.float64 and history["evpi"].notna().all()
     assert history["timestamp"].dtype == np.float64

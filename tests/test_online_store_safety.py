@@ -75,7 +75,7 @@ def test_memory_store_keys_are_never_reused():
     for _ in range(50):
         store = AgentStore(":memory:")
         _agent(store).fit(X0, Y0)  # left open on purpose
-        keys.add(store._identity)
+        keys.add(store.database.identity)
         del store
         gc.collect()
     assert len(keys) == 50
@@ -107,7 +107,7 @@ class _Killed(BaseException):
 
 def test_creation_is_all_or_nothing(store_url, monkeypatch):
     # Killed between creating the tables and writing the version row.
-    import skrbal.online._sql._store as store_module
+    import skrbal.online._sql._database as store_module
 
     def killed():
         raise _Killed

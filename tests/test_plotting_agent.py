@@ -117,6 +117,10 @@ def test_from_agent_draws_what_from_store_draws(store_path, tmp_path):
     grow_agent(path, "bridge", n=80)
     agent = RiskBasedAgent.from_store(path, "bridge")
     live = AgentHistoryDisplay.from_agent(agent)
+    # from_history takes an agent's history_ as the learners' Displays do
+    bunch = AgentHistoryDisplay.from_history(agent.history_, draw=False)
+    steps = AgentHistoryDisplay.from_history(agent.history_.steps, draw=False)
+    pd.testing.assert_frame_equal(bunch.requests, steps.requests)
     agent.close()
     stored = drawn(path, "bridge")
     pd.testing.assert_frame_equal(live.requests, stored.requests)
@@ -224,7 +228,7 @@ def test_a_learner_display_given_an_agents_history_names_the_agent_display(
     from skrbal.plotting import ClassProportionDisplay, QueryCurveDisplay
 
     with RiskBasedAgent.from_store(store_path, name="dated") as agent:
-        history = agent.history()
+        history = agent.history_.steps
     for display in (ClassProportionDisplay, QueryCurveDisplay):
         with pytest.raises(TypeError, match=r"AgentHistoryDisplay\.from_history"):
             display.from_history(history)

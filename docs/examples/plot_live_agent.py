@@ -86,7 +86,7 @@ def run(budget, store, name):
         for row in decisions.loc[decisions["inspect"]].itertuples():
             i = row.step - first
             pending.append((times[i] + DELAY, row.request_id, i))
-    history = agent.history()
+    history = agent.history_.steps
     agent.close()
     return history.iloc[first:].reset_index(drop=True)
 

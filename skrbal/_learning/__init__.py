@@ -33,6 +33,7 @@ from skrbal._learning._kernel import (
     reveals_state,
     top_combinations,
 )
+from skrbal._learning._params import CampaignParams
 from skrbal._learning._steps import DenseSteps, RecordedSteps, SparseSteps
 from skrbal._learning._updates import (
     EM_STARTS,
@@ -61,6 +62,7 @@ __all__ = [
     "UPDATE_MODES",
     "BlockDecisions",
     "Campaign",
+    "CampaignParams",
     "DecisionKernel",
     "DenseSteps",
     "EMUpdate",

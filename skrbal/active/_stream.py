@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import check_labels
-from skrbal._learning import check_campaign_params
+from skrbal._learning import CampaignParams
 from skrbal._validation import check_int
 from skrbal.active._walk import StreamWalk
 from skrbal.budget import BudgetPolicy
@@ -334,17 +334,7 @@ class RiskBasedLearner(BaseEstimator):
                 f"budget decides for strategy='evpi', not for strategy="
                 f"{strategy!r}; leave budget=None."
             )
-        check_campaign_params(
-            process=self.process,
-            budget=budget,
-            inspections=self.inspections,
-            semi_supervised=self.semi_supervised,
-            update=self.update,
-            em_start=self.em_start,
-            max_open_requests=self.max_open_requests,
-            pending_value=self.pending_value,
-            request_timeout=self.request_timeout,
-        )
+        CampaignParams.of(self, budget=budget).check()
         if self.inspections is not None:
             self._check_inspections(strategy)
         elif strategy == "random" and (

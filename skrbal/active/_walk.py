@@ -19,7 +19,7 @@ import pandas as pd
 from sklearn.utils import Bunch
 
 from skrbal._labels import label_positions
-from skrbal._learning import Campaign, RecordedSteps, take_rows
+from skrbal._learning import CampaignParams, RecordedSteps, take_rows
 from skrbal._scores import HeldOutScores
 from skrbal.exceptions import (
     MissingStatesWarning,
@@ -75,18 +75,8 @@ class StreamWalk:
         n_steps = X.shape[0]
         # The policy whose state the history keeps (None: the default).
         self.budget = budget
-        self.campaign = campaign = Campaign(
-            process,
-            inspections=learner.inspections,
-            budget=self.budget,
-            semi_supervised=learner.semi_supervised,
-            update=learner.update,
-            em_start=learner.em_start,
-            initial_state=learner.initial_state,
-            max_open_requests=learner.max_open_requests,
-            pending_value=learner.pending_value,
-            request_timeout=learner.request_timeout,
-        )
+        params = CampaignParams.of(learner, process=process, budget=self.budget)
+        self.campaign = campaign = params.campaign()
         self.kernel = campaign.kernel
         action_type = (
             np.intp if self.full else np.min_scalar_type(process.n_actions - 1)

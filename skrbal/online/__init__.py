@@ -16,7 +16,7 @@ The life of an agent::
     agent.record_label(step, label)          # a routine inspection it did not ask
     agent.cancel_request(other_id, reason="no access")
     agent.record_action(step, action_taken)            # for smoothing
-    agent.status(); agent.history()
+    agent.status(); agent.history_.steps
     agent.close()
     agent = RiskBasedAgent.from_store("fleet.db", "bridge-7")  # after a restart
 

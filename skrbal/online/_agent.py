@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.utils import Bunch
 
 from skrbal._decision import DecisionProcess
 from skrbal._labels import states_of
@@ -32,7 +33,6 @@ from skrbal.online._idempotency import (
     array_digest,
     check_key,
     client_key,
-    stored_call,
 )
 from skrbal.online._storage import (
     ObserveBlock,
@@ -148,6 +148,10 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         The budget policy in use.
     budget_state_ : dict
         The policy's running state (JSON).
+    history_ : Bunch
+        What the agent did so far, read from the store: ``steps``,
+        ``queries``, ``totals`` and ``budget_state``, as
+        :class:`~skrbal.active.RiskBasedLearner`'s ``history_``.
     last_evpi_ : float or None
         EVPI of the last observation.
     store_ : AgentStorage
@@ -365,7 +369,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         """
         self._check_open()
         key = check_key(key)
-        X = check_features(self, X)
+        X = check_features(X, self.n_features_in_, self.feature_names_in_)
         if key is not None and X.shape[0]:
             stamps = None
             if timestamps is not None:
@@ -373,7 +377,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             key = client_key(
                 key, "observe", X=array_digest(X), timestamps=array_digest(stamps)
             )
-            done = stored_call(self, key)
+            done = self._keys.stored(key)
             if done is not None:
                 block = self.store_.load_block(self.agent_id_, done.step)
                 return stored_decisions(block, self.classes_, self.inspections)
@@ -496,13 +500,55 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         self._check_open()
         return self.store_.status(self.name)
 
+    @property
+    def history_(self) -> Bunch:
+        """What the agent did so far, as :class:`~skrbal.active.RiskBasedLearner`'s
+        ``history_`` tells it: ``steps``, ``queries``, ``totals``, ``budget_state``.
+
+        Read from the store at each access: ``steps`` (DataFrame, one row per
+        step, commissioning first: see :meth:`AgentStore.history`),
+        ``queries`` (DataFrame, one row per inspection request: see
+        :meth:`AgentStore.requests`), ``totals`` (dict: the counts and spend
+        of :meth:`status`) and ``budget_state`` (dict).
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from skrbal import synthetic_decision_process
+        >>> from skrbal.online import RiskBasedAgent
+        >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+        ...                        process=synthetic_decision_process()).fit(
+        ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+        >>> _ = agent.observe([[12.5], [-5.0]])
+        >>> history = agent.history_
+        >>> len(history.steps), history.totals["n_observations"]
+        (6, 2)
+        >>> agent.close()
+        """
+        self._check_open()
+        totals = self.store_.status(self.name)
+        return Bunch(
+            steps=self.store_.history(self.name),
+            queries=self.store_.requests(self.name),
+            totals=totals,
+            budget_state=totals["budget_state"],
+        )
+
     def history(self) -> pd.DataFrame:
-        """Every step so far; see :meth:`AgentStore.history`.
+        """Every step so far: deprecated, use ``history_.steps``.
 
         Returns
         -------
         history : DataFrame
+            ``history_.steps``.
         """
+        warnings.warn(
+            "RiskBasedAgent.history() is deprecated and will be removed: use "
+            "agent.history_.steps (history_ is a Bunch as RiskBasedLearner's, "
+            "with queries and totals too).",
+            FutureWarning,
+            stacklevel=2,
+        )
         self._check_open()
         return self.store_.history(self.name)
 

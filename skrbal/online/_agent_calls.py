@@ -24,7 +24,6 @@ from skrbal.online._idempotency import (
     check_key,
     client_key,
     label_digest,
-    stored_call,
     value_digest,
 )
 from skrbal.online._storage import ClientKey, EventRecord, ResultRecord
@@ -74,11 +73,13 @@ class RecordCalls:
         if key is None:
             return None, None
         digests = {
-            name: label_digest(self, value) if name == "label" else value_digest(value)
+            name: label_digest(self.process.classes_, value)
+            if name == "label"
+            else value_digest(value)
             for name, value in inputs.items()
         }
         key = client_key(key, call, **digests)
-        return key, stored_call(self, key)
+        return key, self._keys.stored(key)
 
     def record_inspection(
         self,
@@ -562,7 +563,7 @@ class RecordCalls:
         ...                        process=synthetic_decision_process()).fit(
         ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
         >>> agent.record_action(0, 1)  # the crew repaired at step 0 anyway
-        >>> agent.history()["action"].tolist()
+        >>> agent.history_.steps["action"].tolist()
         [1, 0, 0, 1]
         >>> agent.close()
         """

@@ -10,11 +10,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 from sklearn.utils.validation import check_array
 
 from skrbal._datetimes import carry_utc_offsets
 from skrbal._learning import (
     Campaign,
+    CampaignParams,
     Request,
     RequestBook,
     check_learnable,
@@ -25,13 +27,20 @@ from skrbal.exceptions import (
     UnlabelledClassesWarning,
     caller_stacklevel,
 )
-from skrbal.online._commissioning import commission_in_parts, missing_labels
+from skrbal.online._commissioning import (
+    checked_labels,
+    data_prior_pinned,
+    leading,
+    missing_labels,
+    rows_of,
+)
 from skrbal.online._config import (
     process_from_json,
     resolve_config,
     stored_configuration,
 )
 from skrbal.online._connect import open_storage, store_parameter
+from skrbal.online._idempotency import CallKeys
 from skrbal.online._replay import new_steps, replay_campaign
 from skrbal.online._settings import (
     agent_record,
@@ -201,8 +210,8 @@ class StartCalls:
             )
         missing = missing_labels(y)
         if missing is not None:
-            return commission_in_parts(self, X, y, timestamps, missing)
-        budget = check_params(self)
+            return self._commission_in_parts(X, y, timestamps, missing)
+        budget = self._check_params()
         feature_names = getattr(X, "columns", None)
         X = check_array(X, dtype=np.float64)
         y = self._check_labels(y, "y")
@@ -241,7 +250,9 @@ class StartCalls:
         store, owned = self._open_store()
         names = None if feature_names is None else [str(c) for c in feature_names]
         record = agent_record(
-            self,
+            self._params(),
+            self.name,
+            self.estimator,
             X.shape,
             names,
             clock,
@@ -274,29 +285,80 @@ class StartCalls:
         self._n_commissioning = X.shape[0]
         return self
 
+    def _commission_in_parts(self, X, y, timestamps, missing: np.ndarray):
+        """See :meth:`RiskBasedAgent.commission`: labelled rows, then the stream."""
+        n = missing.size
+        n_rows = len(X) if hasattr(X, "iloc") else np.asarray(X).shape[0]
+        if n_rows != n:
+            raise ValueError(
+                f"y must hold one label per row of X: X has {n_rows} rows, y has {n}."
+            )
+        if missing[0]:
+            raise ValueError(
+                "y: row 0 (counted from 0) has no label: the commissioning rows, "
+                "labelled, come first; the rows after the first unlabelled one are "
+                "observed."
+            )
+        n0 = int(np.argmax(missing))
+        values = np.asarray(y, dtype=object)
+        later = np.flatnonzero(~missing[n0:]) + n0
+        labels = checked_labels(self.process.classes_, values[later], later)
+        stamps = None if timestamps is None else as_seconds(timestamps, "timestamps", n)
+        given, pinned = self.estimator, data_prior_pinned(self.estimator, X)
+        if pinned is not None:
+            self.estimator = pinned
+        try:
+            self.commission(
+                rows_of(X, 0, n0),
+                checked_labels(self.process.classes_, values[:n0], range(n0)),
+                # As given, not as seconds: the agent keeps how times were given
+                # (ISO comes back ISO) and whether they carried a UTC offset.
+                timestamps=None if stamps is None else leading(timestamps, n0),
+            )
+        except BaseException:
+            self.estimator = given
+            raise
+        start = n0
+        for row, label in zip(later.tolist(), labels):
+            decided = self.observe(
+                rows_of(X, start, row + 1),
+                timestamps=None if stamps is None else stamps[start : row + 1],
+            )
+            start = row + 1
+            at = None if stamps is None else float(stamps[row])
+            request = decided["request_id"].iloc[-1]
+            if pd.isna(request):
+                self.record_label(row, label, timestamp=at)
+            else:  # the agent asked for this very inspection
+                self.record_inspection(int(request), label, timestamp=at)
+        if start < n:
+            self.observe(
+                rows_of(X, start, n),
+                timestamps=None if stamps is None else stamps[start:],
+            )
+        return self
+
     @property
     def _dense(self) -> bool:
         """Whether the update rule reads every step (EM, smoothing)."""
         return self.semi_supervised is not None
 
+    def _params(self) -> CampaignParams:
+        """The parameters the agent shares with the stream learner."""
+        return CampaignParams.of(self)
+
+    def _check_params(self):
+        """Name any invalid parameter; return the budget policy (or None)."""
+        return check_params(self._params(), self.name, self.estimator)
+
     def _new_campaign(self, budget) -> Campaign:
-        return Campaign(
-            self.process,
-            inspections=self.inspections,
-            budget=budget,
-            semi_supervised=self.semi_supervised,
-            update=self.update,
-            em_start=self.em_start,
-            initial_state=self.initial_state,
-            max_open_requests=self.max_open_requests,
-            pending_value=self.pending_value,
-            request_timeout=self.request_timeout,
-        )
+        return CampaignParams.of(self, budget=budget).campaign()
 
     def _start(self, store, owned, agent_id, campaign, lock=None):
         if lock is None:
             lock = store.lock_agent(agent_id, self.name)
         self.store_, self._owns_store, self._lock = store, owned, lock
+        self._keys = CallKeys(store, agent_id, self.name)
         self.agent_id_ = agent_id
         self.budget_ = campaign.budget
         self._campaign = campaign
@@ -379,7 +441,7 @@ class StartCalls:
                     store=store_parameter(given) if owned else store,
                     name=name,
                 )
-                check_params(agent)
+                agent._check_params()
             agent._resume(store, owned, record, lock_timeout, expected_head)
         except BaseException:
             if owned:
@@ -388,7 +450,7 @@ class StartCalls:
         return agent
 
     def _resume(self, store, owned, record, lock_timeout, expected_head=None):
-        budget = check_params(self)
+        budget = self._check_params()
         lock = store.lock_agent(record.agent_id, self.name, lock_timeout)
         try:
             if expected_head is not None:

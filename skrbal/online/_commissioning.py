@@ -2,7 +2,7 @@
 
 A campaign file often holds a few labelled rows (the commissioning
 inspections) and then monitoring rows, most without a label, some with the
-label of an inspection made anyway. :func:`commission_in_parts` commissions
+label of an inspection made anyway. :meth:`RiskBasedAgent.commission` commissions
 the agent with the leading labelled rows, then observes every later row in
 order, as :meth:`~skrbal.online.RiskBasedAgent.observe` would (decisions
 taken, requests made), and teaches each later label as the inspection of its
@@ -22,9 +22,14 @@ import pandas as pd
 from sklearn.base import clone
 
 from skrbal._labels import states_of
-from skrbal.online._timestamps import as_seconds
 
-__all__ = ["commission_in_parts", "missing_labels"]
+__all__ = [
+    "checked_labels",
+    "data_prior_pinned",
+    "leading",
+    "missing_labels",
+    "rows_of",
+]
 
 
 def missing_labels(y) -> np.ndarray | None:
@@ -50,14 +55,14 @@ def _is_nan(value) -> bool:
         return False
 
 
-def _rows(X, start: int, stop: int):
+def rows_of(X, start: int, stop: int):
     """Rows ``start:stop`` of an array-like, a DataFrame keeping its columns."""
     if hasattr(X, "iloc"):
         return X.iloc[start:stop]
     return np.asarray(X, dtype=np.float64)[start:stop]
 
 
-def _leading(values, stop: int):
+def leading(values, stop: int):
     """The first ``stop`` values of an array-like, of their own kind."""
     if hasattr(values, "iloc"):
         return values.iloc[:stop]
@@ -66,12 +71,11 @@ def _leading(values, stop: int):
     return np.asarray(values)[:stop]
 
 
-def _checked_labels(agent, values, rows) -> list:
+def checked_labels(classes, values, rows) -> list:
     """The labels at ``rows`` as states of the process, a bad one named."""
     if len(values) == 0:
         # An empty array is float: it would be refused against text states.
         return []
-    classes = agent.process.classes_
     try:
         # Of the labels' own kind, not object (the array held None too).
         return list(states_of(np.asarray(list(values)), classes, name="y"))
@@ -83,7 +87,7 @@ def _checked_labels(agent, values, rows) -> list:
                 raise ValueError(
                     f"y: row {row} (counted from 0) holds {value!r}, not a state "
                     f"of the process (its states are "
-                    f"{agent.process.classes_.tolist()})."
+                    f"{classes.tolist()})."
                 ) from None
         raise
 
@@ -112,56 +116,3 @@ def data_prior_pinned(estimator, X):
     return clone(estimator).set_params(
         mean_prior=X.mean(axis=0), covariance_prior=np.diag(variance)
     )
-
-
-def commission_in_parts(agent, X, y, timestamps, missing: np.ndarray):
-    """See :meth:`RiskBasedAgent.commission`: labelled rows, then the stream."""
-    n = missing.size
-    n_rows = len(X) if hasattr(X, "iloc") else np.asarray(X).shape[0]
-    if n_rows != n:
-        raise ValueError(
-            f"y must hold one label per row of X: X has {n_rows} rows, y has {n}."
-        )
-    if missing[0]:
-        raise ValueError(
-            "y: row 0 (counted from 0) has no label: the commissioning rows, "
-            "labelled, come first; the rows after the first unlabelled one are "
-            "observed."
-        )
-    n0 = int(np.argmax(missing))
-    values = np.asarray(y, dtype=object)
-    later = np.flatnonzero(~missing[n0:]) + n0
-    labels = _checked_labels(agent, values[later], later)
-    stamps = None if timestamps is None else as_seconds(timestamps, "timestamps", n)
-    given, pinned = agent.estimator, data_prior_pinned(agent.estimator, X)
-    if pinned is not None:
-        agent.estimator = pinned
-    try:
-        agent.commission(
-            _rows(X, 0, n0),
-            _checked_labels(agent, values[:n0], range(n0)),
-            # As given, not as seconds: the agent keeps how times were given
-            # (ISO comes back ISO) and whether they carried a UTC offset.
-            timestamps=None if stamps is None else _leading(timestamps, n0),
-        )
-    except BaseException:
-        agent.estimator = given
-        raise
-    start = n0
-    for row, label in zip(later.tolist(), labels):
-        decided = agent.observe(
-            _rows(X, start, row + 1),
-            timestamps=None if stamps is None else stamps[start : row + 1],
-        )
-        start = row + 1
-        at = None if stamps is None else float(stamps[row])
-        request = decided["request_id"].iloc[-1]
-        if pd.isna(request):
-            agent.record_label(row, label, timestamp=at)
-        else:  # the agent asked for this very inspection
-            agent.record_inspection(int(request), label, timestamp=at)
-    if start < n:
-        agent.observe(
-            _rows(X, start, n), timestamps=None if stamps is None else stamps[start:]
-        )
-    return agent

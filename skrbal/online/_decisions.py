@@ -99,21 +99,21 @@ def observation_times(first, n, timestamps, *, clock_then, last_time):
     return clock, times, stamps
 
 
-def check_features(agent, X):
+def check_features(X, n_features: int, feature_names):
     """New observations as a float array with the commissioning's columns."""
     names = getattr(X, "columns", None)
     X = check_array(X, dtype=np.float64, ensure_min_samples=0)
-    if X.shape[1] != agent.n_features_in_:
+    if X.shape[1] != n_features:
         raise ValueError(
             f"X has {X.shape[1]} features, but the agent was commissioned "
-            f"with {agent.n_features_in_}."
+            f"with {n_features}."
         )
-    if names is not None and agent.feature_names_in_ is not None:
+    if names is not None and feature_names is not None:
         names = np.asarray([str(c) for c in names], dtype=object)
-        if not np.array_equal(names, agent.feature_names_in_):
+        if not np.array_equal(names, feature_names):
             raise ValueError(
                 f"X has columns {names.tolist()}, but the agent was "
-                f"commissioned with {agent.feature_names_in_.tolist()}."
+                f"commissioned with {feature_names.tolist()}."
             )
     return X
 

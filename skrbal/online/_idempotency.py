@@ -25,7 +25,7 @@ from skrbal.exceptions import IdempotencyKeyError
 from skrbal.online._sql._schema import MAX_KEY_LENGTH
 from skrbal.online._storage import ClientKey, EventRecord
 
-__all__ = ["array_digest", "check_key", "client_key", "stored_call", "value_digest"]
+__all__ = ["CallKeys", "array_digest", "check_key", "client_key", "value_digest"]
 
 # The event kind each keyed call writes.
 _KINDS = {
@@ -81,7 +81,7 @@ def value_digest(value) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def label_digest(agent, label) -> str:
+def label_digest(classes, label) -> str:
     """SHA-256 of a label as the agent's process knows it.
 
     So that ``1`` and ``np.int64(1)`` are one input; a label the process
@@ -90,7 +90,7 @@ def label_digest(agent, label) -> str:
     """
     if label is not None:
         try:
-            label = states_of([label], agent.process.classes_, name="label")[0]
+            label = states_of([label], classes, name="label")[0]
         except ValueError:
             pass
     return value_digest(label)
@@ -107,39 +107,56 @@ def client_key(key: str | None, call: str, **inputs) -> ClientKey | None:
     return ClientKey(key, {"call": call, **inputs})
 
 
-def stored_call(agent, key: ClientKey | None) -> EventRecord | None:
-    """The stored event of the same call made with ``key`` before, if any.
+class CallKeys:
+    """The client keys of one agent's calls, as its storage keeps them.
 
-    Raises
-    ------
-    IdempotencyKeyError
-        When the key was used by another call, or by this call with other
-        inputs: naming the agent, the key, the event and what differs.
+    Parameters
+    ----------
+    storage : AgentStorage
+        The agent's store.
+    agent_id : int
+        The agent's key in it.
+    name : str
+        The agent's name (for messages).
     """
-    if key is None:
-        return None
-    event = agent.store_.find_key(agent.agent_id_, key.key)
-    if event is None:
-        return None
-    given, stored = dict(key.digest), dict(event.key.digest)
-    call = given.pop("call")
-    before = stored.pop("call", _KINDS.get(event.kind, event.kind))
-    where = (
-        f"agent {agent.name!r}: client key {key.key!r} was used by {before} "
-        f"(event {event.seq}"
-        + ("" if event.step is None else f", step {event.step}")
-        + ")"
-    )
-    if before != call:
-        raise IdempotencyKeyError(
-            f"{where}, not by {call}; nothing was done. Use a new key for a new call."
+
+    def __init__(self, storage, agent_id: int, name: str):
+        self.storage, self.agent_id, self.name = storage, agent_id, name
+
+    def stored(self, key: ClientKey | None) -> EventRecord | None:
+        """The stored event of the same call made with ``key`` before, if any.
+
+        Raises
+        ------
+        IdempotencyKeyError
+            When the key was used by another call, or by this call with other
+            inputs: naming the agent, the key, the event and what differs.
+        """
+        if key is None:
+            return None
+        event = self.storage.find_key(self.agent_id, key.key)
+        if event is None:
+            return None
+        given, stored = dict(key.digest), dict(event.key.digest)
+        call = given.pop("call")
+        before = stored.pop("call", _KINDS.get(event.kind, event.kind))
+        where = (
+            f"agent {self.name!r}: client key {key.key!r} was used by {before} "
+            f"(event {event.seq}"
+            + ("" if event.step is None else f", step {event.step}")
+            + ")"
         )
-    differ = sorted(
-        n for n in given.keys() | stored.keys() if given.get(n) != stored.get(n)
-    )
-    if differ:
-        raise IdempotencyKeyError(
-            f"{where} with another {', '.join(differ)}; nothing was done. A "
-            "retry must repeat the call exactly; use a new key for a new call."
+        if before != call:
+            raise IdempotencyKeyError(
+                f"{where}, not by {call}; nothing was done. Use a new key for a "
+                "new call."
+            )
+        differ = sorted(
+            n for n in given.keys() | stored.keys() if given.get(n) != stored.get(n)
         )
-    return event
+        if differ:
+            raise IdempotencyKeyError(
+                f"{where} with another {', '.join(differ)}; nothing was done. A "
+                "retry must repeat the call exactly; use a new key for a new call."
+            )
+        return event

@@ -8,7 +8,6 @@ from numbers import Real
 import numpy as np
 
 from skrbal import __version__
-from skrbal._learning import check_campaign_params
 from skrbal.budget import BudgetPolicy
 from skrbal.online._config import (
     decode_config,
@@ -30,38 +29,27 @@ __all__ = [
 ]
 
 
-def check_params(agent):
-    """Name any invalid parameter of the agent; return its budget policy.
+def check_params(params, name, estimator):
+    """Name any invalid parameter of an agent; return its budget policy.
 
-    The parameters it shares with the stream learner are checked by
-    :func:`~skrbal._learning.check_campaign_params`; ``None`` is returned
-    for the default policy, which the campaign makes.
+    ``params`` (a :class:`~skrbal._learning.CampaignParams`) are the
+    parameters it shares with the stream learner, checked there; ``None`` is
+    returned for the default policy, which the campaign makes.
     """
-    budget = agent.budget
+    budget = params.budget
     if budget is not None and not isinstance(budget, BudgetPolicy):
         raise TypeError(
             "budget must be a skrbal.budget.BudgetPolicy, such as "
             f"CostThreshold() or CostThreshold() & SpendCap(...); got {budget!r}."
         )
-    check_campaign_params(
-        process=agent.process,
-        budget=budget,
-        inspections=agent.inspections,
-        semi_supervised=agent.semi_supervised,
-        update=agent.update,
-        em_start=agent.em_start,
-        max_open_requests=agent.max_open_requests,
-        pending_value=agent.pending_value,
-        request_timeout=agent.request_timeout,
-    )
-    if not isinstance(agent.name, str) or not 0 < len(agent.name) <= 200:
+    params.check()
+    if not isinstance(name, str) or not 0 < len(name) <= 200:
         raise ValueError(
-            f"name must be a non-empty string of at most 200 characters, got "
-            f"{agent.name!r}."
+            f"name must be a non-empty string of at most 200 characters, got {name!r}."
         )
-    if "\x00" in agent.name:  # PostgreSQL's text cannot hold it
-        raise ValueError(f"name must not contain a NUL character, got {agent.name!r}.")
-    random_state = getattr(agent.estimator, "random_state", None)
+    if "\x00" in name:  # PostgreSQL's text cannot hold it
+        raise ValueError(f"name must not contain a NUL character, got {name!r}.")
+    random_state = getattr(estimator, "random_state", None)
     if isinstance(random_state, np.random.RandomState):
         raise ValueError(
             "estimator: a RandomState instance as random_state cannot be "
@@ -93,17 +81,17 @@ def check_step_periods(budget) -> None:
             )
 
 
-def settings_of(agent) -> dict:
-    """The settings stored with the agent (JSON)."""
+def settings_of(params) -> dict:
+    """The settings stored with an agent of these CampaignParams (JSON)."""
     return {
-        "semi_supervised": agent.semi_supervised,
-        "update": agent.update,
-        "em_start": agent.em_start,
-        "initial_state": encode_config(agent.initial_state),
-        "max_open_requests": agent.max_open_requests,
-        "pending_value": agent.pending_value,
-        "request_timeout": agent.request_timeout,
-        "inspections": inspections_to_config(agent.inspections),
+        "semi_supervised": params.semi_supervised,
+        "update": params.update,
+        "em_start": params.em_start,
+        "initial_state": encode_config(params.initial_state),
+        "max_open_requests": params.max_open_requests,
+        "pending_value": params.pending_value,
+        "request_timeout": params.request_timeout,
+        "inspections": inspections_to_config(params.inspections),
     }
 
 
@@ -148,24 +136,34 @@ def time_format(timestamps) -> str | None:
 
 
 def agent_record(
-    agent, shape, names, clock, budget_state, times_given=None, zoned=False
+    params,
+    name,
+    estimator,
+    shape,
+    names,
+    clock,
+    budget_state,
+    times_given=None,
+    zoned=False,
 ) -> AgentRecord:
     """The record of an agent commissioned on ``shape`` (rows, features).
 
+    ``params`` are its :class:`~skrbal._learning.CampaignParams`, ``name``
+    and ``estimator`` its own.
     ``times_given`` is :func:`time_format` of the commissioning's times;
     ``zoned``, whether they carried a UTC offset (kept as the setting
     ``time_zone: "offset"``: the command line then refuses naive times).
     """
     n_steps, n_features = shape
     return AgentRecord(
-        name=agent.name,
-        process=process_to_json(agent.process),
-        estimator=dumps(encode_config(agent.estimator)),
-        estimator_fingerprint=fingerprint(agent.estimator),
-        budget=dumps(encode_config(agent.budget)),
-        budget_fingerprint=fingerprint(agent.budget),
+        name=name,
+        process=process_to_json(params.process),
+        estimator=dumps(encode_config(estimator)),
+        estimator_fingerprint=fingerprint(estimator),
+        budget=dumps(encode_config(params.budget)),
+        budget_fingerprint=fingerprint(params.budget),
         settings={
-            **settings_of(agent),
+            **settings_of(params),
             "time_format": times_given,
             **({"time_zone": "offset"} if zoned else {}),
         },

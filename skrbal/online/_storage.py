@@ -515,5 +515,8 @@ class AgentStorage(Protocol):
     def history(self, name: str) -> pd.DataFrame:
         """Every step of the agent."""
 
+    def requests(self, name: str) -> pd.DataFrame:
+        """Every inspection request of the agent."""
+
     def close(self) -> None:
         """Release what the store holds (connections)."""

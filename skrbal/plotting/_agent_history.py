@@ -284,9 +284,11 @@ class AgentHistoryDisplay:
 
         Parameters
         ----------
-        history : DataFrame
-            As :meth:`skrbal.online.RiskBasedAgent.history` or
-            :meth:`skrbal.online.AgentStore.history` return it.
+        history : Bunch or DataFrame
+            An agent's ``history_`` (of :class:`skrbal.online.RiskBasedAgent`,
+            as a learner's ``history_`` is given to the other Displays'
+            ``from_history``), or its ``steps`` as
+            :meth:`skrbal.online.AgentStore.history` returns them.
         process : DecisionProcess, default=None
             The agent's process: the names of its states and actions and its
             inspection cost. Without it the states are named by their labels
@@ -344,6 +346,8 @@ class AgentHistoryDisplay:
            request_id status label  cost
         0           1   done     1   NaN
         """
+        if isinstance(history, dict):  # a history_ Bunch: its steps
+            history = history["steps"]
         needed = ("step", "kind", "timestamp", "evpi", "request_id", "action")
         for column in needed:
             if column not in history.columns:
@@ -535,7 +539,7 @@ class AgentHistoryDisplay:
         settings = agent.store_.configuration(agent.name)["settings"]
         kwargs.setdefault("time_axis", _given_time_axis(settings))
         return cls.from_history(
-            agent.history(),
+            agent.history_.steps,
             process=agent.process,
             budget=agent.budget,
             inspections=agent.inspections,

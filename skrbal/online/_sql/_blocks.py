@@ -4,12 +4,19 @@ A block stores each per-step quantity as the bytes of a little-endian numpy
 array (``<f8`` numbers, ``<i8`` integers; ``np.ndarray.tobytes`` and
 ``np.frombuffer``, never pickle). The number of steps is a column; the width
 of ``features`` and ``belief`` follows from their length, and is checked
-against the agent's number of features and states.
+against the agent's number of features and states. The readers at the end
+read only the blocks (and columns) holding some steps, a chunk at a time.
 """
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+from sqlalchemy import func, select
+
+from skrbal.online._sql import _schema as schema
+from skrbal.online._storage import StoreError
 
 _F8 = np.dtype("<f8")
 _I8 = np.dtype("<i8")
@@ -126,3 +133,122 @@ def rows_of_block(row, column: str, offsets, n_features: int, n_states: int):
         getattr(row, column), dtype, row.n_steps, width, column, row.first_step
     )
     return values[np.asarray(offsets, dtype=np.intp)].astype(dtype.newbyteorder("="))
+
+
+def commissioning_arrays(rows, n_features: int):
+    """Step, features and recommended action arrays of commissioning rows."""
+    step = np.array([r.step for r in rows], dtype=np.int64)
+    features = np.array([json.loads(r.features) for r in rows], dtype=np.float64)
+    action = np.array([r.action for r in rows], dtype=np.int64)
+    return step, features.reshape(len(rows), n_features), action
+
+
+def last_of_block(conn, agent_id: int, columns) -> tuple | None:
+    """The last step's value of some ``<f8`` columns of an agent's blocks.
+
+    Only the last 8 bytes of each are read (None without blocks).
+    """
+    b = schema.blocks
+    row = conn.execute(
+        select(*(func.substr(b.c[c], b.c.n_steps * 8 - 7, 8) for c in columns))
+        .where(b.c.agent_id == agent_id)
+        .order_by(b.c.first_step.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    return tuple(float(np.frombuffer(bytes(v), dtype="<f8")[0]) for v in row)
+
+
+# Steps of small blocks read in one query; a larger block is read alone.
+_CHUNK_STEPS = 65_536
+_CHUNK_BLOCKS = 500
+
+
+def int_columns(conn, query, n_columns: int) -> list:
+    """The integer columns of a query as arrays, read in bounded chunks."""
+    parts = [[] for _ in range(n_columns)]
+    result = conn.execution_options(yield_per=10_000).execute(query)
+    for chunk in result.partitions():
+        for j, values in enumerate(zip(*chunk)):
+            parts[j].append(np.asarray(values, dtype=np.int64))
+    return [np.concatenate(p) if p else np.empty(0, np.int64) for p in parts]
+
+
+def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
+    """Per-step columns of some observed steps, reading one block at a time.
+
+    ``steps`` (ascending) must be observed steps (not commissioning ones);
+    the result maps each of ``columns`` to the values of those steps, in
+    that order. Only the asked columns of the blocks holding those steps are
+    read, a block (or a chunk of small blocks) at a time, so the memory it
+    takes is that of the result and one block, however many steps a block
+    holds.
+    """
+    b = schema.blocks
+    steps = np.asarray(steps, dtype=np.int64)
+    out = {column: [] for column in columns}
+    firsts, sizes = int_columns(
+        conn,
+        select(b.c.first_step, b.c.n_steps)
+        .where(b.c.agent_id == agent.agent_id)
+        .order_by(b.c.first_step),
+        2,
+    )
+    at = np.searchsorted(firsts, steps, side="right") - 1
+    lost = (at < 0) | (steps >= firsts[at] + sizes[at]) if firsts.size else steps >= 0
+    if lost.any():
+        raise StoreError(
+            f"agent {agent.name!r}: step {int(steps[lost][0])} is in no block of "
+            f"table {b.name}; the store is damaged."
+        )
+    wanted = np.unique(at)
+    start = 0
+    while start < wanted.size:
+        stop = start + 1
+        total = sizes[wanted[start]]
+        while (
+            stop < wanted.size
+            and stop - start < _CHUNK_BLOCKS
+            and total + sizes[wanted[stop]] <= _CHUNK_STEPS
+        ):
+            total += sizes[wanted[stop]]
+            stop += 1
+        rows = conn.execute(
+            select(b.c.first_step, b.c.n_steps, *(b.c[c] for c in columns))
+            .where(
+                (b.c.agent_id == agent.agent_id)
+                & b.c.first_step.in_(firsts[wanted[start:stop]].tolist())
+            )
+            .order_by(b.c.first_step)
+        )
+        for row in rows:
+            k = np.searchsorted(firsts, row.first_step)
+            lo, hi = np.searchsorted(at, [k, k + 1])
+            offsets = steps[lo:hi] - row.first_step
+            for column in columns:
+                if getattr(row, column) is None:  # a block without timestamps
+                    out[column].append(np.full(offsets.size, np.nan))
+                    continue
+                try:
+                    values = rows_of_block(
+                        row, column, offsets, agent.n_features, n_states
+                    )
+                except ValueError as exc:
+                    raise StoreError(
+                        f"agent {agent.name!r}, table {b.name}: {exc}"
+                    ) from None
+                out[column].append(values)
+        start = stop
+    empty = {"features": (0, agent.n_features), "belief": (0, n_states)}
+    return {
+        column: (
+            np.concatenate(parts)
+            if parts
+            else np.empty(
+                empty.get(column, 0),
+                dtype=np.int64 if column in ("action", "request_id") else np.float64,
+            )
+        )
+        for column, parts in out.items()
+    }

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 
 from skrbal.online._sql._blocks import STEP_COLUMNS as BLOCK_COLUMNS
 
@@ -127,3 +128,38 @@ def commissioning_digest(rows) -> str:
             for row in rows
         ]
     )
+
+
+# Where a deployment gives the chain key and the anchor file without code.
+KEY_FILE_ENV = "SKRBAL_CHAIN_KEY_FILE"
+KEY_ENV = "SKRBAL_CHAIN_KEY"
+ANCHOR_ENV = "SKRBAL_ANCHOR_FILE"
+
+
+def chain_secret(chain_key) -> bytes | None:
+    """The chain's secret key: given (bytes, or a file), else from the
+    environment (a file named by SKRBAL_CHAIN_KEY_FILE, or SKRBAL_CHAIN_KEY)."""
+    if chain_key is None:
+        if os.environ.get(KEY_FILE_ENV):
+            chain_key = os.environ[KEY_FILE_ENV]
+        elif os.environ.get(KEY_ENV):
+            return os.environ[KEY_ENV].encode()
+        else:
+            return None
+    if isinstance(chain_key, (bytes, bytearray)):
+        key = bytes(chain_key)
+    else:
+        try:
+            with open(chain_key, "rb") as file:
+                key = file.read().strip()
+        except (OSError, TypeError) as exc:
+            raise ValueError(
+                "chain_key: bytes (the key) or the path of a file holding it; "
+                f"the file cannot be read ({type(exc).__name__})."
+            ) from None
+    if len(key) < 16:
+        raise ValueError(
+            f"chain_key: a key of at least 16 bytes, got {len(key)} (make one "
+            "with `python -c 'import secrets; print(secrets.token_hex(32))'`)."
+        )
+    return key

@@ -9,10 +9,9 @@ import numpy as np
 from sqlalchemy import select
 
 from skrbal.online._sql import _schema as schema
-from skrbal.online._sql._blocks import unpack_blocks
+from skrbal.online._sql._blocks import commissioning_arrays, unpack_blocks
 from skrbal.online._sql._reading import (
-    agent_row,
-    commissioning_arrays,
+    StoreReader,
     process_classes,
     stored_inspections,
 )
@@ -21,66 +20,6 @@ from skrbal.online._sql._reading import (
 # does not pay for it (``skrbal agent status`` starts in a fraction of a second).
 if TYPE_CHECKING:
     import pandas as pd
-
-
-def history(store, name: str) -> pd.DataFrame:
-    """See :meth:`AgentStore.history`."""
-    import pandas as pd
-
-    req_, act = schema.requests, schema.actions
-    with store.engine.connect() as conn:
-        agent = agent_row(store, conn, name)
-        classes = process_classes(agent)
-        frame, beliefs, features = _steps(conn, agent, classes.size)
-        req = _frame(
-            conn,
-            select(
-                req_.c.step,
-                req_.c.status.label("request_status"),
-                req_.c.action.label("result_action"),
-                req_.c.label.label("result_label"),
-                req_.c.method,
-                req_.c.report,
-                req_.c.posterior,
-            ).where(req_.c.agent_id == agent.agent_id),
-        )
-        taken = _frame(
-            conn,
-            select(act.c.step, act.c.action.label("taken_action")).where(
-                act.c.agent_id == agent.agent_id
-            ),
-        )
-    # Steps are unique in both: left merges keep the order and length.
-    frame = frame.merge(req, on="step", how="left")
-    frame = frame.merge(taken, on="step", how="left")
-    out = pd.DataFrame(
-        {
-            "step": frame["step"],
-            "kind": frame["kind"],
-            "timestamp": frame["timestamp"],
-            "evpi": frame["evpi"],
-        }
-    )
-    for j, label in enumerate(classes.tolist()):
-        out[f"belief_{label}"] = beliefs[:, j]
-    out["request_id"] = frame["request_id"].astype("Int64")
-    out["request_status"] = frame["request_status"]
-    observed = (frame["kind"] == "observation").to_numpy()
-    labels = frame["label"].where(~observed, frame["result_label"])
-    out["label"] = _json_column(labels)
-    out["recommended_action"] = frame["action"].astype(int)
-    taken = frame["taken_action"].astype("Int64")
-    result = frame["result_action"].astype("Int64")
-    out["action"] = taken.fillna(result).fillna(out["recommended_action"])
-    out["action"] = out["action"].astype(int)
-    if stored_inspections(agent) is not None:
-        _report_columns(out, frame, classes)
-    names = json.loads(agent.feature_names) if agent.feature_names else None
-    for j in range(agent.n_features):
-        out[f"feature_{names[j] if names else j}"] = (
-            features[:, j] if len(frame) else []
-        )
-    return out
 
 
 def _steps(conn, agent, n_states: int):
@@ -140,86 +79,6 @@ def _block_rows(conn, agent_id: int):
     return conn.execute(query.order_by(b.c.first_step)).all()
 
 
-def requests(store, name: str) -> pd.DataFrame:
-    """See :meth:`AgentStore.requests`."""
-    with store.engine.connect() as conn:
-        agent = agent_row(store, conn, name)
-        frame = _frame(
-            conn,
-            select(
-                schema.requests.c.request_id,
-                schema.requests.c.step,
-                schema.requests.c.status,
-                schema.requests.c.evpi,
-                schema.requests.c.label,
-                schema.requests.c.action,
-                schema.requests.c.result_timestamp,
-                schema.requests.c.note,
-                schema.requests.c.method,
-                schema.requests.c.report,
-                schema.requests.c.posterior,
-                schema.requests.c.origin,
-            )
-            .where(schema.requests.c.agent_id == agent.agent_id)
-            .order_by(schema.requests.c.request_id),
-        )
-    # Who asked for the inspection: the agent, or a routine one it learnt.
-    frame["origin"] = frame["origin"].fillna("agent").astype(object)
-    frame["label"] = _json_column(frame["label"])
-    frame["action"] = frame["action"].astype("Int64")
-    if stored_inspections(agent) is None:
-        return frame.drop(columns=["method", "report", "posterior"])
-    _report_columns(frame, frame, process_classes(agent))
-    return frame.drop(columns=["posterior"])
-
-
-def configuration(store, name: str) -> dict:
-    """See :meth:`AgentStore.configuration`."""
-    with store.engine.connect() as conn:
-        agent = agent_row(store, conn, name)
-    return {
-        "process": json.loads(agent.process),
-        "estimator": json.loads(agent.estimator),
-        "budget": json.loads(agent.budget),
-        "settings": json.loads(agent.settings),
-        "n_features": agent.n_features,
-        "feature_names": (
-            json.loads(agent.feature_names) if agent.feature_names else None
-        ),
-        "created_at": agent.created_at,
-        "skrbal_version": agent.skrbal_version,
-    }
-
-
-def events(store, name: str) -> pd.DataFrame:
-    """See :meth:`AgentStore.events`."""
-    import pandas as pd
-
-    ev = schema.events
-    with store.engine.connect() as conn:
-        agent = agent_row(store, conn, name)
-        frame = _frame(
-            conn,
-            select(
-                ev.c.seq,
-                ev.c.kind,
-                ev.c.step,
-                ev.c.request_id,
-                ev.c.payload,
-                ev.c.created_at,
-                ev.c.client_key,
-            )
-            .where(ev.c.agent_id == agent.agent_id)
-            .order_by(ev.c.seq),
-        )
-    # Object, None without a key (pandas 3 would infer strings, NaN for None).
-    keys = [None if pd.isna(k) else k for k in frame["client_key"]]
-    frame["client_key"] = pd.Series(keys, index=frame.index, dtype=object)
-    frame["payload"] = _json_column(frame["payload"])
-    frame["request_id"] = frame["request_id"].astype("Int64")
-    return frame
-
-
 def _frame(conn, query) -> pd.DataFrame:
     """The rows of a query as a DataFrame; numeric columns with NULLs as NaN."""
     import pandas as pd
@@ -257,3 +116,143 @@ def _report_columns(out, frame, classes) -> None:
         posterior[known] = [json.loads(p) for p in frame["posterior"][known]]
     for j, label in enumerate(classes.tolist()):
         out[f"posterior_{label}"] = posterior[:, j]
+
+
+class StoreFrames(StoreReader):
+    """A store's reader that also gives its tables as DataFrames."""
+
+    def history(self, name: str) -> pd.DataFrame:
+        """See :meth:`~skrbal.online.AgentStore.history`."""
+        import pandas as pd
+
+        req_, act = schema.requests, schema.actions
+        with self.database.engine.connect() as conn:
+            agent = self.agent_row(conn, name)
+            classes = process_classes(agent)
+            frame, beliefs, features = _steps(conn, agent, classes.size)
+            req = _frame(
+                conn,
+                select(
+                    req_.c.step,
+                    req_.c.status.label("request_status"),
+                    req_.c.action.label("result_action"),
+                    req_.c.label.label("result_label"),
+                    req_.c.method,
+                    req_.c.report,
+                    req_.c.posterior,
+                ).where(req_.c.agent_id == agent.agent_id),
+            )
+            taken = _frame(
+                conn,
+                select(act.c.step, act.c.action.label("taken_action")).where(
+                    act.c.agent_id == agent.agent_id
+                ),
+            )
+        # Steps are unique in both: left merges keep the order and length.
+        frame = frame.merge(req, on="step", how="left")
+        frame = frame.merge(taken, on="step", how="left")
+        out = pd.DataFrame(
+            {
+                "step": frame["step"],
+                "kind": frame["kind"],
+                "timestamp": frame["timestamp"],
+                "evpi": frame["evpi"],
+            }
+        )
+        for j, label in enumerate(classes.tolist()):
+            out[f"belief_{label}"] = beliefs[:, j]
+        out["request_id"] = frame["request_id"].astype("Int64")
+        out["request_status"] = frame["request_status"]
+        observed = (frame["kind"] == "observation").to_numpy()
+        labels = frame["label"].where(~observed, frame["result_label"])
+        out["label"] = _json_column(labels)
+        out["recommended_action"] = frame["action"].astype(int)
+        taken = frame["taken_action"].astype("Int64")
+        result = frame["result_action"].astype("Int64")
+        out["action"] = taken.fillna(result).fillna(out["recommended_action"])
+        out["action"] = out["action"].astype(int)
+        if stored_inspections(agent) is not None:
+            _report_columns(out, frame, classes)
+        names = json.loads(agent.feature_names) if agent.feature_names else None
+        for j in range(agent.n_features):
+            out[f"feature_{names[j] if names else j}"] = (
+                features[:, j] if len(frame) else []
+            )
+        return out
+
+    def requests(self, name: str) -> pd.DataFrame:
+        """See :meth:`~skrbal.online.AgentStore.requests`."""
+        with self.database.engine.connect() as conn:
+            agent = self.agent_row(conn, name)
+            frame = _frame(
+                conn,
+                select(
+                    schema.requests.c.request_id,
+                    schema.requests.c.step,
+                    schema.requests.c.status,
+                    schema.requests.c.evpi,
+                    schema.requests.c.label,
+                    schema.requests.c.action,
+                    schema.requests.c.result_timestamp,
+                    schema.requests.c.note,
+                    schema.requests.c.method,
+                    schema.requests.c.report,
+                    schema.requests.c.posterior,
+                    schema.requests.c.origin,
+                )
+                .where(schema.requests.c.agent_id == agent.agent_id)
+                .order_by(schema.requests.c.request_id),
+            )
+        # Who asked for the inspection: the agent, or a routine one it learnt.
+        frame["origin"] = frame["origin"].fillna("agent").astype(object)
+        frame["label"] = _json_column(frame["label"])
+        frame["action"] = frame["action"].astype("Int64")
+        if stored_inspections(agent) is None:
+            return frame.drop(columns=["method", "report", "posterior"])
+        _report_columns(frame, frame, process_classes(agent))
+        return frame.drop(columns=["posterior"])
+
+    def configuration(self, name: str) -> dict:
+        """See :meth:`~skrbal.online.AgentStore.configuration`."""
+        with self.database.engine.connect() as conn:
+            agent = self.agent_row(conn, name)
+        return {
+            "process": json.loads(agent.process),
+            "estimator": json.loads(agent.estimator),
+            "budget": json.loads(agent.budget),
+            "settings": json.loads(agent.settings),
+            "n_features": agent.n_features,
+            "feature_names": (
+                json.loads(agent.feature_names) if agent.feature_names else None
+            ),
+            "created_at": agent.created_at,
+            "skrbal_version": agent.skrbal_version,
+        }
+
+    def events(self, name: str) -> pd.DataFrame:
+        """See :meth:`~skrbal.online.AgentStore.events`."""
+        import pandas as pd
+
+        ev = schema.events
+        with self.database.engine.connect() as conn:
+            agent = self.agent_row(conn, name)
+            frame = _frame(
+                conn,
+                select(
+                    ev.c.seq,
+                    ev.c.kind,
+                    ev.c.step,
+                    ev.c.request_id,
+                    ev.c.payload,
+                    ev.c.created_at,
+                    ev.c.client_key,
+                )
+                .where(ev.c.agent_id == agent.agent_id)
+                .order_by(ev.c.seq),
+            )
+        # Object, None without a key (pandas 3 would infer strings, NaN for None).
+        keys = [None if pd.isna(k) else k for k in frame["client_key"]]
+        frame["client_key"] = pd.Series(keys, index=frame.index, dtype=object)
+        frame["payload"] = _json_column(frame["payload"])
+        frame["request_id"] = frame["request_id"].astype("Int64")
+        return frame

@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - Windows: the in-process registry only
     fcntl = None
 
 # The first key of PostgreSQL's two-key advisory locks: "skrb".
-_PG_LOCK_SPACE = 0x736B7262 - 2**31
+PG_LOCK_SPACE = 0x736B7262 - 2**31
 
 _registry_guard = threading.Lock()
 _held: set = set()
@@ -40,10 +40,10 @@ _sidecars: dict = {}
 class AgentLock:
     """Exclusive write access to one agent of a store; ``release`` ends it."""
 
-    def __init__(self, store, agent_id: int, name: str, timeout: float = 0.0):
-        self.key = (store._identity, agent_id)
+    def __init__(self, database, agent_id: int, name: str, timeout: float = 0.0):
+        self.key = (database.identity, agent_id)
         self.agent_id = agent_id
-        self._store = store
+        self._database = database
         self._connection = None
         self._backend_pid = None
         self._sidecar = None
@@ -71,22 +71,22 @@ class AgentLock:
 
     def _locked(self, name, holder):
         return AgentLockedError(
-            f"agent {name!r} in store {self._store.display_url} is already open "
+            f"agent {name!r} in store {self._database.display_url} is already open "
             f"for writing by {holder}; a store accepts one writer per agent. "
             "Close the other agent (agent.close()) or wait for its process to end."
         )
 
     def _owner(self, name):
-        owner = self._store._owner_of(self.agent_id)
+        owner = self._database.owner_of(self.agent_id)
         return f"another process ({owner})" if owner else "another process"
 
     def _acquire_outside(self, name):
-        dialect = self._store.engine.dialect.name
+        dialect = self._database.engine.dialect.name
         if dialect == "postgresql":
-            self._connection = self._store.engine.connect()
+            self._connection = self._database.engine.connect()
             got = self._connection.execute(
                 text("SELECT pg_try_advisory_lock(:space, :agent)"),
-                {"space": _PG_LOCK_SPACE, "agent": self.agent_id},
+                {"space": PG_LOCK_SPACE, "agent": self.agent_id},
             ).scalar()
             self._backend_pid = self._connection.execute(
                 text("SELECT pg_backend_pid()")
@@ -96,10 +96,10 @@ class AgentLock:
                 self._connection.close()
                 self._connection = None
                 raise self._locked(name, self._owner(name))
-        elif self._store.path is not None and fcntl is not None:
+        elif self._database.path is not None and fcntl is not None:
             # By the real path: a store opened through a symlink (of the
             # file or of a folder) is the same store, locked by one file.
-            path = os.path.realpath(self._store.path) + "-lock"
+            path = os.path.realpath(self._database.path) + "-lock"
             with _registry_guard:
                 entry = _sidecars.get(path)
                 if entry is None:
@@ -141,14 +141,14 @@ class AgentLock:
                 "AND pid = :pid AND granted"
             ),
             {
-                "space": _PG_LOCK_SPACE % 2**32,
+                "space": PG_LOCK_SPACE % 2**32,
                 "agent": self.agent_id,
                 "pid": self._backend_pid,
             },
         ).scalar()
         if not held:
             raise StoreError(
-                f"agent {name!r} in store {self._store.display_url} lost its write "
+                f"agent {name!r} in store {self._database.display_url} lost its write "
                 "lock: the PostgreSQL session holding it ended (a server restart "
                 "or a dropped connection), so another process may have opened the "
                 "agent; nothing was written. Close this agent and resume it with "
@@ -170,7 +170,7 @@ class AgentLock:
             try:
                 self._connection.execute(
                     text("SELECT pg_advisory_unlock(:space, :agent)"),
-                    {"space": _PG_LOCK_SPACE, "agent": self.agent_id},
+                    {"space": PG_LOCK_SPACE, "agent": self.agent_id},
                 )
             except Exception:  # a dead session holds no lock any more
                 pass

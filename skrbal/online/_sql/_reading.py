@@ -20,7 +20,13 @@ from sqlalchemy.exc import DatabaseError
 from skrbal.online._spend import inspection_spend, routine_spend
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._anchor import parse_head
-from skrbal.online._sql._blocks import rows_of_block, unpack_blocks
+from skrbal.online._sql._blocks import (
+    commissioning_arrays,
+    int_columns,
+    last_of_block,
+    read_steps,
+    unpack_blocks,
+)
 from skrbal.online._sql._verify import verify_agent
 from skrbal.online._storage import (
     AgentRecord,
@@ -31,114 +37,6 @@ from skrbal.online._storage import (
     RequestRecord,
     StoreError,
 )
-
-
-def agent_row(store, conn, name):
-    # A name no agent can have (see check_params) is not sent to the
-    # database: PostgreSQL would refuse a NUL in text with its own error.
-    usable = isinstance(name, str) and "\x00" not in name
-    row = (
-        conn.execute(select(schema.agents).where(schema.agents.c.name == name)).first()
-        if usable
-        else None
-    )
-    if row is None:
-        known = store.agent_names()
-        raise StoreError(
-            f"store {store.display_url} has no agent named {name!r}; it holds {known}."
-        )
-    return row
-
-
-def status(store, name: str) -> dict:
-    """See :meth:`AgentStore.status`."""
-    obs, req, b = schema.observations, schema.requests, schema.blocks
-    with store.engine.connect() as conn:
-        agent = agent_row(store, conn, name)
-        cost, classes = _cost_and_classes(agent)
-        aid = agent.agent_id
-        n_commissioning = conn.execute(
-            select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
-        ).scalar()
-        n_observations = conn.execute(
-            select(func.coalesce(func.sum(b.c.n_steps), 0)).where(b.c.agent_id == aid)
-        ).scalar()
-        by_method = conn.execute(
-            select(req.c.method, req.c.status, req.c.origin, func.count())
-            .where(req.c.agent_id == aid)
-            .group_by(req.c.method, req.c.status, req.c.origin)
-        ).all()
-        open_rows = conn.execute(
-            select(req.c.request_id, req.c.step, req.c.evpi)
-            .where((req.c.agent_id == aid) & (req.c.status == "open"))
-            .order_by(req.c.step)
-        ).all()
-        stamps = read_steps(
-            conn,
-            agent,
-            [r.step for r in open_rows],
-            ("timestamp",),
-            len(classes),
-        )["timestamp"]
-        labels = (
-            conn.execute(
-                select(obs.c.label, func.count())
-                .where((obs.c.agent_id == aid) & obs.c.label.is_not(None))
-                .group_by(obs.c.label)
-            ).all()
-            + conn.execute(
-                select(req.c.label, func.count())
-                .where((req.c.agent_id == aid) & req.c.label.is_not(None))
-                .group_by(req.c.label)
-            ).all()
-        )
-        last_evpi = _last_of_block(conn, aid, ("evpi",))
-        last_evpi = None if last_evpi is None else last_evpi[0]
-    statuses, counts_by, routine = {}, {}, {}
-    for method, status_, origin, n in by_method:
-        if origin is not None:  # a label the agent did not request
-            routine[method] = routine.get(method, 0) + n
-            continue
-        statuses[status_] = statuses.get(status_, 0) + n
-        counts_by[method, status_] = n
-    n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
-    counts = {}  # commissioning labels and inspection results
-    for text_, n in labels:
-        label = json.loads(text_)
-        counts[label] = counts.get(label, 0) + n
-    spend = inspection_spend(counts_by, cost, stored_inspections(agent))
-    return {
-        "name": agent.name,
-        "n_commissioning": n_commissioning,
-        "n_observations": int(n_observations),
-        "n_requests": sum(statuses.values()),
-        "n_open": n_open,
-        "n_results": n_done,
-        "n_cancelled": statuses.get("cancelled", 0),
-        "n_expired": statuses.get("expired", 0),
-        "inspection_cost": cost,
-        "spend": spend.pop("spend"),
-        "committed_spend": spend.pop("committed_spend"),
-        "open_requests": sorted(
-            (
-                {
-                    "request_id": r.request_id,
-                    "step": r.step,
-                    "evpi": r.evpi,
-                    "timestamp": None if np.isnan(stamp) else float(stamp),
-                }
-                for r, stamp in zip(open_rows, stamps)
-            ),
-            key=lambda r: r["request_id"],
-        ),
-        "labelled": {c: counts.get(c, 0) for c in classes},
-        "last_evpi": last_evpi,
-        "budget_state": json.loads(agent.budget_state),
-        "clock": agent.clock,
-        **spend,
-        "n_routine": sum(routine.values()),
-        "routine_spend": routine_spend(routine, cost, stored_inspections(agent)),
-    }
 
 
 def _decoded(row, column):
@@ -184,94 +82,14 @@ def agent_record(row) -> AgentRecord:
     )
 
 
-def _name_of(store, agent_id: int) -> str:
-    """An agent's name for a message, if the store can still tell it."""
-    try:
-        with store.engine.connect() as conn:
-            name = conn.execute(
-                select(schema.agents.c.name).where(schema.agents.c.agent_id == agent_id)
-            ).scalar()
-    except DatabaseError:
-        name = None
-    return name if name is not None else f"of id {agent_id}"
-
-
-@contextmanager
-def _reading_agent(store, name):
-    """A connection whose database errors (a dropped table, a corrupt page)
-    become a :class:`StoreError` naming the agent (``name``, or its id) and
-    the driver's message."""
-    try:
-        with store.engine.connect() as conn:
-            yield conn
-    except DatabaseError as exc:
-        if not isinstance(name, str):
-            name = _name_of(store, name)
-        raise StoreError(damage_message(store, name, exc)) from None
-
-
-def damage_message(store, name, exc) -> str:
-    """What a database error on an agent's store says, in one line."""
-    said = " ".join(str(getattr(exc, "orig", exc)).split())[:300]
-    what = (
-        f"store {store.display_url}"
-        if name is None
-        else (f"agent {name!r} in store {store.display_url}")
-    )
-    return (
-        f"{what} cannot be read: {said}; "
-        "the store is damaged (a dropped table, a corrupt file): restore it "
-        "from a backup, and run 'skrbal agent verify' on the copy."
-    )
-
-
-def _heads(store, name, expected_head=None) -> list:
-    """The heads an agent's chain must meet: given, and of the anchor file."""
-    heads = [] if expected_head is None else [parse_head(expected_head)]
-    if store.anchor is not None:
-        kept = store.anchor.expected(name)
-        if kept is not None:
-            heads.append(kept)
-    return heads
-
-
-def _verified(store, conn, agent, expected_head=None):
-    heads = _heads(store, agent.name, expected_head)
-    seqs = [seq for seq, _ in heads]
-    if len(set(seqs)) < len(seqs):  # two anchors of one event must agree
-        by_seq = {}
-        for seq, digest in heads:
-            if by_seq.setdefault(seq, digest) != digest:
-                raise StoreError(
-                    f"agent {agent.name!r}: the expected head and the anchor "
-                    f"file disagree on event {seq}'s hash; one of them is wrong."
-                )
-    return verify_agent(conn, agent, secret=store._chain_key, heads=set(heads))
-
-
-def verify(store, name: str, expected_head=None) -> dict:
-    """See :meth:`AgentStore.verify`."""
-    with _reading_agent(store, name) as conn:
-        seq, digest = _verified(
-            store, conn, agent_row(store, conn, name), expected_head
-        )
-    return {"seq": seq, "hash": digest}
-
-
-def load_agent(store, name: str) -> AgentRecord:
-    """See :meth:`AgentStore.load_agent`."""
-    with store.engine.connect() as conn:
-        return agent_record(agent_row(store, conn, name))
-
-
 def _observed_steps(conn, agent, every_step: bool) -> np.ndarray:
     """Every observed step, or those with a request not cancelled (sorted)."""
     req, b = schema.requests, schema.blocks
     aid = agent.agent_id
     if not every_step:
         live = (req.c.agent_id == aid) & (req.c.status != "cancelled")
-        return np.sort(_int_columns(conn, select(req.c.step).where(live), 1)[0])
-    firsts, sizes = _int_columns(
+        return np.sort(int_columns(conn, select(req.c.step).where(live), 1)[0])
+    firsts, sizes = int_columns(
         conn,
         select(b.c.first_step, b.c.n_steps)
         .where(b.c.agent_id == aid)
@@ -283,50 +101,9 @@ def _observed_steps(conn, agent, every_step: bool) -> np.ndarray:
     return np.concatenate([np.arange(f, f + n) for f, n in zip(firsts, sizes)])
 
 
-def load_replay(store, name: str, every_step: bool) -> Replay:
-    """See :meth:`AgentStore.load_replay`."""
-    obs, ev = schema.observations, schema.events
-    with _reading_agent(store, name) as conn:
-        agent = agent_row(store, conn, name)
-        _verified(store, conn, agent)
-        aid = agent.agent_id
-        com = conn.execute(
-            select(obs.c.step, obs.c.features, obs.c.label, obs.c.action)
-            .where(obs.c.agent_id == aid)
-            .order_by(obs.c.step)
-        ).all()
-        steps = _observed_steps(conn, agent, every_step)
-        n_states = process_classes(agent).size
-        seen = read_steps(conn, agent, steps, ("features", "action"), n_states)
-        # Only the events that change the model: one per result or action.
-        events = tuple(
-            EventRecord(e.seq, e.kind, e.step, e.request_id, json.loads(e.payload))
-            for e in conn.execute(
-                select(ev.c.seq, ev.c.kind, ev.c.step, ev.c.request_id, ev.c.payload)
-                .where((ev.c.agent_id == aid) & ev.c.kind.in_(("result", "action")))
-                .order_by(ev.c.seq)
-            )
-        )
-        requests = _requests_of(conn, agent, n_states)
-        last_time, last_evpi = _last_observation(conn, aid)
-    c_step, c_features, c_action = commissioning_arrays(com, agent.n_features)
-    return Replay(
-        agent=agent_record(agent),
-        steps=np.concatenate([c_step, steps]),
-        n_commissioning=len(com),
-        features=np.vstack([c_features, seen["features"]]),
-        actions=np.concatenate([c_action, seen["action"]]),
-        labels=[json.loads(r.label) for r in com],
-        events=events,
-        requests=requests,
-        last_time=last_time,
-        last_evpi=last_evpi,
-    )
-
-
 def _last_observation(conn, agent_id: int):
     """The time of the last step and the EVPI of the last observation."""
-    last = _last_of_block(conn, agent_id, ("time", "evpi"))
+    last = last_of_block(conn, agent_id, ("time", "evpi"))
     if last is not None:
         return last
     obs = schema.observations
@@ -365,125 +142,6 @@ def _requests_of(conn, agent, n_states: int) -> tuple:
         )
         for r in sorted(rows, key=lambda r: r.request_id)
     )
-
-
-def commissioning_arrays(rows, n_features: int):
-    """Step, features and recommended action arrays of commissioning rows."""
-    step = np.array([r.step for r in rows], dtype=np.int64)
-    features = np.array([json.loads(r.features) for r in rows], dtype=np.float64)
-    action = np.array([r.action for r in rows], dtype=np.int64)
-    return step, features.reshape(len(rows), n_features), action
-
-
-def _last_of_block(conn, agent_id: int, columns) -> tuple | None:
-    """The last step's value of some ``<f8`` columns of an agent's blocks.
-
-    Only the last 8 bytes of each are read (None without blocks).
-    """
-    b = schema.blocks
-    row = conn.execute(
-        select(*(func.substr(b.c[c], b.c.n_steps * 8 - 7, 8) for c in columns))
-        .where(b.c.agent_id == agent_id)
-        .order_by(b.c.first_step.desc())
-        .limit(1)
-    ).first()
-    if row is None:
-        return None
-    return tuple(float(np.frombuffer(bytes(v), dtype="<f8")[0]) for v in row)
-
-
-# Steps of small blocks read in one query; a larger block is read alone.
-_CHUNK_STEPS = 65_536
-_CHUNK_BLOCKS = 500
-
-
-def _int_columns(conn, query, n_columns: int) -> list:
-    """The integer columns of a query as arrays, read in bounded chunks."""
-    parts = [[] for _ in range(n_columns)]
-    result = conn.execution_options(yield_per=10_000).execute(query)
-    for chunk in result.partitions():
-        for j, values in enumerate(zip(*chunk)):
-            parts[j].append(np.asarray(values, dtype=np.int64))
-    return [np.concatenate(p) if p else np.empty(0, np.int64) for p in parts]
-
-
-def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
-    """Per-step columns of some observed steps, reading one block at a time.
-
-    ``steps`` (ascending) must be observed steps (not commissioning ones);
-    the result maps each of ``columns`` to the values of those steps, in
-    that order. Only the asked columns of the blocks holding those steps are
-    read, a block (or a chunk of small blocks) at a time, so the memory it
-    takes is that of the result and one block, however many steps a block
-    holds.
-    """
-    b = schema.blocks
-    steps = np.asarray(steps, dtype=np.int64)
-    out = {column: [] for column in columns}
-    firsts, sizes = _int_columns(
-        conn,
-        select(b.c.first_step, b.c.n_steps)
-        .where(b.c.agent_id == agent.agent_id)
-        .order_by(b.c.first_step),
-        2,
-    )
-    at = np.searchsorted(firsts, steps, side="right") - 1
-    lost = (at < 0) | (steps >= firsts[at] + sizes[at]) if firsts.size else steps >= 0
-    if lost.any():
-        raise StoreError(
-            f"agent {agent.name!r}: step {int(steps[lost][0])} is in no block of "
-            f"table {b.name}; the store is damaged."
-        )
-    wanted = np.unique(at)
-    start = 0
-    while start < wanted.size:
-        stop = start + 1
-        total = sizes[wanted[start]]
-        while (
-            stop < wanted.size
-            and stop - start < _CHUNK_BLOCKS
-            and total + sizes[wanted[stop]] <= _CHUNK_STEPS
-        ):
-            total += sizes[wanted[stop]]
-            stop += 1
-        rows = conn.execute(
-            select(b.c.first_step, b.c.n_steps, *(b.c[c] for c in columns))
-            .where(
-                (b.c.agent_id == agent.agent_id)
-                & b.c.first_step.in_(firsts[wanted[start:stop]].tolist())
-            )
-            .order_by(b.c.first_step)
-        )
-        for row in rows:
-            k = np.searchsorted(firsts, row.first_step)
-            lo, hi = np.searchsorted(at, [k, k + 1])
-            offsets = steps[lo:hi] - row.first_step
-            for column in columns:
-                if getattr(row, column) is None:  # a block without timestamps
-                    out[column].append(np.full(offsets.size, np.nan))
-                    continue
-                try:
-                    values = rows_of_block(
-                        row, column, offsets, agent.n_features, n_states
-                    )
-                except ValueError as exc:
-                    raise StoreError(
-                        f"agent {agent.name!r}, table {b.name}: {exc}"
-                    ) from None
-                out[column].append(values)
-        start = stop
-    empty = {"features": (0, agent.n_features), "belief": (0, n_states)}
-    return {
-        column: (
-            np.concatenate(parts)
-            if parts
-            else np.empty(
-                empty.get(column, 0),
-                dtype=np.int64 if column in ("action", "request_id") else np.float64,
-            )
-        )
-        for column, parts in out.items()
-    }
 
 
 def process_of(row):
@@ -528,100 +186,353 @@ def stored_inspections(row) -> list | None:
     return json.loads(row.settings).get("inspections")
 
 
-def _agent_by_id(store, conn, agent_id: int):
-    row = conn.execute(
-        select(schema.agents).where(schema.agents.c.agent_id == agent_id)
-    ).first()
-    if row is None:
-        raise StoreError(f"store {store.display_url} has no agent {agent_id}.")
-    return row
+class StoreReader:
+    """The readings of an :class:`~skrbal.online.AgentStore`, taking no lock.
 
+    Parameters
+    ----------
+    database : Database
+        The store's database.
+    chain_key : bytes or None
+        The secret of the event chain (None: plain SHA-256).
+    anchor : AnchorFile or None
+        The sidecar of the agents' heads, checked by :meth:`verify`.
+    """
 
-def find_key(store, agent_id: int, key: str) -> EventRecord | None:
-    """See :meth:`AgentStore.find_key`."""
-    ev = schema.events
-    with _reading_agent(store, agent_id) as conn:
+    def __init__(self, database, chain_key, anchor):
+        self.database, self.chain_key, self.anchor = database, chain_key, anchor
+
+    def agent_names(self) -> list[str]:
+        """Names of the agents in the store, sorted."""
+        with self.database.engine.connect() as conn:
+            rows = conn.execute(select(schema.agents.c.name).order_by("name"))
+            return [row.name for row in rows]
+
+    def agent_row(self, conn, name):
+        # A name no agent can have (see check_params) is not sent to the
+        # database: PostgreSQL would refuse a NUL in text with its own error.
+        usable = isinstance(name, str) and "\x00" not in name
+        row = (
+            conn.execute(
+                select(schema.agents).where(schema.agents.c.name == name)
+            ).first()
+            if usable
+            else None
+        )
+        if row is None:
+            known = self.agent_names()
+            raise StoreError(
+                f"store {self.database.display_url} has no agent named {name!r}; "
+                f"it holds {known}."
+            )
+        return row
+
+    def status(self, name: str) -> dict:
+        """See :meth:`~skrbal.online.AgentStore.status`."""
+        obs, req, b = schema.observations, schema.requests, schema.blocks
+        with self.database.engine.connect() as conn:
+            agent = self.agent_row(conn, name)
+            cost, classes = _cost_and_classes(agent)
+            aid = agent.agent_id
+            n_commissioning = conn.execute(
+                select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
+            ).scalar()
+            n_observations = conn.execute(
+                select(func.coalesce(func.sum(b.c.n_steps), 0)).where(
+                    b.c.agent_id == aid
+                )
+            ).scalar()
+            by_method = conn.execute(
+                select(req.c.method, req.c.status, req.c.origin, func.count())
+                .where(req.c.agent_id == aid)
+                .group_by(req.c.method, req.c.status, req.c.origin)
+            ).all()
+            open_rows = conn.execute(
+                select(req.c.request_id, req.c.step, req.c.evpi)
+                .where((req.c.agent_id == aid) & (req.c.status == "open"))
+                .order_by(req.c.step)
+            ).all()
+            stamps = read_steps(
+                conn,
+                agent,
+                [r.step for r in open_rows],
+                ("timestamp",),
+                len(classes),
+            )["timestamp"]
+            labels = (
+                conn.execute(
+                    select(obs.c.label, func.count())
+                    .where((obs.c.agent_id == aid) & obs.c.label.is_not(None))
+                    .group_by(obs.c.label)
+                ).all()
+                + conn.execute(
+                    select(req.c.label, func.count())
+                    .where((req.c.agent_id == aid) & req.c.label.is_not(None))
+                    .group_by(req.c.label)
+                ).all()
+            )
+            last_evpi = last_of_block(conn, aid, ("evpi",))
+            last_evpi = None if last_evpi is None else last_evpi[0]
+        statuses, counts_by, routine = {}, {}, {}
+        for method, status_, origin, n in by_method:
+            if origin is not None:  # a label the agent did not request
+                routine[method] = routine.get(method, 0) + n
+                continue
+            statuses[status_] = statuses.get(status_, 0) + n
+            counts_by[method, status_] = n
+        n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
+        counts = {}  # commissioning labels and inspection results
+        for text_, n in labels:
+            label = json.loads(text_)
+            counts[label] = counts.get(label, 0) + n
+        spend = inspection_spend(counts_by, cost, stored_inspections(agent))
+        return {
+            "name": agent.name,
+            "n_commissioning": n_commissioning,
+            "n_observations": int(n_observations),
+            "n_requests": sum(statuses.values()),
+            "n_open": n_open,
+            "n_results": n_done,
+            "n_cancelled": statuses.get("cancelled", 0),
+            "n_expired": statuses.get("expired", 0),
+            "inspection_cost": cost,
+            "spend": spend.pop("spend"),
+            "committed_spend": spend.pop("committed_spend"),
+            "open_requests": sorted(
+                (
+                    {
+                        "request_id": r.request_id,
+                        "step": r.step,
+                        "evpi": r.evpi,
+                        "timestamp": None if np.isnan(stamp) else float(stamp),
+                    }
+                    for r, stamp in zip(open_rows, stamps)
+                ),
+                key=lambda r: r["request_id"],
+            ),
+            "labelled": {c: counts.get(c, 0) for c in classes},
+            "last_evpi": last_evpi,
+            "budget_state": json.loads(agent.budget_state),
+            "clock": agent.clock,
+            **spend,
+            "n_routine": sum(routine.values()),
+            "routine_spend": routine_spend(routine, cost, stored_inspections(agent)),
+        }
+
+    def _name_of(self, agent_id: int) -> str:
+        """An agent's name for a message, if the store can still tell it."""
+        try:
+            with self.database.engine.connect() as conn:
+                name = conn.execute(
+                    select(schema.agents.c.name).where(
+                        schema.agents.c.agent_id == agent_id
+                    )
+                ).scalar()
+        except DatabaseError:
+            name = None
+        return name if name is not None else f"of id {agent_id}"
+
+    @contextmanager
+    def _reading_agent(self, name):
+        """A connection whose database errors (a dropped table, a corrupt page)
+        become a :class:`StoreError` naming the agent (``name``, or its id) and
+        the driver's message."""
+        try:
+            with self.database.engine.connect() as conn:
+                yield conn
+        except DatabaseError as exc:
+            if not isinstance(name, str):
+                name = self._name_of(name)
+            raise StoreError(self.damage_message(name, exc)) from None
+
+    def damage_message(self, name, exc) -> str:
+        """What a database error on an agent's store says, in one line."""
+        said = " ".join(str(getattr(exc, "orig", exc)).split())[:300]
+        what = (
+            f"store {self.database.display_url}"
+            if name is None
+            else (f"agent {name!r} in store {self.database.display_url}")
+        )
+        return (
+            f"{what} cannot be read: {said}; "
+            "the store is damaged (a dropped table, a corrupt file): restore it "
+            "from a backup, and run 'skrbal agent verify' on the copy."
+        )
+
+    def _heads(self, name, expected_head=None) -> list:
+        """The heads an agent's chain must meet: given, and of the anchor file."""
+        heads = [] if expected_head is None else [parse_head(expected_head)]
+        if self.anchor is not None:
+            kept = self.anchor.expected(name)
+            if kept is not None:
+                heads.append(kept)
+        return heads
+
+    def _verified(self, conn, agent, expected_head=None):
+        heads = self._heads(agent.name, expected_head)
+        seqs = [seq for seq, _ in heads]
+        if len(set(seqs)) < len(seqs):  # two anchors of one event must agree
+            by_seq = {}
+            for seq, digest in heads:
+                if by_seq.setdefault(seq, digest) != digest:
+                    raise StoreError(
+                        f"agent {agent.name!r}: the expected head and the anchor "
+                        f"file disagree on event {seq}'s hash; one of them is wrong."
+                    )
+        return verify_agent(conn, agent, secret=self.chain_key, heads=set(heads))
+
+    def verify(self, name: str, expected_head=None) -> dict:
+        """See :meth:`~skrbal.online.AgentStore.verify`."""
+        with self._reading_agent(name) as conn:
+            seq, digest = self._verified(
+                conn, self.agent_row(conn, name), expected_head
+            )
+        return {"seq": seq, "hash": digest}
+
+    def load_agent(self, name: str) -> AgentRecord:
+        """See :meth:`~skrbal.online.AgentStore.load_agent`."""
+        with self.database.engine.connect() as conn:
+            return agent_record(self.agent_row(conn, name))
+
+    def load_replay(self, name: str, every_step: bool) -> Replay:
+        """See :meth:`~skrbal.online.AgentStore.load_replay`."""
+        obs, ev = schema.observations, schema.events
+        with self._reading_agent(name) as conn:
+            agent = self.agent_row(conn, name)
+            self._verified(conn, agent)
+            aid = agent.agent_id
+            com = conn.execute(
+                select(obs.c.step, obs.c.features, obs.c.label, obs.c.action)
+                .where(obs.c.agent_id == aid)
+                .order_by(obs.c.step)
+            ).all()
+            steps = _observed_steps(conn, agent, every_step)
+            n_states = process_classes(agent).size
+            seen = read_steps(conn, agent, steps, ("features", "action"), n_states)
+            # Only the events that change the model: one per result or action.
+            events = tuple(
+                EventRecord(e.seq, e.kind, e.step, e.request_id, json.loads(e.payload))
+                for e in conn.execute(
+                    select(
+                        ev.c.seq, ev.c.kind, ev.c.step, ev.c.request_id, ev.c.payload
+                    )
+                    .where((ev.c.agent_id == aid) & ev.c.kind.in_(("result", "action")))
+                    .order_by(ev.c.seq)
+                )
+            )
+            requests = _requests_of(conn, agent, n_states)
+            last_time, last_evpi = _last_observation(conn, aid)
+        c_step, c_features, c_action = commissioning_arrays(com, agent.n_features)
+        return Replay(
+            agent=agent_record(agent),
+            steps=np.concatenate([c_step, steps]),
+            n_commissioning=len(com),
+            features=np.vstack([c_features, seen["features"]]),
+            actions=np.concatenate([c_action, seen["action"]]),
+            labels=[json.loads(r.label) for r in com],
+            events=events,
+            requests=requests,
+            last_time=last_time,
+            last_evpi=last_evpi,
+        )
+
+    def _agent_by_id(self, conn, agent_id: int):
         row = conn.execute(
-            select(ev).where((ev.c.agent_id == agent_id) & (ev.c.client_key == key))
-        ).first()
-    if row is None:
-        return None
-    try:
-        payload, digest = json.loads(row.payload), json.loads(row.key_digest)
-    except (TypeError, ValueError):
-        raise StoreError(
-            f"agent {agent_id}: table {ev.name}, event {row.seq}: the payload or "
-            "key digest is not JSON; the store is damaged."
-        ) from None
-    return EventRecord(
-        row.seq,
-        row.kind,
-        row.step,
-        row.request_id,
-        payload,
-        ClientKey(row.client_key, digest),
-    )
-
-
-def load_block(store, agent_id: int, first_step: int) -> ObserveBlock:
-    """See :meth:`AgentStore.load_block`."""
-    b, req, ev = schema.blocks, schema.requests, schema.events
-    with _reading_agent(store, agent_id) as conn:
-        agent = _agent_by_id(store, conn, agent_id)
-        row = conn.execute(
-            select(b).where((b.c.agent_id == agent_id) & (b.c.first_step == first_step))
+            select(schema.agents).where(schema.agents.c.agent_id == agent_id)
         ).first()
         if row is None:
             raise StoreError(
-                f"agent {agent.name!r}: table {b.name} has no block of step "
-                f"{first_step}; the store is damaged."
+                f"store {self.database.display_url} has no agent {agent_id}."
             )
-        event = conn.execute(
-            select(ev.c.payload).where(
-                (ev.c.agent_id == agent_id) & (ev.c.seq == row.seq)
-            )
-        ).scalar()
-        n_states = process_classes(agent).size
+        return row
+
+    def find_key(self, agent_id: int, key: str) -> EventRecord | None:
+        """See :meth:`~skrbal.online.AgentStore.find_key`."""
+        ev = schema.events
+        with self._reading_agent(agent_id) as conn:
+            row = conn.execute(
+                select(ev).where((ev.c.agent_id == agent_id) & (ev.c.client_key == key))
+            ).first()
+        if row is None:
+            return None
         try:
-            steps = unpack_blocks([row], agent.n_features, n_states)
-        except ValueError as exc:
-            raise StoreError(f"agent {agent.name!r}, table {b.name}: {exc}") from None
-        ids = steps["request_id"]
-        methods = dict(
-            conn.execute(
-                select(req.c.request_id, req.c.method).where(
-                    (req.c.agent_id == agent_id)
-                    & req.c.request_id.in_(ids[ids > 0].tolist())
+            payload, digest = json.loads(row.payload), json.loads(row.key_digest)
+        except (TypeError, ValueError):
+            raise StoreError(
+                f"agent {agent_id}: table {ev.name}, event {row.seq}: the payload or "
+                "key digest is not JSON; the store is damaged."
+            ) from None
+        return EventRecord(
+            row.seq,
+            row.kind,
+            row.step,
+            row.request_id,
+            payload,
+            ClientKey(row.client_key, digest),
+        )
+
+    def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
+        """See :meth:`~skrbal.online.AgentStore.load_block`."""
+        b, req, ev = schema.blocks, schema.requests, schema.events
+        with self._reading_agent(agent_id) as conn:
+            agent = self._agent_by_id(conn, agent_id)
+            row = conn.execute(
+                select(b).where(
+                    (b.c.agent_id == agent_id) & (b.c.first_step == first_step)
                 )
-            ).all()
+            ).first()
+            if row is None:
+                raise StoreError(
+                    f"agent {agent.name!r}: table {b.name} has no block of step "
+                    f"{first_step}; the store is damaged."
+                )
+            event = conn.execute(
+                select(ev.c.payload).where(
+                    (ev.c.agent_id == agent_id) & (ev.c.seq == row.seq)
+                )
+            ).scalar()
+            n_states = process_classes(agent).size
+            try:
+                steps = unpack_blocks([row], agent.n_features, n_states)
+            except ValueError as exc:
+                raise StoreError(
+                    f"agent {agent.name!r}, table {b.name}: {exc}"
+                ) from None
+            ids = steps["request_id"]
+            methods = dict(
+                conn.execute(
+                    select(req.c.request_id, req.c.method).where(
+                        (req.c.agent_id == agent_id)
+                        & req.c.request_id.in_(ids[ids > 0].tolist())
+                    )
+                ).all()
+            )
+        requests = tuple(
+            RequestRecord(
+                request_id=int(i),
+                step=int(s),
+                evpi=float(e),
+                method=methods.get(int(i)),
+            )
+            for i, s, e in zip(ids, steps["step"], steps["evpi"])
+            if i > 0
         )
-    requests = tuple(
-        RequestRecord(
-            request_id=int(i),
-            step=int(s),
-            evpi=float(e),
-            method=methods.get(int(i)),
+        return ObserveBlock(
+            first_step=int(row.first_step),
+            times=steps["time"],
+            timestamps=steps["timestamp"] if row.timestamp is not None else None,
+            features=steps["features"],
+            belief=steps["belief"],
+            evpi=steps["evpi"],
+            action=steps["action"],
+            request_ids=ids,
+            requests=requests,
+            budget_state=json.loads(event)["budget_state"] if event else {},
+            clock=agent.clock,
         )
-        for i, s, e in zip(ids, steps["step"], steps["evpi"])
-        if i > 0
-    )
-    return ObserveBlock(
-        first_step=int(row.first_step),
-        times=steps["time"],
-        timestamps=steps["timestamp"] if row.timestamp is not None else None,
-        features=steps["features"],
-        belief=steps["belief"],
-        evpi=steps["evpi"],
-        action=steps["action"],
-        request_ids=ids,
-        requests=requests,
-        budget_state=json.loads(event)["budget_state"] if event else {},
-        clock=agent.clock,
-    )
 
-
-def load_steps(store, agent_id: int, steps, columns) -> dict:
-    """See :meth:`AgentStore.load_steps`."""
-    with _reading_agent(store, agent_id) as conn:
-        agent = _agent_by_id(store, conn, agent_id)
-        return read_steps(conn, agent, steps, columns, process_classes(agent).size)
+    def load_steps(self, agent_id: int, steps, columns) -> dict:
+        """See :meth:`~skrbal.online.AgentStore.load_steps`."""
+        with self._reading_agent(agent_id) as conn:
+            agent = self._agent_by_id(conn, agent_id)
+            return read_steps(conn, agent, steps, columns, process_classes(agent).size)

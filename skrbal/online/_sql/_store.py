@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-import time
-import uuid
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
-from sqlalchemy import create_engine, event, func, inspect, select, text
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
-    ArgumentError,
     DatabaseError,
-    IntegrityError,
-    OperationalError,
-    ProgrammingError,
 )
-from sqlalchemy.pool import StaticPool
 
-from skrbal._secrets import mask_passwords
-from skrbal.online._sql import _frames, _reading, _writing
-from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._anchor import AnchorFile
-from skrbal.online._sql._lock import _PG_LOCK_SPACE, AgentLock
-from skrbal.online._sql._writing import label_to_json
+from skrbal.online._sql._chain import ANCHOR_ENV, chain_secret
+from skrbal.online._sql._database import Database
+from skrbal.online._sql._frames import StoreFrames
+from skrbal.online._sql._lock import AgentLock
+from skrbal.online._sql._writing import StoreWriter, label_to_json
 from skrbal.online._storage import (
     AgentRecord,
     Commissioning,
@@ -45,104 +35,6 @@ __all__ = ["AgentStore", "StoreError", "label_to_json"]
 _SYNCHRONOUS = ("full", "normal")
 
 
-def _sqlite_pragmas(synchronous: str):
-    """Per-connection settings of a SQLite store opened for writing."""
-
-    def on_connect(dbapi_connection, _record):
-        cursor = dbapi_connection.cursor()
-        # WAL lets readers (status, export) work while an agent writes.
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.close()
-
-    return on_connect
-
-
-def _writable(path: str) -> bool:
-    """Whether a SQLite file (with its WAL files beside it) can be written."""
-    folder = os.path.dirname(path)
-    return os.access(path, os.W_OK) and os.access(folder, os.W_OK)
-
-
-def _read_only_engine(path: str):
-    """An engine that reads a SQLite file it may not write (nor its folder).
-
-    ``mode=ro`` reads while a writer may be at work, but needs the WAL's
-    ``-shm`` file to exist or be creatable; without it (a read-only copy
-    of a closed store), ``immutable=1`` reads the file as it is.
-    """
-    quoted = quote(path)
-    for flag in ("mode=ro", "immutable=1"):
-        engine = create_engine(
-            f"sqlite:///file:{quoted}?{flag}&uri=true", connect_args={"timeout": 60}
-        )
-        try:
-            with engine.connect() as conn:
-                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
-            return engine
-        except OperationalError as exc:
-            engine.dispose()
-            error = exc
-    raise StoreError(
-        f"cannot read the store {path}: the file is read-only and cannot be "
-        f"opened for reading either ({error.orig})."
-    ) from error
-
-
-def _holders(path: str) -> list[int]:
-    """Processes holding a lock on a file (Linux's /proc/locks), by inode.
-
-    An open SQLite connection in WAL mode holds a shared lock on its
-    database file, whatever name it opened it by.
-    """
-    try:
-        stat = os.stat(path)
-        with open("/proc/locks") as locks:
-            lines = locks.read().splitlines()
-    except OSError:
-        return []
-    device = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}"
-    inode = f"{device}:{stat.st_ino}"
-    pids = set()
-    for line in lines:
-        fields = line.split()
-        # "1: POSIX ADVISORY READ <pid> <major:minor:inode> <start> <end>"
-        if len(fields) >= 6 and fields[5] == inode and fields[4].isdigit():
-            pids.add(int(fields[4]))
-    return sorted(pids)
-
-
-def _refuse_second_names(path: str) -> None:
-    """Refuse a SQLite file that has more than one name (hard links).
-
-    SQLite keeps its write-ahead log (``-wal``), the index of it (``-shm``,
-    where its write lock lives) and skrbal's lock sidecar beside each name:
-    two names of one file are two stores that each take their own locks,
-    commit into their own log and corrupt the file they share. Checked on
-    every open, so whichever name comes second meets the first.
-    """
-    try:
-        links = os.stat(path).st_nlink
-    except OSError:
-        return
-    if links <= 1:
-        return
-    pids = _holders(path)
-    holder = (
-        "it is open in " + ", ".join(f"pid {pid}" for pid in pids)
-        if pids
-        else "no process holds it open now"
-    )
-    raise StoreError(
-        f"store {path}: the SQLite file has {links} names (hard links; {holder}). "
-        "SQLite keeps its write-ahead log and its locks per name, so two names "
-        "of one file are two writers that corrupt it. Open it by one name only "
-        "(a symbolic link is fine): remove the other names, or copy the file "
-        "with `sqlite3 <file> .backup <copy>` once no agent writes to it."
-    )
-
-
 def _named_damage(read):
     """A reading method whose database errors (a dropped table, a corrupt
     file) end in a :class:`StoreError` naming the agent, not the driver's."""
@@ -153,44 +45,9 @@ def _named_damage(read):
             return read(self, *args, **kwargs)
         except DatabaseError as exc:
             name = args[0] if args else kwargs.get("name")
-            raise StoreError(_reading.damage_message(self, name, exc)) from None
+            raise StoreError(self._reader.damage_message(name, exc)) from None
 
     return guarded
-
-
-# Where a deployment gives the chain key and the anchor file without code.
-KEY_FILE_ENV = "SKRBAL_CHAIN_KEY_FILE"
-KEY_ENV = "SKRBAL_CHAIN_KEY"
-ANCHOR_ENV = "SKRBAL_ANCHOR_FILE"
-
-
-def _chain_key(chain_key) -> bytes | None:
-    """The chain's secret key: given (bytes, or a file), else from the
-    environment (a file named by SKRBAL_CHAIN_KEY_FILE, or SKRBAL_CHAIN_KEY)."""
-    if chain_key is None:
-        if os.environ.get(KEY_FILE_ENV):
-            chain_key = os.environ[KEY_FILE_ENV]
-        elif os.environ.get(KEY_ENV):
-            return os.environ[KEY_ENV].encode()
-        else:
-            return None
-    if isinstance(chain_key, (bytes, bytearray)):
-        key = bytes(chain_key)
-    else:
-        try:
-            with open(chain_key, "rb") as file:
-                key = file.read().strip()
-        except (OSError, TypeError) as exc:
-            raise ValueError(
-                "chain_key: bytes (the key) or the path of a file holding it; "
-                f"the file cannot be read ({type(exc).__name__})."
-            ) from None
-    if len(key) < 16:
-        raise ValueError(
-            f"chain_key: a key of at least 16 bytes, got {len(key)} (make one "
-            "with `python -c 'import secrets; print(secrets.token_hex(32))'`)."
-        )
-    return key
 
 
 class AgentStore:
@@ -289,165 +146,21 @@ class AgentStore:
             raise ValueError(
                 f"synchronous must be one of {_SYNCHRONOUS}, got {synchronous!r}."
             )
-        self._chain_key = _chain_key(chain_key)
+        self._chain_key = chain_secret(chain_key)
         if anchor_file is None and os.environ.get(ANCHOR_ENV):
             anchor_file = os.environ[ANCHOR_ENV]
         self.anchor = None if anchor_file is None else AnchorFile(anchor_file)
-        url = os.fspath(url)
-        if url == ":memory:":
-            url = "sqlite://"
-        elif "://" not in url:
-            url = "sqlite:///" + os.path.abspath(url)
-        try:
-            parsed = make_url(url)
-        except (ArgumentError, ValueError):  # ValueError: a port not a number
-            raise ValueError(
-                f"url: {mask_passwords(url)!r} is neither a file path nor a "
-                "database URL (sqlite:///path or "
-                "postgresql://user:password@host:port/database)."
-            ) from None
-        backend = parsed.get_backend_name()
-        self.path, self.read_only = None, False
-        if backend == "sqlite":
-            memory = parsed.database in (None, "", ":memory:")
-            if memory:
-                self.engine = create_engine(
-                    parsed,
-                    poolclass=StaticPool,
-                    connect_args={"check_same_thread": False},
-                )
-                # Unique for ever: an id() is reused once the object is gone,
-                # and an unclosed agent of the old store still holds its key.
-                self._identity = ("memory", uuid.uuid4().hex)
-            else:
-                self.path = os.path.abspath(parsed.database)
-                if not os.path.isdir(os.path.dirname(self.path)):
-                    raise ValueError(
-                        f"url: the folder of the SQLite file {self.path!r} does "
-                        "not exist."
-                    )
-                _refuse_second_names(self.path)
-                self._identity = ("sqlite", os.path.realpath(self.path))
-                if os.path.exists(self.path) and not _writable(self.path):
-                    self.read_only = True
-                    self.engine = _read_only_engine(self.path)
-                else:
-                    self.engine = create_engine(parsed, connect_args={"timeout": 60})
-            if not self.read_only:
-                event.listen(self.engine, "connect", _sqlite_pragmas(synchronous))
-        elif backend == "postgresql":
-            if parsed.drivername == "postgresql":
-                parsed = parsed.set(drivername="postgresql+psycopg")
-            self.engine = create_engine(parsed, pool_pre_ping=True)
-            self._identity = ("postgresql", parsed.render_as_string(hide_password=True))
-        else:
-            hint = (
-                " (PostgreSQL's scheme is postgresql://, not postgres://)"
-                if backend == "postgres"
-                else ""
-            )
-            raise ValueError(
-                f"url: the store supports SQLite and PostgreSQL, got the "
-                f"{backend!r} database of {mask_passwords(url)!r}{hint}."
-            )
-        self.display_url = mask_passwords(parsed.render_as_string(hide_password=False))
-        # The write locks this object handed out, checked by every write.
-        self._locks = {}
-        # A caller's open transaction that writes join (see joined()).
-        self._joined = None
-        try:
-            self._prepare_schema()
-        except DatabaseError as exc:
-            self.engine.dispose()
-            raise StoreError(
-                f"cannot open the store {self.display_url}: {exc.orig}"
-            ) from exc
-
-    # ------------------------------------------------------------------ #
-    # schema
-    # ------------------------------------------------------------------ #
-    def _prepare_schema(self):
-        for attempt in range(3):
-            try:
-                with self.engine.begin() as conn:
-                    self._create_or_upgrade(conn)
-                return
-            except (IntegrityError, ProgrammingError, OperationalError):
-                # Another process created the tables at the same moment.
-                if attempt == 2:
-                    raise
-                time.sleep(0.1 * (attempt + 1))
-
-    def _version(self, conn) -> int | None:
-        """The store's schema version, None for a database without tables."""
-        if not inspect(conn).has_table(schema.schema_version.name):
-            return None
-        version = conn.execute(select(func.max(schema.schema_version.c.version)))
-        version = version.scalar()
-        if version is None:
-            raise StoreError(
-                f"store {self.display_url}: skrbal_schema_version is empty; the "
-                "store is damaged or not a skrbal store."
-            )
-        if version > schema.SCHEMA_VERSION:
-            raise StoreError(
-                f"store {self.display_url} has schema version {version}, newer "
-                f"than this skrbal's {schema.SCHEMA_VERSION}: upgrade skrbal to "
-                "use it."
-            )
-        if version < schema.SCHEMA_VERSION:  # pragma: no cover (none so far)
-            raise StoreError(
-                f"store {self.display_url} has schema version {version}, older "
-                f"than this skrbal's {schema.SCHEMA_VERSION}, and no migration "
-                "leads from it."
-            )
-        return version
-
-    def _create_or_upgrade(self, conn):
-        version = self._version(conn)
-        if version == schema.SCHEMA_VERSION:
-            return  # the common case: nothing to write, no lock taken
-        if self.read_only:
-            raise StoreError(
-                f"store {self.path} is read-only and has "
-                + ("no tables" if version is None else f"schema version {version}")
-                + f", not {schema.SCHEMA_VERSION}: open it once where it can be "
-                "written to create it."
-            )
-        # Creating: one transaction that a second process waits
-        # for, then re-reads, so a kill leaves nothing or a complete store
-        # and of two processes creating one store, one creates and the other
-        # opens.
-        if conn.dialect.name == "sqlite":
-            # The sqlite3 module opens a transaction only before a DML
-            # statement, so each CREATE or ALTER would commit on its own;
-            # BEGIN IMMEDIATE opens one, with the database's write lock.
-            if not conn.connection.dbapi_connection.in_transaction:
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
-        else:
-            # PostgreSQL's DDL is transactional; a transaction-level advisory
-            # lock (key 0: no agent's) orders the creators.
-            conn.execute(
-                text("SELECT pg_advisory_xact_lock(:space, 0)"),
-                {"space": _PG_LOCK_SPACE},
-            )
-        version = self._version(conn)
-        if version is None:
-            schema.metadata.create_all(conn)
-            conn.execute(
-                schema.schema_version.insert().values(
-                    version=schema.SCHEMA_VERSION, applied_at=time.time()
-                )
-            )
-            return
+        self.database = Database(url, synchronous)
+        db = self.database
+        self.engine, self.path, self.read_only = db.engine, db.path, db.read_only
+        self.display_url = db.display_url
+        self._writer = StoreWriter(self.database, self._chain_key, self.anchor)
+        self._reader = StoreFrames(self.database, self._chain_key, self.anchor)
 
     @property
     def schema_version(self) -> int:
         """Schema version of the store (equal to the code's once opened)."""
-        with self.engine.connect() as conn:
-            return conn.execute(
-                select(func.max(schema.schema_version.c.version))
-            ).scalar()
+        return self.database.schema_version
 
     # ------------------------------------------------------------------ #
     # reading (no lock)
@@ -460,17 +173,7 @@ class AgentStore:
         -------
         names : list of str
         """
-        with self.engine.connect() as conn:
-            rows = conn.execute(select(schema.agents.c.name).order_by("name"))
-            return [row.name for row in rows]
-
-    def _owner_of(self, agent_id):
-        with self.engine.connect() as conn:
-            return conn.execute(
-                select(schema.agents.c.owner).where(
-                    schema.agents.c.agent_id == agent_id
-                )
-            ).scalar()
+        return self._reader.agent_names()
 
     @_named_damage
     def history(self, name: str) -> pd.DataFrame:
@@ -496,7 +199,7 @@ class AgentStore:
             with a result (``label`` stays missing after a report that leaves
             the state uncertain), and ``feature_<j>``.
         """
-        return _frames.history(self, name)
+        return self._reader.history(name)
 
     @_named_damage
     def requests(self, name: str) -> pd.DataFrame:
@@ -519,7 +222,7 @@ class AgentStore:
             with inspection methods also ``method``, ``report`` and
             ``posterior_<label>``.
         """
-        return _frames.requests(self, name)
+        return self._reader.requests(name)
 
     @_named_damage
     def configuration(self, name: str) -> dict:
@@ -539,7 +242,7 @@ class AgentStore:
             ``initial_state``, ``max_open_requests``), ``n_features``,
             ``feature_names``, ``created_at`` and ``skrbal_version``.
         """
-        return _frames.configuration(self, name)
+        return self._reader.configuration(name)
 
     @_named_damage
     def events(self, name: str) -> pd.DataFrame:
@@ -561,7 +264,7 @@ class AgentStore:
             seconds) and ``client_key`` (the key of a call made with one,
             else None).
         """
-        return _frames.events(self, name)
+        return self._reader.events(name)
 
     @_named_damage
     def status(self, name: str) -> dict:
@@ -594,7 +297,7 @@ class AgentStore:
             ``n_routine`` and ``routine_spend`` (at their method's cost);
             the other counts and spends are the agent's requests only.
         """
-        return _reading.status(self, name)
+        return self._reader.status(name)
 
     def verify(self, name: str, *, expected_head=None) -> dict:
         """Check an agent's records for damage or edits, reading only.
@@ -644,7 +347,7 @@ class AgentStore:
         1
         >>> store.close()
         """
-        return _reading.verify(self, name, expected_head)
+        return self._reader.verify(name, expected_head)
 
     # ------------------------------------------------------------------ #
     # the storage contract of a live agent (AgentStorage)
@@ -662,7 +365,7 @@ class AgentStore:
         -------
         record : AgentRecord
         """
-        return _reading.load_agent(self, name)
+        return self._reader.load_agent(name)
 
     def load_replay(self, name: str, *, every_step: bool) -> Replay:
         """What resuming an agent needs, read a block at a time.
@@ -680,7 +383,7 @@ class AgentStore:
         -------
         replay : Replay
         """
-        return _reading.load_replay(self, name, every_step)
+        return self._reader.load_replay(name, every_step)
 
     def create_agent(self, record: AgentRecord, commissioning: Commissioning) -> int:
         """Create an agent with its commissioning steps, as event 1.
@@ -702,7 +405,7 @@ class AgentStore:
         StoreError
             When the store already has an agent of that name.
         """
-        return _writing.create_agent(self, record, commissioning)
+        return self._writer.create_agent(record, commissioning)
 
     def lock_agent(self, agent_id: int, name: str, timeout: float = 0.0) -> AgentLock:
         """Exclusive write access to an agent, until ``release()``.
@@ -731,13 +434,13 @@ class AgentStore:
                 f"be written): agent {name!r} can be read (status, history, "
                 "export) but not opened for writing."
             )
-        lock = AgentLock(self, agent_id, name, timeout)
+        lock = AgentLock(self.database, agent_id, name, timeout)
         try:
-            _writing.mark_owner(self, agent_id)
+            self._writer.mark_owner(agent_id)
         except BaseException:
             lock.release()
             raise
-        self._locks[agent_id] = (lock, name)
+        self._writer.locks[agent_id] = (lock, name)
         return lock
 
     def append_observe(self, agent_id: int, seq: int, block: ObserveBlock) -> None:
@@ -757,7 +460,7 @@ class AgentStore:
         StoreError
             When another writer moved the agent past ``seq``.
         """
-        _writing.append_observe(self, agent_id, seq, block)
+        self._writer.append_observe(agent_id, seq, block)
 
     def record_result(self, agent_id: int, seq: int, result: ResultRecord) -> None:
         """Commit the result of an inspection request as event ``seq + 1``.
@@ -771,7 +474,7 @@ class AgentStore:
         result : ResultRecord
             The result.
         """
-        _writing.record_result(self, agent_id, seq, result)
+        self._writer.record_result(agent_id, seq, result)
 
     def record_cancel(
         self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
@@ -791,7 +494,7 @@ class AgentStore:
         key : ClientKey, default=None
             The client's key of the call, if it gave one.
         """
-        _writing.record_cancel(self, agent_id, seq, request_id, step, reason, key)
+        self._writer.record_cancel(agent_id, seq, request_id, step, reason, key)
 
     def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
         """Commit the expiry of open requests as event ``seq + 1``.
@@ -805,7 +508,7 @@ class AgentStore:
         request_ids, steps : sequence of int
             The requests that expire, and their steps.
         """
-        _writing.record_expire(self, agent_id, seq, request_ids, steps)
+        self._writer.record_expire(agent_id, seq, request_ids, steps)
 
     def record_action(
         self, agent_id: int, seq: int, step: int, action: int, key=None
@@ -825,7 +528,7 @@ class AgentStore:
         key : ClientKey, default=None
             The client's key of the call, if it gave one.
         """
-        _writing.record_action(self, agent_id, seq, step, action, key)
+        self._writer.record_action(agent_id, seq, step, action, key)
 
     def find_key(self, agent_id: int, key: str):
         """The event of the call an agent made with a client key.
@@ -843,7 +546,7 @@ class AgentStore:
             With its :class:`ClientKey` (the digests of the call's inputs);
             ``None`` when no call of the agent used that key.
         """
-        return _reading.find_key(self, agent_id, key)
+        return self._reader.find_key(agent_id, key)
 
     def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
         """The steps of one stored ``observe`` call, as committed.
@@ -861,7 +564,7 @@ class AgentStore:
             Its steps, its requests (with their methods) and the budget
             state after it.
         """
-        return _reading.load_block(self, agent_id, first_step)
+        return self._reader.load_block(agent_id, first_step)
 
     def load_steps(self, agent_id: int, steps, columns) -> dict:
         """Some per-step columns of some observed steps, a block at a time.
@@ -881,17 +584,17 @@ class AgentStore:
         values : dict
             Each column's values at those steps.
         """
-        return _reading.load_steps(self, agent_id, steps, columns)
+        return self._reader.load_steps(agent_id, steps, columns)
 
-    @contextlib.contextmanager
+    @contextmanager
     def joined(self, conn):
         """Make this store's writes join ``conn``'s open transaction meanwhile.
 
-        A caller that must commit an agent's call together with its own rows
-        (the fleet budget of :mod:`skrbal.fleet`, drawn under a fleet lock)
-        opens a transaction on this store's engine, and runs the call inside
-        this block: each write then runs in that transaction, and commits or
-        rolls back with it, by the caller. Not for a store shared by threads.
+        A caller that commits an agent's call together with its own rows (the
+        fleet budget of :mod:`skrbal.fleet`, drawn under a fleet lock) opens a
+        transaction on this store's engine and runs the call inside this
+        block: each write joins it, and commits or rolls back with it. Not for
+        a store shared by threads.
 
         Parameters
         ----------
@@ -913,15 +616,8 @@ class AgentStore:
         True
         >>> store.close()
         """
-        if self._joined is not None:
-            raise RuntimeError(
-                f"store {self.display_url}: its writes already join a transaction."
-            )
-        self._joined = conn
-        try:
+        with self._writer.joined(conn):
             yield self
-        finally:
-            self._joined = None
 
     def begin_write(self):
         """The transaction of one write: a new one, or the one joined.
@@ -932,13 +628,11 @@ class AgentStore:
             Yields the connection to write with; a new transaction commits
             when it ends, a joined one (:meth:`joined`) is its owner's.
         """
-        if self._joined is None:
-            return self.engine.begin()
-        return contextlib.nullcontext(self._joined)
+        return self._writer.begin_write()
 
     def close(self) -> None:
         """Close the store's connections."""
-        self.engine.dispose()
+        self.database.close()
 
     def __enter__(self):
         return self

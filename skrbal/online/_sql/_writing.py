@@ -1,7 +1,7 @@
 """Writing an agent store: each call of an agent, one transaction.
 
-Every function here is the body of a write method of
-:class:`~skrbal.online.AgentStore`: it takes the store, turns the records of
+Each method of :class:`StoreWriter` is the body of a write method of
+:class:`~skrbal.online.AgentStore`: it turns the records of
 :mod:`skrbal.online._storage` into rows of :mod:`skrbal.online._sql._schema` and
 commits them with the agent's counters and one event, or nothing.
 """
@@ -12,7 +12,7 @@ import json
 import os
 import socket
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -39,114 +39,6 @@ from skrbal.online._storage import (
 def label_to_json(label) -> str:
     """JSON text of one class label (numpy scalars become Python values)."""
     return json.dumps(label.item() if hasattr(label, "item") else label)
-
-
-@contextmanager
-def _transaction(store, agent_id: int, seq: int, **values):
-    """One transaction moving the agent from event ``seq`` to ``seq + 1``.
-
-    The agent's ``last_seq`` must still be ``seq`` (a lost update is
-    refused); ``values`` update the agent's row in the same statement.
-    """
-    agents = schema.agents
-    with store.begin_write() as conn:
-        # Values as execution parameters, not in the statement: its
-        # compiled form is cached, which matters at one call per step.
-        moved = conn.execute(
-            update(agents).where(
-                (agents.c.agent_id == bindparam("w_agent_id"))
-                & (agents.c.last_seq == bindparam("w_seq"))
-            ),
-            {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1, **values},
-        )
-        held = store._locks.get(agent_id)
-        if held is not None and held[0].held:
-            held[0].verify(conn, held[1])
-        if moved.rowcount != 1:
-            raise StoreError(
-                f"store {store.display_url}: agent {agent_id} was changed by "
-                "another writer since it was loaded; reopen it."
-            )
-        yield conn
-    if store.anchor is not None:
-        # After the commit: an anchor behind the store is only less strict,
-        # one ahead of it would be a false alarm of rollback.
-        store.anchor.record(store, agent_id)
-
-
-def _insert_event(
-    conn,
-    agent_id,
-    seq,
-    kind,
-    step,
-    request_id,
-    payload,
-    first=None,
-    key=None,
-    *,
-    secret,
-):
-    """Append event ``seq``, its hash chained to event ``seq - 1``'s.
-
-    ``first``: the chain's starting hash, for event 1; ``key``: the
-    :class:`ClientKey` of a keyed call, stored (unique per agent) and hashed;
-    ``secret``: the store's chain key (None: plain SHA-256).
-    """
-    ev = schema.events
-    previous = first
-    if previous is None:
-        previous = conn.execute(
-            select(ev.c.hash).where(
-                (ev.c.agent_id == bindparam("p_agent_id"))
-                & (ev.c.seq == bindparam("p_seq"))
-            ),
-            {"p_agent_id": agent_id, "p_seq": seq - 1},
-        ).scalar()
-        if previous is None:
-            raise StoreError(
-                f"agent {agent_id}: table {ev.name} has no hash for event "
-                f"{seq - 1}; the store is damaged."
-            )
-    text, at = json.dumps(payload), time.time()
-    client_key = digest = None
-    if key is not None:
-        client_key = key.key
-        digest = json.dumps(dict(key.digest), sort_keys=True)
-    row = {
-        "agent_id": agent_id,
-        "seq": seq,
-        "kind": kind,
-        "step": step,
-        "request_id": request_id,
-        "payload": text,
-        "created_at": at,
-        "client_key": client_key,
-        "key_digest": digest,
-        "hash": event_hash(
-            previous,
-            seq,
-            kind,
-            step,
-            request_id,
-            text,
-            at,
-            client_key,
-            digest,
-            secret=secret,
-        ),
-    }
-    try:
-        conn.execute(insert(ev), row)
-    except IntegrityError:
-        if key is None:
-            raise
-        # The agent checks a key before acting; only a writer outside its
-        # lock could have used it since.
-        raise StoreError(
-            f"agent {agent_id}: table {ev.name} already has a call with client "
-            f"key {client_key!r}; nothing was written."
-        ) from None
 
 
 def _agent_values(record: AgentRecord) -> dict:
@@ -194,267 +86,418 @@ def _commissioning_rows(agent_id: int, steps: Commissioning) -> list:
     ]
 
 
-def create_agent(store, record: AgentRecord, steps: Commissioning) -> int:
-    """See :meth:`AgentStore.create_agent`."""
-    taken = StoreError(
-        f"store {store.display_url} already has an agent named {record.name!r}: "
-        "resume it with RiskBasedAgent.from_store(), or choose another name."
-    )
-    with store.engine.begin() as conn:
-        exists = conn.execute(
-            select(schema.agents.c.agent_id).where(schema.agents.c.name == record.name)
-        ).first()
-        if exists is not None:
-            raise taken
-        values = _agent_values(record)
-        try:
-            agent_id = conn.execute(
-                insert(schema.agents).values(**values)
-            ).inserted_primary_key[0]
-        except IntegrityError:  # created by another process since the check
-            raise taken from None
-        rows = _commissioning_rows(agent_id, steps)
-        conn.execute(insert(schema.observations), rows)
-        payload = {
-            "n": len(rows),
-            "warnings": list(steps.warnings),
-            "rows_sha256": commissioning_digest(rows),
-        }
-        # The agent's columns outside the chain's genesis, logged so that
-        # verify covers them (stores made before kept no such record).
-        payload["agent"] = {
-            column: values[column]
-            for column in (
-                "name",
-                "created_at",
-                "skrbal_version",
-                "estimator_fingerprint",
-                "budget_fingerprint",
+class StoreWriter:
+    """The writes of an :class:`~skrbal.online.AgentStore`, one transaction each.
+
+    Parameters
+    ----------
+    database : Database
+        The store's database.
+    chain_key : bytes or None
+        The secret of the event chain (None: plain SHA-256).
+    anchor : AnchorFile or None
+        The sidecar that each commit's head is appended to.
+
+    Attributes
+    ----------
+    locks : dict
+        ``agent_id -> (lock, name)``: the write locks the store handed out,
+        checked in the transaction of every write.
+    """
+
+    def __init__(self, database, chain_key, anchor):
+        self.database, self.chain_key, self.anchor = database, chain_key, anchor
+        self.locks = {}
+        # A caller's open transaction that the writes join (see joined()).
+        self._joined = None
+
+    @contextmanager
+    def joined(self, conn):
+        """See :meth:`~skrbal.online.AgentStore.joined`."""
+        if self._joined is not None:
+            raise RuntimeError(
+                f"store {self.database.display_url}: its writes already join a "
+                "transaction."
             )
-        }
-        secret = store._chain_key
-        if secret is not None:
-            payload["chain"] = KEYED
-        _insert_event(
-            conn,
-            agent_id,
-            1,
-            "commission",
-            0,
-            None,
-            payload,
-            genesis_hash(values, secret),
-            secret=secret,
-        )
-    if store.anchor is not None:
-        store.anchor.record(store, agent_id)
-    return agent_id
+        self._joined = conn
+        try:
+            yield
+        finally:
+            self._joined = None
 
+    def begin_write(self):
+        """See :meth:`~skrbal.online.AgentStore.begin_write`."""
+        if self._joined is None:
+            return self.database.engine.begin()
+        return nullcontext(self._joined)
 
-def append_observe(store, agent_id: int, seq: int, block: ObserveBlock) -> None:
-    """See :meth:`AgentStore.append_observe`."""
-    counters = {
-        "n_steps": block.first_step + block.n_steps,
-        "budget_state": json.dumps(block.budget_state),
-        "clock": block.clock,
-    }
-    if block.requests:
-        counters["n_requests"] = max(r.request_id for r in block.requests)
-    row = make_block(
+    @contextmanager
+    def _transaction(self, agent_id: int, seq: int, **values):
+        """One transaction moving the agent from event ``seq`` to ``seq + 1``.
+
+        The agent's ``last_seq`` must still be ``seq`` (a lost update is
+        refused); ``values`` update the agent's row in the same statement.
+        """
+        agents = schema.agents
+        with self.begin_write() as conn:
+            # Values as execution parameters, not in the statement: its
+            # compiled form is cached, which matters at one call per step.
+            moved = conn.execute(
+                update(agents).where(
+                    (agents.c.agent_id == bindparam("w_agent_id"))
+                    & (agents.c.last_seq == bindparam("w_seq"))
+                ),
+                {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1, **values},
+            )
+            held = self.locks.get(agent_id)
+            if held is not None and held[0].held:
+                held[0].verify(conn, held[1])
+            if moved.rowcount != 1:
+                raise StoreError(
+                    f"store {self.database.display_url}: agent {agent_id} was "
+                    "changed by another writer since it was loaded; reopen it."
+                )
+            yield conn
+        if self.anchor is not None:
+            # After the commit: an anchor behind the store is only less strict,
+            # one ahead of it would be a false alarm of rollback.
+            self.anchor.record(self.database, agent_id)
+
+    def _insert_event(
+        self,
+        conn,
         agent_id,
-        block.first_step,
-        seq + 1,
-        block.timestamps,
-        block.times,
-        block.features,
-        block.belief,
-        block.evpi,
-        block.action,
-        block.request_ids,
-    )
-    requests = [
-        {
+        seq,
+        kind,
+        step,
+        request_id,
+        payload,
+        first=None,
+        key=None,
+        *,
+        secret,
+    ):
+        """Append event ``seq``, its hash chained to event ``seq - 1``'s.
+
+        ``first``: the chain's starting hash, for event 1; ``key``: the
+        :class:`ClientKey` of a keyed call, stored (unique per agent) and hashed;
+        ``secret``: the store's chain key (None: plain SHA-256).
+        """
+        ev = schema.events
+        previous = first
+        if previous is None:
+            previous = conn.execute(
+                select(ev.c.hash).where(
+                    (ev.c.agent_id == bindparam("p_agent_id"))
+                    & (ev.c.seq == bindparam("p_seq"))
+                ),
+                {"p_agent_id": agent_id, "p_seq": seq - 1},
+            ).scalar()
+            if previous is None:
+                raise StoreError(
+                    f"agent {agent_id}: table {ev.name} has no hash for event "
+                    f"{seq - 1}; the store is damaged."
+                )
+        text, at = json.dumps(payload), time.time()
+        client_key = digest = None
+        if key is not None:
+            client_key = key.key
+            digest = json.dumps(dict(key.digest), sort_keys=True)
+        row = {
             "agent_id": agent_id,
-            "request_id": int(r.request_id),
-            "step": int(r.step),
-            "status": "open",
-            "evpi": float(r.evpi),
-            "opened_seq": seq + 1,
-            "method": r.method,
+            "seq": seq,
+            "kind": kind,
+            "step": step,
+            "request_id": request_id,
+            "payload": text,
+            "created_at": at,
+            "client_key": client_key,
+            "key_digest": digest,
+            "hash": event_hash(
+                previous,
+                seq,
+                kind,
+                step,
+                request_id,
+                text,
+                at,
+                client_key,
+                digest,
+                secret=secret,
+            ),
         }
-        for r in block.requests
-    ]
-    payload = {
-        "n": block.n_steps,
-        "budget_state": block.budget_state,
-        "block_sha256": block_digest(row),
-        # Each request's inspection method (none: the perfect inspection).
-        "methods": {
-            str(int(r.request_id)): r.method
-            for r in block.requests
-            if r.method is not None
-        },
-    }
-    with _transaction(store, agent_id, seq, **counters) as conn:
-        conn.execute(insert(schema.blocks), row)
-        if requests:
-            conn.execute(insert(schema.requests), requests)
-        _insert_event(
-            conn,
-            agent_id,
-            seq + 1,
-            "observe",
-            block.first_step,
-            None,
-            payload,
-            key=block.key,
-            secret=store._chain_key,
+        try:
+            conn.execute(insert(ev), row)
+        except IntegrityError:
+            if key is None:
+                raise
+            # The agent checks a key before acting; only a writer outside its
+            # lock could have used it since.
+            raise StoreError(
+                f"agent {agent_id}: table {ev.name} already has a call with client "
+                f"key {client_key!r}; nothing was written."
+            ) from None
+
+    def create_agent(self, record: AgentRecord, steps: Commissioning) -> int:
+        """See :meth:`~skrbal.online.AgentStore.create_agent`."""
+        taken = StoreError(
+            f"store {self.database.display_url} already has an agent named "
+            f"{record.name!r}: resume it with RiskBasedAgent.from_store(), or "
+            "choose another name."
         )
+        with self.database.engine.begin() as conn:
+            exists = conn.execute(
+                select(schema.agents.c.agent_id).where(
+                    schema.agents.c.name == record.name
+                )
+            ).first()
+            if exists is not None:
+                raise taken
+            values = _agent_values(record)
+            try:
+                agent_id = conn.execute(
+                    insert(schema.agents).values(**values)
+                ).inserted_primary_key[0]
+            except IntegrityError:  # created by another process since the check
+                raise taken from None
+            rows = _commissioning_rows(agent_id, steps)
+            conn.execute(insert(schema.observations), rows)
+            payload = {
+                "n": len(rows),
+                "warnings": list(steps.warnings),
+                "rows_sha256": commissioning_digest(rows),
+            }
+            # The agent's columns outside the chain's genesis, logged so that
+            # verify covers them (stores made before kept no such record).
+            payload["agent"] = {
+                column: values[column]
+                for column in (
+                    "name",
+                    "created_at",
+                    "skrbal_version",
+                    "estimator_fingerprint",
+                    "budget_fingerprint",
+                )
+            }
+            secret = self.chain_key
+            if secret is not None:
+                payload["chain"] = KEYED
+            self._insert_event(
+                conn,
+                agent_id,
+                1,
+                "commission",
+                0,
+                None,
+                payload,
+                genesis_hash(values, secret),
+                secret=secret,
+            )
+        if self.anchor is not None:
+            self.anchor.record(self.database, agent_id)
+        return agent_id
 
+    def append_observe(self, agent_id: int, seq: int, block: ObserveBlock) -> None:
+        """See :meth:`~skrbal.online.AgentStore.append_observe`."""
+        counters = {
+            "n_steps": block.first_step + block.n_steps,
+            "budget_state": json.dumps(block.budget_state),
+            "clock": block.clock,
+        }
+        if block.requests:
+            counters["n_requests"] = max(r.request_id for r in block.requests)
+        row = make_block(
+            agent_id,
+            block.first_step,
+            seq + 1,
+            block.timestamps,
+            block.times,
+            block.features,
+            block.belief,
+            block.evpi,
+            block.action,
+            block.request_ids,
+        )
+        requests = [
+            {
+                "agent_id": agent_id,
+                "request_id": int(r.request_id),
+                "step": int(r.step),
+                "status": "open",
+                "evpi": float(r.evpi),
+                "opened_seq": seq + 1,
+                "method": r.method,
+            }
+            for r in block.requests
+        ]
+        payload = {
+            "n": block.n_steps,
+            "budget_state": block.budget_state,
+            "block_sha256": block_digest(row),
+            # Each request's inspection method (none: the perfect inspection).
+            "methods": {
+                str(int(r.request_id)): r.method
+                for r in block.requests
+                if r.method is not None
+            },
+        }
+        with self._transaction(agent_id, seq, **counters) as conn:
+            conn.execute(insert(schema.blocks), row)
+            if requests:
+                conn.execute(insert(schema.requests), requests)
+            self._insert_event(
+                conn,
+                agent_id,
+                seq + 1,
+                "observe",
+                block.first_step,
+                None,
+                payload,
+                key=block.key,
+                secret=self.chain_key,
+            )
 
-def record_result(store, agent_id: int, seq: int, result: ResultRecord) -> None:
-    """See :meth:`AgentStore.record_result`."""
-    req = schema.requests
-    label = None if result.label is None else label_to_json(result.label)
-    report = None if result.report is None else label_to_json(result.report)
-    posterior = None if result.posterior is None else list(result.posterior)
-    values = {
-        "status": "done",
-        "closed_seq": seq + 1,
-        "label": label,
-        "action": result.action,
-        "result_timestamp": result.timestamp,
-        "report": report,
-        "posterior": None if posterior is None else json.dumps(posterior),
-    }
-    counters = {}
-    if result.origin is not None:  # a request made and done in this event
-        counters["n_requests"] = result.request_id
-    with _transaction(store, agent_id, seq, **counters) as conn:
-        if result.origin is None:
+    def record_result(self, agent_id: int, seq: int, result: ResultRecord) -> None:
+        """See :meth:`~skrbal.online.AgentStore.record_result`."""
+        req = schema.requests
+        label = None if result.label is None else label_to_json(result.label)
+        report = None if result.report is None else label_to_json(result.report)
+        posterior = None if result.posterior is None else list(result.posterior)
+        values = {
+            "status": "done",
+            "closed_seq": seq + 1,
+            "label": label,
+            "action": result.action,
+            "result_timestamp": result.timestamp,
+            "report": report,
+            "posterior": None if posterior is None else json.dumps(posterior),
+        }
+        counters = {}
+        if result.origin is not None:  # a request made and done in this event
+            counters["n_requests"] = result.request_id
+        with self._transaction(agent_id, seq, **counters) as conn:
+            if result.origin is None:
+                conn.execute(
+                    update(req)
+                    .where(
+                        (req.c.agent_id == agent_id)
+                        & (req.c.request_id == result.request_id)
+                    )
+                    .values(**values)
+                )
+            else:
+                conn.execute(
+                    insert(req),
+                    {
+                        "agent_id": agent_id,
+                        "request_id": result.request_id,
+                        "step": result.step,
+                        "evpi": float(result.evpi),
+                        "opened_seq": seq + 1,
+                        "method": result.method,
+                        "origin": result.origin,
+                        **values,
+                    },
+                )
+            payload = {
+                "label": None if label is None else json.loads(label),
+                "warnings": list(result.warnings),
+                # What a retry with the client key returns.
+                "action": int(result.action),
+                "timestamp": result.timestamp,
+            }
+            if result.origin is not None:
+                payload["origin"] = result.origin
+                payload["method"] = result.method
+            if posterior is not None:
+                payload["report"] = None if report is None else json.loads(report)
+                payload["posterior"] = posterior
+            self._insert_event(
+                conn,
+                agent_id,
+                seq + 1,
+                "result",
+                result.step,
+                result.request_id,
+                payload,
+                key=result.key,
+                secret=self.chain_key,
+            )
+
+    def record_cancel(self, agent_id, seq, request_id, step, reason, key=None) -> None:
+        """See :meth:`~skrbal.online.AgentStore.record_cancel`."""
+        req = schema.requests
+        with self._transaction(agent_id, seq) as conn:
+            conn.execute(
+                update(req)
+                .where((req.c.agent_id == agent_id) & (req.c.request_id == request_id))
+                .values(status="cancelled", closed_seq=seq + 1, note=reason)
+            )
+            self._insert_event(
+                conn,
+                agent_id,
+                seq + 1,
+                "cancel",
+                step,
+                request_id,
+                {"reason": reason},
+                key=key,
+                secret=self.chain_key,
+            )
+
+    def record_expire(self, agent_id, seq, request_ids, steps) -> None:
+        """See :meth:`~skrbal.online.AgentStore.record_expire`."""
+        req = schema.requests
+        ids = [int(i) for i in request_ids]
+        with self._transaction(agent_id, seq) as conn:
             conn.execute(
                 update(req)
                 .where(
                     (req.c.agent_id == agent_id)
-                    & (req.c.request_id == result.request_id)
+                    & req.c.request_id.in_(ids)
+                    & (req.c.status == "open")
                 )
-                .values(**values)
+                .values(status="expired", closed_seq=seq + 1)
             )
-        else:
+            self._insert_event(
+                conn,
+                agent_id,
+                seq + 1,
+                "expire",
+                int(min(steps)),
+                None,
+                {"request_ids": ids, "steps": [int(s) for s in steps]},
+                secret=self.chain_key,
+            )
+
+    def record_action(self, agent_id, seq, step, action, key=None) -> None:
+        """See :meth:`~skrbal.online.AgentStore.record_action`."""
+        act = schema.actions
+        with self._transaction(agent_id, seq) as conn:
             conn.execute(
-                insert(req),
-                {
-                    "agent_id": agent_id,
-                    "request_id": result.request_id,
-                    "step": result.step,
-                    "evpi": float(result.evpi),
-                    "opened_seq": seq + 1,
-                    "method": result.method,
-                    "origin": result.origin,
-                    **values,
-                },
+                delete(act).where((act.c.agent_id == agent_id) & (act.c.step == step))
             )
-        payload = {
-            "label": None if label is None else json.loads(label),
-            "warnings": list(result.warnings),
-            # What a retry with the client key returns.
-            "action": int(result.action),
-            "timestamp": result.timestamp,
-        }
-        if result.origin is not None:
-            payload["origin"] = result.origin
-            payload["method"] = result.method
-        if posterior is not None:
-            payload["report"] = None if report is None else json.loads(report)
-            payload["posterior"] = posterior
-        _insert_event(
-            conn,
-            agent_id,
-            seq + 1,
-            "result",
-            result.step,
-            result.request_id,
-            payload,
-            key=result.key,
-            secret=store._chain_key,
-        )
-
-
-def record_cancel(store, agent_id, seq, request_id, step, reason, key=None) -> None:
-    """See :meth:`AgentStore.record_cancel`."""
-    req = schema.requests
-    with _transaction(store, agent_id, seq) as conn:
-        conn.execute(
-            update(req)
-            .where((req.c.agent_id == agent_id) & (req.c.request_id == request_id))
-            .values(status="cancelled", closed_seq=seq + 1, note=reason)
-        )
-        _insert_event(
-            conn,
-            agent_id,
-            seq + 1,
-            "cancel",
-            step,
-            request_id,
-            {"reason": reason},
-            key=key,
-            secret=store._chain_key,
-        )
-
-
-def record_expire(store, agent_id, seq, request_ids, steps) -> None:
-    """See :meth:`AgentStore.record_expire`."""
-    req = schema.requests
-    ids = [int(i) for i in request_ids]
-    with _transaction(store, agent_id, seq) as conn:
-        conn.execute(
-            update(req)
-            .where(
-                (req.c.agent_id == agent_id)
-                & req.c.request_id.in_(ids)
-                & (req.c.status == "open")
+            conn.execute(
+                insert(act).values(agent_id=agent_id, step=step, action=action)
             )
-            .values(status="expired", closed_seq=seq + 1)
-        )
-        _insert_event(
-            conn,
-            agent_id,
-            seq + 1,
-            "expire",
-            int(min(steps)),
-            None,
-            {"request_ids": ids, "steps": [int(s) for s in steps]},
-            secret=store._chain_key,
-        )
+            self._insert_event(
+                conn,
+                agent_id,
+                seq + 1,
+                "action",
+                step,
+                None,
+                {"action": action},
+                key=key,
+                secret=self.chain_key,
+            )
 
-
-def record_action(store, agent_id, seq, step, action, key=None) -> None:
-    """See :meth:`AgentStore.record_action`."""
-    act = schema.actions
-    with _transaction(store, agent_id, seq) as conn:
-        conn.execute(
-            delete(act).where((act.c.agent_id == agent_id) & (act.c.step == step))
-        )
-        conn.execute(insert(act).values(agent_id=agent_id, step=step, action=action))
-        _insert_event(
-            conn,
-            agent_id,
-            seq + 1,
-            "action",
-            step,
-            None,
-            {"action": action},
-            key=key,
-            secret=store._chain_key,
-        )
-
-
-def mark_owner(store, agent_id: int) -> None:
-    """Write who holds the agent's lock (for the message of a second writer)."""
-    owner = f"pid {os.getpid()} on {socket.gethostname()} since {time.ctime()}"
-    with store.engine.begin() as conn:
-        conn.execute(
-            update(schema.agents)
-            .where(schema.agents.c.agent_id == agent_id)
-            .values(owner=owner)
-        )
+    def mark_owner(self, agent_id: int) -> None:
+        """Write who holds the agent's lock (for the message of a second writer)."""
+        owner = f"pid {os.getpid()} on {socket.gethostname()} since {time.ctime()}"
+        with self.database.engine.begin() as conn:
+            conn.execute(
+                update(schema.agents)
+                .where(schema.agents.c.agent_id == agent_id)
+                .values(owner=owner)
+            )
