@@ -19,7 +19,7 @@ import sys
 
 from skrbal.cli._agent_status import unlabelled_states_text
 from skrbal.cli._agent_store import guarded, open_store
-from skrbal.cli._budget_words import budget_lines
+from skrbal.cli._budget_words import budget_lines, carried_from
 from skrbal.cli._errors import debug_option
 from skrbal.cli._output import check_output, write_output
 
@@ -36,8 +36,8 @@ _PERIOD_HEADER = (
     "spend",
     "committed",
     "charged (cancelled included)",
-    "limit",
-    "charged / limit",
+    "money (limit, plus what earlier periods left, if carried over)",
+    "charged / money",
 )
 
 _CSS = """
@@ -432,12 +432,14 @@ def _budget_part(config, status, display) -> str:
     if display.budget is None:
         return text + "<p>No limit per period.</p>"
     table = display.spend_by_period()
+    table["limit"] = _period_money(table, config["budget"], status["budget_state"])
     shown = table.tail(_SHOWN_PERIODS)
     rows = []
     for row in shown.itertuples(index=False):
         share = row.charged / row.limit if row.limit > 0 else 0.0
         width = min(100.0, 100.0 * share)
-        over = " over" if row.charged > row.limit else ""
+        # A cent's rounding is no overspend.
+        over = " over" if row.charged > row.limit + 1e-9 * abs(row.limit) else ""
         rows.append(
             (
                 _e(row.period),
@@ -464,6 +466,21 @@ def _budget_part(config, status, display) -> str:
         "keeps its cost (the inspection may have been booked), so the budget "
         "counts the charged column.</p>" + note
     )
+
+
+def _period_money(table, config, state):
+    """The money of each period: its limit, plus what earlier periods left
+    when a paced budget carries it over (then spending it is no overspend)."""
+    import numpy as np
+
+    first = carried_from(config, state)
+    limit = table["limit"].to_numpy(dtype=np.float64)
+    if first is None or table.empty:
+        return limit
+    periods = table["period"].to_numpy()
+    charged = table["charged"].to_numpy(dtype=np.float64)
+    before = np.concatenate([[0.0], np.cumsum(charged)[:-1]])
+    return limit * (periods - first + 1) - before
 
 
 def _last_warnings(events) -> list:
