@@ -186,6 +186,18 @@ def test_exported_commissioning_rows_carry_their_beliefs(tmp_path, process_file)
     assert code == 0, err
 
 
+def test_the_lock_file_beside_a_sqlite_store_is_documented(tmp_path, process_file):
+    """#28.23: an unexplained 'a.db-lock' appeared beside the store."""
+    from test_cli_first_week import ROOT
+
+    commissioned(tmp_path, process_file, n=32, n_labelled=30)
+    assert (tmp_path / "a.db-lock").exists()
+    guide = (ROOT / "docs" / "user_guide" / "live_monitoring.rst").read_text()
+    told = " ".join(guide.split())
+    assert "Beside ``agents.db`` you will find ``agents.db-lock``" in told
+    assert "It is created empty and may stay" in told
+
+
 # ---------------------------------------------------------------------- #
 # 12: the same file observed twice
 # ---------------------------------------------------------------------- #
