@@ -356,3 +356,67 @@ def test_a_suite_without_a_browser_says_so_in_its_summary(tmp_path):
     )  # fmt: skip
     assert "1 skipped" in done.stdout, done.stdout + done.stderr
     assert "the report page was NOT checked in a browser" in done.stdout
+
+
+# ---------------------------------------------------------------------- #
+# 16: the report answers the engineer's first questions
+# ---------------------------------------------------------------------- #
+def test_the_report_opens_on_the_belief_action_budget_and_overdue_now(
+    tmp_path, process_file
+):
+    """#28.16: the page did not say what the agent believes and recommends now,
+    how much money is left, nor why each request was asked."""
+    import re
+
+    store, _ = commissioned(tmp_path, process_file, "--paced", 20, "--period", "30d")
+    code, page, err = skrbal("agent", "report", "--store", store, "--out", "-")
+    assert code == 0, err
+    top = page[page.index("<h2>Agent agent</h2>") :].split("<h3>Status</h3>")[0]
+    now = re.search(
+        r"belief now \(step 59, 1997-11-13T11:00:00Z\)</th><td>healthy (\S+), "
+        r"damaged (\S+), severe (\S+)</td>",
+        top,
+    )
+    assert now, top
+    assert sum(float(now[i]) for i in (1, 2, 3)) == pytest.approx(1.0, abs=0.02)
+    assert re.search(r"recommended action now</th><td><strong>(do nothing|repair)", top)
+    assert "budget left</th><td>" in top and "of 20 spent" in top
+    assert "overdue requests</th><td>none" in top
+    # Each request: its value against the cost, and the belief it was asked on.
+    assert "why asked (value vs cost)" in page and "belief then" in page
+    assert re.search(r"<td>EVPI [0-9.]+ &gt; cost 5</td><td>healthy 0\.\d\d, ", page)
+
+
+def test_a_long_timeline_draws_actions_as_shares_per_week_not_a_barcode():
+    """#28.16: 4,000 hourly steps drew the action panel as a barcode."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skrbal.cli._report_timeline import draw_action_shares
+    from skrbal.plotting import AgentHistoryDisplay
+
+    n = 4400
+    rng = np.random.default_rng(0)
+    actions = (rng.random(n) < 0.05).astype(int)  # scattered repairs
+    actions[4000:] = 1  # then damage: repair throughout
+    history = pd.DataFrame({
+        "step": np.arange(n), "kind": "observation",
+        "timestamp": 879206400.0 + 3600.0 * np.arange(n), "evpi": 1.0,
+        "belief_1": 0.5, "belief_2": 0.5, "request_id": [1] + [None] * (n - 1),
+        "request_status": ["cancelled"] + [None] * (n - 1), "label": None,
+        "action": actions,
+    })  # fmt: skip
+    display = AgentHistoryDisplay.from_history(history)
+    panel = display.axes_[2]
+    assert draw_action_shares(display, panel)
+    assert not panel.lines  # no step line of 4,400 switches
+    bars = panel.patches
+    assert 26 <= len(bars) <= 28  # one per week of 183 days
+    heights = np.array([b.get_height() for b in bars])
+    assert heights[-1] == 1.0 and heights[:20].max() < 0.2
+    assert "steps per week" in panel.get_ylabel()
+    # The cancelled marker is large and dark enough to be seen.
+    cancelled = display.request_markers_["cancelled"]
+    assert cancelled.get_sizes()[0] >= 60
+    short = AgentHistoryDisplay.from_history(history.iloc[:500])
+    assert not draw_action_shares(short, short.axes_[2])
