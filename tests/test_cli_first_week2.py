@@ -420,3 +420,35 @@ def test_a_long_timeline_draws_actions_as_shares_per_week_not_a_barcode():
     assert cancelled.get_sizes()[0] >= 60
     short = AgentHistoryDisplay.from_history(history.iloc[:500])
     assert not draw_action_shares(short, short.axes_[2])
+
+
+def test_the_spend_panel_draws_each_periods_money_when_it_carries_over():
+    """#28.7: the figure drew a carried-over spend above the flat limit."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skrbal.budget import PacedBudget
+    from skrbal.cli._report import _period_money
+    from skrbal.cli._report_timeline import draw_period_money
+    from skrbal.plotting import AgentHistoryDisplay
+
+    n = 90
+    history = pd.DataFrame({
+        "step": np.arange(n), "kind": "observation", "timestamp": None,
+        "evpi": 9.0, "belief_1": 0.5, "belief_2": 0.5,
+        "request_id": [None] * 40 + [1, 2, 3, 4, 5] + [None] * 45,
+        "request_status": [None] * 40 + ["done"] * 5 + [None] * 45,
+        "label": None, "action": 0,
+    })  # fmt: skip
+    budget = PacedBudget(limit=2.0, period=30.0)
+    display = AgentHistoryDisplay.from_history(history, budget=budget)
+    display.requests["cost"] = 1.0
+    table = display.spend_by_period()
+    paced = {"__estimator__": "skrbal.budget.PacedBudget",
+             "params": {"limit": 2.0, "period": 30.0}}  # fmt: skip
+    money = _period_money(table, paced, {"first_period": 0})
+    np.testing.assert_array_equal(money, [2.0, 4.0, 1.0])  # 5 spent in period 1
+    assert draw_period_money(display, display.axes_[3], table, money)
+    assert len(display.limit_line_.get_segments()) == 3
+    flat = AgentHistoryDisplay.from_history(history, budget=budget)
+    assert not draw_period_money(flat, flat.axes_[3], table, table["limit"].to_numpy())

@@ -241,9 +241,13 @@ def _agent_section(store, name: str, anchor: str, draw: bool = True) -> str:
         figure = _new_figure()
         # Times drawn as the agent was given them (its time_format setting).
         display = AgentHistoryDisplay.from_store(store, name, ax=figure.axes)
-        from skrbal.cli._report_timeline import draw_action_shares
+        from skrbal.cli._report_timeline import draw_action_shares, draw_period_money
 
         draw_action_shares(display, figure.axes[2])  # not a barcode when long
+        if display.budget is not None:
+            table = display.spend_by_period()
+            money = _period_money(table, config["budget"], status["budget_state"])
+            draw_period_money(display, figure.axes[3], table, money)
         timeline = (
             f'<img alt="timeline of agent {_e(name)}: beliefs, EVPI, inspections, '
             f'actions and spend" src="data:image/png;base64,{_png_base64(figure)}">'

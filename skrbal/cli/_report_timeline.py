@@ -11,7 +11,7 @@ as a full one.
 
 from __future__ import annotations
 
-__all__ = ["LONG", "draw_action_shares"]
+__all__ = ["LONG", "draw_action_shares", "draw_period_money"]
 
 # Past this many steps the action panel is drawn as shares per period.
 LONG = 1500
@@ -80,4 +80,26 @@ def draw_action_shares(display, ax) -> bool:
     ax.set_ylabel(f"steps per {name}\nnot '{first}'", fontsize="small")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    return True
+
+
+def draw_period_money(display, ax, table, money) -> bool:
+    """Redraw the spend panel's limit as each period's money; False if equal.
+
+    A paced budget that carries unspent money over may spend more than its
+    ``limit`` in a period; drawn against the flat limit that would look like
+    an overspend. ``table`` is :meth:`AgentHistoryDisplay.spend_by_period`,
+    ``money`` each of its periods' money.
+    """
+    import numpy as np
+
+    limit = display.limit_line_
+    if limit is None or np.array_equal(money, table["limit"].to_numpy(dtype=float)):
+        return False
+    limit.remove()
+    display.limit_line_ = ax.hlines(
+        money, table["start"], table["end"], colors="tab:red", linestyles="--",
+        label="money of the period (limit + carried over)",
+    )  # fmt: skip
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return True
