@@ -3,9 +3,11 @@
 Each round runs, in a fresh interpreter each and in rotating order,
 ``python -c pass`` (the peer: the interpreter's own start-up),
 ``python -m skrbal --version``, ``python -m skrbal agent status`` on a small
-SQLite store, and the floor of reading a store (``python -c "import
-sqlalchemy, numpy"``, what ``agent status`` cannot do without). It keeps two
-measures per command: the wall time, and the import time ``python -X
+SQLite store, ``agent observe`` of one row and ``agent inspect`` of one
+result on it (issue 28.25), and the floor of reading a store (``python -c "import
+sqlalchemy, numpy"``, what ``agent status`` cannot do without). It keeps three
+measures per command: the wall time, the CPU time (user + system, what a
+loaded machine distorts least), and the import time ``python -X
 importtime`` reports (the sum of the listed modules' own times; a module
 imported through ``importlib.import_module``, as the command's lazy parts
 are, is not listed, but what it imports is). A command's overhead is its
@@ -25,7 +27,9 @@ It prints a Markdown table; ``--out FILE`` also writes it.
 from __future__ import annotations
 
 import argparse
+import io
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -44,14 +48,6 @@ _SHARED = {
 }
 
 
-def _commands(store: Path) -> dict[str, list[str]]:
-    status = ["agent", "status", "--store", str(store)]
-    return {
-        "skrbal --version": ["-m", "skrbal", "--version"],
-        "skrbal agent status": ["-m", "skrbal", *status],
-    }
-
-
 def _import_seconds(stderr: str) -> float:
     """The sum of the modules' own import times in ``-X importtime`` output."""
     total = 0
@@ -63,46 +59,108 @@ def _import_seconds(stderr: str) -> float:
     return total / 1e6
 
 
-def _run(arguments: list[str], env: dict, cwd: str) -> tuple[float, float]:
-    """Wall time of one run, and its import time (a second run, -X importtime).
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
-    ``cwd`` holds no checkout: ``python -m`` puts it first on the path.
+
+def _run(arguments, env: dict, cwd: str) -> tuple[float, float, float]:
+    """Wall and CPU time of one run, and its import time (a second run).
+
+    ``arguments`` is a list, or a callable giving the next run's list (a
+    command that changes the store, such as ``inspect``, needs new ones).
+    ``cwd`` holds no checkout: ``python -m`` puts it first on the path. The
+    CPU time (user + system of the child) is what a loaded machine distorts
+    least.
     """
-    start = time.perf_counter()
-    subprocess.run([sys.executable, *arguments], env=env, check=True, cwd=cwd,
+    argv = arguments() if callable(arguments) else arguments
+    cpu, start = _children_cpu(), time.perf_counter()
+    subprocess.run([sys.executable, *argv], env=env, check=True, cwd=cwd,
                    capture_output=True)  # fmt: skip
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    argv = arguments() if callable(arguments) else arguments
     traced = subprocess.run(
-        [sys.executable, "-X", "importtime", *arguments],
+        [sys.executable, "-X", "importtime", *argv],
         env=env,
         check=True,
         capture_output=True,
         text=True,
         cwd=cwd,
     )
-    return wall, _import_seconds(traced.stderr)
+    return wall, cpu, _import_seconds(traced.stderr)
 
 
-def _store(root: Path, folder: str) -> Path:
-    store = Path(folder) / f"agents-{abs(hash(root))}.db"
-    subprocess.run(
-        [sys.executable, "-m", "skrbal", "agent", "init", "--store", str(store),
-         "--case", "synthetic"],
-        env={**os.environ, "PYTHONPATH": str(root)}, check=True, capture_output=True,
-        cwd=folder,
+def _skrbal(root: Path, folder: str, *argv) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "skrbal", *map(str, argv)],
+        env={**os.environ, "PYTHONPATH": str(root)}, check=True,
+        capture_output=True, text=True, cwd=folder,
     )  # fmt: skip
-    return store
+    return done.stdout
+
+
+def _store(root: Path, folder: str, rounds: int) -> dict:
+    """A synthetic-case agent with open requests, and the commands to time.
+
+    ``observe`` gets a new row of the case's stream at each run (the same row
+    twice would be a repeated batch), ``inspect`` the result of the next
+    open request (with its true state).
+    """
+    import pandas as pd
+
+    base = Path(folder) / f"agents-{abs(hash(root))}"
+    store, stream = f"{base}.db", f"{base}-stream.csv"
+    _skrbal(root, folder, "agent", "init", "--store", store, "--case",
+            "synthetic", "--stream-out", stream)  # fmt: skip
+    rows = pd.read_csv(stream)
+    # Enough open requests for every inspect run: observe until there are.
+    need, first = 2 * (rounds + 1), 0
+    decided = pd.DataFrame()
+    while first < len(rows) - 200:
+        part = rows.iloc[first : first + 200]
+        part.drop(columns="label").to_csv(f"{base}-part.csv", index=False)
+        out = _skrbal(root, folder, "agent", "observe", f"{base}-part.csv",
+                      "--store", store)  # fmt: skip
+        decided = pd.concat([decided, pd.read_csv(io.StringIO(out))])
+        first += 200
+        if decided["request_id"].notna().sum() >= need:
+            break
+    asked = decided[decided["request_id"].notna()]
+    labels = rows["label"].to_numpy()
+    n0 = int(decided["step"].iloc[0]) if len(decided) else 0
+    answers = iter(
+        [(int(r), labels[int(s) - n0]) for r, s in zip(asked["request_id"],
+                                                         asked["step"])]
+    )  # fmt: skip
+    later = iter(range(first, len(rows)))
+    one = f"{base}-one.csv"
+
+    def observe():
+        rows.iloc[[next(later)]].drop(columns="label").to_csv(one, index=False)
+        return ["-m", "skrbal", "agent", "observe", one, "--store", store]
+
+    def inspect():
+        request, label = next(answers)
+        return ["-m", "skrbal", "agent", "inspect", str(request), str(label),
+                "--store", store]  # fmt: skip
+
+    return {
+        "skrbal --version": ["-m", "skrbal", "--version"],
+        "skrbal agent status": ["-m", "skrbal", "agent", "status", "--store", store],
+        "skrbal agent observe (one row)": observe,
+        "skrbal agent inspect": inspect,
+    }
 
 
 def measure(roots: list[Path], rounds: int) -> dict[str, dict[str, np.ndarray]]:
-    """Per-round overheads (wall, import) of each command and root over the peer."""
+    """Per-round overheads (wall, CPU, import) of each command over the peer."""
     with tempfile.TemporaryDirectory() as folder:
         runs = {
             name: (arguments, dict(os.environ)) for name, arguments in _SHARED.items()
         }
         for root in roots:
             env = {**os.environ, "PYTHONPATH": str(root)}
-            for name, arguments in _commands(_store(root, folder)).items():
+            for name, arguments in _store(root, folder, rounds).items():
                 runs[f"{name} ({root})"] = (arguments, env)
         labels = list(runs)
         times = {label: [] for label in labels}
@@ -119,7 +177,8 @@ def measure(roots: list[Path], rounds: int) -> dict[str, dict[str, np.ndarray]]:
             own = np.array(times[label])
             overheads[label] = {
                 "wall": own[:, 0] - peer[:, 0],
-                "import": own[:, 1] - peer[:, 1],
+                "cpu": own[:, 1] - peer[:, 1],
+                "import": own[:, 2] - peer[:, 2],
                 "peer_wall": peer[:, 0],
             }
     return overheads
@@ -135,13 +194,14 @@ def table(overheads, rounds: int) -> str:
         f"Start-up overhead over `python -c pass`, {rounds} paired rounds: "
         "median [interquartile range].",
         "",
-        "| command | import time (-X importtime) | wall time | peer wall time |",
-        "|---|---|---|---|",
+        "| command | CPU time | import time (-X importtime) | wall time | "
+        "peer wall time |",
+        "|---|---|---|---|---|",
     ]
     for name, values in overheads.items():
         lines.append(
-            f"| `{name}` | {_cell(values['import'])} | {_cell(values['wall'])} | "
-            f"{_cell(values['peer_wall'])} |"
+            f"| `{name}` | {_cell(values['cpu'])} | {_cell(values['import'])} | "
+            f"{_cell(values['wall'])} | {_cell(values['peer_wall'])} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -390,9 +390,11 @@ class StalledRequestsWarning(UserWarning):
     """The budget wanted inspections while every allowed request was open.
 
     With ``max_open_requests``, results that do not come back stop the agent
-    from asking for more. The agent warns once per stall, naming the oldest
-    open requests; a result, a cancellation or an expiry (``request_timeout``)
-    ends the stall.
+    from asking for more. The agent warns when a stall begins, naming the
+    oldest open requests, and again each time the count of inspections it
+    blocked has more than doubled (at 3, 7, 15, ...), so that a long stall
+    is not reported once and forgotten; a result, a cancellation or an
+    expiry (``request_timeout``) ends the stall.
 
     Examples
     --------

@@ -201,6 +201,18 @@ STRESS = {
 }
 
 
+# What a skip leaves unchecked, said where it is read: the summary. A suite
+# without a browser skips the report page's headless-browser test, and one
+# 's' among thousands of dots is not a warning (issue 28.24).
+_SKIPPED_CHECKS = {
+    "apt-get install chromium": (
+        "the report page was NOT checked in a browser: no chromium or "
+        "chromedriver (`make browser` installs them; SKRBAL_REQUIRE_BROWSER=1 "
+        "makes this an error)"
+    ),
+}
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--cpu-times",
@@ -253,3 +265,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if any(item.nodeid.startswith(prefix) for prefix in STRESS):
             item.add_marker(pytest.mark.stress)
+
+
+def pytest_terminal_summary(terminalreporter):
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = str(getattr(report, "longrepr", ""))
+        for marker, text in list(_SKIPPED_CHECKS.items()):
+            if marker in reason:
+                terminalreporter.write_sep("!", text, yellow=True, bold=True)
+                _SKIPPED_CHECKS.pop(marker)

@@ -248,7 +248,7 @@ def test_user_process_file_timestamps_and_a_daily_spend_cap(
     decisions = read_decisions(out)
     # Times come back as they were given: ISO text (in UTC), not epoch seconds.
     given = pd.to_datetime(X["time"]).dt.tz_localize("UTC")
-    assert decisions["timestamp"].tolist() == [t.isoformat() for t in given]
+    assert decisions["timestamp"].tolist() == [_iso(t) for t in given]
     day = pd.to_datetime(decisions["timestamp"]).dt.day
     per_day = decisions.groupby(day)["inspect"].sum()
     # The cost rule alone inspects more than the cap allows; the cap holds.
@@ -631,14 +631,14 @@ def test_init_options_set_the_budget_and_the_method(tmp_path, capsys):
     store = tmp_path / "agents.db"
     code, out, err = run(
         ["agent", "init", "--store", store, "--agent", "z", "--case", "z24",
-         "--method", "gmm-em", "--rate", 0.05, "--min-gap", "2w",
+         "--method", "gmm-em", "--rate", 0.05, "--min-gap", 24,
          "--max-open-requests", 3],
         capsys,
     )  # fmt: skip
     assert code == 0, err
     assert "inspect the 0.05 share of highest EVPI" in out  # in words (#28.18)
     with RiskBasedAgent.from_store(str(store), "z") as agent:
-        expected = QuantileThreshold(rate=0.05) & MinimumGap(gap=14 * 86400.0)
+        expected = QuantileThreshold(rate=0.05) & MinimumGap(gap=24.0)
         assert repr(agent.budget) == repr(expected)
         assert agent.semi_supervised == "em" and agent.max_open_requests == 3
         assert agent.n_features_in_ == 4
@@ -708,7 +708,10 @@ def test_init_reads_time_and_action_columns_as_reproduce_does(
 
 
 def _iso(text) -> str:
-    return pd.Timestamp(text, tz="UTC").isoformat()
+    """UTC as the command line writes it, with Z (#28.19)."""
+    stamp = pd.Timestamp(text)
+    stamp = stamp.tz_localize("UTC") if stamp.tz is None else stamp.tz_convert("UTC")
+    return stamp.isoformat().replace("+00:00", "Z")
 
 
 def test_times_given_as_iso_come_back_as_iso(campaign, tmp_path, capsys):
@@ -731,7 +734,7 @@ def test_times_given_as_iso_come_back_as_iso(campaign, tmp_path, capsys):
     stamps = [_iso("2025-03-21T06:00"), _iso("2025-03-22T10:00")]
     decisions = [json.loads(line) for line in out.splitlines()]
     assert [d["timestamp"] for d in decisions] == stamps
-    assert stamps[1] == "2025-03-22T10:00:00+00:00"
+    assert stamps[1] == "2025-03-22T10:00:00Z"
     first, second = [d["request_id"] for d in decisions]
     code, _, err = run(
         ["agent", "inspect", first, 3, *common, "--timestamp", "2025-03-23"], capsys
@@ -753,7 +756,7 @@ def test_times_given_as_iso_come_back_as_iso(campaign, tmp_path, capsys):
     )
     requests = read_decisions(out).set_index("request_id")
     assert requests["timestamp"].tolist() == stamps
-    assert requests.loc[first, "result_timestamp"] == "2025-03-23T00:00:00+00:00"
+    assert requests.loc[first, "result_timestamp"] == "2025-03-23T00:00:00Z"
 
 
 def test_times_given_as_seconds_stay_seconds(tmp_path, capsys):
@@ -1564,7 +1567,7 @@ def test_from_a_campaign_file_to_a_watched_agent_from_the_shell(tmp_path, capsys
     code, out, _ = run(["agent", "export", *common, "--out", "-"], capsys)
     history = read_decisions(out)
     times = pd.concat([commissioning["time"], stream["time"]])
-    assert history["timestamp"].tolist() == [pd.Timestamp(t).isoformat() for t in times]
+    assert history["timestamp"].tolist() == [_iso(t) for t in times]
     assert history.loc[history["step"] == step, "action_name"].item() == (
         "perform maintenance"
     )
@@ -1574,7 +1577,7 @@ def test_from_a_campaign_file_to_a_watched_agent_from_the_shell(tmp_path, capsys
     assert main(["agent", "export", *common, "--table", "requests", "--out",
                  path]) == 0  # fmt: skip
     requests = pd.read_csv(path)
-    assert requests["timestamp"].str.endswith("+00:00").all()
+    assert requests["timestamp"].str.endswith("Z").all()
     # The agent's requests, and the routine inspection (the last row).
     assert requests["origin"].tolist() == ["agent"] * n_requests + ["routine"]
     later = pd.to_datetime(requests["result_timestamp"]) - pd.to_datetime(

@@ -44,10 +44,10 @@ def test_observe_reads_a_time_column_in_mixed_iso_spellings(tmp_path, capsys):
         "20250323T000000Z",
     ]
     utc = [
-        "2025-03-21T06:00:00+00:00",
-        "2025-03-21T07:30:00.500000+00:00",
-        "2025-03-22T13:00:00+00:00",
-        "2025-03-23T00:00:00+00:00",
+        "2025-03-21T06:00:00Z",
+        "2025-03-21T07:30:00.500000Z",
+        "2025-03-22T13:00:00Z",
+        "2025-03-23T00:00:00Z",
     ]
     rng = np.random.default_rng(5)
     features = {"a": rng.uniform(0, 3, 4), "b": rng.uniform(0, 3, 4)}

@@ -169,7 +169,7 @@ def test_observe_returns_one_decision_per_row():
         decisions = agent.observe(np.vstack([[-5.0], AMBIGUOUS[:1], [19.0]]))
         assert decisions.columns.tolist() == [
             "step", "timestamp", "belief_1", "belief_2", "belief_3", "belief_4",
-            "evpi", "inspect", "request_id", "action",
+            "evpi", "inspect", "request_id", "action", "action_name",
         ]  # fmt: skip
         np.testing.assert_array_equal(decisions["step"], [8, 9, 10])
         np.testing.assert_array_equal(decisions["inspect"], [False, True, False])
@@ -306,7 +306,12 @@ def test_timestamps_keep_one_clock():
     ) as agent:
         stamps = pd.to_datetime(["2024-01-01", "2024-01-02"])
         decisions = agent.observe(AMBIGUOUS[:2], timestamps=stamps)
-        assert decisions["timestamp"].tolist() == [1704067200.0, 1704153600.0]
+        # Datetimes in, datetimes out (#28.19); the agent counts in seconds.
+        assert decisions["timestamp"].tolist() == stamps.tolist()
+        assert agent.history()["timestamp"].tolist()[-2:] == [
+            1704067200.0,
+            1704153600.0,
+        ]
         with pytest.raises(ValueError, match="must come with them"):
             agent.observe(AMBIGUOUS[:1])
         with pytest.raises(ValueError, match="go back in time"):

@@ -49,7 +49,9 @@ def test_results_that_never_come_stall_warn_expire_and_inspecting_resumes():
         inspected, raised = _feed(stuck, rows)
     assert sum(inspected) == 3 and inspected[:3] == [True] * 3
     stalls = [i for i, names in enumerate(raised) if "StalledRequestsWarning" in names]
-    assert stalls == [3]  # once per stall, not at every blocked observation
+    # When the stall begins, then at a rising interval (#28.15): at 1, 3, 7
+    # and 15 blocked observations; not at every one, nor once only.
+    assert stalls == [3, 5, 9, 17]
 
     with _agent(max_open_requests=3, request_timeout=6) as agent:
         inspected, raised = _feed(agent, rows)
@@ -68,7 +70,10 @@ def test_results_that_never_come_stall_warn_expire_and_inspecting_resumes():
 def test_an_expired_request_takes_a_late_result_and_cannot_be_cancelled():
     with _agent(request_timeout=2) as agent:
         assert agent.observe([AMBIGUOUS[0]])["request_id"].iloc[0] == 1
-        with pytest.warns(RequestExpiredWarning, match=r"request\(s\) \[1\]"):
+        with pytest.warns(
+            RequestExpiredWarning,
+            match=r"request\(s\) 1 \(step 8\) waited 2 observations",
+        ):
             for _ in range(2):
                 agent.observe([[-5.0]])
         with pytest.raises(RequestError, match="expired"):

@@ -145,8 +145,9 @@ class RequestBook:
         # The open ones, oldest first (a dict keeps their order): a walk asks
         # for them at every block, and most requests are closed.
         self._open: dict[int, None] = {}
-        # Whether the current stall was reported (reset when a slot frees).
-        self.stall_reported = False
+        # Inspections the budget wanted but the cap blocked in the current
+        # stall, and their count at its last report (both 0 when a slot frees).
+        self.stall_blocked = self.stall_reported = 0
 
     def load(self, request_id: int, request: Request) -> None:
         """Add a request read back from a store."""
@@ -240,7 +241,7 @@ class RequestBook:
         """Mark a request done or cancelled; a slot frees, a stall ends."""
         request = self._requests[request_id]
         if request.status == "open":
-            self.stall_reported = False
+            self.stall_blocked = self.stall_reported = 0
             del self._open[request_id]
         request.status, request.belief, request.time = status, None, None
 
@@ -264,7 +265,7 @@ class RequestBook:
             self._requests[request_id].status = "expired"
             del self._open[request_id]
         if ids:
-            self.stall_reported = False
+            self.stall_blocked = self.stall_reported = 0
 
 
 class Campaign:
@@ -421,12 +422,22 @@ class Campaign:
         n = decided.requested.size
         return np.arange(1, n + 1, dtype=np.int64) + self.requests.n_requests
 
-    def stall_begins(self, n_blocked: int) -> bool:
-        """Whether blocked steps start a stall not reported yet (then it is)."""
-        if not n_blocked or self.requests.stall_reported:
-            return False
-        self.requests.stall_reported = True
-        return True
+    def stall_report(self, n_blocked: int) -> int:
+        """Blocked inspections so far in this stall, when a report is due; else 0.
+
+        A stall is reported when it begins, then each time its count of
+        blocked inspections has passed twice the count at the last report
+        (1, 3, 7, 15, ...): at a rising interval while it lasts, so that a
+        long one is not reported once and then forgotten.
+        """
+        book = self.requests
+        if not n_blocked:
+            return 0
+        book.stall_blocked += n_blocked
+        if book.stall_blocked <= 2 * book.stall_reported:
+            return 0
+        book.stall_reported = book.stall_blocked
+        return book.stall_blocked
 
     def overdue(self, now: float) -> list[int]:
         """Open requests past ``request_timeout`` at ``now`` (:meth:`expire` them)."""

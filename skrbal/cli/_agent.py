@@ -465,9 +465,18 @@ def _add_observe(verbs, common, handler) -> None:
         metavar="COLUMN",
         help="a column of times (seconds or ISO 8601): needed, and only "
         "allowed, when the agent was commissioned with times (default: the "
-        "column 'time', if any, as in a campaign file)",
+        "agent's time column, the one its commissioning file's times came "
+        "from, kept in the store; 'time' for agents stored before it was)",
     )
     observe.add_argument("--date-format", metavar="FORMAT", help=DATE_FORMAT_HELP)
+    observe.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="skip a row with a missing feature value (a sensor dropout: an "
+        "empty cell, NA, NaN or null) instead of stopping the batch there: it "
+        "is not observed and takes no step, and a line on standard error "
+        "names it (file line and column)",
+    )
     observe.add_argument(
         "--format",
         choices=["csv", "jsonl"],

@@ -78,11 +78,22 @@ def _time_point(text: str, option: str) -> float:
     return float(value)
 
 
-def _duration(text: str, option: str) -> float:
-    """A number, or a number with a unit (s, min, h, d, w, y) in seconds."""
+def _duration(text: str, option: str, steps: bool = False) -> float:
+    """A number, or a number with a unit (s, min, h, d, w, y) in seconds.
+
+    ``steps``: the agent counts time in steps (no time column), where a unit
+    has no meaning: ``2w`` would be 1,209,600 steps, so it is refused.
+    """
     match = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([a-z]*)\s*", text)
     if match:
         number, unit = match.groups()
+        if steps and unit in _UNITS:
+            raise ValueError(
+                f"{option} {text}: the agent has no time column, so it counts "
+                "time in observations (steps) and a unit of time has no meaning "
+                f"({text} would be {_number_words(number, unit)} steps); give a "
+                "number of steps, or commission with a time column"
+            )
         try:
             value = float(number) * (_UNITS[unit] if unit else 1.0)
         except (KeyError, ValueError):
@@ -95,7 +106,14 @@ def _duration(text: str, option: str) -> float:
     )
 
 
-def _budget_policy(args, first_time: float):
+def _number_words(number: str, unit: str) -> str:
+    try:
+        return f"{float(number) * _UNITS[unit]:,.0f}"
+    except ValueError:
+        return "a number of"
+
+
+def _budget_policy(args, first_time: float, steps: bool = False):
     """The policy of the budget options (None: the paper's rule)."""
     from skrbal.budget import (
         CostThreshold,
@@ -116,7 +134,7 @@ def _budget_policy(args, first_time: float):
         raise ValueError("--origin goes with --period (and --spend-cap or --paced)")
     origin = None
     if args.period is not None:
-        period = _duration(args.period, "--period")
+        period = _duration(args.period, "--period", steps)
         origin = (
             first_time if args.origin is None else _time_point(args.origin, "--origin")
         )
@@ -129,7 +147,7 @@ def _budget_policy(args, first_time: float):
     if args.spend_cap is not None:
         policies.append(SpendCap(limit=args.spend_cap, period=period, origin=origin))
     if args.min_gap is not None:
-        policies.append(MinimumGap(gap=_duration(args.min_gap, "--min-gap")))
+        policies.append(MinimumGap(gap=_duration(args.min_gap, "--min-gap", steps)))
     if len(policies) == 1 and args.rate is None and args.paced is None:
         return None
     policy = policies[0]
@@ -167,9 +185,12 @@ def _commissioning(args):
     has_actions = args.action_column is not None or "action" in _columns(args.data)
     actions = campaign.actions if has_actions else None
     times = campaign.time
-    if campaign.time_zoned:
+    if times is not None and campaign.time_zoned:
         # Kept zoned: the agent then refuses naive times (read as UTC).
         times = pd.DatetimeIndex(times).tz_localize("UTC")
+    if times is not None:
+        # Named: the agent keeps its time column, which observe then reads.
+        times = pd.Series(times, name=args.time_column or "time")
     return None, process, X, campaign.y, times, actions, None
 
 
@@ -218,12 +239,12 @@ def _request_timeout(args, times) -> float | None:
     if given is not None and given.strip().lower() == "none":
         return None
     if given is not None:
-        timeout = _duration(given, "--request-timeout")
+        timeout = _duration(given, "--request-timeout", times is None)
         if timeout <= 0:
             raise ValueError("--request-timeout must be > 0")
         return timeout
     if args.period is not None:
-        return _duration(args.period, "--period")
+        return _duration(args.period, "--period", times is None)
     return None if times is None else _DEFAULT_TIMEOUT
 
 
@@ -261,8 +282,8 @@ def init(args) -> int:
     case, process, X, y, times, actions, split = _commissioning(args)
     to_file = True
     # Budget periods start with the commissioning, unless --origin says.
-    first_time = 0.0 if times is None else _time_point(str(times[0]), "--data")
-    budget = _budget_policy(args, first_time)
+    first_time = 0.0 if times is None else _time_point(str(times.iloc[0]), "--data")
+    budget = _budget_policy(args, first_time, steps=times is None)
     inspections = None
     if args.inspections is not None:
         inspections = read_inspections(args.inspections)

@@ -84,6 +84,27 @@ def _states(config: dict, state: dict) -> list[dict]:
     return [state or {}]
 
 
+def carried_from(config, state) -> int | None:
+    """The first period of a paced budget whose unspent money carries over.
+
+    ``None`` when the budget has no such policy (or has seen no step): each
+    period then has its ``limit``. With one, period ``k`` has ``limit * (k -
+    first + 1)`` less what the periods before it charged.
+
+    >>> carried_from({"__estimator__": "skrbal.budget.PacedBudget",
+    ...               "params": {"limit": 20.0, "period": 30.0}},
+    ...              {"first_period": 3})
+    3
+    """
+    for (name, params), policy_state in zip(
+        _policies(config), _states(config, state), strict=False
+    ):
+        if name == "PacedBudget" and params.get("carry_over", True):
+            first = policy_state.get("first_period")
+            return None if first is None else int(first)
+    return None
+
+
 def budget_words(config, clock: str = "timestamp", iso: bool = True) -> str:
     """The budget policy in words: what it allows, not its ``repr``.
 

@@ -61,7 +61,7 @@ class _DecisionWriter:
             # Given as datetimes, to the agent or now (ISO text): shown as
             # ISO 8601 in UTC, as status and export show them.
             decisions["timestamp"] = iso_times(decisions["timestamp"])
-        if self.action_names is not None:
+        if self.action_names is not None and "action_name" not in decisions:
             position = decisions.columns.get_loc("action") + 1
             names = [self.action_names[a] for a in decisions["action"]]
             decisions.insert(position, "action_name", names)
@@ -95,10 +95,18 @@ class _ObservationReader:
     """Rows of an observation CSV, checked as they come, in batches."""
 
     def __init__(
-        self, stream, name: str, agent, timestamp_column, date_format=None, zoned=False
+        self,
+        stream,
+        name: str,
+        agent,
+        timestamp_column,
+        date_format=None,
+        zoned=False,
+        stored_column="time",
+        skip_missing=False,
     ):
         self.stream, self.name, self.date_format = stream, name, date_format
-        self.zoned = zoned
+        self.zoned, self.skip_missing, self.skipped = zoned, skip_missing, []
         self.reader = csv.reader(_decoded_lines(stream, name))
         try:
             header = next(self.reader)
@@ -111,13 +119,15 @@ class _ObservationReader:
         self.stamp = None
         untimed = ""
         if timestamp_column is None and agent.status()["clock"] == "timestamp":
-            # As in a campaign file: a column named 'time' is the times.
-            if "time" in header:
-                timestamp_column = "time"
+            # The agent's own time column (stored at init), else as in a
+            # campaign file: a column named 'time' is the times.
+            if stored_column in header:
+                timestamp_column = stored_column
             else:
                 untimed = (
                     "; the agent was commissioned with times, so every observation "
-                    "needs one: name their column with --time-column"
+                    f"needs one: it reads them from column {stored_column!r}, or "
+                    "name their column with --time-column"
                 )
         if timestamp_column is not None:
             if timestamp_column not in header:
@@ -155,6 +165,15 @@ class _ObservationReader:
                 f"{self.name} line {line}: {len(record)} fields, the header has "
                 f"{self.width}"
             )
+        if self.skip_missing:
+            gaps = [
+                self.features[j]
+                for j, i in enumerate(self.positions)
+                if record[i].strip(" \t") in _MISSING
+            ]
+            if gaps:
+                self.skipped.append((line, gaps))
+                return None
         try:
             row = [_number(record[i]) for i in self.positions]
         except ValueError:
@@ -182,7 +201,10 @@ class _ObservationReader:
             for record in self.reader:
                 if not record:
                     continue
-                row, stamp, line = self._parse(record)
+                parsed = self._parse(record)
+                if parsed is None:  # a sensor dropout, skipped
+                    continue
+                row, stamp, line = parsed
                 rows.append(row)
                 stamps.append(stamp)
                 lines.append(line)
@@ -247,6 +269,32 @@ def _in_the_file(message: str, reader, name: str) -> str:
     return re.sub(r"row (\d+) of this call", line, message)
 
 
+def _warn_if_repeated(agent, X, reader, name: str) -> None:
+    """Warn when a batch repeats the agent's last observations exactly.
+
+    An agent without times cannot tell a file observed twice from new rows
+    (with times, the second pass goes back in time and is refused): the
+    first batch of a call equal, row for row and bit for bit, to the last
+    observations is named on standard error. It is still decided.
+    """
+    status = agent.status()
+    n, last = X.shape[0], agent.n_steps_
+    if status["clock"] != "step" or n == 0 or last - n < status["n_commissioning"]:
+        return
+    steps = np.arange(last - n, last)
+    before = agent.store_.load_steps(agent.agent_id_, steps, ("features",))
+    if not np.array_equal(np.asarray(before["features"]), X.to_numpy()):
+        return
+    lines = reader.batch_lines
+    print(
+        f"skrbal: warning: {name} lines {lines[0]} to {lines[-1]} repeat the "
+        f"agent's last {n} observations (steps {steps[0]} to {steps[-1]}) "
+        "exactly; observed again, they are decided again as new steps (was "
+        "the file observed twice?)",
+        file=sys.stderr,
+    )
+
+
 def _interrupted(args, name: str, n_done: int, last) -> str:
     """The one line of an observe stopped by Ctrl-C: what stays, how to go on."""
     text = f"interrupted (Ctrl-C): {n_done} observation(s) of {name} recorded"
@@ -264,6 +312,23 @@ def _interrupted(args, name: str, n_done: int, last) -> str:
             "batches recorded come from the store)"
         )
     return text + f"; resume with the lines after line {line} (or use --key)"
+
+
+# What a missing measurement looks like in a CSV (a sensor dropout): an
+# empty cell, or pandas' and R's markers. Only --skip-missing skips them.
+_MISSING = frozenset({"", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"})
+
+
+def _report_skipped(reader, name: str) -> None:
+    """One line per row skipped for a missing value, on standard error."""
+    for line, columns in reader.skipped:
+        named = ", ".join(repr(c) for c in columns)
+        print(
+            f"skrbal: {name} line {line} skipped (--skip-missing): no value in "
+            f"column {named}; not observed, no step",
+            file=sys.stderr,
+        )
+    reader.skipped.clear()
 
 
 # A feature value: an optional sign, ASCII digits with an optional decimal
@@ -329,6 +394,8 @@ def observe(args) -> int:
                 args.timestamp_column,
                 args.date_format,
                 zoned=settings.get("time_zone") == "offset",
+                stored_column=settings.get("time_column", "time"),
+                skip_missing=args.skip_missing,
             )
             with output_stream(args.out) as out:
                 writer = _DecisionWriter(
@@ -342,6 +409,9 @@ def observe(args) -> int:
                     batches = reader.batches(args.batch_size, args.key is not None)
                     for i, (X, times) in enumerate(batches, start=1):
                         key = None if args.key is None else f"{args.key}#{i}"
+                        _report_skipped(reader, name)
+                        if i == 1 and key is None:  # a keyed retry is no repeat
+                            _warn_if_repeated(agent, X, reader, name)
                         decided = agent.observe(X, timestamps=times, key=key)
                         n_done += X.shape[0]
                         last = (decided.iloc[-1], reader.batch_lines[-1], writer.iso)
@@ -353,6 +423,8 @@ def observe(args) -> int:
                         f"{_in_the_file(str(exc), reader, name)} ({n_done} "
                         "observation(s) before it were recorded, none after)"
                     ) from exc
+                finally:
+                    _report_skipped(reader, name)
                 if n_done == 0:
                     empty = np.zeros((0, agent.n_features_in_))
                     writer.write(agent.observe(empty), None)

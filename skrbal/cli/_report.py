@@ -19,9 +19,10 @@ import sys
 
 from skrbal.cli._agent_status import unlabelled_states_text
 from skrbal.cli._agent_store import guarded, open_store
-from skrbal.cli._budget_words import budget_lines
+from skrbal.cli._budget_words import budget_lines, carried_from
 from skrbal.cli._errors import debug_option
 from skrbal.cli._output import check_output, write_output
+from skrbal.cli._report_now import NowPart
 
 __all__ = ["add_report_parser", "report"]
 
@@ -36,8 +37,8 @@ _PERIOD_HEADER = (
     "spend",
     "committed",
     "charged (cancelled included)",
-    "limit",
-    "charged / limit",
+    "money (limit, plus what earlier periods left, if carried over)",
+    "charged / money",
 )
 
 _CSS = """
@@ -50,6 +51,7 @@ th { background: #f3f3f3; } td.num { text-align: right; }
 .over { background: #d62728; }
 img { max-width: 100%; border: 1px solid #ddd; }
 .warning { color: #8a4b00; } code { background: #f6f6f6; }
+table.now { border: 2px solid #1f77b4; } table.now th { width: 16em; }
 section.agent { margin-bottom: 3em; }
 """
 
@@ -239,6 +241,13 @@ def _agent_section(store, name: str, anchor: str, draw: bool = True) -> str:
         figure = _new_figure()
         # Times drawn as the agent was given them (its time_format setting).
         display = AgentHistoryDisplay.from_store(store, name, ax=figure.axes)
+        from skrbal.cli._report_timeline import draw_action_shares, draw_period_money
+
+        draw_action_shares(display, figure.axes[2])  # not a barcode when long
+        if display.budget is not None:
+            table = display.spend_by_period()
+            money = _period_money(table, config["budget"], status["budget_state"])
+            draw_period_money(display, figure.axes[3], table, money)
         timeline = (
             f'<img alt="timeline of agent {_e(name)}: beliefs, EVPI, inspections, '
             f'actions and spend" src="data:image/png;base64,{_png_base64(figure)}">'
@@ -246,12 +255,14 @@ def _agent_section(store, name: str, anchor: str, draw: bool = True) -> str:
     else:
         display = AgentHistoryDisplay.from_store(store, name, draw=False)
         timeline = f'<p class="warning">Not drawn: {_e(_NO_FIGURE)}.</p>'
+    now = NowPart(status, process, display, _budget_lines(config, status))
     parts = [
         f'<section class="agent" id="{anchor}">',
         f"<h2>Agent {_e(name)}</h2>",
+        now.box(_time_text(_last_clock(display), display.time_axis), requests),
         _status_table(status, process, display),
-        _waiting_table(requests, display),
-        _closed_table(requests, display, process),
+        _waiting_table(requests, display, now),
+        _closed_table(requests, display, process, now),
         _method_table(status),
         _budget_part(config, status, display),
         "<h3>Timeline</h3>",
@@ -338,7 +349,7 @@ def _request_times(requests, display):
     return dict(zip(display.requests["request_id"].tolist(), display.requests["clock"]))
 
 
-def _waiting_table(requests, display) -> str:
+def _waiting_table(requests, display, now) -> str:
     waiting = requests[requests["status"].isin(["open", "expired"])]
     if waiting.empty:
         return "<h3>Requests waiting for a result</h3><p>None.</p>"
@@ -358,6 +369,7 @@ def _waiting_table(requests, display) -> str:
                 _e(_age_text(last - clock, display.time_axis)),
                 _number(row.evpi),
                 _e(getattr(row, "method", None) or "perfect"),
+                *map(_e, now.why(row)),
             )
         )
     more = len(waiting) - len(rows)
@@ -365,7 +377,17 @@ def _waiting_table(requests, display) -> str:
     return (
         "<h3>Requests waiting for a result</h3>"
         + _table(
-            ("request", "status", "step", "requested at", "age", "EVPI", "method"),
+            (
+                "request",
+                "status",
+                "step",
+                "requested at",
+                "age",
+                "EVPI",
+                "method",
+                "why asked (value vs cost)",
+                "belief then",
+            ),
             rows,
             numeric=(0, 2, 5),
         )
@@ -374,7 +396,7 @@ def _waiting_table(requests, display) -> str:
     )
 
 
-def _closed_table(requests, display, process) -> str:
+def _closed_table(requests, display, process, now) -> str:
     done = requests[requests["status"].isin(["done", "cancelled"])]
     if done.empty:
         return ""
@@ -387,11 +409,21 @@ def _closed_table(requests, display, process) -> str:
             _time_text(clocks.get(row.request_id, float("nan")), display.time_axis),
             _state_text(row.label, process),
             _e("" if row.note is None or row.note != row.note else row.note),
+            *map(_e, now.why(row)),
         )
         for row in done.tail(_SHOWN_REQUESTS).itertuples(index=False)
     ]
     return "<h3>Latest results and cancellations</h3>" + _table(
-        ("request", "status", "step", "requested at", "state found", "note"),
+        (
+            "request",
+            "status",
+            "step",
+            "requested at",
+            "state found",
+            "note",
+            "why asked (value vs cost)",
+            "belief then",
+        ),
         rows,
         numeric=(0, 2),
     )
@@ -410,14 +442,18 @@ def _method_table(status) -> str:
     )
 
 
-def _budget_part(config, status, display) -> str:
-    lines = budget_lines(
+def _budget_lines(config, status) -> list[str]:
+    return budget_lines(
         config["budget"],
         status["budget_state"],
         status["inspection_cost"],
         status["clock"],
         config["settings"].get("time_format") == "iso",
     )
+
+
+def _budget_part(config, status, display) -> str:
+    lines = _budget_lines(config, status)
     words = "<br>".join(
         f'<span class="warning">{_e(line.strip())}</span>'
         if "exhausted" in line
@@ -432,12 +468,14 @@ def _budget_part(config, status, display) -> str:
     if display.budget is None:
         return text + "<p>No limit per period.</p>"
     table = display.spend_by_period()
+    table["limit"] = _period_money(table, config["budget"], status["budget_state"])
     shown = table.tail(_SHOWN_PERIODS)
     rows = []
     for row in shown.itertuples(index=False):
         share = row.charged / row.limit if row.limit > 0 else 0.0
         width = min(100.0, 100.0 * share)
-        over = " over" if row.charged > row.limit else ""
+        # A cent's rounding is no overspend.
+        over = " over" if row.charged > row.limit + 1e-9 * abs(row.limit) else ""
         rows.append(
             (
                 _e(row.period),
@@ -464,6 +502,21 @@ def _budget_part(config, status, display) -> str:
         "keeps its cost (the inspection may have been booked), so the budget "
         "counts the charged column.</p>" + note
     )
+
+
+def _period_money(table, config, state):
+    """The money of each period: its limit, plus what earlier periods left
+    when a paced budget carries it over (then spending it is no overspend)."""
+    import numpy as np
+
+    first = carried_from(config, state)
+    limit = table["limit"].to_numpy(dtype=np.float64)
+    if first is None or table.empty:
+        return limit
+    periods = table["period"].to_numpy()
+    charged = table["charged"].to_numpy(dtype=np.float64)
+    before = np.concatenate([[0.0], np.cumsum(charged)[:-1]])
+    return limit * (periods - first + 1) - before
 
 
 def _last_warnings(events) -> list:

@@ -23,6 +23,7 @@ from skrbal.online._agent_start import StartCalls
 from skrbal.online._connect import store_parameter
 from skrbal.online._decisions import (
     ObserveCall,
+    as_given,
     check_features,
     decisions_frame,
     empty_decisions,
@@ -39,7 +40,7 @@ from skrbal.online._storage import (
     RequestRecord,
     StoreError,
 )
-from skrbal.online._timestamps import as_seconds
+from skrbal.online._timestamps import as_seconds, duration_text, time_text
 
 __all__ = ["IdempotencyKeyError", "RequestError", "RiskBasedAgent"]
 
@@ -121,7 +122,8 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         still taken if it comes. ``None``: requests wait for ever. With
         ``max_open_requests``, a budget that wants inspections while every
         slot is taken raises a
-        :class:`~skrbal.exceptions.StalledRequestsWarning` (once per stall),
+        :class:`~skrbal.exceptions.StalledRequestsWarning` (when a stall
+        begins, then at 3, 7, 15, ... blocked inspections while it lasts),
         so results that never come back are never silent.
     store : AgentStorage, str or path-like, default=None
         Where the agent lives: an :class:`AgentStore` or its URL / SQLite
@@ -345,7 +347,10 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             is requested: act after its result), ``request_id`` (``<NA>``
             without a request), with ``inspections`` the ``method`` of the
             request (its name, ``None`` without one), and ``action``, the
-            optimal action under the belief.
+            optimal action under the belief, followed by ``action_name`` when
+            the process names its actions. ``timestamp`` is as the times were
+            given: seconds, or pandas datetimes for datetimes and ISO text
+            (UTC; aware if they carried an offset), NaN without times.
 
         Raises
         ------
@@ -380,7 +385,11 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             done = self._keys.stored(key)
             if done is not None:
                 block = self.store_.load_block(self.agent_id_, done.step)
-                return stored_decisions(block, self.classes_, self.inspections)
+                return as_given(
+                    stored_decisions(block, self.classes_, self.inspections),
+                    timestamps,
+                    self.process.action_names,
+                )
         else:
             key = None
         n, first = X.shape[0], self.n_steps_
@@ -398,7 +407,11 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
                 empty_decisions(),
                 np.zeros(0, dtype=np.int64),
             )
-            return decisions_frame(nothing, self.classes_, self.inspections)
+            return as_given(
+                decisions_frame(nothing, self.classes_, self.inspections),
+                None,
+                self.process.action_names,
+            )
         self._expire_overdue(float(times[0]))
         campaign = self._campaign
         proba = campaign.beliefs(X)
@@ -420,7 +433,11 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         self._last_time, self.last_evpi_ = float(times[-1]), float(decided.evpi[-1])
         self._seq += 1
         self._report_stall(decided.n_blocked)
-        return decisions_frame(call, self.classes_, self.inspections)
+        return as_given(
+            decisions_frame(call, self.classes_, self.inspections),
+            timestamps,
+            self.process.action_names,
+        )
 
     def _expire_overdue(self, now: float) -> None:
         """Expire the open requests past ``request_timeout`` at time ``now``."""
@@ -429,32 +446,46 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         if not overdue:
             return
         steps = campaign.requests.steps_of(overdue)
+        made = [time_text(campaign.requests[i].time, self._clock) for i in overdue]
         self.store_.record_expire(self.agent_id_, self._seq, overdue, steps)
         campaign.expire(overdue)
         self._seq += 1
-        unit = "s" if self._clock == "timestamp" else " observations"
+        dated = self._clock == "timestamp"
+        asked = ", ".join(
+            f"{i} (step {s}{f', at {t}' if dated else ''})"
+            for i, s, t in zip(overdue, steps, made)
+        )
+        until = time_text(now, self._clock) if dated else f"step {now:g}"
         warnings.warn(
-            f"agent {self.name!r}: request(s) {overdue} (step(s) {steps}) waited "
-            f"{self.request_timeout:g}{unit} or more without a result "
-            f"(request_timeout): they expired and free their slots; a result "
-            "that still comes is taken.",
+            f"agent {self.name!r}: request(s) {asked} waited "
+            f"{duration_text(self.request_timeout, self._clock)} or more without "
+            f"a result, to {until} (request_timeout): they "
+            "expired and free their slots; a result that still comes is taken.",
             RequestExpiredWarning,
             stacklevel=caller_stacklevel(),
         )
 
     def _report_stall(self, n_blocked: int) -> None:
-        """Warn, once per stall, that the cap on open requests blocked some."""
+        """Warn that the cap on open requests blocked some: when the stall
+        begins, then at a rising interval while it lasts (1, 3, 7, 15 blocked)."""
         campaign = self._campaign
-        if not campaign.stall_begins(n_blocked):
+        total = campaign.stall_report(n_blocked)
+        if not total:
             return
         requests = campaign.requests
         oldest = requests.open_ids()[:3]
         named = ", ".join(f"{i} (step {requests[i].step})" for i in oldest)
+        wanted = f"the budget wanted {n_blocked} inspection(s)"
+        if total > n_blocked:
+            wanted = (
+                f"still stalled: the budget has wanted {total} inspection(s) "
+                "since the stall began"
+            )
         warnings.warn(
-            f"agent {self.name!r}: the budget wanted {n_blocked} inspection(s) but "
-            f"all {self.max_open_requests} allowed requests wait for results "
-            f"(oldest: {named}); nothing is requested until a result, a "
-            "cancellation or request_timeout frees a slot.",
+            f"agent {self.name!r}: {wanted} but all {self.max_open_requests} "
+            f"allowed requests wait for results (oldest: {named}); nothing is "
+            "requested until a result, a cancellation or request_timeout frees "
+            "a slot (warned again each time the count more than doubles).",
             StalledRequestsWarning,
             stacklevel=caller_stacklevel(),
         )

@@ -47,6 +47,7 @@ from skrbal.online._settings import (
     check_params,
     check_step_periods,
     parameters_of,
+    time_column,
     time_format,
 )
 from skrbal.online._storage import (
@@ -138,7 +139,9 @@ class StartCalls:
             (``None``, NaN or ``''``) after the first rows: see Notes.
         timestamps : array-like of shape (n_samples,), default=None
             Their times (seconds or datetimes). Given here, every later
-            observation needs timestamps too.
+            observation needs timestamps too. A named pandas Series (a
+            campaign's column, ``campaign["time"]``) keeps its name as the
+            agent's time column, which ``skrbal agent observe`` then reads.
 
         Returns
         -------
@@ -239,11 +242,9 @@ class StartCalls:
         times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
         # The policy sees the commissioning steps as steps it cannot inspect,
         # valued as every later step is (the best method's EVSI).
+        beliefs = campaign.beliefs(X)
         decided = campaign.decide(
-            X,
-            campaign.beliefs(X),
-            times,
-            available=np.zeros(X.shape[0], dtype=bool),
+            X, beliefs, times, available=np.zeros(X.shape[0], dtype=bool)
         )
         evpi, budget_state = decided.evpi, decided.budget_state
 
@@ -259,6 +260,7 @@ class StartCalls:
             budget_state,
             times_given,
             zoned=carry_utc_offsets(given_times),
+            column=time_column(given_times),
         )
         commissioning = Commissioning(
             features=X,
@@ -268,6 +270,7 @@ class StartCalls:
             times=times,
             timestamps=timestamps,
             warnings=tuple(warning_texts(caught)),
+            belief=beliefs,
         )
         try:
             agent_id = store.create_agent(record, commissioning)

@@ -164,19 +164,26 @@ def resolve_config(
     return given
 
 
-@functools.cache
 def _allowlist() -> dict:
-    """``(package, class name) -> class`` of :data:`REBUILDABLE`."""
+    """``(package, class name) -> module`` of :data:`REBUILDABLE`."""
+    return {
+        (path.split(".")[0], path.rpartition(".")[2]): path.rpartition(".")[0]
+        for path in REBUILDABLE
+    }
+
+
+@functools.cache
+def _allowed_class(package: str, name: str):
+    """The class of :data:`REBUILDABLE` named ``name`` in ``package``, or None.
+
+    Only its own module is imported (fixed module names, never read from a
+    store): a store of Gaussian mixtures does not pay for importing random
+    forests, and ``skrbal agent observe`` starts that much sooner.
+    """
     import importlib
 
-    classes = {}
-    for path in REBUILDABLE:
-        module, _, name = path.rpartition(".")
-        # Fixed module names, not read from any store.
-        classes[module.split(".")[0], name] = getattr(
-            importlib.import_module(module), name
-        )
-    return classes
+    module = _allowlist().get((package, name))
+    return None if module is None else getattr(importlib.import_module(module), name)
 
 
 def _rebuildable_class(path: str):
@@ -188,7 +195,7 @@ def _rebuildable_class(path: str):
     if not isinstance(path, str):
         raise ConfigurationError(f"malformed estimator entry {path!r}.")
     module, _, name = path.rpartition(".")
-    cls = _allowlist().get((module.split(".")[0], name))
+    cls = _allowed_class(module.split(".")[0], name)
     if cls is None:
         raise ConfigurationError(
             f"the store holds a {path}, which is not one of the classes a store "

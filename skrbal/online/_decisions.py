@@ -8,11 +8,14 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_array
 
+from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal._learning import BlockDecisions
+from skrbal.online._settings import time_format
 from skrbal.online._timestamps import as_seconds, time_text
 
 __all__ = [
     "ObserveCall",
+    "as_given",
     "check_features",
     "decisions_frame",
     "empty_decisions",
@@ -61,6 +64,26 @@ def decisions_frame(call: ObserveCall, classes, inspections) -> pd.DataFrame:
         columns["method"] = names
     columns["action"] = decided.action.astype(np.int64)
     return pd.DataFrame(columns)
+
+
+def as_given(frame: pd.DataFrame, timestamps, action_names) -> pd.DataFrame:
+    """The decisions frame in the user's terms: their datetimes, action names.
+
+    Timestamps given as datetimes (or ISO text) come back as pandas
+    datetimes (in UTC, aware if they carried an offset, else naive), not as
+    the seconds the agent counts in; with named actions, ``action_name``
+    follows ``action``, as in the command line's decisions.
+    """
+    if len(frame) and time_format(timestamps) == "iso":
+        stamps = parse_datetimes(np.asarray(timestamps).ravel(), "timestamps")
+        if not carry_utc_offsets(timestamps):
+            stamps = stamps.tz_convert(None)
+        frame["timestamp"] = stamps
+    if action_names is not None:
+        names = np.asarray(action_names, dtype=object)
+        at = frame.columns.get_loc("action") + 1
+        frame.insert(at, "action_name", names[frame["action"].to_numpy()])
+    return frame
 
 
 def observation_times(first, n, timestamps, *, clock_then, last_time):

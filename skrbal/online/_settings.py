@@ -25,6 +25,7 @@ __all__ = [
     "check_params",
     "parameters_of",
     "settings_of",
+    "time_column",
     "time_format",
 ]
 
@@ -135,6 +136,17 @@ def time_format(timestamps) -> str | None:
     return "seconds"
 
 
+def time_column(timestamps) -> str | None:
+    """The name of the commissioning's times, kept as the ``time_column`` setting.
+
+    Timestamps given as a named pandas Series (a campaign's column) keep
+    their column's name, so that ``skrbal agent observe`` reads the same
+    column without being told; ``None`` otherwise.
+    """
+    name = getattr(timestamps, "name", None)
+    return name if isinstance(name, str) and name else None
+
+
 def agent_record(
     params,
     name,
@@ -145,6 +157,7 @@ def agent_record(
     budget_state,
     times_given=None,
     zoned=False,
+    column=None,
 ) -> AgentRecord:
     """The record of an agent commissioned on ``shape`` (rows, features).
 
@@ -152,7 +165,8 @@ def agent_record(
     and ``estimator`` its own.
     ``times_given`` is :func:`time_format` of the commissioning's times;
     ``zoned``, whether they carried a UTC offset (kept as the setting
-    ``time_zone: "offset"``: the command line then refuses naive times).
+    ``time_zone: "offset"``: the command line then refuses naive times);
+    ``column``, :func:`time_column` of them (the setting ``time_column``).
     """
     n_steps, n_features = shape
     return AgentRecord(
@@ -166,6 +180,7 @@ def agent_record(
             **settings_of(params),
             "time_format": times_given,
             **({"time_zone": "offset"} if zoned else {}),
+            **({"time_column": column} if column else {}),
         },
         n_features=n_features,
         feature_names=None if names is None else tuple(names),

@@ -175,6 +175,9 @@ class Commissioning:
         Their timestamps (seconds), if given.
     warnings : tuple of str, default=()
         The warnings the initial fit issued.
+    belief : ndarray of shape (n, n_states) or None, default=None
+        The initial model's belief at each step (what its EVPI was computed
+        from), shown by the history like every later step's.
 
     Examples
     --------
@@ -194,6 +197,7 @@ class Commissioning:
     times: np.ndarray
     timestamps: np.ndarray | None
     warnings: tuple = ()
+    belief: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

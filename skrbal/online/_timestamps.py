@@ -106,6 +106,23 @@ def time_text(seconds: float, clock: str = "timestamp") -> str:
     return text
 
 
+def duration_text(length: float, clock: str = "timestamp") -> str:
+    """A duration for a message: in days or hours on a clock of seconds.
+
+    >>> duration_text(30 * 86400.0)
+    '30 days'
+    >>> duration_text(5400.0), duration_text(12.0, "step")
+    ('1.5 hours', '12 observations')
+    """
+    value = float(length)
+    if clock == "step":
+        return f"{value:g} observations"
+    for unit, seconds in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if value >= seconds:
+            return f"{value / seconds:g} {unit}"
+    return f"{value:g} s"
+
+
 # Seconds since 1970 read as dates from 1973-03-03 on (1e8 s), as the
 # agent's figure does; smaller numbers are durations from a user's origin.
 _DATES_FROM = 1e8

@@ -122,12 +122,14 @@ _COMMISSIONING_COLUMNS = ("step", "timestamp", "time", "features", "evpi", "acti
 
 def commissioning_digest(rows) -> str:
     """SHA-256 of an agent's commissioning rows (dicts or rows, by step)."""
-    return _sha256(
-        [
-            [_getter(row)(c) for c in _COMMISSIONING_COLUMNS] + [_getter(row)("label")]
-            for row in rows
-        ]
-    )
+    return _sha256([_commissioning_row(_getter(row)) for row in rows])
+
+
+def _commissioning_row(get) -> list:
+    """A commissioning row as hashed; its belief only when it has one (stores
+    made before commissioning beliefs were kept hash as they did)."""
+    values = [get(c) for c in _COMMISSIONING_COLUMNS] + [get("label")]
+    return values if get("belief") is None else [*values, get("belief")]
 
 
 # Where a deployment gives the chain key and the anchor file without code.

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlalchemy import select
 
+from skrbal.exceptions import StoreError
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._blocks import commissioning_arrays, unpack_blocks
 from skrbal.online._sql._reading import (
@@ -40,6 +41,7 @@ def _steps(conn, agent, n_states: int):
             obs.c.action,
             obs.c.label,
             obs.c.features,
+            obs.c.belief,
         )
         .where(obs.c.agent_id == agent.agent_id)
         .order_by(obs.c.step)
@@ -67,9 +69,29 @@ def _steps(conn, agent, n_states: int):
             "label": [r.label for r in com] + [None] * n1,
         }
     )
-    beliefs = np.vstack([np.full((n0, n_states), np.nan), blocks["belief"]])
+    beliefs = np.vstack(
+        [_commissioning_beliefs(agent, com, n_states), blocks["belief"]]
+    )
     features = np.vstack([c_features, blocks["features"]])
     return frame, beliefs, features
+
+
+def _commissioning_beliefs(agent, rows, n_states: int) -> np.ndarray:
+    """The initial model's beliefs at the commissioning steps (NaN if not kept)."""
+    beliefs = np.full((len(rows), n_states), np.nan)
+    for i, row in enumerate(rows):
+        if row.belief is None:
+            continue
+        try:
+            beliefs[i] = np.asarray(json.loads(row.belief), dtype=np.float64)
+        except (TypeError, ValueError, RecursionError):
+            raise StoreError(
+                f"agent {agent.name!r}: table {schema.observations.name}, "
+                f"commissioning step {row.step}: belief is not {n_states} "
+                "numbers; the store is damaged or was edited: restore it from "
+                "a backup."
+            ) from None
+    return beliefs
 
 
 def _block_rows(conn, agent_id: int):

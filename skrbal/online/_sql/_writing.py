@@ -75,7 +75,9 @@ def _commissioning_rows(agent_id: int, steps: Commissioning) -> list:
             "timestamp": None if stamps is None else float(stamps[i]),
             "time": float(steps.times[i]),
             "features": json.dumps(steps.features[i].tolist()),
-            "belief": None,
+            "belief": (
+                None if steps.belief is None else json.dumps(steps.belief[i].tolist())
+            ),
             "evpi": float(steps.evpi[i]),
             "action": int(steps.actions[i]),
             "label": label_to_json(steps.labels[i]),
