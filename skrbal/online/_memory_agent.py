@@ -219,9 +219,12 @@ class KeptAgent:
                 "evpi": np.concatenate([com.evpi] + [b.evpi for b in blocks]),
             }
         )
-        beliefs = np.vstack(
-            [np.full((n0, len(classes)), np.nan)] + [b.belief for b in blocks]
+        first = (
+            np.full((n0, len(classes)), np.nan)
+            if com.belief is None
+            else np.asarray(com.belief, dtype=np.float64)
         )
+        beliefs = np.vstack([first] + [b.belief for b in blocks])
         for j, label in enumerate(classes):
             out[f"belief_{label}"] = beliefs[:, j]
         out["request_id"] = pd.array(np.where(ids > 0, ids, 0), dtype="Int64")
