@@ -318,7 +318,11 @@ def test_mrvm_gamma_options(campaign_files, tmp_path, capsys):
         return case_from_args(args)
 
     assert case("synthetic").method_params["mrvm1-evpi"] == {"gamma": 0.05}
-    assert case("z24").method_params == {}
+    z24_own = {"linear_term": 0.1}  # declared by the Z24 cases
+    assert case("z24").method_params == {
+        "mrvm1-evpi": z24_own,
+        "mrvm2-evpi": z24_own,
+    }
     rig = ["--data", str(campaign_files[0]), "--label-column", "state"]
     assert case("synthetic", *rig).method_params == {}  # a recording: 1/D
     # 1/D takes the synthetic case back to the paper's width.
@@ -328,9 +332,10 @@ def test_mrvm_gamma_options(campaign_files, tmp_path, capsys):
         "mrvm1-evpi": {"gamma": 0.05},
         "mrvm2-evpi": {"gamma": 0.2},
     }
+    # The width joins what the case declares; it replaces only the width.
     assert case("z24", "--mrvm-gamma", "0.2").method_params == {
-        "mrvm1-evpi": {"gamma": 0.2},
-        "mrvm2-evpi": {"gamma": 0.2},
+        "mrvm1-evpi": {**z24_own, "gamma": 0.2},
+        "mrvm2-evpi": {**z24_own, "gamma": 0.2},
     }
     out = str(tmp_path / "out")
     argv = ["reproduce", "synthetic", "--mrvm-gamma", "0.1", "--out", out]
