@@ -22,6 +22,7 @@ __all__ = [
     "BudgetStarvedError",
     "BudgetStarvedWarning",
     "ConfigurationError",
+    "FleetDrawError",
     "IdempotencyKeyError",
     "ImpossibleEvidenceError",
     "ImpossibleReportError",
@@ -497,6 +498,17 @@ def caller_stacklevel() -> int:
     while frame is not None and frame.f_code.co_filename.startswith(internal):
         frame, level = frame.f_back, level + 1
     return level
+
+
+class FleetDrawError(RuntimeError):
+    """A fleet budget asked to decide outside a draw of its fleet.
+
+    Examples
+    --------
+    >>> from skrbal.fleet import FleetDrawError
+    >>> issubclass(FleetDrawError, RuntimeError)
+    True
+    """
 
 
 class BudgetStarvedError(ValueError):

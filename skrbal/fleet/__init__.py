@@ -17,7 +17,7 @@ from skrbal._lazy import lazy_attributes
 _LAZY = {
     "Fleet": "skrbal.fleet._fleet",
     "FleetBudget": "skrbal.fleet._policy",
-    "FleetDrawError": "skrbal.fleet._policy",
+    "FleetDrawError": "skrbal.exceptions",
     "FleetLedger": "skrbal.fleet._ledger",
     "Structure": "skrbal.fleet._replay",
     "fleet_status": "skrbal.fleet._status",

@@ -9,22 +9,11 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from skrbal.budget import BudgetPolicy
-from skrbal.exceptions import BudgetStarvedError
+from skrbal.exceptions import BudgetStarvedError, FleetDrawError
 
-__all__ = ["FleetBudget", "FleetDrawError"]
+__all__ = ["FleetBudget"]
 
 _EPS = 1e-9
-
-
-class FleetDrawError(RuntimeError):
-    """A fleet budget asked to decide outside a draw of its fleet.
-
-    Examples
-    --------
-    >>> from skrbal.fleet import FleetDrawError
-    >>> issubclass(FleetDrawError, RuntimeError)
-    True
-    """
 
 
 class FleetBudget(BudgetPolicy):
