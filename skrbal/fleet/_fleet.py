@@ -96,16 +96,16 @@ class Fleet:
         name : str
             The structure's agent.
         X, y, timestamps
-            As for :meth:`RiskBasedAgent.commission`.
+            As for :meth:`~skrbal.online.RiskBasedAgent.commission`.
         estimator, process
-            As for :class:`RiskBasedAgent`.
+            As for :class:`~skrbal.online.RiskBasedAgent`.
         **params
-            Other parameters of :class:`RiskBasedAgent` (not ``budget``,
+            Other parameters of :class:`~skrbal.online.RiskBasedAgent` (not ``budget``,
             ``store`` or ``name``).
 
         Returns
         -------
-        agent : RiskBasedAgent
+        agent : skrbal.online.RiskBasedAgent
             The agent, open for writing by this fleet.
         """
         policy = clone(self.budget_)
@@ -134,12 +134,12 @@ class Fleet:
         name : str
             The agent.
         **params
-            Passed to :meth:`RiskBasedAgent.from_store` (``estimator``,
+            Passed to :meth:`~skrbal.online.RiskBasedAgent.from_store` (``estimator``,
             ``lock_timeout``, ...).
 
         Returns
         -------
-        agent : RiskBasedAgent
+        agent : skrbal.online.RiskBasedAgent
         """
         if name not in self._agents:
             self._agents[name] = RiskBasedAgent.from_store(
@@ -155,12 +155,12 @@ class Fleet:
         name : str
             The agent (opened by :meth:`agent` if not yet).
         X, timestamps, key
-            As for :meth:`RiskBasedAgent.observe`.
+            As for :meth:`~skrbal.online.RiskBasedAgent.observe`.
 
         Returns
         -------
         decisions : DataFrame
-            As from :meth:`RiskBasedAgent.observe`.
+            As from :meth:`~skrbal.online.RiskBasedAgent.observe`.
         """
         agent = self.agent(name)
         policy = agent.budget_
