@@ -92,7 +92,6 @@ class KeptAgent:
 
         Parameters
         ----------
-        agent_id : int
         steps : sequence of int
             Observed (not commissioning) steps, ascending.
         columns : sequence of str
