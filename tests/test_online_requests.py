@@ -218,3 +218,20 @@ def test_a_result_dated_before_its_request_is_refused(tmp_path):
         # on time, or later: taken
         assert agent.record_inspection(request, 4, timestamp=observed) == 1
         assert agent.status()["n_results"] == 1
+
+
+def test_an_expiry_of_many_requests_names_a_few_and_counts_the_rest():
+    # A first week's trial: one observe of a year expired 62 requests at once
+    # and the warning listed every one of them, a screenful of stderr. It
+    # names the oldest five and counts the others (status lists them all).
+    with _agent(request_timeout=40) as agent:
+        agent.observe(AMBIGUOUS * 5)
+        n_open = agent.status()["n_open"]
+        assert n_open > 5
+        with pytest.warns(RequestExpiredWarning) as caught:
+            agent.observe([[-5.0]] * 40)  # expiry is checked as a block starts
+            agent.observe([[-5.0]])
+    (message,) = [str(w.message) for w in caught]
+    assert message.count("(step ") == 5
+    assert f"and {n_open - 5} more" in message
+    assert "status" in message

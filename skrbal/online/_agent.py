@@ -44,6 +44,10 @@ from skrbal.online._timestamps import as_seconds, duration_text, time_text
 
 __all__ = ["IdempotencyKeyError", "RequestError", "RiskBasedAgent"]
 
+# An expiry warning names this many requests (the oldest) and counts the rest:
+# one observe of a long record can expire hundreds at once.
+_NAMED_EXPIRED = 5
+
 
 class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
     """Risk-based active learning on a live stream, with a durable store.
@@ -453,8 +457,13 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         dated = self._clock == "timestamp"
         asked = ", ".join(
             f"{i} (step {s}{f', at {t}' if dated else ''})"
-            for i, s, t in zip(overdue, steps, made)
+            for i, s, t in list(zip(overdue, steps, made))[:_NAMED_EXPIRED]
         )
+        if len(overdue) > _NAMED_EXPIRED:
+            asked += (
+                f" and {len(overdue) - _NAMED_EXPIRED} more (`status` lists "
+                "every request)"
+            )
         until = time_text(now, self._clock) if dated else f"step {now:g}"
         warnings.warn(
             f"agent {self.name!r}: request(s) {asked} waited "
