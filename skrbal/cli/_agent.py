@@ -371,6 +371,16 @@ def _add_init(verbs, common, handler) -> None:
         "(mean 0, unit scale), for standardised features (default: data with "
         "--data, paper with --case)",
     )
+    init.add_argument(
+        "--class-priors",
+        metavar="JSON",
+        help="where each state without a commissioning example lies relative "
+        "to the healthy one (gmm-* methods): a JSON object, or a file of one, "
+        'such as {"damaged": {"shift": -0.02, "units": "relative"}} for '
+        "natural frequencies 2 %% below the healthy level (see the user guide, "
+        "'Commissioning a new structure on healthy data'; default: no "
+        "statement, the broad prior)",
+    )
     _add_budget(init)
     init.set_defaults(handler=handler)
 

@@ -17,6 +17,7 @@ from skrbal.cli._data import (
     CAMPAIGN_COLUMNS,
     given_options,
     read_campaign,
+    read_class_priors,
     read_inspections,
     read_process,
 )
@@ -203,8 +204,9 @@ def _columns(path) -> list[str]:
     return list(pd.read_csv(path, nrows=0, skipinitialspace=True).columns)
 
 
-def _estimator(method, case, args):
-    """The method's model; a mixture's prior set by --prior (or the source)."""
+def _estimator(method, case, args, classes):
+    """The method's model; a mixture's prior set by --prior (or the source) and
+    --class-priors."""
     estimator = method.estimator(case)
     prior = args.prior or ("paper" if args.case else "data")
     has_prior = "mean_prior" in estimator.get_params()
@@ -221,6 +223,13 @@ def _estimator(method, case, args):
         # PriorScaleWarning says when it does not fit. A built-in case keeps it
         # pinned, as the paper's reproductions do.
         estimator.set_params(mean_prior=None, covariance_prior=None)
+    if args.class_priors is not None:
+        if "class_priors" not in estimator.get_params():
+            raise ValueError(
+                "--class-priors states a Gaussian mixture's prior (gmm-* "
+                f"methods); --method {args.method} has none"
+            )
+        estimator.set_params(class_priors=read_class_priors(args.class_priors, classes))
     return estimator
 
 
@@ -289,7 +298,7 @@ def init(args) -> int:
         inspections = read_inspections(args.inspections)
     timeout = _request_timeout(args, times)
     method = get_method(args.method)
-    estimator = _estimator(method, case, args)
+    estimator = _estimator(method, case, args, process.classes)
     store = open_store(args, create=True)
     try:
         agent = RiskBasedAgent(
@@ -304,7 +313,12 @@ def init(args) -> int:
             name=args.agent,
         )
         try:
-            agent.fit(X, y, timestamps=times)
+            try:
+                agent.fit(X, y, timestamps=times)
+            except ValueError as exc:
+                if args.class_priors is None or not str(exc).startswith("class_priors"):
+                    raise
+                raise ValueError(f"--class-priors: {exc}") from None
             summary = agent.status()
             # The commissioning rows are the agent's first steps.
             for step, action in enumerate([] if actions is None else actions):
@@ -327,7 +341,7 @@ def init(args) -> int:
         f"agent {args.agent!r} commissioned in {agent.store_.display_url} with "
         f"{summary['n_commissioning']} labelled observations of {X.shape[1]} "
         f"features{_commissioning_rows(args, summary, agent.estimator)}; model "
-        f"{type(agent.estimator_).__name__}, budget "
+        f"{type(agent.estimator_).__name__}{_stated_text(agent.estimator)}, budget "
         + _budget_in_words(budget, times)
         + _timeout_text(timeout, times),
         file=note,
@@ -369,6 +383,14 @@ def _commissioning_rows(args, status: dict, estimator) -> str:
         if isinstance(prior, np.ndarray):  # pinned from every row
             text += "; the prior's scale from every row of the file"
     return text + ")"
+
+
+def _stated_text(estimator) -> str:
+    """The states whose place --class-priors stated, as init names them."""
+    stated = estimator.get_params(deep=False).get("class_priors")
+    if not stated:
+        return ""
+    return f" (damage stated for {', '.join(map(str, stated))} (--class-priors))"
 
 
 def _print_observed(status: dict, note) -> None:

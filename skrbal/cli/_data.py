@@ -109,6 +109,45 @@ def read_inspections(path, option: str = "--inspections"):
     return methods
 
 
+def read_class_priors(value, classes, option: str = "--class-priors") -> dict:
+    """Per-state statements of where damage lies: inline JSON or a JSON file.
+
+    ``value`` is a JSON object (or the path of a file holding one) mapping a
+    state of the process, as its campaign files spell it, to a statement
+    ``{"shift": ..., "units": ...}`` of
+    :class:`~skrbal.mixture.BayesianGMMClassifier`'s ``class_priors``; the
+    keys become the process's own labels (``"3"`` is state 3).
+    """
+    text = str(value).strip()
+    if text.startswith(("{", "[")):
+        try:
+            statement = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{option} {value}: not valid JSON: {exc}") from None
+    else:
+        statement = _json_file(value, option)
+    if not isinstance(statement, dict):
+        raise ValueError(
+            f'{option}: expected a JSON object {{"state": {{"shift": -0.02, '
+            f'"units": "relative"}}, ...}}, got {type(statement).__name__}'
+        )
+    labels = {str(label): label for label in classes}
+    priors = {}
+    for key, spec in statement.items():
+        if key not in labels:
+            raise ValueError(
+                f"{option}: state {key!r} is not one of the process's states "
+                f"{[str(label) for label in classes]}"
+            )
+        if not isinstance(spec, dict):
+            raise ValueError(
+                f"{option}: the statement for {key!r} must be an object such as "
+                f'{{"shift": -0.02, "units": "relative"}}, got {spec!r}'
+            )
+        priors[labels[key]] = spec
+    return priors
+
+
 def read_campaign(args, process, *, unlabelled: bool = False):
     """The campaign of ``--data`` for ``process``, by the campaign options.
 
