@@ -535,6 +535,87 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         """
         return exp_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
 
+    @staticmethod
+    def stacked_predict_proba(models, X) -> np.ndarray:
+        """``predict_proba`` of several fitted models over the same samples, at once.
+
+        Equal, bit for bit, to ``np.stack([m.predict_proba(X) for m in
+        models])``, at the cost of one call: the input is checked once, the
+        class densities of all models are computed in one pass, and a class
+        whose posterior is the same in several models (copies of one model
+        that learnt different labels, as fantasised results are) is computed
+        once. Models of another kind, or with other classes or features, are
+        predicted one by one.
+
+        Parameters
+        ----------
+        models : sequence of fitted BayesianGMMClassifier
+            Or :class:`SemiSupervisedGMMClassifier`.
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_models, n_samples, n_classes)
+
+        Examples
+        --------
+        >>> import copy
+        >>> import numpy as np
+        >>> from skrbal.mixture import BayesianGMMClassifier
+        >>> base = BayesianGMMClassifier().fit([[0.0], [1.0], [3.0]], [0, 0, 1])
+        >>> models = [copy.deepcopy(base).partial_fit([[2.0]], [k]) for k in (0, 1)]
+        >>> proba = BayesianGMMClassifier.stacked_predict_proba(models, [[1.5]])
+        >>> proba.shape
+        (2, 1, 2)
+        >>> bool(np.array_equal(proba[1], models[1].predict_proba([[1.5]])))
+        True
+        """
+        first = models[0]
+        same = all(
+            isinstance(m, _BaseNIWClassifier)
+            and type(m).predict_proba is _BaseNIWClassifier.predict_proba
+            and type(m)._class_log_density is _BaseNIWClassifier._class_log_density
+            and hasattr(m, "_statistics")
+            and m.n_features_in_ == first.n_features_in_
+            and np.array_equal(m.classes_, first.classes_)
+            for m in models
+        )
+        if not same:
+            return np.stack([m.predict_proba(X) for m in models])
+        X = first._check_X(X)
+        n_classes = first.classes_.shape[0]
+        means = np.concatenate([m.mean_posterior_ for m in models])
+        whiteners = np.concatenate([m._t_whiteners for m in models])
+        df = np.concatenate([m._t_df for m in models])
+        # Each class's density depends on its own posterior only: a posterior
+        # repeated across the models (bit for bit) is computed once.
+        seen: dict = {}
+        index = np.array(
+            [
+                seen.setdefault(
+                    (means[j].tobytes(), whiteners[j].tobytes(), df[j].tobytes()),
+                    len(seen),
+                )
+                for j in range(df.shape[0])
+            ],
+            dtype=np.intp,
+        )
+        unique = np.unique(index, return_index=True)[1]
+        density = _log1p_mahalanobis(X, means[unique], whiteners[unique], df[unique])[
+            index
+        ]
+        density *= -0.5 * (df[:, None] + X.shape[1])
+        density += np.concatenate([m._t_log_norm + m._log_class_prior for m in models])[
+            :, None
+        ]
+        for i, m in enumerate(models):
+            if m._prior.directed:
+                block = density[i * n_classes : (i + 1) * n_classes]
+                m._directed.mix(X, block, m._log_class_prior)
+        stacked = density.reshape(len(models), n_classes, X.shape[0])
+        return exp_normalise(stacked.transpose(0, 2, 1), axis=-1)
+
 
 class BayesianGMMClassifier(_BaseNIWClassifier):
     """Bayesian Gaussian-mixture classifier with conjugate NIW priors.
