@@ -174,7 +174,7 @@ def _copies(base, rng, n_models, n_rows):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_stacked_gaussian_nb_beliefs_are_each_copys_bit_for_bit(seed):
+def test_stacked_gaussian_nb_beliefs_are_each_copys_bit_for_bit(seed, monkeypatch):
     # Equal, not close: the decisions of the stacked copies are those of the
     # copies predicted one by one.
     rng = np.random.default_rng(seed)
@@ -185,6 +185,9 @@ def test_stacked_gaussian_nb_beliefs_are_each_copys_bit_for_bit(seed):
     rows = rng.normal(size=(25, d)) * [1.0, 10.0, 100.0, 1.0][seed]
     predict = fantasy_module.stacked_predictor(models)
     expected = np.stack([m.predict_proba(rows) for m in models])
+    assert np.array_equal(predict(rows), expected)
+    # Rows in chunks (bounded memory) change nothing.
+    monkeypatch.setattr(fantasy_module, "_CHUNK", 100)
     assert np.array_equal(predict(rows), expected)
 
 

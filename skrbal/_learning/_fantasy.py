@@ -49,6 +49,8 @@ MAX_FANTASISED = 32
 #: Joint outcomes of the pending requests a fantasy averages over (the most
 #: probable ones; their weights are renormalised).
 MAX_OUTCOMES = 32
+# Values held at once by a stacked prediction's largest intermediate.
+_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -124,14 +126,24 @@ def _gaussian_nb_proba(models, X) -> np.ndarray:
     from sklearn.utils.validation import validate_data
 
     X = validate_data(models[0], X, reset=False)
-    theta = np.stack([m.theta_ for m in models])
+    theta = np.stack([m.theta_ for m in models])[:, :, None, :]
     var = np.stack([m.var_ for m in models])
-    joint = np.log(np.stack([m.class_prior_ for m in models]))
-    norm = -0.5 * np.sum(np.log(2.0 * np.pi * var), axis=-1)
-    squares = ((X[None, None] - theta[:, :, None, :]) ** 2) / var[:, :, None, :]
-    jll = joint[..., None] + (norm[..., None] - 0.5 * np.sum(squares, axis=-1))
-    jll = jll.transpose(0, 2, 1)
-    return np.exp(jll - logsumexp(jll, axis=-1)[..., None])
+    joint = np.log(np.stack([m.class_prior_ for m in models]))[..., None]
+    norm = (-0.5 * np.sum(np.log(2.0 * np.pi * var), axis=-1))[..., None]
+    var = var[:, :, None, :]
+    n_models, n_classes = joint.shape[:2]
+    proba = np.empty((n_models, X.shape[0], n_classes))
+    # Rows in chunks: the squares hold models x classes x rows x features.
+    step = max(1, _CHUNK // (n_models * n_classes * max(X.shape[1], 1)))
+    for start in range(0, X.shape[0], step):
+        rows = X[start : start + step]
+        squares = ((rows[None, None] - theta) ** 2) / var
+        jll = joint + (norm - 0.5 * np.sum(squares, axis=-1))
+        jll = jll.transpose(0, 2, 1)
+        proba[:, start : start + step] = np.exp(
+            jll - logsumexp(jll, axis=-1)[..., None]
+        )
+    return proba
 
 
 def stacked_predictor(models):
