@@ -131,13 +131,13 @@ def test_copies_predict_only_the_rows_whose_value_they_can_lower(tmp_path, monke
     agent, _ = _busy_agent(tmp_path, 60)
     rows = np.array([[-40.0]] * 5 + [[12.0]] * 5)  # sure, then ambiguous
     stacked = []
-    original = fantasy_module._gaussian_nb_proba
+    original = fantasy_module._StackedGaussianNB.__call__
 
-    def counting(models, X):
-        stacked.append((len(models), len(X)))
-        return original(models, X)
+    def counting(self, X):
+        stacked.append((len(self.models), len(X)))
+        return original(self, X)
 
-    monkeypatch.setattr(fantasy_module, "_gaussian_nb_proba", counting)
+    monkeypatch.setattr(fantasy_module._StackedGaussianNB, "__call__", counting)
     with agent:
         made = agent.observe(rows)
     assert (made["evpi"].to_numpy()[:5] == 0).all()

@@ -21,7 +21,7 @@ call costs the same at 33 or at 10^5 open requests.
 
 The copies predict a block together where the model's kind allows it
 (:func:`stacked_predictor`): scikit-learn's ``GaussianNB``, and any estimator
-whose class defines ``stacked_predict_proba(models, X)`` (the mixture
+whose class defines ``stacked_predictor(models)`` (the mixture
 classifiers of :mod:`skrbal.mixture`). The beliefs are those of each copy's
 ``predict_proba``, bit for bit, so the decisions are the same; the cost of a
 one-row block is that of about one prediction instead of 32.
@@ -113,37 +113,43 @@ class BlockFantasies:
         return proba
 
 
-def _gaussian_nb_proba(models, X) -> np.ndarray:
-    """``GaussianNB.predict_proba`` of every model, in one vectorised pass.
+class _StackedGaussianNB:
+    """``GaussianNB.predict_proba`` of several models, in one vectorised pass.
 
     The joint log-likelihood is scikit-learn's, term by term and in the same
     order (each model's and class's sums run over the same contiguous
     features), normalised by ``scipy.special.logsumexp`` over the classes:
     the beliefs equal each model's ``predict_proba`` bit for bit (checked in
-    the tests against the installed scikit-learn).
+    the tests against the installed scikit-learn). The parameters are
+    stacked once; the models must not change while this is used.
     """
-    from scipy.special import logsumexp
-    from sklearn.utils.validation import validate_data
 
-    X = validate_data(models[0], X, reset=False)
-    theta = np.stack([m.theta_ for m in models])[:, :, None, :]
-    var = np.stack([m.var_ for m in models])
-    joint = np.log(np.stack([m.class_prior_ for m in models]))[..., None]
-    norm = (-0.5 * np.sum(np.log(2.0 * np.pi * var), axis=-1))[..., None]
-    var = var[:, :, None, :]
-    n_models, n_classes = joint.shape[:2]
-    proba = np.empty((n_models, X.shape[0], n_classes))
-    # Rows in chunks: the squares hold models x classes x rows x features.
-    step = max(1, _CHUNK // (n_models * n_classes * max(X.shape[1], 1)))
-    for start in range(0, X.shape[0], step):
-        rows = X[start : start + step]
-        squares = ((rows[None, None] - theta) ** 2) / var
-        jll = joint + (norm - 0.5 * np.sum(squares, axis=-1))
-        jll = jll.transpose(0, 2, 1)
-        proba[:, start : start + step] = np.exp(
-            jll - logsumexp(jll, axis=-1)[..., None]
-        )
-    return proba
+    def __init__(self, models):
+        self.models = models
+        var = np.stack([m.var_ for m in models])
+        self.theta = np.stack([m.theta_ for m in models])[:, :, None, :]
+        self.joint = np.log(np.stack([m.class_prior_ for m in models]))[..., None]
+        self.norm = (-0.5 * np.sum(np.log(2.0 * np.pi * var), axis=-1))[..., None]
+        self.var = var[:, :, None, :]
+
+    def __call__(self, X) -> np.ndarray:
+        from scipy.special import logsumexp
+        from sklearn.utils.validation import validate_data
+
+        X = validate_data(self.models[0], X, reset=False)
+        n_models, n_classes = self.joint.shape[:2]
+        proba = np.empty((n_models, X.shape[0], n_classes))
+        # Rows in chunks: the squares hold models x classes x rows x features.
+        step = max(1, _CHUNK // (n_models * n_classes * max(X.shape[1], 1)))
+        for start in range(0, X.shape[0], step):
+            rows = X[start : start + step]
+            squares = ((rows[None, None] - self.theta) ** 2) / self.var
+            jll = self.joint + (self.norm - 0.5 * np.sum(squares, axis=-1))
+            jll = jll.transpose(0, 2, 1)
+            proba[:, start : start + step] = np.exp(
+                jll - logsumexp(jll, axis=-1)[..., None]
+            )
+        return proba
 
 
 def stacked_predictor(models):
@@ -153,7 +159,7 @@ def stacked_predictor(models):
     models' ``predict_proba`` stacked, bit for bit. Available when every
     model is of one kind that allows it: scikit-learn's ``GaussianNB``
     (exactly that class: a subclass may predict otherwise), or a class that
-    defines ``stacked_predict_proba(models, X)``.
+    defines ``stacked_predictor(models)`` (a function of ``X``).
     """
     kind = type(models[0]) if models else None
     if kind is None or any(type(m) is not kind for m in models):
@@ -161,11 +167,9 @@ def stacked_predictor(models):
     if kind.__module__.startswith("sklearn.naive_bayes") and kind.__name__ == (
         "GaussianNB"
     ):
-        return lambda X: _gaussian_nb_proba(models, X)
-    stacked = getattr(kind, "stacked_predict_proba", None)
-    if stacked is None:
-        return None
-    return lambda X: stacked(models, X)
+        return _StackedGaussianNB(models)
+    stacked = getattr(kind, "stacked_predictor", None)
+    return None if stacked is None else stacked(models)
 
 
 def top_combinations(proba, limit: int) -> tuple[np.ndarray, np.ndarray]:

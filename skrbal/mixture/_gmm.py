@@ -536,27 +536,28 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         return exp_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
 
     @staticmethod
-    def stacked_predict_proba(models, X) -> np.ndarray:
-        """``predict_proba`` of several fitted models over the same samples, at once.
+    def stacked_predictor(models):
+        """A function predicting several fitted models over the same samples at once.
 
-        Equal, bit for bit, to ``np.stack([m.predict_proba(X) for m in
-        models])``, at the cost of one call: the input is checked once, the
-        class densities of all models are computed in one pass, and a class
-        whose posterior is the same in several models (copies of one model
-        that learnt different labels, as fantasised results are) is computed
-        once. Models of another kind, or with other classes or features, are
-        predicted one by one.
+        The function keeps the models' parameters stacked, so each call
+        checks the input once, computes the class densities of all models in
+        one pass, and computes once a class whose posterior is the same in
+        several models (copies of one model that learnt different labels, as
+        fantasised results are). Models of another kind, or with other
+        classes or features, are predicted one by one.
 
         Parameters
         ----------
         models : sequence of fitted BayesianGMMClassifier
-            Or :class:`SemiSupervisedGMMClassifier`.
-        X : array-like of shape (n_samples, n_features)
-            Samples.
+            Or :class:`SemiSupervisedGMMClassifier`; they must not change
+            while the function is used.
 
         Returns
         -------
-        proba : ndarray of shape (n_models, n_samples, n_classes)
+        predict : callable
+            ``predict(X)`` returns the array of shape (n_models, n_samples,
+            n_classes) equal, bit for bit, to ``np.stack([m.predict_proba(X)
+            for m in models])``.
 
         Examples
         --------
@@ -565,12 +566,15 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         >>> from skrbal.mixture import BayesianGMMClassifier
         >>> base = BayesianGMMClassifier().fit([[0.0], [1.0], [3.0]], [0, 0, 1])
         >>> models = [copy.deepcopy(base).partial_fit([[2.0]], [k]) for k in (0, 1)]
-        >>> proba = BayesianGMMClassifier.stacked_predict_proba(models, [[1.5]])
-        >>> proba.shape
+        >>> predict = BayesianGMMClassifier.stacked_predictor(models)
+        >>> predict([[1.5]]).shape
         (2, 1, 2)
-        >>> bool(np.array_equal(proba[1], models[1].predict_proba([[1.5]])))
+        >>> bool(np.array_equal(predict([[1.5]])[1], models[1].predict_proba([[1.5]])))
         True
         """
+        models = tuple(models)
+        if not models:
+            raise ValueError("stacked_predictor needs at least one model.")
         first = models[0]
         same = all(
             isinstance(m, _BaseNIWClassifier)
@@ -582,16 +586,23 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
             for m in models
         )
         if not same:
-            return np.stack([m.predict_proba(X) for m in models])
-        X = first._check_X(X)
-        n_classes = first.classes_.shape[0]
+            return lambda X: np.stack([m.predict_proba(X) for m in models])
+        return _StackedNIW(models)
+
+
+class _StackedNIW:
+    """The posterior predictives of several NIW classifiers, stacked (see
+    :meth:`_BaseNIWClassifier.stacked_predictor`)."""
+
+    def __init__(self, models):
+        self.models = models
         means = np.concatenate([m.mean_posterior_ for m in models])
         whiteners = np.concatenate([m._t_whiteners for m in models])
         df = np.concatenate([m._t_df for m in models])
         # Each class's density depends on its own posterior only: a posterior
         # repeated across the models (bit for bit) is computed once.
         seen: dict = {}
-        index = np.array(
+        self.index = np.array(
             [
                 seen.setdefault(
                     (means[j].tobytes(), whiteners[j].tobytes(), df[j].tobytes()),
@@ -601,18 +612,25 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
             ],
             dtype=np.intp,
         )
-        unique = np.unique(index, return_index=True)[1]
-        density = _log1p_mahalanobis(X, means[unique], whiteners[unique], df[unique])[
-            index
-        ]
-        density *= -0.5 * (df[:, None] + X.shape[1])
-        density += np.concatenate([m._t_log_norm + m._log_class_prior for m in models])[
-            :, None
-        ]
-        for i, m in enumerate(models):
-            if m._prior.directed:
-                block = density[i * n_classes : (i + 1) * n_classes]
-                m._directed.mix(X, block, m._log_class_prior)
+        unique = np.unique(self.index, return_index=True)[1]
+        self.means, self.whiteners = means[unique], whiteners[unique]
+        self.unique_df, self.df = df[unique], df[:, None]
+        self.offset = np.concatenate(
+            [m._t_log_norm + m._log_class_prior for m in models]
+        )[:, None]
+        self.directed = [(i, m) for i, m in enumerate(models) if m._prior.directed]
+
+    def __call__(self, X) -> np.ndarray:
+        models = self.models
+        X = models[0]._check_X(X)
+        n_classes = models[0].classes_.shape[0]
+        density = _log1p_mahalanobis(X, self.means, self.whiteners, self.unique_df)
+        density = density[self.index]
+        density *= -0.5 * (self.df + X.shape[1])
+        density += self.offset
+        for i, m in self.directed:
+            block = density[i * n_classes : (i + 1) * n_classes]
+            m._directed.mix(X, block, m._log_class_prior)
         stacked = density.reshape(len(models), n_classes, X.shape[0])
         return exp_normalise(stacked.transpose(0, 2, 1), axis=-1)
 
