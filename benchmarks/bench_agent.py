@@ -5,8 +5,11 @@ Run with::
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_agent.py [--quick]
 
 Three studies on the synthetic case (a ``BayesianGMMClassifier`` commissioned
-on 500 labelled steps of ``make_degradation_stream``, the paper's cost rule,
-a SQLite file store in a temporary folder):
+on 500 labelled steps of ``make_degradation_stream``, one feature, the paper's
+cost rule, a SQLite file store in a temporary folder); ``--case z24`` runs the
+speed studies on the Z24-like case instead (its four standardised natural
+frequencies and its decision process), whose model costs more per row, as a
+deployed monitor's does:
 
 1. **Batch of 1,000.** Paired rounds: in each round the agent observes a
    batch of 1,000 new rows (belief, EVPI, budget, requests, one committed
@@ -44,11 +47,18 @@ N_COMMISSION = 500
 BATCH = 1_000
 
 
-def _stream(n: int, seed: int = 0):
-    """``n`` rows of the synthetic stream (its cycles repeated), with labels."""
-    from skrbal.datasets import make_degradation_stream
+def _stream(n: int, seed: int = 0, case: str = "synthetic"):
+    """``n`` rows of the case's stream (repeated), with labels."""
+    if case == "synthetic":
+        from skrbal.datasets import make_degradation_stream
 
-    X, y, _ = make_degradation_stream(random_state=seed)
+        X, y, _ = make_degradation_stream(random_state=seed)
+    else:
+        from skrbal.experiments import get_case_study
+
+        split = get_case_study(case).split(random_state=seed)
+        X, y = split.X_stream, split.y_stream
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
     reps = -(-n // X.shape[0])
     rng = np.random.default_rng(seed)
     # Fresh noise on every repetition so no two rows repeat exactly.
@@ -56,8 +66,16 @@ def _stream(n: int, seed: int = 0):
     return X, np.tile(y, reps)[:n]
 
 
-def _agent(path: Path, X0, y0, synchronous="full", **params):
+def _process(case: str):
     from skrbal import synthetic_decision_process
+    from skrbal.experiments import get_case_study
+
+    if case == "synthetic":
+        return synthetic_decision_process()
+    return get_case_study(case).process()
+
+
+def _agent(path: Path, X0, y0, synchronous="full", case="synthetic", **params):
     from skrbal.mixture import BayesianGMMClassifier
     from skrbal.online import AgentStore, RiskBasedAgent
 
@@ -66,7 +84,7 @@ def _agent(path: Path, X0, y0, synchronous="full", **params):
         store = AgentStore(f"sqlite:///{path}", synchronous=synchronous)
     agent = RiskBasedAgent(
         estimator=BayesianGMMClassifier(),
-        process=synthetic_decision_process(),
+        process=_process(case),
         store=store,
         name="bench",
         **params,
@@ -107,8 +125,9 @@ def speed(
     synchronous: str = "full",
     pending_value: str = "fantasy",
     clock: str = "wall",
+    case: str = "synthetic",
 ) -> dict:
-    X, y = _stream(N_COMMISSION + rounds_batch * BATCH + rounds_single + 10)
+    X, y = _stream(N_COMMISSION + rounds_batch * BATCH + rounds_single + 10, case=case)
     X0, y0 = X[:N_COMMISSION], y[:N_COMMISSION]
     X = X[N_COMMISSION:]
     with tempfile.TemporaryDirectory() as tmp:
@@ -119,6 +138,7 @@ def speed(
             X0,
             y0,
             synchronous,
+            case,
             max_open_requests=50,
             pending_value=pending_value,
         )
@@ -254,11 +274,18 @@ def main(argv=None) -> int:
         help="'cpu' times the process's CPU (no disk waits, less of the load)",
     )
     parser.add_argument("--rounds", type=int, default=None, help="batch rounds")
+    parser.add_argument(
+        "--case",
+        choices=["synthetic", "z24"],
+        default="synthetic",
+        help="the stream and process of the speed studies",
+    )
     args = parser.parse_args(argv)
     options = {
         "synchronous": args.synchronous,
         "pending_value": args.pending_value,
         "clock": args.clock,
+        "case": args.case,
     }
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if args.quick:

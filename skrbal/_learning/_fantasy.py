@@ -18,6 +18,13 @@ The copies depend only on the model and on the fantasised requests, so
 only predicts its block with each copy. Once more than ``MAX_FANTASISED``
 requests are open, a new request does not change the fantasised set, and a
 call costs the same at 33 or at 10^5 open requests.
+
+The copies predict a block together where the model's kind allows it
+(:func:`stacked_predictor`): scikit-learn's ``GaussianNB``, and any estimator
+whose class defines ``stacked_predictor(models)`` (the mixture
+classifiers of :mod:`skrbal.mixture`). The beliefs are those of each copy's
+``predict_proba``, bit for bit, so the decisions are the same; the cost of a
+one-row block is that of about one prediction instead of 32.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ __all__ = [
     "BlockFantasies",
     "Fantasies",
     "PendingFantasies",
+    "stacked_predictor",
     "top_combinations",
 ]
 
@@ -41,6 +49,8 @@ MAX_FANTASISED = 32
 #: Joint outcomes of the pending requests a fantasy averages over (the most
 #: probable ones; their weights are renormalised).
 MAX_OUTCOMES = 32
+# Values held at once by a stacked prediction's largest intermediate.
+_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -78,22 +88,88 @@ class BlockFantasies:
         to 1.
     """
 
-    def __init__(self, weights, models, X, process):
+    def __init__(self, weights, models, X, process, stacked=None):
         self.weights = weights
         self._models = models
         self._X = X
         self._process = process
+        self._stacked = stacked
 
     def at(self, rows) -> np.ndarray:
         """The beliefs at ``rows``: shape (n_fantasies, n_rows, n_states)."""
         X = self._X[rows]
         classes = self._process.classes_
+        if self._stacked is not None:
+            # The copies share the process's states (PendingFantasies.learn):
+            # the beliefs are validated once, in one array.
+            proba = self._stacked(X)
+            self._process.align_proba(proba.reshape(-1, classes.size))
+            return proba
         proba = np.empty((len(self._models), X.shape[0], classes.size))
         for i, fantasy in enumerate(self._models):
             proba[i] = self._process.align_proba(
                 fantasy.predict_proba(X), fantasy.classes_
             )
         return proba
+
+
+class _StackedGaussianNB:
+    """``GaussianNB.predict_proba`` of several models, in one vectorised pass.
+
+    The joint log-likelihood is scikit-learn's, term by term and in the same
+    order (each model's and class's sums run over the same contiguous
+    features), normalised by ``scipy.special.logsumexp`` over the classes:
+    the beliefs equal each model's ``predict_proba`` bit for bit (checked in
+    the tests against the installed scikit-learn). The parameters are
+    stacked once; the models must not change while this is used.
+    """
+
+    def __init__(self, models):
+        self.models = models
+        var = np.stack([m.var_ for m in models])
+        self.theta = np.stack([m.theta_ for m in models])[:, :, None, :]
+        self.joint = np.log(np.stack([m.class_prior_ for m in models]))[..., None]
+        self.norm = (-0.5 * np.sum(np.log(2.0 * np.pi * var), axis=-1))[..., None]
+        self.var = var[:, :, None, :]
+
+    def __call__(self, X) -> np.ndarray:
+        from scipy.special import logsumexp
+        from sklearn.utils.validation import validate_data
+
+        X = validate_data(self.models[0], X, reset=False)
+        n_models, n_classes = self.joint.shape[:2]
+        proba = np.empty((n_models, X.shape[0], n_classes))
+        # Rows in chunks: the squares hold models x classes x rows x features.
+        step = max(1, _CHUNK // (n_models * n_classes * max(X.shape[1], 1)))
+        for start in range(0, X.shape[0], step):
+            rows = X[start : start + step]
+            squares = ((rows[None, None] - self.theta) ** 2) / self.var
+            jll = self.joint + (self.norm - 0.5 * np.sum(squares, axis=-1))
+            jll = jll.transpose(0, 2, 1)
+            proba[:, start : start + step] = np.exp(
+                jll - logsumexp(jll, axis=-1)[..., None]
+            )
+        return proba
+
+
+def stacked_predictor(models):
+    """A function ``X -> proba`` predicting all ``models`` at once, or ``None``.
+
+    ``proba`` has shape (n_models, n_samples, n_classes) and equals the
+    models' ``predict_proba`` stacked, bit for bit. Available when every
+    model is of one kind that allows it: scikit-learn's ``GaussianNB``
+    (exactly that class: a subclass may predict otherwise), or a class that
+    defines ``stacked_predictor(models)`` (a function of ``X``).
+    """
+    kind = type(models[0]) if models else None
+    if kind is None or any(type(m) is not kind for m in models):
+        return None
+    if kind.__module__.startswith("sklearn.naive_bayes") and kind.__name__ == (
+        "GaussianNB"
+    ):
+        return _StackedGaussianNB(models)
+    stacked = getattr(kind, "stacked_predictor", None)
+    return None if stacked is None else stacked(models)
 
 
 def top_combinations(proba, limit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -140,6 +216,7 @@ class PendingFantasies:
         self.n_fits = 0
         self._weights = None
         self._models = ()
+        self._stacked = None
 
     def learn(self, model, X_pending, key=None) -> bool:
         """Fantasise the results of the pending rows ``X_pending`` for ``model``.
@@ -153,6 +230,7 @@ class PendingFantasies:
         results.
         """
         self.key, self._weights, self._models = key, None, ()
+        self._stacked = None
         if X_pending is None or X_pending.shape[0] == 0:
             return False
         if not hasattr(model, "partial_fit"):
@@ -168,6 +246,7 @@ class PendingFantasies:
             self.n_fits += 1
             models.append(fantasy)
         self._weights, self._models = weights / weights.sum(), tuple(models)
+        self._stacked = stacked_predictor(self._models)
         return True
 
     def predict(self, X) -> BlockFantasies | None:
@@ -178,4 +257,6 @@ class PendingFantasies:
         """
         if not self._models:
             return None
-        return BlockFantasies(self._weights, self._models, X, self.process)
+        return BlockFantasies(
+            self._weights, self._models, X, self.process, self._stacked
+        )

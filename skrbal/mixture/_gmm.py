@@ -535,6 +535,105 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         """
         return exp_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
 
+    @staticmethod
+    def stacked_predictor(models):
+        """A function predicting several fitted models over the same samples at once.
+
+        The function keeps the models' parameters stacked, so each call
+        checks the input once, computes the class densities of all models in
+        one pass, and computes once a class whose posterior is the same in
+        several models (copies of one model that learnt different labels, as
+        fantasised results are). Models of another kind, or with other
+        classes or features, are predicted one by one.
+
+        Parameters
+        ----------
+        models : sequence of fitted BayesianGMMClassifier
+            Or :class:`SemiSupervisedGMMClassifier`; they must not change
+            while the function is used.
+
+        Returns
+        -------
+        predict : callable
+            ``predict(X)`` returns the array of shape (n_models, n_samples,
+            n_classes) equal, bit for bit, to ``np.stack([m.predict_proba(X)
+            for m in models])``.
+
+        Examples
+        --------
+        >>> import copy
+        >>> import numpy as np
+        >>> from skrbal.mixture import BayesianGMMClassifier
+        >>> base = BayesianGMMClassifier().fit([[0.0], [1.0], [3.0]], [0, 0, 1])
+        >>> models = [copy.deepcopy(base).partial_fit([[2.0]], [k]) for k in (0, 1)]
+        >>> predict = BayesianGMMClassifier.stacked_predictor(models)
+        >>> predict([[1.5]]).shape
+        (2, 1, 2)
+        >>> bool(np.array_equal(predict([[1.5]])[1], models[1].predict_proba([[1.5]])))
+        True
+        """
+        models = tuple(models)
+        if not models:
+            raise ValueError("stacked_predictor needs at least one model.")
+        first = models[0]
+        same = all(
+            isinstance(m, _BaseNIWClassifier)
+            and type(m).predict_proba is _BaseNIWClassifier.predict_proba
+            and type(m)._class_log_density is _BaseNIWClassifier._class_log_density
+            and hasattr(m, "_statistics")
+            and m.n_features_in_ == first.n_features_in_
+            and np.array_equal(m.classes_, first.classes_)
+            for m in models
+        )
+        if not same:
+            return lambda X: np.stack([m.predict_proba(X) for m in models])
+        return _StackedNIW(models)
+
+
+class _StackedNIW:
+    """The posterior predictives of several NIW classifiers, stacked (see
+    :meth:`_BaseNIWClassifier.stacked_predictor`)."""
+
+    def __init__(self, models):
+        self.models = models
+        means = np.concatenate([m.mean_posterior_ for m in models])
+        whiteners = np.concatenate([m._t_whiteners for m in models])
+        df = np.concatenate([m._t_df for m in models])
+        # Each class's density depends on its own posterior only: a posterior
+        # repeated across the models (bit for bit) is computed once.
+        seen: dict = {}
+        self.index = np.array(
+            [
+                seen.setdefault(
+                    (means[j].tobytes(), whiteners[j].tobytes(), df[j].tobytes()),
+                    len(seen),
+                )
+                for j in range(df.shape[0])
+            ],
+            dtype=np.intp,
+        )
+        unique = np.unique(self.index, return_index=True)[1]
+        self.means, self.whiteners = means[unique], whiteners[unique]
+        self.unique_df, self.df = df[unique], df[:, None]
+        self.offset = np.concatenate(
+            [m._t_log_norm + m._log_class_prior for m in models]
+        )[:, None]
+        self.directed = [(i, m) for i, m in enumerate(models) if m._prior.directed]
+
+    def __call__(self, X) -> np.ndarray:
+        models = self.models
+        X = models[0]._check_X(X)
+        n_classes = models[0].classes_.shape[0]
+        density = _log1p_mahalanobis(X, self.means, self.whiteners, self.unique_df)
+        density = density[self.index]
+        density *= -0.5 * (self.df + X.shape[1])
+        density += self.offset
+        for i, m in self.directed:
+            block = density[i * n_classes : (i + 1) * n_classes]
+            m._directed.mix(X, block, m._log_class_prior)
+        stacked = density.reshape(len(models), n_classes, X.shape[0])
+        return exp_normalise(stacked.transpose(0, 2, 1), axis=-1)
+
 
 class BayesianGMMClassifier(_BaseNIWClassifier):
     """Bayesian Gaussian-mixture classifier with conjugate NIW priors.

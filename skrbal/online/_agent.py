@@ -390,9 +390,13 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             if done is not None:
                 block = self.store_.load_block(self.agent_id_, done.step)
                 return as_given(
-                    stored_decisions(block, self.classes_, self.inspections),
+                    stored_decisions(
+                        block,
+                        self.classes_,
+                        self.inspections,
+                        self.process.action_names,
+                    ),
                     timestamps,
-                    self.process.action_names,
                 )
         else:
             key = None
@@ -411,10 +415,8 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
                 empty_decisions(),
                 np.zeros(0, dtype=np.int64),
             )
-            return as_given(
-                decisions_frame(nothing, self.classes_, self.inspections),
-                None,
-                self.process.action_names,
+            return decisions_frame(
+                nothing, self.classes_, self.inspections, self.process.action_names
             )
         self._expire_overdue(float(times[0]))
         campaign = self._campaign
@@ -438,9 +440,10 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         self._seq += 1
         self._report_stall(decided.n_blocked)
         return as_given(
-            decisions_frame(call, self.classes_, self.inspections),
+            decisions_frame(
+                call, self.classes_, self.inspections, self.process.action_names
+            ),
             timestamps,
-            self.process.action_names,
         )
 
     def _expire_overdue(self, now: float) -> None:

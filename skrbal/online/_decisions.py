@@ -44,8 +44,14 @@ def empty_decisions() -> BlockDecisions:
     return BlockDecisions(0, np.zeros(0), nothing, nothing, nothing, None)
 
 
-def decisions_frame(call: ObserveCall, classes, inspections) -> pd.DataFrame:
-    """One row per observation: step, timestamp, beliefs, EVPI, request, action."""
+def decisions_frame(
+    call: ObserveCall, classes, inspections, action_names=None
+) -> pd.DataFrame:
+    """One row per observation: step, timestamp, beliefs, EVPI, request, action.
+
+    With ``action_names``, ``action_name`` follows ``action``, as in the
+    command line's decisions. The frame is built once from its columns.
+    """
     decided, n = call.decided, call.proba.shape[0]
     columns = {
         "step": np.arange(call.first, call.first + n, dtype=np.int64),
@@ -63,26 +69,25 @@ def decisions_frame(call: ObserveCall, classes, inspections) -> pd.DataFrame:
         names[decided.requested] = [inspections[k].name for k in decided.methods]
         columns["method"] = names
     columns["action"] = decided.action.astype(np.int64)
+    if action_names is not None:
+        columns["action_name"] = np.asarray(action_names, dtype=object)[
+            columns["action"]
+        ]
     return pd.DataFrame(columns)
 
 
-def as_given(frame: pd.DataFrame, timestamps, action_names) -> pd.DataFrame:
-    """The decisions frame in the user's terms: their datetimes, action names.
+def as_given(frame: pd.DataFrame, timestamps) -> pd.DataFrame:
+    """The decisions frame with the times as the user gave them.
 
     Timestamps given as datetimes (or ISO text) come back as pandas
     datetimes (in UTC, aware if they carried an offset, else naive), not as
-    the seconds the agent counts in; with named actions, ``action_name``
-    follows ``action``, as in the command line's decisions.
+    the seconds the agent counts in.
     """
     if len(frame) and time_format(timestamps) == "iso":
         stamps = parse_datetimes(np.asarray(timestamps).ravel(), "timestamps")
         if not carry_utc_offsets(timestamps):
             stamps = stamps.tz_convert(None)
         frame["timestamp"] = stamps
-    if action_names is not None:
-        names = np.asarray(action_names, dtype=object)
-        at = frame.columns.get_loc("action") + 1
-        frame.insert(at, "action_name", names[frame["action"].to_numpy()])
     return frame
 
 
@@ -123,9 +128,23 @@ def observation_times(first, n, timestamps, *, clock_then, last_time):
 
 
 def check_features(X, n_features: int, feature_names):
-    """New observations as a float array with the commissioning's columns."""
+    """New observations as a float array with the commissioning's columns.
+
+    An array that already is what ``check_array`` would return (a finite
+    float64 2-d ndarray) is taken as it is: the check costs more than a
+    block's beliefs.
+    """
     names = getattr(X, "columns", None)
-    X = check_array(X, dtype=np.float64, ensure_min_samples=0)
+    ready = (
+        type(X) is np.ndarray
+        and X.dtype == np.float64
+        and X.ndim == 2
+        # A finite sum means finite entries; an overflowing one is left to
+        # check_array.
+        and np.isfinite(X.sum())
+    )
+    if not ready:
+        X = check_array(X, dtype=np.float64, ensure_min_samples=0)
     if X.shape[1] != n_features:
         raise ValueError(
             f"X has {X.shape[1]} features, but the agent was commissioned "
@@ -141,7 +160,7 @@ def check_features(X, n_features: int, feature_names):
     return X
 
 
-def stored_decisions(block, classes, inspections) -> pd.DataFrame:
+def stored_decisions(block, classes, inspections, action_names=None) -> pd.DataFrame:
     """The decisions frame of a stored ``observe`` call (an ObserveBlock).
 
     Equal to the frame the call returned when it decided: the block holds
@@ -172,4 +191,4 @@ def stored_decisions(block, classes, inspections) -> pd.DataFrame:
         decided,
         ids,
     )
-    return decisions_frame(call, classes, inspections)
+    return decisions_frame(call, classes, inspections, action_names)

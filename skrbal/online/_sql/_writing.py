@@ -35,6 +35,21 @@ from skrbal.online._storage import (
     StoreError,
 )
 
+# The statements of every write, built once: building one costs about as much
+# as executing it, and a live agent writes at every call. Values go in as
+# execution parameters, so the compiled forms are cached too.
+_MOVE_AGENT = update(schema.agents).where(
+    (schema.agents.c.agent_id == bindparam("w_agent_id"))
+    & (schema.agents.c.last_seq == bindparam("w_seq"))
+)
+_PREVIOUS_HASH = select(schema.events.c.hash).where(
+    (schema.events.c.agent_id == bindparam("p_agent_id"))
+    & (schema.events.c.seq == bindparam("p_seq"))
+)
+_INSERT_EVENT = insert(schema.events)
+_INSERT_BLOCK = insert(schema.blocks)
+_INSERT_REQUESTS = insert(schema.requests)
+
 
 def label_to_json(label) -> str:
     """JSON text of one class label (numpy scalars become Python values)."""
@@ -140,15 +155,9 @@ class StoreWriter:
         The agent's ``last_seq`` must still be ``seq`` (a lost update is
         refused); ``values`` update the agent's row in the same statement.
         """
-        agents = schema.agents
         with self.begin_write() as conn:
-            # Values as execution parameters, not in the statement: its
-            # compiled form is cached, which matters at one call per step.
             moved = conn.execute(
-                update(agents).where(
-                    (agents.c.agent_id == bindparam("w_agent_id"))
-                    & (agents.c.last_seq == bindparam("w_seq"))
-                ),
+                _MOVE_AGENT,
                 {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1, **values},
             )
             held = self.locks.get(agent_id)
@@ -189,11 +198,7 @@ class StoreWriter:
         previous = first
         if previous is None:
             previous = conn.execute(
-                select(ev.c.hash).where(
-                    (ev.c.agent_id == bindparam("p_agent_id"))
-                    & (ev.c.seq == bindparam("p_seq"))
-                ),
-                {"p_agent_id": agent_id, "p_seq": seq - 1},
+                _PREVIOUS_HASH, {"p_agent_id": agent_id, "p_seq": seq - 1}
             ).scalar()
             if previous is None:
                 raise StoreError(
@@ -229,7 +234,7 @@ class StoreWriter:
             ),
         }
         try:
-            conn.execute(insert(ev), row)
+            conn.execute(_INSERT_EVENT, row)
         except IntegrityError:
             if key is None:
                 raise
@@ -344,9 +349,9 @@ class StoreWriter:
             },
         }
         with self._transaction(agent_id, seq, **counters) as conn:
-            conn.execute(insert(schema.blocks), row)
+            conn.execute(_INSERT_BLOCK, row)
             if requests:
-                conn.execute(insert(schema.requests), requests)
+                conn.execute(_INSERT_REQUESTS, requests)
             self._insert_event(
                 conn,
                 agent_id,
