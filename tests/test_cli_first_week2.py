@@ -220,9 +220,10 @@ def test_observing_the_same_rows_twice_warns_for_an_agent_without_times(
     code, out, err = skrbal(*observe)
     assert code == 0
     assert err == (
-        f"skrbal: warning: {tmp_path / 'feed.csv'} lines 2 to 9 repeat the agent's "
-        "last 8 observations (steps 40 to 47) exactly; observed again, they are "
-        "decided again as new steps (was the file observed twice?)\n"
+        "skrbal: warning: RepeatedBatchWarning: agent 'agent': lines 2 to 9 of "
+        f"{tmp_path / 'feed.csv'} repeat the agent's last 8 observations (steps "
+        "40 to 47) exactly; they are decided again as new steps (was the same "
+        "batch observed twice?)\n"
     )
     assert len(pd.read_csv(pd.io.common.StringIO(out))) == 8
     feed.iloc[:-1].to_csv(tmp_path / "other.csv", index=False)  # not a repeat

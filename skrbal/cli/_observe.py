@@ -19,6 +19,7 @@ import re
 import select
 import stat
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -264,35 +265,36 @@ def _in_the_file(message: str, reader, name: str) -> str:
         row = int(match[1])
         return f"line {lines[row]} of {name}" if row < len(lines) else match[0]
 
+    def span(match):
+        first, last = int(match[1]), int(match[2])
+        if last >= len(lines):
+            return match[0]
+        return f"lines {lines[first]} to {lines[last]} of {name}"
+
     if not lines:
         return message
+    message = re.sub(r"rows (\d+) to (\d+) of this call", span, message)
     return re.sub(r"row (\d+) of this call", line, message)
 
 
-def _warn_if_repeated(agent, X, reader, name: str) -> None:
-    """Warn when a batch repeats the agent's last observations exactly.
+@contextlib.contextmanager
+def _warnings_in_the_file(reader, name: str):
+    """Warnings of the agent naming "row i of this call" name the file's line.
 
-    An agent without times cannot tell a file observed twice from new rows
-    (with times, the second pass goes back in time and is refused): the
-    first batch of a call equal, row for row and bit for bit, to the last
-    observations is named on standard error. It is still decided.
+    (:class:`~skrbal.exceptions.RepeatedBatchWarning`, say: the rule is the
+    agent's, the file's lines are the command's.)
     """
-    status = agent.status()
-    n, last = X.shape[0], agent.n_steps_
-    if status["clock"] != "step" or n == 0 or last - n < status["n_commissioning"]:
-        return
-    steps = np.arange(last - n, last)
-    before = agent.store_.load_steps(agent.agent_id_, steps, ("features",))
-    if not np.array_equal(np.asarray(before["features"]), X.to_numpy()):
-        return
-    lines = reader.batch_lines
-    print(
-        f"skrbal: warning: {name} lines {lines[0]} to {lines[-1]} repeat the "
-        f"agent's last {n} observations (steps {steps[0]} to {steps[-1]}) "
-        "exactly; observed again, they are decided again as new steps (was "
-        "the file observed twice?)",
-        file=sys.stderr,
-    )
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        message = _in_the_file(str(message), reader, name)
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _interrupted(args, name: str, n_done: int, last) -> str:
@@ -410,9 +412,8 @@ def observe(args) -> int:
                     for i, (X, times) in enumerate(batches, start=1):
                         key = None if args.key is None else f"{args.key}#{i}"
                         _report_skipped(reader, name)
-                        if i == 1 and key is None:  # a keyed retry is no repeat
-                            _warn_if_repeated(agent, X, reader, name)
-                        decided = agent.observe(X, timestamps=times, key=key)
+                        with _warnings_in_the_file(reader, name):
+                            decided = agent.observe(X, timestamps=times, key=key)
                         n_done += X.shape[0]
                         last = (decided.iloc[-1], reader.batch_lines[-1], writer.iso)
                         writer.write(decided, times)

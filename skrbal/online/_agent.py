@@ -412,6 +412,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
                 None,
                 self.process.action_names,
             )
+        self._recent.warn_if_repeated(self.name, X, first, clock)
         self._expire_overdue(float(times[0]))
         campaign = self._campaign
         proba = campaign.beliefs(X)
@@ -428,6 +429,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
 
         decided = campaign.decide(X, proba, times, commit=commit)
         campaign.steps.extend(X, decided.action, keep=decided.requested.tolist())
+        self._recent.remember(X)
         campaign.open_requests(first, decided, proba, times)
         self._clock = clock
         self._last_time, self.last_evpi_ = float(times[-1]), float(decided.evpi[-1])
