@@ -173,7 +173,8 @@ class _ObservationReader:
                 if record[i].strip(" \t") in _MISSING
             ]
             if gaps:
-                self.skipped.append((line, gaps))
+                stamp = None if self.stamp is None else record[self.stamp].strip()
+                self.skipped.append((line, gaps, stamp or None))
                 return None
         try:
             row = [_number(record[i]) for i in self.positions]
@@ -321,16 +322,23 @@ def _interrupted(args, name: str, n_done: int, last) -> str:
 _MISSING = frozenset({"", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"})
 
 
-def _report_skipped(reader, name: str) -> None:
-    """One line per row skipped for a missing value, on standard error."""
-    for line, columns in reader.skipped:
+def _report_skipped(reader, name: str, recorded: bool) -> list:
+    """One line per row skipped for a missing value, on standard error.
+
+    Returns the rows, ``(line, columns, time)``, for the agent to record
+    with the batch that follows them (``recorded``); rows after the last
+    observation of the input have no batch, and are only named.
+    """
+    where = "recorded in the store" if recorded else "not recorded (no row follows)"
+    for line, columns, _ in reader.skipped:
         named = ", ".join(repr(c) for c in columns)
         print(
             f"skrbal: {name} line {line} skipped (--skip-missing): no value in "
-            f"column {named}; not observed, no step",
+            f"column {named}; not observed, no step; {where}",
             file=sys.stderr,
         )
-    reader.skipped.clear()
+    skipped, reader.skipped = reader.skipped, []
+    return skipped
 
 
 # A feature value: an optional sign, ASCII digits with an optional decimal
@@ -411,9 +419,11 @@ def observe(args) -> int:
                     batches = reader.batches(args.batch_size, args.key is not None)
                     for i, (X, times) in enumerate(batches, start=1):
                         key = None if args.key is None else f"{args.key}#{i}"
-                        _report_skipped(reader, name)
+                        skipped = _report_skipped(reader, name, recorded=True)
                         with _warnings_in_the_file(reader, name):
-                            decided = agent.observe(X, timestamps=times, key=key)
+                            decided = agent.observe(
+                                X, timestamps=times, key=key, skipped=skipped
+                            )
                         n_done += X.shape[0]
                         last = (decided.iloc[-1], reader.batch_lines[-1], writer.iso)
                         writer.write(decided, times)
@@ -425,7 +435,7 @@ def observe(args) -> int:
                         "observation(s) before it were recorded, none after)"
                     ) from exc
                 finally:
-                    _report_skipped(reader, name)
+                    _report_skipped(reader, name, recorded=False)
                 if n_done == 0:
                     empty = np.zeros((0, agent.n_features_in_))
                     writer.write(agent.observe(empty), None)
