@@ -30,6 +30,7 @@ __all__ = [
     "MissingStatesWarning",
     "NonDiscriminatingFitWarning",  # noqa: F822 (made on first use, see the end)
     "PriorScaleWarning",
+    "RepeatedBatchWarning",
     "RequestError",
     "RequestExpiredWarning",
     "StalledRequestsWarning",
@@ -377,12 +378,42 @@ class RequestExpiredWarning(UserWarning):
     [True]
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     for x in [[-5.0]], [[-5.0]]:
+    ...     for x in [[-5.0]], [[-4.9]]:
     ...         _ = agent.observe(x)
     >>> [w.category.__name__ for w in caught]
     ['RequestExpiredWarning']
     >>> agent.status()["n_expired"]
     1
+    >>> agent.close()
+    """
+
+
+class RepeatedBatchWarning(UserWarning):
+    """An ``observe`` call repeats the agent's last observations exactly.
+
+    An agent without times counts its clock in steps, so a batch given twice
+    (a file observed again by a retried cron job) looks like new rows. The
+    agent warns when a call's rows equal, bit for bit, its last as many
+    observations, naming the steps; the rows are still decided, as new
+    steps. A retry with the call's ``key`` is no repeat: it returns the
+    stored decisions without deciding again.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.exceptions import RepeatedBatchWarning
+    >>> from skrbal.online import RiskBasedAgent
+    >>> agent = RiskBasedAgent(estimator=GaussianNB(),
+    ...                        process=synthetic_decision_process()).fit(
+    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4])
+    >>> _ = agent.observe([[12.5], [-5.0]])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = agent.observe([[12.5], [-5.0]])
+    >>> [w.category.__name__ for w in caught], agent.n_steps_
+    (['RepeatedBatchWarning'], 8)
     >>> agent.close()
     """
 

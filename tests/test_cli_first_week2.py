@@ -156,10 +156,83 @@ def test_skip_missing_skips_a_dropout_row_and_names_it(tmp_path, process_file):
     name = tmp_path / "later.csv"
     assert err.splitlines() == [
         f"skrbal: {name} line 3 skipped (--skip-missing): no value in column "
-        "'f2'; not observed, no step",
+        "'f2'; not observed, no step; recorded in the store",
         f"skrbal: {name} line 5 skipped (--skip-missing): no value in column "
-        "'f3'; not observed, no step",
+        "'f3'; not observed, no step; recorded in the store",
     ]
+
+
+def _dropouts(tmp_path, n=9):
+    """A feed whose lines 3, 6 and 10 (rows 1, 4 and the last) miss a value."""
+    later = measurements(n, start="1997-11-14")
+    later[["f2", "f3"]] = later[["f2", "f3"]].astype(object)
+    later.loc[1, "f2"], later.loc[4, "f3"], later.loc[n - 1, "f2"] = "", "NaN", ""
+    later.to_csv(tmp_path / "later.csv", index=False)
+    return later
+
+
+def _logged(store):
+    """The store's events as export gives them, less the writing times."""
+    code, out, err = skrbal("agent", "export", "--store", store, "--table",
+                            "events", "--out", "-")  # fmt: skip
+    assert code == 0, err
+    return pd.read_csv(pd.io.common.StringIO(out)).drop(columns="created_at")
+
+
+def test_skipped_rows_are_recorded_with_their_batch_and_verified(
+    tmp_path, process_file
+):
+    """#28.21: skipped rows were named on stderr but not recorded in the store."""
+    store, _ = commissioned(tmp_path, process_file)
+    later = _dropouts(tmp_path)
+    code, _, err = skrbal("agent", "observe", tmp_path / "later.csv", "--store",
+                          store, "--skip-missing")  # fmt: skip
+    assert code == 0, err
+    assert all(line.endswith("; recorded in the store") for line in err.splitlines())
+    code, out, err = skrbal("agent", "status", "--store", store, "--json")
+    assert code == 0, err
+    assert json.loads(out)["n_skipped"] == 3
+    code, out, _ = skrbal("agent", "status", "--store", store)
+    assert "  n_skipped: 3 (rows without a value, not observed)" in out.splitlines()
+    events = _logged(store)
+    observed = events[events["kind"] == "observe"]
+    payloads = [json.loads(p) for p in observed["payload"]]
+    assert [row for p in payloads for row in p.get("skipped", ())] == [
+        {"row": 3, "columns": ["f2"], "time": later["time"][1]},
+        {"row": 6, "columns": ["f3"], "time": later["time"][4]},
+        {"row": 10, "columns": ["f2"], "time": later["time"][8]},
+    ]
+    code, out, err = skrbal("agent", "verify", "--store", store)
+    assert code == 0, err + out
+
+
+def test_a_resumed_run_with_skipped_rows_equals_an_uninterrupted_one(
+    tmp_path, process_file
+):
+    """#28.21: recorded skipped rows survive an interruption and a keyed resume."""
+    _dropouts(tmp_path)
+    whole, _ = commissioned(tmp_path, process_file, store="whole.db")
+    cut, _ = commissioned(tmp_path, process_file, store="cut.db")
+    run = ["--skip-missing", "--key", "feed-1", "--batch-size", 2]
+    full = pd.read_csv(tmp_path / "later.csv", dtype=str, keep_default_na=False)
+    full.iloc[:3].to_csv(tmp_path / "first.csv", index=False)  # stopped early
+    for store, files in ((whole, ["later.csv"]), (cut, ["first.csv", "later.csv"])):
+        for name in files:
+            code, _, err = skrbal("agent", "observe", tmp_path / name, "--store",
+                                  store, *run)  # fmt: skip
+            assert code == 0, err
+    # Line 10 comes after the last batch (of two rows): named, not recorded.
+    assert err.splitlines()[-1].endswith("; not recorded (no row follows)")
+    # The commission events differ only by the agents' creation times.
+    after = [
+        _logged(s).iloc[1:].drop(columns="hash", errors="ignore") for s in (whole, cut)
+    ]
+    pd.testing.assert_frame_equal(*after)
+    statuses = [
+        json.loads(skrbal("agent", "status", "--store", s, "--json")[1])
+        for s in (whole, cut)
+    ]
+    assert statuses[0] == statuses[1] and statuses[0]["n_skipped"] == 2
 
 
 # ---------------------------------------------------------------------- #
@@ -220,9 +293,10 @@ def test_observing_the_same_rows_twice_warns_for_an_agent_without_times(
     code, out, err = skrbal(*observe)
     assert code == 0
     assert err == (
-        f"skrbal: warning: {tmp_path / 'feed.csv'} lines 2 to 9 repeat the agent's "
-        "last 8 observations (steps 40 to 47) exactly; observed again, they are "
-        "decided again as new steps (was the file observed twice?)\n"
+        "skrbal: warning: RepeatedBatchWarning: agent 'agent': lines 2 to 9 of "
+        f"{tmp_path / 'feed.csv'} repeat the agent's last 8 observations (steps "
+        "40 to 47) exactly; they are decided again as new steps (was the same "
+        "batch observed twice?)\n"
     )
     assert len(pd.read_csv(pd.io.common.StringIO(out))) == 8
     feed.iloc[:-1].to_csv(tmp_path / "other.csv", index=False)  # not a repeat

@@ -65,7 +65,9 @@ def _run(store, name="agent"):
     )
     times = np.arange(70.0) * 1.5
     agent.fit(X[:8], y[:8], timestamps=times[:8])
-    first = agent.observe(X[8:30], times[8:30], key="b-1")
+    # Rows left out for a missing value (28.21), recorded with their block.
+    left_out = [(9, ["x0"], "12.75"), (10, ["x0"])]
+    first = agent.observe(X[8:30], times[8:30], key="b-1", skipped=left_out)
     ids = first["request_id"].dropna().astype(int).tolist()
     assert len(ids) >= 3, "the stream must make the agent inspect"
     steps = first.set_index("request_id")["step"]
@@ -78,7 +80,7 @@ def _run(store, name="agent"):
         agent.observe(X[30:50], times[30:50])
     agent.close()
     resumed = RiskBasedAgent.from_store(store, name)
-    resumed.observe(X[50:], times[50:])
+    resumed.observe(X[50:], times[50:], skipped=[(71, ["x0"])])
     return resumed
 
 
@@ -93,6 +95,7 @@ def test_memory_and_sql_answer_alike(store_url):
     memory = InMemoryAgentStore()
     with _run(memory) as a, _run(sql) as b:
         assert a.status() == b.status()
+        assert a.status()["n_skipped"] == 3
         _same_frames(a.history_.steps, b.history_.steps)
         _same_frames(memory.requests("agent"), sql.requests("agent"))
         logged = sql.events("agent")

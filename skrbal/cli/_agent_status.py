@@ -76,6 +76,8 @@ def status(args) -> int:
     print(f"agent {state['name']!r}")
     for key in _STATUS_KEYS:
         print(f"  {key}: {state[key]}")
+    if state.get("n_skipped"):  # rows skipped for a missing value (--skip-missing)
+        print(f"  n_skipped: {state['n_skipped']} (rows without a value, not observed)")
     for name, spend in state.get("spend_by_method", {}).items():
         count = state["n_inspections_by_method"][name]
         print(f"  spend of {name}: {spend} ({count} inspections)")

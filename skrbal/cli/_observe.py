@@ -19,6 +19,7 @@ import re
 import select
 import stat
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -172,7 +173,8 @@ class _ObservationReader:
                 if record[i].strip(" \t") in _MISSING
             ]
             if gaps:
-                self.skipped.append((line, gaps))
+                stamp = None if self.stamp is None else record[self.stamp].strip()
+                self.skipped.append((line, gaps, stamp or None))
                 return None
         try:
             row = [_number(record[i]) for i in self.positions]
@@ -264,35 +266,36 @@ def _in_the_file(message: str, reader, name: str) -> str:
         row = int(match[1])
         return f"line {lines[row]} of {name}" if row < len(lines) else match[0]
 
+    def span(match):
+        first, last = int(match[1]), int(match[2])
+        if last >= len(lines):
+            return match[0]
+        return f"lines {lines[first]} to {lines[last]} of {name}"
+
     if not lines:
         return message
+    message = re.sub(r"rows (\d+) to (\d+) of this call", span, message)
     return re.sub(r"row (\d+) of this call", line, message)
 
 
-def _warn_if_repeated(agent, X, reader, name: str) -> None:
-    """Warn when a batch repeats the agent's last observations exactly.
+@contextlib.contextmanager
+def _warnings_in_the_file(reader, name: str):
+    """Warnings of the agent naming "row i of this call" name the file's line.
 
-    An agent without times cannot tell a file observed twice from new rows
-    (with times, the second pass goes back in time and is refused): the
-    first batch of a call equal, row for row and bit for bit, to the last
-    observations is named on standard error. It is still decided.
+    (:class:`~skrbal.exceptions.RepeatedBatchWarning`, say: the rule is the
+    agent's, the file's lines are the command's.)
     """
-    status = agent.status()
-    n, last = X.shape[0], agent.n_steps_
-    if status["clock"] != "step" or n == 0 or last - n < status["n_commissioning"]:
-        return
-    steps = np.arange(last - n, last)
-    before = agent.store_.load_steps(agent.agent_id_, steps, ("features",))
-    if not np.array_equal(np.asarray(before["features"]), X.to_numpy()):
-        return
-    lines = reader.batch_lines
-    print(
-        f"skrbal: warning: {name} lines {lines[0]} to {lines[-1]} repeat the "
-        f"agent's last {n} observations (steps {steps[0]} to {steps[-1]}) "
-        "exactly; observed again, they are decided again as new steps (was "
-        "the file observed twice?)",
-        file=sys.stderr,
-    )
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        message = _in_the_file(str(message), reader, name)
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _interrupted(args, name: str, n_done: int, last) -> str:
@@ -319,16 +322,23 @@ def _interrupted(args, name: str, n_done: int, last) -> str:
 _MISSING = frozenset({"", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"})
 
 
-def _report_skipped(reader, name: str) -> None:
-    """One line per row skipped for a missing value, on standard error."""
-    for line, columns in reader.skipped:
+def _report_skipped(reader, name: str, recorded: bool) -> list:
+    """One line per row skipped for a missing value, on standard error.
+
+    Returns the rows, ``(line, columns, time)``, for the agent to record
+    with the batch that follows them (``recorded``); rows after the last
+    observation of the input have no batch, and are only named.
+    """
+    where = "recorded in the store" if recorded else "not recorded (no row follows)"
+    for line, columns, _ in reader.skipped:
         named = ", ".join(repr(c) for c in columns)
         print(
             f"skrbal: {name} line {line} skipped (--skip-missing): no value in "
-            f"column {named}; not observed, no step",
+            f"column {named}; not observed, no step; {where}",
             file=sys.stderr,
         )
-    reader.skipped.clear()
+    skipped, reader.skipped = reader.skipped, []
+    return skipped
 
 
 # A feature value: an optional sign, ASCII digits with an optional decimal
@@ -409,10 +419,11 @@ def observe(args) -> int:
                     batches = reader.batches(args.batch_size, args.key is not None)
                     for i, (X, times) in enumerate(batches, start=1):
                         key = None if args.key is None else f"{args.key}#{i}"
-                        _report_skipped(reader, name)
-                        if i == 1 and key is None:  # a keyed retry is no repeat
-                            _warn_if_repeated(agent, X, reader, name)
-                        decided = agent.observe(X, timestamps=times, key=key)
+                        skipped = _report_skipped(reader, name, recorded=True)
+                        with _warnings_in_the_file(reader, name):
+                            decided = agent.observe(
+                                X, timestamps=times, key=key, skipped=skipped
+                            )
                         n_done += X.shape[0]
                         last = (decided.iloc[-1], reader.batch_lines[-1], writer.iso)
                         writer.write(decided, times)
@@ -424,7 +435,7 @@ def observe(args) -> int:
                         "observation(s) before it were recorded, none after)"
                     ) from exc
                 finally:
-                    _report_skipped(reader, name)
+                    _report_skipped(reader, name, recorded=False)
                 if n_done == 0:
                     empty = np.zeros((0, agent.n_features_in_))
                     writer.write(agent.observe(empty), None)

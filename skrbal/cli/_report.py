@@ -326,6 +326,8 @@ def _status_table(status, process, display) -> str:
         ("commissioning samples", _e(status["n_commissioning"])),
         ("observations (steps)", _e(status["n_observations"])),
         ("last observation", _time_text(last, display.time_axis)),
+        # 28.21: rows skipped for a missing value, as the store records them.
+        ("rows skipped (missing values)", _e(status.get("n_skipped", 0))),
         ("inspection requests", _e(status["n_requests"])),
         ("results", _e(status["n_results"])),
         ("open", _e(status["n_open"])),

@@ -64,6 +64,7 @@ _LAZY = {
     "RequestRecord": "skrbal.online._storage",
     "ResultRecord": "skrbal.online._storage",
     "RiskBasedAgent": "skrbal.online._agent",
+    "SkippedRow": "skrbal.online._storage",
     "StoreError": "skrbal.exceptions",
 }
 

@@ -34,10 +34,12 @@ from skrbal.online._idempotency import (
     array_digest,
     check_key,
     client_key,
+    value_digest,
 )
 from skrbal.online._storage import (
     ObserveBlock,
     RequestRecord,
+    SkippedRow,
     StoreError,
 )
 from skrbal.online._timestamps import as_seconds, duration_text, time_text
@@ -316,7 +318,9 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         """Steps so far, commissioning samples included."""
         return self._campaign.steps.n_steps
 
-    def observe(self, X, timestamps=None, *, key: str | None = None) -> pd.DataFrame:
+    def observe(
+        self, X, timestamps=None, *, key: str | None = None, skipped=None
+    ) -> pd.DataFrame:
         """Decide for new observations, in order; request inspections.
 
         All rows are judged by the current model and the requests open when
@@ -342,6 +346,11 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             first time, rebuilt from the store, without deciding, writing or
             changing anything. A call with no rows stores nothing, and so
             does not use its key.
+        skipped : iterable of SkippedRow or (row, columns[, time]), default=None
+            Rows of the caller's input left out of ``X`` for a missing value
+            (a sensor dropout): recorded with the call's block, in its event,
+            undecided and without a step; ``status()["n_skipped"]`` counts
+            them. A call with no rows records none.
 
         Returns
         -------
@@ -383,8 +392,13 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             stamps = None
             if timestamps is not None:
                 stamps = as_seconds(timestamps, "timestamps", X.shape[0])
-            key = client_key(
-                key, "observe", X=array_digest(X), timestamps=array_digest(stamps)
+            left_out = [r.as_json() for r in SkippedRow.checked(skipped)]
+            key = client_key(  # a retry must also leave out the same rows
+                key,
+                "observe",
+                X=array_digest(X),
+                timestamps=array_digest(stamps),
+                **({"skipped": value_digest(left_out)} if left_out else {}),
             )
             done = self._keys.stored(key)
             if done is not None:
@@ -401,6 +415,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         else:
             key = None
         n, first = X.shape[0], self.n_steps_
+        skipped = SkippedRow.checked(skipped)
         clock, times, stamps = observation_times(
             first, n, timestamps, clock_then=self._clock, last_time=self._last_time
         )
@@ -418,6 +433,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             return decisions_frame(
                 nothing, self.classes_, self.inspections, self.process.action_names
             )
+        self._recent.warn_if_repeated(self.name, X, first, clock)
         self._expire_overdue(float(times[0]))
         campaign = self._campaign
         proba = campaign.beliefs(X)
@@ -430,10 +446,11 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             call = ObserveCall(
                 first, X, times, stamps, clock, proba, decided, request_ids
             )
-            self._commit_observe(call, key)
+            self._commit_observe(call, key, skipped)
 
         decided = campaign.decide(X, proba, times, commit=commit)
         campaign.steps.extend(X, decided.action, keep=decided.requested.tolist())
+        self._recent.remember(X)
         campaign.open_requests(first, decided, proba, times)
         self._clock = clock
         self._last_time, self.last_evpi_ = float(times[-1]), float(decided.evpi[-1])
@@ -502,7 +519,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             stacklevel=caller_stacklevel(),
         )
 
-    def _commit_observe(self, call: ObserveCall, key) -> None:
+    def _commit_observe(self, call: ObserveCall, key, skipped=()) -> None:
         decided = call.decided
         requests = tuple(
             RequestRecord(
@@ -526,6 +543,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             budget_state=decided.budget_state,
             clock=call.clock,
             key=key,
+            skipped=skipped,
         )
         self.store_.append_observe(self.agent_id_, self._seq, block)
 

@@ -41,6 +41,7 @@ from skrbal.online._config import (
 )
 from skrbal.online._connect import open_storage, store_parameter
 from skrbal.online._idempotency import CallKeys
+from skrbal.online._repeats import RecentRows
 from skrbal.online._replay import new_steps, replay_campaign
 from skrbal.online._settings import (
     agent_record,
@@ -286,6 +287,7 @@ class StartCalls:
         self._last_time, self.last_evpi_ = float(times[-1]), None
         self._seq = 1
         self._n_commissioning = X.shape[0]
+        self._recent = RecentRows(store, agent_id, X.shape[0])
         return self
 
     def _commission_in_parts(self, X, y, timestamps, missing: np.ndarray):
@@ -483,6 +485,7 @@ class StartCalls:
         self._clock = record.clock
         self._seq = record.last_seq
         self._n_commissioning = replay.n_commissioning
+        self._recent = RecentRows(store, record.agent_id, replay.n_commissioning)
         self._last_time, self.last_evpi_ = replay.last_time, replay.last_evpi
         names = [m.name for m in self.inspections or ()]
         campaign.requests = RequestBook(record.n_requests)

@@ -303,6 +303,7 @@ class InMemoryAgentStore:
             block,
             requests=(),
             key=None,
+            skipped=(),  # in the event, as the SQL store keeps them
             **{
                 name: None if value is None else np.array(value)
                 for name, value in (
@@ -332,6 +333,8 @@ class InMemoryAgentStore:
             "budget_state": block.budget_state,
             "methods": methods,
         }
+        if block.skipped:
+            payload["skipped"] = [row.as_json() for row in block.skipped]
         agent.log("observe", block.first_step, None, payload, block.key)
 
     def record_result(self, agent_id: int, seq: int, result: ResultRecord) -> None:

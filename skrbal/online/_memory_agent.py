@@ -159,6 +159,11 @@ class KeptAgent:
             "name": record.name,
             "n_commissioning": len(agent.commissioning.labels),
             "n_observations": sum(b.n_steps for b in agent.blocks),
+            "n_skipped": sum(
+                len(e.payload.get("skipped", ()))
+                for e in agent.events
+                if e.kind == "observe"
+            ),
             "n_requests": sum(statuses.values()),
             "n_open": statuses.get("open", 0),
             "n_results": statuses.get("done", 0),

@@ -57,6 +57,7 @@ __all__ = [
     "Replay",
     "RequestRecord",
     "ResultRecord",
+    "SkippedRow",
     "StoreError",
 ]
 
@@ -242,6 +243,76 @@ class RequestRecord:
 
 
 @dataclass(frozen=True)
+class SkippedRow:
+    """A row the caller left out of an ``observe`` call for a missing value.
+
+    A sensor dropout leaves a row with no value in some feature; the caller
+    (``skrbal agent observe --skip-missing``) skips it rather than stop the
+    batch, and the call records it with its block, in the same event (the
+    ``skipped`` list of the ``observe`` event's payload): it is in the chain,
+    counted by ``status`` (``n_skipped``) and shown by ``export --table
+    events``. It has no step and is not decided.
+
+    Parameters
+    ----------
+    row : int
+        Its place in the caller's input (the command: the file's line).
+    columns : tuple of str
+        The features that had no value.
+    time : str or None, default=None
+        Its time as the input gave it, if any.
+
+    Examples
+    --------
+    >>> from skrbal.online import SkippedRow
+    >>> SkippedRow.checked([(7, ["f1"], "2026-01-02T00:00Z")])
+    (SkippedRow(row=7, columns=('f1',), time='2026-01-02T00:00Z'),)
+    """
+
+    row: int
+    columns: tuple
+    time: str | None = None
+
+    @classmethod
+    def checked(cls, skipped) -> tuple:
+        """Skipped rows given as records or ``(row, columns[, time])`` tuples.
+
+        Parameters
+        ----------
+        skipped : iterable of SkippedRow or tuple, or None
+
+        Returns
+        -------
+        rows : tuple of SkippedRow
+
+        Raises
+        ------
+        ValueError
+            For a row that is not a non-negative integer, no column named,
+            or a time that is not text.
+        """
+        rows = []
+        for item in skipped or ():
+            row = item if isinstance(item, cls) else cls(*item)
+            number, columns = row.row, tuple(str(c) for c in row.columns)
+            if isinstance(number, bool) or not isinstance(number, (int, np.integer)):
+                raise ValueError(f"skipped: row {number!r} is not an integer")
+            if number < 0 or not columns:
+                raise ValueError(
+                    f"skipped: row {number} needs a non-negative number and the "
+                    "columns without a value"
+                )
+            if row.time is not None and not isinstance(row.time, str):
+                raise ValueError(f"skipped: the time of row {number} is not text")
+            rows.append(cls(int(number), columns, row.time))
+        return tuple(rows)
+
+    def as_json(self) -> dict:
+        """The row as the ``observe`` event's payload lists it."""
+        return {"row": self.row, "columns": list(self.columns), "time": self.time}
+
+
+@dataclass(frozen=True)
 class ObserveBlock:
     """The steps of one ``observe`` call, its requests and the state after.
 
@@ -268,6 +339,9 @@ class ObserveBlock:
         What the budget policy counts time in.
     key : ClientKey or None, default=None
         The client's key of the call, if it gave one.
+    skipped : tuple of SkippedRow, default=()
+        The rows the caller left out for a missing value (recorded with the
+        block, in its event).
 
     Examples
     --------
@@ -294,6 +368,7 @@ class ObserveBlock:
     budget_state: Mapping[str, Any]
     clock: str
     key: ClientKey | None = None
+    skipped: tuple = ()
 
     @property
     def n_steps(self) -> int:

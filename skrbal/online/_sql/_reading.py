@@ -273,6 +273,7 @@ class StoreReader:
             )
             last_evpi = last_of_block(conn, aid, ("evpi",))
             last_evpi = None if last_evpi is None else last_evpi[0]
+            n_skipped = _n_skipped(conn, aid)
         statuses, counts_by, routine = {}, {}, {}
         for method, status_, origin, n in by_method:
             if origin is not None:  # a label the agent did not request
@@ -290,6 +291,7 @@ class StoreReader:
             "name": agent.name,
             "n_commissioning": n_commissioning,
             "n_observations": int(n_observations),
+            "n_skipped": n_skipped,
             "n_requests": sum(statuses.values()),
             "n_open": n_open,
             "n_results": n_done,
@@ -536,3 +538,20 @@ class StoreReader:
         with self._reading_agent(agent_id) as conn:
             agent = self._agent_by_id(conn, agent_id)
             return read_steps(conn, agent, steps, columns, process_classes(agent).size)
+
+
+def _n_skipped(conn, agent_id: int) -> int:
+    """The rows its ``observe`` calls skipped for a missing value.
+
+    They are listed in the payload of the call's ``observe`` event, which
+    only events of calls that skipped rows name.
+    """
+    ev = schema.events
+    payloads = conn.execute(
+        select(ev.c.payload).where(
+            (ev.c.agent_id == agent_id)
+            & (ev.c.kind == "observe")
+            & ev.c.payload.contains('"skipped"')
+        )
+    ).scalars()
+    return sum(len(json.loads(text).get("skipped", ())) for text in payloads)

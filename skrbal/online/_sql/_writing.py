@@ -348,6 +348,8 @@ class StoreWriter:
                 if r.method is not None
             },
         }
+        if block.skipped:  # rows left out for a missing value, recorded as such
+            payload["skipped"] = [row.as_json() for row in block.skipped]
         with self._transaction(agent_id, seq, **counters) as conn:
             conn.execute(_INSERT_BLOCK, row)
             if requests:
