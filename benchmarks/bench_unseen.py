@@ -377,13 +377,16 @@ def run_measures(learner, split, initial, process, estimator) -> dict:
     return record
 
 
-def _learner(arm, estimator, process, seed, query="evpi", inspections=None):
+def _learner(
+    arm, estimator, process, seed, query="evpi", inspections=None, follow_up=False
+):
     """The stream learner of an arm."""
     return RiskBasedLearner(
         estimator=estimator,
         process=process,
         query=query,
         inspections=inspections,
+        follow_up=follow_up,
         random_state=seed,
         **arm.learner_params,
     )
@@ -398,13 +401,17 @@ def run_repetition(
     seed: int = 0,
     n_commissioning: int = 50,
     budget_basis: str = "default",
+    follow_up: bool = False,
 ) -> list[dict]:
     """Every arm, every policy, on one split of a case under one protocol.
 
     The paced budget is ``FRACTION`` of the EVPI rule's inspection count of
     the ``default`` arm on the same split (``budget_basis='default'``: the
     same money for every arm), or of the arm's own (``'self'``: a better
-    belief, which inspects less, then also gets less money).
+    belief, which inspects less, then also gets less money). With
+    ``follow_up`` the EVSI choice also runs with the follow-up (policy
+    ``'follow'``: the cheap method valued and used with a perfect inspection
+    after any report that warrants one).
     """
     if budget_basis not in BUDGET_BASES:
         raise ValueError(
@@ -461,6 +468,15 @@ def run_repetition(
             {**base, "policy": "paced", "budget": budget, **paced},
             {**base, "policy": "choice", **choice},
         ]
+        if follow_up:
+            follow = run_measures(
+                learner(inspections=methods, follow_up=True),
+                split,
+                initial,
+                process,
+                estimator,
+            )
+            rows.append({**base, "policy": "follow", **follow})
     return rows
 
 
@@ -486,6 +502,18 @@ def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
         diff = wide["choice"] - wide["evpi"]
         belief = choice["unseen_belief_cheap"].mean()
         truth = choice["unseen_true_cheap"].mean()
+        follow = by.get("follow")
+        if follow is not None and len(follow):
+            gain = wide["follow"] - wide["evpi"]
+            follow_cells = {
+                "follow wins": float((gain < -1e-9).mean()),
+                "follow ties": float((gain.abs() <= 1e-9).mean()),
+                "follow false repair": follow["false_repair"].mean(),
+                "follow cheap": follow["n_cheap"].median(),
+                "follow n": len(follow),
+            }
+        else:
+            follow_cells = {}
         records.append(
             {
                 "case": case_name,
@@ -508,7 +536,9 @@ def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
                 "unseen true cheap": truth,
                 "choice wins": float((diff < -1e-9).mean()),
                 "choice ties": float((diff.abs() <= 1e-9).mean()),
+                "choice false repair": choice["false_repair"].mean(),
                 "replay error": rows["replay_error"].max(),
+                **follow_cells,
             }
         )
     return pd.DataFrame(records)
@@ -569,6 +599,30 @@ def summarise(runs: pd.DataFrame) -> str:
             f"{_ratio(cell['unseen belief cheap'], cell['unseen true cheap'])} "
             f"| {cell['choice wins']:.0%} ({cell['choice ties']:.0%}) | {verdict} |"
         )
+    if "follow wins" in table:
+        lines += [
+            "",
+            "EVSI choice with the follow-up (the cheap method valued as 'cheap, "
+            "then a perfect inspection if the report warrants one', and the "
+            "follow-up made), against the plain choice; each against the "
+            "perfect-only EVPI rule on the same split:",
+            "",
+            "| case | protocol | arm | n | choice wins (ties), false repair "
+            "| choice with follow-up: wins (ties), false repair, median cheap "
+            "inspections |",
+            "|---|---|---|---|---|---|",
+        ]
+        for _, cell in table.iterrows():
+            if not np.isfinite(cell.get("follow n", np.nan)):
+                continue
+            lines.append(
+                f"| {cell['case']} | {cell['protocol']} | {cell['arm']} "
+                f"| {cell['follow n']:.0f} "
+                f"| {cell['choice wins']:.0%} ({cell['choice ties']:.0%}), "
+                f"{cell['choice false repair']:.2%} "
+                f"| {cell['follow wins']:.0%} ({cell['follow ties']:.0%}), "
+                f"{cell['follow false repair']:.2%}, {cell['follow cheap']:.0f} |"
+            )
     worst = table["replay error"].max()
     lines += [
         "",
@@ -605,6 +659,11 @@ def main(argv=None) -> None:
         "default arm's on the same split (the same money for every arm) or the "
         "arm's own",
     )
+    parser.add_argument(
+        "--follow-up",
+        action="store_true",
+        help="also run the EVSI choice with the follow-up (policy 'follow')",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="unseen", help="file stem of the results")
     args = parser.parse_args(argv)
@@ -627,6 +686,7 @@ def main(argv=None) -> None:
             seed=args.seed,
             n_commissioning=args.commissioning,
             budget_basis=args.budget_basis,
+            follow_up=args.follow_up,
         )
         for c, p, r in tasks
     )
@@ -642,6 +702,7 @@ def main(argv=None) -> None:
             f"--cases {' '.join(args.cases)} --protocols {' '.join(args.protocols)}",
             f"--arms {' '.join(args.arms)} --commissioning {args.commissioning}",
             f"--budget-basis {args.budget_basis}",
+            *(["--follow-up"] if args.follow_up else []),
             f"--name {args.name}",
         ]
     )
