@@ -620,7 +620,7 @@ def summarise(runs: pd.DataFrame) -> str:
             f"{_ratio(cell['unseen belief cheap'], cell['unseen true cheap'])} "
             f"| {cell['choice wins']:.0%} ({cell['choice ties']:.0%}) | {verdict} |"
         )
-    if table["paced acted"].notna().any():
+    if table["evpi acted"].notna().any():
         lines += [
             "",
             "Damage inspected against damage acted on (any action but 'do "
