@@ -73,6 +73,17 @@ healthy-only false repair at 6-7 % (against 12.6 %); without the extra cold
 spells the budget is smaller and the paced budget overshoots the real
 record's failure (32 % found).
 
+``--follow-up`` adds the policy ``follow``: the EVSI choice with
+``follow_up=True`` (the cheap method valued as "cheap, then a perfect
+inspection if its report warrants one", and the follow-up made;
+``results/unseen_follow_up.md``, 40 repetitions). It removes most of the
+choice's false repairs (0.53 % to 0.08 % of the healthy steps on
+``'z24-hard'`` with the stated direction) and beats the plain choice in 82 %
+of the ``'z24-hard'`` splits, but with the stated direction it beats the
+perfect-only rule in only 8-10 % of them (70-88 % with the default prior),
+and on ``'synthetic-hard'`` healthy-only it loses more often than the plain
+choice. ``--no-paced`` skips the paced runs.
+
 Another arm: add a :class:`~skrbal.experiments.Method` to :data:`ARMS` (its
 ``make_estimator`` builds the estimator, its ``learner_params`` go to
 :class:`~skrbal.active.RiskBasedLearner`) and name it with ``--arms``.
