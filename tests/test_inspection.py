@@ -24,6 +24,7 @@ from skrbal.inspection import (
     check_methods,
     choose_inspection,
     evsi,
+    follow_up_cost,
     perfect_inspection,
     report_posterior,
 )
@@ -568,3 +569,90 @@ def test_rounding_is_no_value_for_the_rules_and_the_learners_alike():
     assert not process.should_inspect(belief)[0]
     choice, _ = choose_inspection(belief, process, [perfect_inspection(process)])
     assert choice.tolist() == [-1]
+
+
+# ------------------------------------------------------------ follow-up
+
+
+def two_stage_by_enumeration(p, process, confusion, cost) -> np.ndarray:
+    """Each report's better of acting now and a perfect inspection, enumerated.
+
+    ``sum_z P(z) max(max_d E[Q | z], E[max_d Q | z] - cost) - max_d E[Q]``
+    with the posterior of every report written out.
+    """
+    q = process.state_action_utility
+    out = np.empty(len(p))
+    for i, belief in enumerate(np.asarray(p, dtype=float)):
+        value = 0.0
+        for z in range(confusion.shape[1]):
+            p_z = belief @ confusion[:, z]
+            if p_z > 0:
+                posterior = belief * confusion[:, z] / p_z
+                act_now = (posterior @ q).max()
+                inspect = posterior @ q.max(axis=1) - cost
+                value += p_z * max(act_now, inspect)
+        out[i] = value - (belief @ q).max()
+    return out
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(cases(), st.sampled_from([0.0, 0.3, 1.0, 5.0, 1e4]))
+def test_the_follow_up_value_is_the_enumerated_two_stage_value(case, cost):
+    process, beliefs, confusion, _ = case
+    methods = [
+        _method(confusion, "cheap", cost=0.1),
+        perfect_inspection(process).set_params(cost=cost),
+        perfect_inspection(process).set_params(name="dearer", cost=cost + 1.0),
+    ]
+    values = evsi(beliefs, process, methods, follow_up=True)
+    expected = two_stage_by_enumeration(beliefs, process, confusion, cost)
+    tolerance = _tolerance(process)
+    np.testing.assert_allclose(values[:, 0], expected, rtol=0, atol=tolerance)
+    # A perfect method keeps the EVPI; the two-stage value lies between the
+    # one-stage EVSI and the EVPI, and is at least EVPI - cost.
+    evpi = process.evpi(beliefs)
+    np.testing.assert_array_equal(values[:, 1], evpi)
+    one_stage = evsi(beliefs, process, methods)[:, 0]
+    assert np.all(values[:, 0] >= one_stage - tolerance)
+    assert np.all(values[:, 0] <= evpi)
+    assert np.all(values[:, 0] >= evpi - cost - tolerance)
+
+
+def test_the_follow_up_by_hand_and_the_choice_it_makes():
+    process = synthetic_decision_process()
+    methods = [perfect_inspection(process), DRONE]
+    belief = [[0.5, 0.0, 0.0, 0.5]]
+    # By hand (the synthetic process's regrets: 29.5 for repairing state 1,
+    # 54.15 for leaving state 4): "no damage found" has P = 0.525 and
+    # residual 0.5 * 0.1 * 54.15 = 2.71 < 7 * 0.525 = 3.675; "damage found"
+    # has P = 0.475 and residual 0.5 * 0.05 * 29.5 = 0.74 < 7 * 0.475: both
+    # reports are acted on, so the two-stage value is the one-stage EVSI.
+    np.testing.assert_allclose(
+        evsi(belief, process, methods, follow_up=True),
+        evsi(belief, process, methods),
+    )
+    # Where damage is likely, "no damage found" warrants the follow-up: the
+    # drone alone is not worth its cost, nor is the perfect inspection, but
+    # the drone with its follow-up is.
+    likely = [[0.2, 0.0, 0.0, 0.8]]
+    one, net_one = choose_inspection(likely, process, methods)
+    two, net_two = choose_inspection(likely, process, methods, follow_up=True)
+    assert one.tolist() == [-1]
+    assert two.tolist() == [1]
+    assert net_two[0, 1] > 0 > max(net_one[0, 1], net_two[0, 0])
+    np.testing.assert_allclose(
+        net_two[0, 1] + DRONE.cost,
+        two_stage_by_enumeration(
+            np.asarray(likely), process, DRONE._confusion_for(process), 7.0
+        )[0],
+    )
+    assert net_two[0, 0] == net_one[0, 0]
+
+
+def test_the_follow_up_needs_a_perfect_method():
+    process = synthetic_decision_process()
+    assert follow_up_cost([DRONE, perfect_inspection(process)], process) == 7.0
+    with pytest.raises(ValueError, match="reveals the state"):
+        evsi([[0.5, 0, 0, 0.5]], process, [DRONE], follow_up=True)
+    with pytest.raises(ValueError, match="reveals the state"):
+        choose_inspection([[0.5, 0, 0, 0.5]], process, [DRONE], follow_up=True)

@@ -505,3 +505,71 @@ def test_imperfect_reports_keep_dataframe_rows_on_refit():
     assert (posterior.max(axis=1) < 1).any()  # some reports are soft rows
     pd.testing.assert_frame_equal(learner.history_.steps, plain.history_.steps)
     pd.testing.assert_frame_equal(queries, plain.history_.queries)
+
+
+def test_a_report_that_warrants_it_is_followed_up_by_a_perfect_inspection():
+    X, y = _stream(8)
+    methods = [perfect_inspection(PROCESS), CHEAP]
+    learner = RiskBasedLearner(
+        estimator=_gmm(),
+        process=PROCESS,
+        inspections=methods,
+        follow_up=True,
+        random_state=11,
+    ).fit(X, y, initial=INIT)
+    history = learner.history_
+    steps, queries = history.steps, history.queries.iloc[1:]
+    followed = queries[queries["follow_up"].notna()]
+    assert len(followed) > 0  # the test exercises the follow-up
+    assert set(followed["method"]) == {"cheap"}
+    assert set(followed["follow_up"]) == {"perfect"}
+    columns = [f"posterior_{c}" for c in PROCESS.classes_]
+    # A followed-up step learns its true state and acts on it.
+    for _, row in followed.iterrows():
+        step = int(row["step"])
+        np.testing.assert_array_equal(
+            row[columns].to_numpy(float), PROCESS.classes_ == y[step]
+        )
+        assert step in learner.labelled_indices_
+        assert steps["action"][step] == PROCESS.perfect_information_action(y[[step]])[0]
+    # Exactly where the report's posterior has an EVPI above the perfect
+    # cost: every other cheap report is acted on as it is.
+    kernel_cost = methods[0].cost_
+    acted = queries[(queries["method"] == "cheap") & queries["follow_up"].isna()]
+    model = _gmm().set_params(classes=PROCESS.classes_)
+    first = queries.iloc[0]
+    if first["method"] == "cheap":
+        belief = model.fit(X[INIT], y[INIT]).predict_proba(X[[int(first["step"])]])
+        posterior = report_posterior(belief, [first["report"]], PROCESS, CHEAP)
+        warranted = PROCESS.evpi(posterior)[0] > kernel_cost
+        assert warranted == pd.notna(first["follow_up"])
+    assert (PROCESS.evpi(acted[columns].to_numpy(float)) <= kernel_cost).all()
+    # The follow-ups are paid for.
+    totals = history.totals
+    counts = steps.loc[steps["inspected"], "method"].value_counts()
+    n_follow = len(followed)
+    assert totals["n_follow_ups"] == n_follow
+    assert totals["n_inspections_by_method"] == {
+        "perfect": counts.get("perfect", 0) + n_follow,
+        "cheap": counts["cheap"],
+    }
+    assert totals["inspection_spend"] == pytest.approx(
+        7.0 * (counts.get("perfect", 0) + n_follow) + 1.4 * counts["cheap"]
+    )
+    assert (steps["follow_up"].notna()).sum() == n_follow
+
+
+def test_follow_up_needs_a_perfect_method_and_a_bool():
+    X, y = _stream(8)
+    with pytest.raises(ValueError, match="reveals the state"):
+        RiskBasedLearner(
+            estimator=_gmm(), process=PROCESS, inspections=[CHEAP], follow_up=True
+        ).fit(X, y, initial=INIT)
+    with pytest.raises(ValueError, match="needs inspections"):
+        RiskBasedLearner(estimator=_gmm(), process=PROCESS, follow_up=True).fit(
+            X, y, initial=INIT
+        )
+    with pytest.raises(ValueError, match="follow_up must be a bool"):
+        RiskBasedLearner(estimator=_gmm(), process=PROCESS, follow_up="yes").fit(
+            X, y, initial=INIT
+        )

@@ -289,6 +289,9 @@ class Campaign:
         :data:`~skrbal._learning._fantasy.MAX_FANTASISED` (32).
     request_timeout : float or None
         Age (in the budget's time) at which an open request expires.
+    follow_up : bool, default=False
+        Value imperfect methods with a perfect follow-up and name it in the
+        results that warrant one (:class:`DecisionKernel`).
 
     Attributes
     ----------
@@ -322,10 +325,13 @@ class Campaign:
         max_open_requests=None,
         pending_value="fantasy",
         request_timeout=None,
+        follow_up=False,
     ):
         self.process = process
         self.inspections = inspections
-        self.kernel = DecisionKernel(process, inspections, budget, max_open_requests)
+        self.kernel = DecisionKernel(
+            process, inspections, budget, max_open_requests, follow_up
+        )
         self.budget = self.kernel.budget
         self.rule = make_update(
             semi_supervised, process, update, initial_state, em_start=em_start
@@ -503,6 +509,22 @@ class Campaign:
         self.model, self.rule = model, rule
         self._model_version += 1
         return result.action
+
+    def answer_with_follow_up(
+        self, request_id: int, result: Result, follow_up: Result
+    ) -> int:
+        """Close request ``request_id`` with its report followed up; the action.
+
+        ``follow_up`` is the result of the perfect inspection that
+        ``result.follow_up`` asked for at the same step: the state it reveals
+        is learnt (the report adds nothing once the state is known), and the
+        follow-up is booked as a request made and answered at once.
+        """
+        request = self.requests[request_id]
+        action = self.learn(request.step, follow_up)
+        self.requests.close(request_id, "done")
+        self.requests.add_done(request.step, result.follow_up)
+        return action
 
     def learn_routine(self, step: int, result: Result, k, *, commit=None) -> int:
         """Learn a routine label (an inspection not requested); the action.

@@ -30,6 +30,7 @@ from skrbal.inspection import (
     ImpossibleReportError,
     check_methods,
     evsi,
+    follow_up_cost,
     report_posterior,
     simulate_reports,
 )
@@ -129,12 +130,17 @@ class Result:
         The optimal action once the result is known.
     report : outcome or None
         The report, with inspection methods.
+    follow_up : int or None
+        With ``follow_up``: the method (index) that should inspect the step
+        again, because the posterior's EVPI exceeds its cost; ``None`` when
+        the posterior is to be acted on as it is.
     """
 
     label: object
     posterior: np.ndarray | None
     action: int
     report: object = None
+    follow_up: int | None = None
 
 
 class DecisionKernel:
@@ -151,6 +157,11 @@ class DecisionKernel:
         Which requests to make; ``None`` is :class:`~skrbal.budget.CostThreshold`.
     max_open_requests : int or None
         At most this many requests awaiting a result at once.
+    follow_up : bool, default=False
+        Value each imperfect method as "it, then the cheapest perfect method
+        where its report warrants one" (:func:`~skrbal.inspection.evsi` with
+        ``follow_up=True``), and name that follow-up in the :class:`Result`
+        of a report whose posterior's EVPI exceeds the perfect method's cost.
     """
 
     def __init__(
@@ -159,6 +170,7 @@ class DecisionKernel:
         inspections=None,
         budget=None,
         max_open_requests=None,
+        follow_up: bool = False,
     ):
         self.process = process
         self.inspections = inspections
@@ -175,6 +187,22 @@ class DecisionKernel:
             confusions = check_methods(inspections, process)
             self.costs = np.array([m.cost_ for m in inspections])
             self.reveals = [reveals_state(c) for c in confusions]
+        self.follow_up = bool(follow_up)
+        #: The method that follows up an imperfect report, and its cost.
+        self._follow_up = None
+        if self.follow_up:
+            if inspections is None:
+                raise ValueError(
+                    "follow_up needs inspections: an imperfect method to follow "
+                    "up and a perfect one to follow up with."
+                )
+            cost = follow_up_cost(inspections, process)
+            revealing = [
+                k
+                for k, reveals in enumerate(self.reveals)
+                if reveals and self.costs[k] == cost
+            ]
+            self._follow_up = (revealing[0], cost)
         self.classes = process.classes_
         self._seen_classes = (None, None)
         # The policy's parameters are checked once here, not at every scan
@@ -247,16 +275,17 @@ class DecisionKernel:
                 value[rows] = np.minimum(evpi[rows], fantasies.weights @ after)
             best = np.zeros(evpi.shape[0], dtype=np.intp)
         else:
-            values = evsi(proba, self.process, self.inspections)
+            values = self._evsi(proba)
             if fantasies is not None:
-                after = self._after(
-                    fantasies.at(slice(None)),
-                    lambda p: evsi(p, self.process, self.inspections),
-                )
+                after = self._after(fantasies.at(slice(None)), self._evsi)
                 expected = np.tensordot(fantasies.weights, after, axes=1)
                 values = np.minimum(values, expected)
             return self.process.best_method(values, self.costs)
         return best, np.where(value > self._noise, value, 0.0)
+
+    def _evsi(self, proba):
+        """Each method's EVSI (with its follow-up, if any) for aligned beliefs."""
+        return evsi(proba, self.process, self.inspections, follow_up=self.follow_up)
 
     @staticmethod
     def _after(proba, value):
@@ -490,7 +519,20 @@ class DecisionKernel:
             found = self.classes[certain[0]]
             return Result(found, posterior, int(self._perfect[found.item()]), report)
         action = int(process.optimal_action(posterior[None])[0])
-        return Result(None, posterior, action, report)
+        return Result(None, posterior, action, report, self.follow_up_of(posterior))
+
+    def follow_up_of(self, posterior) -> int | None:
+        """The method that should inspect again after ``posterior``, or None.
+
+        With ``follow_up``: the cheapest perfect method where the posterior's
+        EVPI exceeds its cost (beyond rounding), as the value of the method
+        assumed when it chose it.
+        """
+        if self._follow_up is None:
+            return None
+        k, cost = self._follow_up
+        value = float(self.process.evpi(posterior[None])[0]) - cost
+        return k if value > self._noise else None
 
     def report_posterior(self, belief, report, k: int) -> np.ndarray:
         """The posterior after ``report`` of method ``k``.

@@ -82,12 +82,20 @@ class CampaignParams:
         check_campaign_params(**params)
         return self
 
-    def campaign(self) -> Campaign:
+    def campaign(self, *, follow_up: bool = False) -> Campaign:
         """A new campaign with these parameters.
+
+        Parameters
+        ----------
+        follow_up : bool, default=False
+            Follow an imperfect report up with a perfect inspection where it
+            warrants one (:class:`~skrbal._learning.DecisionKernel`); the
+            stream learner's option, not yet the agent's (whose stored
+            settings are these parameters).
 
         Returns
         -------
         campaign : Campaign
         """
         params = {f.name: getattr(self, f.name) for f in fields(self)}
-        return Campaign(params.pop("process"), **params)
+        return Campaign(params.pop("process"), follow_up=follow_up, **params)

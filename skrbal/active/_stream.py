@@ -74,6 +74,16 @@ class RiskBasedLearner(BaseEstimator):
         it as soft evidence (see Notes). A budget policy then sees, at each
         step, the EVSI of the method of largest net value and that method's
         cost, as :class:`~skrbal.online.RiskBasedAgent` does.
+    follow_up : bool, default=False
+        With ``inspections`` that hold a perfect method and an imperfect one:
+        value each imperfect method as "it, then the cheapest perfect method
+        if its report warrants one" (:func:`~skrbal.inspection.evsi` with
+        ``follow_up=True``), and inspect the step again with that perfect
+        method wherever the report's posterior has an EVPI above its cost,
+        learning the state it reveals instead of the report. The
+        follow-up's cost counts in the spend (``history_.totals``,
+        ``n_follow_ups``) but is not charged to the budget policy's state.
+        Not yet an option of :class:`~skrbal.online.RiskBasedAgent`.
     update : {'auto', 'partial_fit', 'refit'}, default='auto'
         How the model learns an inspected label: ``'partial_fit'`` on the new
         sample, ``'refit'`` on all labelled samples; ``'auto'`` uses
@@ -265,6 +275,7 @@ class RiskBasedLearner(BaseEstimator):
         budget=None,
         n_queries: int | dict | None = None,
         inspections=None,
+        follow_up: bool = False,
         update: str = "auto",
         semi_supervised: str | None = None,
         em_start: str = "labelled",
@@ -284,6 +295,7 @@ class RiskBasedLearner(BaseEstimator):
         self.budget = budget
         self.n_queries = n_queries
         self.inspections = inspections
+        self.follow_up = follow_up
         self.update = update
         self.semi_supervised = semi_supervised
         self.em_start = em_start
@@ -335,6 +347,11 @@ class RiskBasedLearner(BaseEstimator):
                 f"{strategy!r}; leave budget=None."
             )
         CampaignParams.of(self, budget=budget).check()
+        if not isinstance(self.follow_up, bool | np.bool_):
+            raise ValueError(f"follow_up must be a bool, got {self.follow_up!r}.")
+        if self.follow_up:
+            # Names the missing methods (no perfect one, or no inspections).
+            CampaignParams.of(self, budget=budget).campaign(follow_up=True)
         if self.inspections is not None:
             self._check_inspections(strategy)
         elif strategy == "random" and (

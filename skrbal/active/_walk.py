@@ -76,7 +76,7 @@ class StreamWalk:
         # The policy whose state the history keeps (None: the default).
         self.budget = budget
         params = CampaignParams.of(learner, process=process, budget=self.budget)
-        self.campaign = campaign = params.campaign()
+        self.campaign = campaign = params.campaign(follow_up=learner.follow_up)
         self.kernel = campaign.kernel
         action_type = (
             np.intp if self.full else np.min_scalar_type(process.n_actions - 1)
@@ -93,6 +93,8 @@ class StreamWalk:
         self.method_used = np.full(n_steps, -1, dtype=np.intp) if self.full else None
         self.evpi = np.empty(n_steps) if self.full else None
         self.inspected = np.zeros(n_steps, dtype=bool)
+        # The follow-up method of each step inspected again (follow_up=True).
+        self.follow_ups: dict[int, int] = {}
         # The perfect-information action of a known step, by its state.
         self.perfect_of_state = self.kernel.perfect_actions
         self.queries = []
@@ -204,12 +206,28 @@ class StreamWalk:
         step = campaign.requests[request_id].step
         result = campaign.simulate_result(request_id, self.y[step], self.rng)
         method = campaign.requests[request_id].method
-        campaign.answer(request_id, result)
+        columns = self.report_columns(method, result)
+        if result.follow_up is not None:
+            # The report warrants a perfect inspection of the same step: its
+            # label is learnt (and recorded) instead of the report.
+            k = result.follow_up
+            followed = self.kernel.simulate_result(
+                k, result.posterior, self.y[step], self.rng
+            )
+            campaign.answer_with_follow_up(request_id, result, followed)
+            self.follow_ups[step] = k
+            columns.update(
+                {f"posterior_{c}": p for c, p in zip(self.classes, followed.posterior)}
+            )
+            columns["follow_up"] = self.learner.inspections[k].name
+            result = followed
+        else:
+            campaign.answer(request_id, result)
         if result.label is not None:
             self.counts[self.label_index[step]] += 1
         else:
             self.counts += result.posterior
-        record = self.query_record(step, self.report_columns(method, result))
+        record = self.query_record(step, columns)
         if self.routine is not None:
             record["routine"] = False
         self.queries.append(record)
@@ -378,4 +396,20 @@ class StreamWalk:
             summary = campaign_summary(
                 y, action, process, inspected=self.method_used, methods=methods
             )
+            if self.learner.follow_up:
+                self._add_follow_ups(steps, summary, methods)
         return Bunch(steps=steps, queries=None, totals=dict(summary))
+
+    def _add_follow_ups(self, steps, summary, methods) -> None:
+        """Count each follow-up inspection in the per-step history and totals."""
+        follow_up = np.full(len(steps), None, dtype=object)
+        for step, k in self.follow_ups.items():
+            name, cost = methods[k].name, methods[k].cost_
+            follow_up[step] = name
+            summary.n_inspections += 1
+            summary.inspection_spend += cost
+            summary.net_utility -= cost
+            summary.n_inspections_by_method[name] += 1
+            summary.spend_by_method[name] += cost
+        steps["follow_up"] = follow_up
+        summary.n_follow_ups = len(self.follow_ups)

@@ -16,6 +16,7 @@ from skrbal.inspection._value import (
     check_methods,
     choose_inspection,
     evsi,
+    follow_up_cost,
     report_posterior,
 )
 
@@ -25,6 +26,7 @@ __all__ = [
     "check_methods",
     "choose_inspection",
     "evsi",
+    "follow_up_cost",
     "perfect_inspection",
     "report_posterior",
     "simulate_reports",

@@ -35,6 +35,7 @@ __all__ = [
     "check_methods",
     "choose_inspection",
     "evsi",
+    "follow_up_cost",
     "report_posterior",
 ]
 
@@ -116,11 +117,73 @@ def check_methods(methods, process: DecisionProcess) -> list[np.ndarray]:
     return [method._confusion_for(process) for method in methods]
 
 
-def _evsi_table(aligned, process, confusions) -> np.ndarray:
+def _reveals(confusion) -> bool:
+    """Whether every report of ``confusion`` names one state for sure (a label)."""
+    return bool(
+        np.all((confusion == 0) | (confusion == 1))
+        and np.all(np.count_nonzero(confusion, axis=0) <= 1)
+    )
+
+
+def follow_up_cost(methods, process: DecisionProcess) -> float:
+    """The cost of the inspection that follows up an imperfect report.
+
+    The cheapest of ``methods`` whose every report names one state for sure
+    (a perfect inspection): after an imperfect method's report, paying it
+    reveals the state (:func:`evsi` with ``follow_up=True``).
+
+    Parameters
+    ----------
+    methods : sequence of InspectionMethod
+        The methods, as :func:`check_methods` takes them.
+    process : DecisionProcess
+        The process whose states the methods inspect.
+
+    Returns
+    -------
+    cost : float
+        The cost of the cheapest method that reveals the state.
+
+    Raises
+    ------
+    ValueError
+        When no method reveals the state: there is nothing to follow up with.
+
+    Examples
+    --------
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.inspection import (
+    ...     InspectionMethod, follow_up_cost, perfect_inspection)
+    >>> process = synthetic_decision_process()
+    >>> drone = InspectionMethod(
+    ...     name="drone", cost=1.4,
+    ...     confusion=[[0.95, 0.05], [0.7, 0.3], [0.2, 0.8], [0.1, 0.9]])
+    >>> follow_up_cost([drone, perfect_inspection(process)], process)
+    7.0
+    """
+    confusions = check_methods(methods, process)
+    return _follow_up_cost(confusions, [method.cost_ for method in methods])
+
+
+def _follow_up_cost(confusions, costs) -> float:
+    revealing = [cost for c, cost in zip(confusions, costs) if _reveals(c)]
+    if not revealing:
+        raise ValueError(
+            "follow_up needs an inspection method that reveals the state (a "
+            "perfect inspection, e.g. perfect_inspection(process)) among the "
+            "methods; none of them does."
+        )
+    return float(min(revealing))
+
+
+def _evsi_table(aligned, process, confusions, follow_up=None) -> np.ndarray:
     """EVSI of each confusion for aligned, validated beliefs: (n, n_methods).
 
     One matrix product gives, for every method, report and action, the joint
-    expected regret ``sum_y p(y) C[y, z] R(y, d)``.
+    expected regret ``sum_y p(y) C[y, z] R(y, d)``. With ``follow_up`` (the
+    cost of a perfect inspection), the residual regret of each report is at
+    most that cost times the report's probability: the perfect inspection
+    after the report, where it is worth its cost.
     """
     evpi = process.evpi(aligned)
     q = process.state_action_utility
@@ -139,7 +202,12 @@ def _evsi_table(aligned, process, confusions) -> np.ndarray:
     for k, confusion in enumerate(confusions):  # a few methods, not samples
         stop = start + confusion.shape[1] * n_actions
         block = products[:, start:stop].reshape(-1, confusion.shape[1], n_actions)
-        table[:, k] = block.min(axis=2).sum(axis=1)
+        residual = block.min(axis=2)
+        if follow_up is not None:
+            # Beliefs may dip below zero within the belief tolerance.
+            p_report = np.maximum(aligned, 0.0) @ confusion
+            residual = np.minimum(residual, follow_up * p_report)
+        table[:, k] = residual.sum(axis=1)
         start = stop
     # The residual regret lies in [0, EVPI] in exact arithmetic; clipping it
     # there keeps rounding (and beliefs dipping below zero within the belief
@@ -149,7 +217,9 @@ def _evsi_table(aligned, process, confusions) -> np.ndarray:
     return evpi[:, None] - table
 
 
-def evsi(proba, process: DecisionProcess, methods, classes=None) -> np.ndarray:
+def evsi(
+    proba, process: DecisionProcess, methods, classes=None, *, follow_up: bool = False
+) -> np.ndarray:
     """Expected value of sample information of each inspection method.
 
     The gain in maximum expected utility from choosing the action after
@@ -177,12 +247,24 @@ def evsi(proba, process: DecisionProcess, methods, classes=None) -> np.ndarray:
     classes : array-like of shape (n_columns,), default=None
         Labels of the columns of ``proba`` (a classifier's ``classes_``);
         ``None`` means the columns are the process's states in order.
+    follow_up : bool, default=False
+        Value each method as "this method, then a perfect inspection if its
+        report warrants one": after each report ``z``, the better of acting
+        on the posterior and paying the cheapest method that reveals the
+        state (:func:`follow_up_cost`) to act on the truth. The value is net
+        of the follow-up's expected cost, not of the method's own. A method
+        that reveals the state keeps its EVSI (the EVPI).
 
     Returns
     -------
     evsi : ndarray of shape (n_samples, n_methods)
         ``evsi[i, k]`` is the EVSI of ``methods[k]`` for belief ``i``, in
         ``[0, process.evpi(proba)[i]]``.
+
+    Raises
+    ------
+    ValueError
+        With ``follow_up=True`` when no method reveals the state.
 
     See Also
     --------
@@ -201,6 +283,21 @@ def evsi(proba, process: DecisionProcess, methods, classes=None) -> np.ndarray:
     exactly and a perfect method (a permutation of the identity) has
     ``EVSI == EVPI`` bit for bit.
 
+    With ``follow_up`` and a follow-up cost ``c``, the two-stage
+    pre-posterior value is
+
+    .. code-block:: text
+
+        sum_z P(z) max(max_d E[Q | z], E[max_d Q | z] - c) - max_d E[Q]
+            = EVPI - sum_z min(r_z, c P(z))
+
+    with ``r_z = min_d sum_y p(y) P(z | y) R(y, d)``: each report's
+    residual regret is capped at the follow-up's expected cost, and the
+    follow-up is worth it exactly where the posterior's EVPI exceeds ``c``.
+    It is at least the one-stage EVSI and at least ``EVPI - c``, so a cheap
+    method with follow-up never loses to the perfect method alone by more
+    than its own cost.
+
     Examples
     --------
     >>> from skrbal import synthetic_decision_process
@@ -212,15 +309,23 @@ def evsi(proba, process: DecisionProcess, methods, classes=None) -> np.ndarray:
     >>> evsi([[0.5, 0.0, 0.0, 0.5]], process,
     ...      [perfect_inspection(process), drone]).round(3)
     array([[14.75 , 11.305]])
+    >>> methods = [perfect_inspection(process), drone]
+    >>> evsi([[0.9, 0.0, 0.0, 0.1]], process, methods).round(3)
+    array([[5.415, 3.546]])
+    >>> evsi([[0.9, 0.0, 0.0, 0.1]], process, methods, follow_up=True).round(3)
+    array([[5.415, 3.929]])
     """
     _check_process(process)
     confusions = check_methods(methods, process)
     aligned = process.align_proba(proba, classes)
-    return _evsi_table(aligned, process, confusions)
+    cost = None
+    if follow_up:
+        cost = _follow_up_cost(confusions, [method.cost_ for method in methods])
+    return _evsi_table(aligned, process, confusions, cost)
 
 
 def choose_inspection(
-    proba, process: DecisionProcess, methods, classes=None
+    proba, process: DecisionProcess, methods, classes=None, *, follow_up: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Choose, per belief, the inspection method with the largest net value.
 
@@ -241,6 +346,10 @@ def choose_inspection(
         The candidate inspection methods, names distinct.
     classes : array-like of shape (n_columns,), default=None
         Labels of the columns of ``proba``.
+    follow_up : bool, default=False
+        Value an imperfect method with a perfect inspection after any report
+        that warrants one (:func:`evsi`): the choice is then between the
+        perfect method alone and the cheap one with its follow-up.
 
     Returns
     -------
@@ -280,7 +389,8 @@ def choose_inspection(
     confusions = check_methods(methods, process)
     costs = np.array([method.cost_ for method in methods])
     aligned = process.align_proba(proba, classes)
-    values = _evsi_table(aligned, process, confusions)
+    cost = _follow_up_cost(confusions, costs) if follow_up else None
+    values = _evsi_table(aligned, process, confusions, cost)
     best, value = process.best_method(values, costs)
     return np.where(value - costs[best] > 0, best, -1), values - costs
 
