@@ -1,6 +1,5 @@
 """Shared strength from a store: FleetKnowledge and ``skrbal fleet --shared/add``."""
 
-import json
 import warnings
 
 import numpy as np
@@ -12,7 +11,7 @@ from skrbal import synthetic_decision_process
 from skrbal.fleet import Fleet, FleetBudget, FleetKnowledge
 from skrbal.mixture import FleetPrior, PooledGMMClassifier
 from skrbal.online import AgentStore, RiskBasedAgent
-from tests.test_cli_first_week import one_line, skrbal
+from tests.test_cli_first_week import one_line
 
 CLASSES = [1, 2, 3, 4]
 DAMAGE = 3  # the state the fleet saw and the new structure did not
@@ -166,80 +165,98 @@ def test_records_refuse_a_structure_of_other_features(tmp_path):
 # ---------------------------------------------------------------------- #
 # the command line
 # ---------------------------------------------------------------------- #
-@pytest.fixture(scope="module")
-def fleet_files(tmp_path_factory):
-    """A fleet campaign: three damaged assets with their labelled history up
-    to 20 rows past onset, one (S04) with 50 healthy rows; and a fifth (S05)
-    with 50 healthy rows, to add."""
-    from skrbal import z24_decision_process
-    from skrbal.datasets import make_fleet
-
-    folder = tmp_path_factory.mktemp("shared")
-    made = make_fleet(
-        6,
-        n_samples=400,
-        damaged_share=1.0,
-        unlike_share=0.0,
-        repair_share=0.0,
-        random_state=3,
-    )
-    parts = []
-    for structure in made.structures[:3]:
-        rows = made.frame[made.frame["asset"] == structure.asset]
-        parts.append(rows.iloc[: structure.onset + 20])
-    for asset in ("S04", "S05"):
-        rows = made.frame[made.frame["asset"] == asset]
-        parts.append(rows[rows["label"] == 1].iloc[:50])
-    frame = pd.concat(parts).drop(columns=["action"])
-    frame[frame["asset"] != "S05"].to_csv(folder / "fleet.csv", index=False)
-    frame[frame["asset"] == "S05"].to_csv(folder / "new.csv", index=False)
-    z24_decision_process().to_json(folder / "process.json")
-    return folder
+SECTION = "From a store and from the shell"
 
 
-def test_fleet_init_shared_and_add_from_the_shell(fleet_files, tmp_path):
-    """29.4: `skrbal fleet init --shared` commissions each asset on the ones
-    before it, `skrbal fleet add` a new one on the whole fleet; both through
-    the real command."""
-    store = tmp_path / "fleet.db"
-    status, out, err = skrbal(
-        "fleet", "init", "--shared", "--store", store,
-        "--process", fleet_files / "process.json",
-        "--data", fleet_files / "fleet.csv",
-        "--limit", "90", "--period", "168", "--json",
-    )  # fmt: skip
-    assert status == 0, err
-    agents = json.loads(out)["agents"]
-    assert [a["fleet_structures"] for a in agents] == [0, 1, 2, 3]
-    opened = AgentStore(str(store))
-    try:
-        config = [opened.configuration(a["asset"])["estimator"] for a in agents]
-    finally:
-        opened.close()
-    text = [json.dumps(c) for c in config]
-    assert all("PooledGMMClassifier" in t for t in text)
-    assert "FleetPrior" not in text[1] and "FleetPrior" in text[3]
-    status, out, err = skrbal(
-        "fleet", "add", "--store", store, "--data", fleet_files / "new.csv"
+def _session():
+    """The section's Python block and the commands of its shell block."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).parents[1] / "docs/user_guide/fleets.rst").read_text()
+    text = page[page.index(SECTION) :]
+    code = re.search(r"\.\. code-block:: python\n\n((?:   .*\n|\n)+)", text)[1]
+    shell = re.search(r"\.\. code-block:: bash\n\n((?:   .*\n|\n)+)", text)[1]
+    commands = [line.strip()[2:] for line in shell.splitlines() if line.strip()]
+    return page, "\n".join(line[3:] for line in code.splitlines()), commands
+
+
+def test_the_documented_session_runs_as_written(tmp_path, capsys, monkeypatch):
+    """29.4: the docs' session (`init --shared`, `observe`, `status`, `add`)
+    runs as written: its first command through the real `skrbal` command in
+    a subprocess, the others through the same parser in this process (to
+    spare the start-up CPU). S04 is commissioned on S01-S03, S05 on all four,
+    each prior the store's leave-one-out one."""
+    import os
+    import re
+    import shlex
+    import subprocess
+    import sys
+
+    from skrbal.cli import main
+
+    page, code, commands = _session()
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "fleets.rst", "exec"), {})
+    shim = tmp_path / "bin" / "skrbal"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m skrbal "$@"\n')
+    shim.chmod(0o755)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {
+        **os.environ,
+        "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": root,
+        "OPENBLAS_NUM_THREADS": "1",
+    }
+    for i, command in enumerate(commands):
+        if i == 0:
+            done = subprocess.run(
+                ["bash", "-e", "-o", "pipefail", "-c", command],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            status, err = done.returncode, done.stderr
+        else:
+            words = shlex.split(command)
+            assert words[0] == "skrbal", command
+            status, err = main(words[1:]), capsys.readouterr().err
+        assert status == 0, f"$ {command}\n{err}"
+        for line in err.splitlines():
+            warning = re.match(r"skrbal: warning: (\w+Warning): ", line)
+            assert warning and warning[1] in page, f"$ {command}\n{err}"
+    assert commands[0].startswith("skrbal fleet init --shared")
+    store = str(tmp_path / "fleet.db")
+    with FleetKnowledge(store) as knowledge:
+        assert knowledge.names() == ["S01", "S02", "S03", "S04", "S05"]
+        for name, others in (("S04", ["S05"]), ("S05", [])):
+            want = knowledge.prior(exclude=[name, *others])
+            with Fleet(store) as fleet:
+                got = fleet.agent(name).estimator.fleet
+            assert_allclose(got.mean, want.mean, rtol=1e-12)
+            assert_allclose(got.scale, want.scale, rtol=1e-12)
+        assert max(got.n_structures) == 4
+    decisions = pd.read_csv(tmp_path / "decisions.csv")
+    assert len(decisions) == 250 and set(decisions["asset"]) == {"S04"}
+    # Errors: an asset commissioned twice, and --shared with a --method.
+    from skrbal.cli import main
+
+    assert (
+        main(["fleet", "add", "--store", store, "--data", str(tmp_path / "new.csv")])
+        == 2
     )
-    assert status == 0, err
-    assert out.strip() == (
-        "S05: commissioned on 50 rows, with what 4 structures of fleet 'fleet' know"
-    )
-    with FleetKnowledge(str(store)) as knowledge:
-        want = knowledge.prior(exclude="S05")
-    with Fleet(str(store)) as fleet:
-        got = fleet.agent("S05").estimator.fleet
-    assert_allclose(got.mean, want.mean, rtol=1e-12)
-    status, out, err = skrbal(
-        "fleet", "add", "--store", store, "--data", fleet_files / "new.csv"
-    )
-    assert status == 2
+    err = capsys.readouterr().err
     assert "asset 'S05' has an agent in the store already" in one_line(err)
-    status, out, err = skrbal(
-        "fleet", "init", "--shared", "--method", "gmm-evpi",
-        "--store", tmp_path / "other.db",
-        "--process", fleet_files / "process.json",
-        "--data", fleet_files / "fleet.csv", "--limit", "90", "--period", "168",
-    )  # fmt: skip
-    assert status == 2 and "--method" in one_line(err)
+    argv = ["fleet", "init", "--shared", "--method", "gmm-evpi"]
+    argv += [
+        "--store",
+        str(tmp_path / "other.db"),
+        "--process",
+        str(tmp_path / "process.json"),
+    ]
+    argv += ["--data", str(tmp_path / "fleet.csv"), "--limit", "90", "--period", "168"]
+    assert main(argv) == 2
+    assert "--method" in one_line(capsys.readouterr().err)
