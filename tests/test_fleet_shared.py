@@ -73,6 +73,8 @@ def test_the_prior_read_from_a_store_is_that_of_its_labels(store_url):
     store = AgentStore(store_url)
     try:
         expected = _store_fleet(store, 3, rng)
+        # Both kinds of label after commissioning are read.
+        assert set(store.requests("S0")["origin"]) == {"agent", "routine"}
         with FleetKnowledge(store) as knowledge:
             assert knowledge.names() == ["S0", "S1", "S2"]
             for (_, X, y), (X0, y0) in zip(knowledge.records(), expected):

@@ -7,6 +7,7 @@ from numbers import Integral
 import numpy as np
 
 from skrbal import DecisionProcess
+from skrbal.exceptions import StoreError
 from skrbal.mixture import FleetPrior, PooledGMMClassifier
 from skrbal.online import AgentStore
 
@@ -17,8 +18,9 @@ class FleetKnowledge:
     """The labelled data of a store's agents, and the fleet prior it gives.
 
     Each agent of the store is a structure of the fleet. Its labelled set is
-    read through the store's public tables (:meth:`AgentStore.history`): the
-    commissioning labels, then every label learned since (the results of its
+    read as resuming the agent reads it (:meth:`AgentStore.load_replay
+    <skrbal.online.AgentStore.load_replay>`, which checks the agent's event
+    chain): the commissioning labels, then every label learned since (the results of its
     inspections and the routine labels recorded), in the order of the steps
     they label. :meth:`prior` learns a :class:`~skrbal.mixture.FleetPrior`
     from the structures other than the one it is for, and :meth:`classifier`
@@ -136,13 +138,22 @@ class FleetKnowledge:
         y : ndarray of shape (n_labelled,)
             Labels, of the dtype of the process's classes.
         """
-        history = self.store_.history(name)
-        known = history["label"].notna().to_numpy()
-        columns = [c for c in history.columns if c.startswith("feature_")]
-        X = history.loc[known, columns].to_numpy(dtype=np.float64)
-        classes = self.classes(name)
-        y = np.asarray(history.loc[known, "label"].tolist(), dtype=classes.dtype)
-        return X, y
+        # What resuming the agent reads (its event chain checked): the
+        # features of its commissioning and requested steps, and its results.
+        replay = self.store_.load_replay(name, every_step=False)
+        labels = dict(enumerate(replay.labels))
+        for event in replay.events:
+            if event.kind == "result" and event.payload["label"] is not None:
+                labels[event.step] = event.payload["label"]
+        steps = np.array(sorted(labels), dtype=np.int64)
+        rows = np.minimum(np.searchsorted(replay.steps, steps), len(replay.steps) - 1)
+        if not np.array_equal(replay.steps[rows], steps):
+            raise StoreError(
+                f"store {self.store_.display_url}: agent {name!r} has a result of "
+                "a step whose features it does not give."
+            )
+        y = np.asarray([labels[s] for s in steps.tolist()])
+        return replay.features[rows], y.astype(self.classes(name).dtype)
 
     def records(self, exclude=None) -> list[tuple[str, np.ndarray, np.ndarray]]:
         """``(name, X, y)`` of every structure but those in ``exclude``.
