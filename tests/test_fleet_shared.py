@@ -199,7 +199,8 @@ def test_the_documented_session_runs_as_written(tmp_path, capsys, monkeypatch):
 
     page, code, commands = _session()
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "fleets.rst", "exec"), {})
+    made = {}
+    exec(compile(code, "fleets.rst", "exec"), made)
     shim = tmp_path / "bin" / "skrbal"
     shim.parent.mkdir()
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m skrbal "$@"\n')
@@ -243,6 +244,13 @@ def test_the_documented_session_runs_as_written(tmp_path, capsys, monkeypatch):
         assert max(got.n_structures) == 4
     decisions = pd.read_csv(tmp_path / "decisions.csv")
     assert len(decisions) == 250 and set(decisions["asset"]) == {"S04"}
+    # What the page says S04 did: maintenance on about a third of its damaged
+    # hours, which no label of its own showed, and on few healthy ones.
+    frame, hour = made["frame"], made["hour"]
+    truth = frame.loc[(frame["asset"] == "S04") & (hour >= 50), "label"].to_numpy()
+    repair = decisions["action"].to_numpy() == 1
+    assert repair[truth > 2].sum() >= 40 and repair[truth <= 2].sum() <= 8
+    assert int(decisions["inspect"].sum()) == 9
     # Errors: an asset commissioned twice, and --shared with a --method.
     from skrbal.cli import main
 

@@ -31,10 +31,11 @@ class FleetKnowledge:
 
     The prior is part of the estimator's parameters, so the agent's store
     keeps it with the agent's configuration: the agent resumes, and
-    :meth:`AgentStore.verify` checks it, with the prior it was commissioned
-    on. A store records no change of an agent's model; to learn from what
-    the fleet knows later, commission a new agent (re-commissioning) on the
-    structure's data with :meth:`classifier` then.
+    :meth:`AgentStore.verify <skrbal.online.AgentStore.verify>` checks it,
+    with the prior it was commissioned on. A store records no change of an
+    agent's model; to learn from what the fleet knows later, commission a
+    new agent (re-commissioning) on the structure's data with
+    :meth:`classifier` then.
 
     Parameters
     ----------
