@@ -1,5 +1,6 @@
 """Shared strength from a store: FleetKnowledge and ``skrbal fleet --shared/add``."""
 
+import json
 import warnings
 
 import numpy as np
@@ -155,11 +156,22 @@ def test_records_refuse_a_structure_of_other_features(tmp_path):
             store=path,
             name="b",
         ).fit([[0.0, 1.0], [1.0, 2.0], [2.0, 0.0], [3.0, 1.0]], [1, 2, 3, 4]).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        RiskBasedAgent(
+            estimator=GaussianNB(),
+            process=synthetic_decision_process(),
+            store=path,
+            name="c",
+        ).fit([[0.0], [1.0], [2.0], [3.0]], [1, 2, 3, 4]).close()
     with FleetKnowledge(path) as knowledge:
+        # One healthy label cannot normalise a structure: the agent is named.
+        with pytest.raises(ValueError, match="agent 'a' has 1 label"):
+            knowledge.prior(exclude="b")
         with pytest.raises(ValueError, match="share one process"):
             knowledge.records()
-        with pytest.raises(ValueError, match="no agent 'c'"):
-            knowledge.prior(exclude="c")
+        with pytest.raises(ValueError, match="no agent 'd'"):
+            knowledge.prior(exclude="d")
     with pytest.raises(ValueError, match="window"):
         FleetKnowledge(path, window=1)
 
@@ -260,6 +272,12 @@ def test_the_documented_session_runs_as_written(tmp_path, capsys, monkeypatch):
     )
     err = capsys.readouterr().err
     assert "asset 'S05' has an agent in the store already" in one_line(err)
+    renamed = pd.read_csv(tmp_path / "new.csv").assign(asset="S06")
+    renamed.to_csv(tmp_path / "S06.csv", index=False)
+    argv = ["fleet", "add", "--store", store, "--data", str(tmp_path / "S06.csv")]
+    assert main([*argv, "--json"]) == 0
+    added = json.loads(capsys.readouterr().out)["agents"]
+    assert added == [{"asset": "S06", "n_commissioning": 50, "fleet_structures": 5}]
     argv = ["fleet", "init", "--shared", "--method", "gmm-evpi"]
     argv += [
         "--store",

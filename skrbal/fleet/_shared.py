@@ -222,9 +222,19 @@ class FleetKnowledge:
     def _prior_of(self, records) -> FleetPrior | None:
         if len(records) < 2:
             return None
+        classes = self.classes(records[0][0])
+        reference = classes[0] if self.reference_class is None else self.reference_class
+        for name, _, y in records:
+            if np.count_nonzero(y == reference) < 2:
+                raise ValueError(
+                    f"agent {name!r} has {np.count_nonzero(y == reference)} "
+                    f"label(s) of the reference state {reference!r}; each "
+                    "structure of a fleet is normalised by its first healthy "
+                    "labels and needs at least 2."
+                )
         return FleetPrior.from_structures(
             [(X, y) for _, X, y in records],
-            classes=self.classes(records[0][0]),
+            classes=classes,
             reference_class=self.reference_class,
             window=self.window,
         )
