@@ -17,9 +17,6 @@ from skrbal.cli._output import check_output, write_output
 
 __all__ = ["init", "inspect", "observe", "report", "status"]
 
-# As 'skrbal agent init': with times, a request expires after 30 days.
-_DEFAULT_TIMEOUT = 30 * 86400.0
-
 
 def _seconds(times) -> np.ndarray:
     """Times as seconds: numbers as they are, dates since the epoch (UTC)."""

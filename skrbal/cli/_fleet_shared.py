@@ -15,18 +15,12 @@ import json
 import pandas as pd
 
 from skrbal.cli._agent_store import guarded, open_store
+from skrbal.cli._fleet_commands import _read_fleet, _times_of
 
 __all__ = ["add", "commission_assets"]
 
 # As 'skrbal agent init': with times, a request expires after 30 days.
 _DEFAULT_TIMEOUT = 30 * 86400.0
-
-
-def _times_of(campaign):
-    times = campaign.time
-    if times is not None and campaign.time_zoned:
-        times = pd.DatetimeIndex(times).tz_localize("UTC")
-    return times
 
 
 def commission_assets(
@@ -103,7 +97,6 @@ def _fleet_process(args, store):
 
 @guarded
 def add(args) -> int:
-    from skrbal.cli._fleet_commands import _read_fleet
     from skrbal.fleet import Fleet
 
     window = check_window(args.window)
