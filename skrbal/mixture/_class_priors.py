@@ -6,10 +6,8 @@ user says the state lies relative to a reference class (typically the healthy
 one), and the broad one, kept with a defensive weight so that a wrong
 statement cannot make the state undetectable. A mixture of conjugate priors
 is conjugate: the posterior is the mixture of the two NIW posteriors, with
-weights updated by each component's marginal likelihood of the class's data
-(and, where the classifier keeps its labelled samples, by the prequential
-likelihood of the other classes' labels, see ``_label_check``), and the
-posterior predictive is a mixture of two Student-t densities.
+weights updated by each component's marginal likelihood of the class's data,
+and the posterior predictive is a mixture of two Student-t densities.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from scipy.special import multigammaln
 
 from skrbal._labels import label_positions
 from skrbal.exceptions import UnlabelledClassesWarning
-from skrbal.mixture._label_check import prequential_other_labels
 from skrbal.mixture._niw import (
     _class_posterior,
     _log1p_mahalanobis,
@@ -369,7 +366,6 @@ class _Component(NamedTuple):
     prior: tuple  # (m, kappa, v, S) of the directed NIW
     log_weights: tuple  # posterior (log w_broad, log w_directed)
     attributes: tuple  # _CLASS_ATTRIBUTES of the directed posterior
-    log_marginals: tuple  # (broad, directed) log marginal of the class's data
 
 
 def _component(prior, entry, hyper, stats) -> _Component:
@@ -394,12 +390,7 @@ def _component(prior, entry, hyper, stats) -> _Component:
     directed = niw_log_marginal(
         kappa_d, dof_d, scale_d, count, attributes[2], attributes[3], attributes[4]
     )
-    return _Component(
-        hyper,
-        component_log_weights(entry, broad, directed),
-        attributes,
-        (broad, directed),
-    )
+    return _Component(hyper, component_log_weights(entry, broad, directed), attributes)
 
 
 class DirectedComponents:
@@ -413,8 +404,8 @@ class DirectedComponents:
     failed update leaves the model as it was.
     """
 
-    def __init__(self, prior, stats, reference, components=None, entries=None):
-        self.entries = prior.directed if entries is None else entries
+    def __init__(self, prior, stats, reference, components=None):
+        self.entries = prior.directed
         if components is None:
             components = tuple(
                 _component(
@@ -458,32 +449,6 @@ class DirectedComponents:
                 continue
             components[j] = _component(prior, entry, hyper, stats)
         return DirectedComponents(prior, stats, stats, tuple(components))
-
-    def checked(self, prior, points) -> DirectedComponents:
-        """The components with weights checked against the other classes' labels.
-
-        Each directed class's two components are weighed by the marginal
-        likelihood of the class's own data (as built) times the prequential
-        likelihood of the other classes' labels, ``prod_i p(y_i | x_i, D_<i)``
-        over the labelled ``points`` ``(X, y_idx, weight)`` in their order
-        (see :func:`prequential_other_labels`). A statement that put the
-        state where samples of other classes were then labelled predicted
-        those labels worse, and loses weight.
-        """
-        if not self.entries:
-            return self
-        scores = prequential_other_labels(prior, *points)
-        components = tuple(
-            component._replace(
-                log_weights=component_log_weights(
-                    entry,
-                    component.log_marginals[0] + scores[j, 0],
-                    component.log_marginals[1] + scores[j, 1],
-                )
-            )
-            for j, (entry, component) in enumerate(zip(self.entries, self.components))
-        )
-        return DirectedComponents(None, None, None, components, self.entries)
 
     def mix(self, X, density, log_class_prior=None) -> None:
         """Replace the directed classes' rows of ``density`` by the mixtures.

@@ -314,20 +314,12 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
     # conjugate update
     # ------------------------------------------------------------------ #
     def _set_posterior(
-        self,
-        stats: _Statistics,
-        prior: _NIWPrior,
-        reference: _Statistics | None = None,
-        points: tuple | None = None,
+        self, stats: _Statistics, prior: _NIWPrior, reference: _Statistics | None = None
     ) -> None:
         """Store the statistics, the NIW posterior and its predictive factors.
 
         ``reference`` holds the statistics the directed priors are stated
-        against (default: ``stats``, refreshed by every update). ``points``
-        ``(X, y_idx, weight)``, the labelled samples, check the directed
-        priors' weights against the other classes' labels (see
-        :meth:`DirectedComponents.checked`); ``None`` leaves them to each
-        class's own data.
+        against (default: ``stats``, refreshed by every update).
         """
         columns = zip(
             *(
@@ -345,19 +337,15 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         self._directed = DirectedComponents(
             prior, stats, stats if reference is None else reference
         )
-        self._set_class_prior()
-        if prior.directed and points is not None:
-            self._directed = self._checked_directed(self._directed, points)
         self._directed.store(self)
+        self._set_class_prior()
 
-    def _update_posterior(
-        self, present: np.ndarray, batch: _Statistics, points: tuple | None = None
-    ) -> None:
+    def _update_posterior(self, present: np.ndarray, batch: _Statistics) -> None:
         """Merge the statistics of a batch into those of the classes ``present``.
 
         Only those classes are refreshed (and the directed priors stated
-        against them; their weights are checked again against all the
-        labelled ``points``, as :meth:`_set_posterior` does).
+        against them). Everything is computed before anything is stored, so
+        a failure leaves the model as it was.
         """
         stored = self._statistics
         updates = []
@@ -383,14 +371,12 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
                 field[k] = value
             for name, value in zip(_CLASS_ATTRIBUTES, attributes):
                 getattr(self, name)[k] = value
+        if self._prior.directed:
+            self._directed = directed
+            directed.store(self)
         if self.unlabelled_classes_.size:
             self._record_unlabelled(stored.count)
         self._set_class_prior()
-        if self._prior.directed:
-            if points is not None:
-                directed = self._checked_directed(directed, points)
-            self._directed = directed
-            directed.store(self)
 
     def _record_unlabelled(self, labelled: np.ndarray) -> None:
         self.unlabelled_classes_ = self.classes_[~(labelled > 0)]
@@ -410,13 +396,6 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         A Student-t per class; a class with a directed prior has the mixture
         of its two components' Student-t densities, summed in log space.
         """
-        density = self._broad_log_density(X, log_class_prior)
-        if self._prior.directed:
-            self._directed.mix(X, density, log_class_prior)
-        return density
-
-    def _broad_log_density(self, X: np.ndarray, log_class_prior=None) -> np.ndarray:
-        """Each class's broad Student-t log density plus its prior, (K, n)."""
         density = _log1p_mahalanobis(
             X, self.mean_posterior_, self._t_whiteners, self._t_df
         )
@@ -426,11 +405,9 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         if log_class_prior is not None:
             offset = offset + log_class_prior
         density += offset[:, None]
+        if self._prior.directed:
+            self._directed.mix(X, density, log_class_prior)
         return density
-
-    def _checked_directed(self, directed, points):
-        """``directed`` with its weights checked against the labels ``points``."""
-        return directed.checked(self._prior, points)
 
     def _joint_log_likelihood(self, X: np.ndarray) -> np.ndarray:
         """``log p(x, y=k | D)``, shape (n_samples, n_classes)."""
@@ -635,18 +612,12 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         covariance prior centred on the reference class's covariance) and
         the broad one of the other classes. The posterior is the mixture of
         the two NIW posteriors with weights updated by each one's marginal
-        likelihood of the class's data and by how well each predicted the
-        labels of the *other* classes: every labelled sample's label, from
-        the samples learnt before it (a prequential likelihood, exact), so
-        a statement that puts the state where healthy labels keep being
-        found loses weight before the state is ever labelled. The model
-        keeps the labelled samples for this check. The predictive is a
-        mixture of two Student-t densities. The directed prior follows the
-        reference class as its labels arrive. Whatever the statement, the
-        class's density is at least the broad component's posterior weight
-        times the one it has with the broad prior, so a wrong statement
-        cannot hide the state, and its first labels move the weight onto
-        the component that explains them. ``None``:
+        likelihood of the class's data, and the predictive a mixture of two
+        Student-t densities. The directed prior follows the reference class
+        as its labels arrive. Whatever the statement, the class's density is
+        at least ``1 - weight`` times the one it has with the broad prior,
+        so a wrong statement cannot hide the state, and its first labels
+        move the weight onto the component that explains them. ``None``:
         every class has the broad prior (the paper's model).
     classes : array-like of shape (n_classes,), default=None
         The full label set. When given, ``fit`` accepts data holding only
@@ -866,13 +837,7 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
             )
         y_idx = _label_indices(y, self.classes_)
         weight = _sample_weight(sample_weight, X)
-        points = self._labelled_points
-        if points is not None:
-            points = tuple(
-                np.concatenate(pair) for pair in zip(points, (X, y_idx, weight))
-            )
-        self._update_posterior(*_present_statistics(X, y_idx, weight), points)
-        self._labelled_points = points
+        self._update_posterior(*_present_statistics(X, y_idx, weight))
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -896,11 +861,7 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         stats = _labelled_statistics(X, y_idx, weight, len(classes))
         prior = self._validate_prior(stats, classes, stats.count)
         self.classes_ = classes
-        # The labelled samples are kept only where they are used: to check
-        # the directed priors' weights against the other classes' labels.
-        points = (X.copy(), y_idx, weight) if prior.directed else None
-        self._set_posterior(stats, prior, points=points)
-        self._labelled_points = points
+        self._set_posterior(stats, prior)
         self._record_unlabelled(stats.count)
         self._seen_parameters = copy.deepcopy(_parameter_values(self))
 
@@ -935,15 +896,7 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
                 f"from classes_={self.classes_.tolist()} of the fitted model; call "
                 "fit to start again with other classes."
             )
-        points = getattr(self, "_labelled_points", None)
-        if prior.directed and points is None:
-            raise ValueError(
-                "class_priors was set on a model fitted without it, which did "
-                "not keep the labelled samples the directed priors are checked "
-                "against; call fit to start again with class_priors."
-            )
-        self._set_posterior(self._statistics, prior, points=points)
-        self._labelled_points = points if prior.directed else None
+        self._set_posterior(self._statistics, prior)
         self._seen_parameters = copy.deepcopy(current)
 
     def _partial_fit_classes(self, classes) -> np.ndarray:

@@ -509,9 +509,7 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         stats, theta, resp = self._expectation_maximisation(
             X_l, y_idx, X_u, labelled_stats, resp, priors, weight, unlabelled
         )
-        # The directed weights are checked against the labelled samples alone.
-        points = (X_l, y_idx, weight[~unlabelled]) if prior.directed else None
-        self._set_posterior(stats, prior, reference=labelled_stats, points=points)
+        self._set_posterior(stats, prior, reference=labelled_stats)
         self._record_unlabelled(labelled_stats.count)
         if not self.converged_:
             self.fit_warnings_.append(self._em_warning)
