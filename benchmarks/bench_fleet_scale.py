@@ -257,12 +257,7 @@ def _compare_one(args, seed_base: int) -> list[dict]:
     structures = _fleet(n, args.hours, seed_base)
     period, limit = 24.0 * 7, args.limit * process.inspection_cost
     # Step clock: a structure's steps are its hours (all start after commissioning).
-    arms = {
-        f"fleet (pacing_rate={rate:g})": FleetBudget(
-            limit=n * limit, period=period, pacing_rate=rate
-        )
-        for rate in args.pacing_rates
-    }
+    arms = {"fleet": FleetBudget(limit=n * limit, period=period)}
     arms["caps"] = CostThreshold() & SpendCap(limit=limit, period=period)
     rows = []
     for arm, budget in arms.items():
@@ -316,13 +311,6 @@ def main(argv=None) -> None:
         nargs="+",
         default=[SEED_BASE],
         help="first seed of each compared fleet (default: 1000)",
-    )
-    parser.add_argument(
-        "--pacing-rates",
-        type=float,
-        nargs="+",
-        default=[2.0],
-        help="the fleet budget's pacing rates to compare (default: 2)",
     )
     # A child process's arm.
     parser.add_argument("--arm", choices=["serial", "dask"])

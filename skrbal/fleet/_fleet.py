@@ -21,8 +21,8 @@ class Fleet:
 
     Each :meth:`observe` runs one agent's call in one transaction that holds
     the fleet lock (``SELECT ... FOR UPDATE`` of the budget's row on
-    PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite): the fleet's price and spend
-    are read, the agent decides with them (:class:`FleetBudget`), and its
+    PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite): the fleet's window of values
+    and its spend are read, the agent decides with them (:class:`FleetBudget`), and its
     block, its requests and the fleet's draw event are committed together, or
     nothing is. So the money of a period is never overspent, whatever the
     number of processes drawing at once (each opens its own agents: one
@@ -117,8 +117,7 @@ class Fleet:
             name=name,
             **params,
         )
-        snapshot = self.ledger_.status()
-        policy.draw_snapshot({**snapshot, "seq": _NO_DRAW})
+        policy.draw_snapshot({**self.ledger_.state(), "seq": _NO_DRAW})
         try:
             agent.commission(X, y, timestamps)
         finally:

@@ -7,6 +7,7 @@ import hashlib
 import json
 import time
 
+import numpy as np
 from sqlalchemy import insert, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
@@ -20,7 +21,6 @@ __all__ = ["FleetLedger"]
 # the processes creating tables; such locks span every schema of a database,
 # which only makes creators in other schemas wait their turn.
 _PG_CREATE_LOCK = (0x736B7262 - 2**31, 0)
-_CONFIG_KEYS = ("limit", "period", "origin", "pacing_rate")
 
 
 def _hash(
@@ -33,6 +33,30 @@ def _hash(
     return hashlib.sha256(text_.encode()).hexdigest()
 
 
+def _budget_of(row, where: str) -> FleetBudget:
+    config = json.loads(row.config)
+    try:
+        return FleetBudget(**config)
+    except TypeError:
+        raise ConfigurationError(
+            f"{where}: fleet budget {row.name!r} is {row.config}, which this "
+            "version of skrbal does not read (a budget of an older version, "
+            "priced by a pacing rate); create the fleet anew."
+        ) from None
+
+
+def _recorded(state: dict) -> dict:
+    """A fleet state as a draw records it: the window by its digest alone.
+
+    The window (up to ``FleetBudget.window`` values) lives in the budget's
+    row; each draw's event holds its SHA-256, so the chain still vouches for
+    it at the size of one hash.
+    """
+    window = json.dumps([state["recent_times"], state["recent_values"]])
+    recorded = {k: v for k, v in state.items() if not k.startswith("recent_")}
+    return {**recorded, "window": hashlib.sha256(window.encode()).hexdigest()}
+
+
 def _genesis(name: str, config: str) -> str:
     return hashlib.sha256(
         json.dumps(["skrbal-fleet-budget", name, config]).encode()
@@ -41,7 +65,10 @@ def _genesis(name: str, config: str) -> str:
 
 def _config_text(budget: FleetBudget) -> str:
     params = budget.get_params()
-    return json.dumps({k: float(params[k]) for k in _CONFIG_KEYS}, sort_keys=True)
+    config = {k: float(params[k]) for k in ("limit", "period", "origin")}
+    memory = None if params["memory"] is None else float(params["memory"])
+    config.update(memory=memory, window=int(params["window"]))
+    return json.dumps(config, sort_keys=True)
 
 
 class Draw:
@@ -53,6 +80,7 @@ class Draw:
 
     def __init__(self, ledger: FleetLedger, conn, row):
         self.ledger, self.connection = ledger, conn
+        self.budget = _budget_of(row, f"store {ledger.store.display_url}")
         state = json.loads(row.state)
         self.snapshot = {"seq": int(row.last_seq), **state}
         self._previous_hash = None
@@ -75,20 +103,20 @@ class Draw:
         before = self.snapshot
         if state is None or state.get("draw") != before["seq"]:
             # The call decided nothing (no rows): the fleet is unchanged.
-            state = {**before, "draw": before["seq"]}
+            state = self.budget.state_of(before)
         spent_before = {str(k): float(v) for k, v in before["spent"].items()}
         taken = {
             k: v - spent_before.get(k, 0.0)
             for k, v in state["spent"].items()
             if v != spent_before.get(k, 0.0)
         }
-        new_state = {
-            "price": state["price"],
-            "last_time": state["last_time"],
-            "spent": dict(state["spent"]),
-        }
+        new_state = self.budget.fleet_state(state)
         payload = json.dumps(
-            {"steps": [int(s) for s in steps], "taken": taken, "state": new_state},
+            {
+                "steps": [int(s) for s in steps],
+                "taken": taken,
+                "state": _recorded(new_state),
+            },
             sort_keys=True,
         )
         self.ledger.append_event(
@@ -197,7 +225,7 @@ class FleetLedger:
                         f"{self.name!r} is {row.config}, not {config}."
                     )
                 return
-            state = {"price": 0.0, "last_time": None, "spent": {}}
+            state = budget.fleet_state(budget.initial_state())
             conn.execute(
                 insert(schema.budgets),
                 {
@@ -223,7 +251,7 @@ class FleetLedger:
                 f"store {self.store.display_url} has no fleet budget "
                 f"{self.name!r}; create it first."
             )
-        return FleetBudget(**json.loads(row.config))
+        return _budget_of(row, f"store {self.store.display_url}")
 
     @contextlib.contextmanager
     def draw(self):
@@ -321,15 +349,34 @@ class FleetLedger:
             for r in rows
         ]
 
+    def state(self) -> dict:
+        """The fleet's state now, read without the lock (for display).
+
+        Returns
+        -------
+        state : dict
+            As :meth:`FleetBudget.fleet_state`, with ``seq`` (the last event).
+        """
+        with self.store.engine.connect() as conn:
+            row = self._row(conn, lock=False)
+        if row is None:
+            raise StoreError(
+                f"store {self.store.display_url} has no fleet budget {self.name!r}."
+            )
+        return {"seq": int(row.last_seq), **json.loads(row.state)}
+
     def status(self) -> dict:
         """The budget's parameters and state.
 
         Returns
         -------
         status : dict
-            ``name``, ``limit``, ``period``, ``origin``, ``pacing_rate``,
-            ``price``, ``last_time``, ``spent`` (by period number, as
-            strings), ``n_draws``.
+            ``name``, ``limit``, ``period``, ``origin``, ``window``,
+            ``spent`` (by period number, as strings), ``clock`` (the latest
+            time drawn), ``n_competitors`` (values in the window),
+            ``price`` (the net value a step needs at the clock, as
+            :meth:`FleetBudget.clearing_price`; None when the period's money
+            is spent) and ``n_draws``.
         """
         with self.store.engine.connect() as conn:
             row = self._row(conn, lock=False)
@@ -338,10 +385,15 @@ class FleetLedger:
                 f"store {self.store.display_url} has no fleet budget {self.name!r}."
             )
         state = json.loads(row.state)
+        budget = _budget_of(row, f"store {self.store.display_url}")
+        price = budget.clearing_price(state)
         return {
             "name": self.name,
             **json.loads(row.config),
-            **state,
+            "spent": state["spent"],
+            "clock": state["clock"],
+            "n_competitors": len(state["recent_values"]),
+            "price": price if np.isfinite(price) else None,
             "n_draws": int(row.last_seq),
         }
 
@@ -376,7 +428,8 @@ class FleetLedger:
         previous = _genesis(self.name, row.config)
         spent: dict[str, float] = {}
         granted: dict[str, list] = {}
-        state = {"price": 0.0, "last_time": None, "spent": {}}
+        budget = _budget_of(row, where)
+        state = _recorded(budget.fleet_state(budget.initial_state()))
         for expected, r in enumerate(rows, start=1):
             at = f"{where}, table {ev.name}, event {r.seq}"
             if r.seq != expected:
@@ -403,7 +456,7 @@ class FleetLedger:
                         f"{at}: period {period} spent {amount!r}, over the "
                         f"limit {config['limit']!r}."
                     )
-        if row.last_seq != len(rows) or json.loads(row.state) != state:
+        if row.last_seq != len(rows) or _recorded(json.loads(row.state)) != state:
             raise StoreError(
                 f"{where}, table {schema.budgets.name}: its state or last event "
                 f"({row.last_seq}) is not its draws' ({len(rows)})."
