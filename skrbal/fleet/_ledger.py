@@ -11,7 +11,7 @@ import numpy as np
 from sqlalchemy import insert, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
-from skrbal.exceptions import ConfigurationError, StoreError
+from skrbal.exceptions import ConfigurationError, FleetDrawError, StoreError
 from skrbal.fleet import _schema as schema
 from skrbal.fleet._policy import FleetBudget
 
@@ -254,26 +254,62 @@ class FleetLedger:
         return _budget_of(row, f"store {self.store.display_url}")
 
     @contextlib.contextmanager
-    def draw(self):
+    def draw(self, *, turn=None, timeout=600.0):
         """A transaction holding the fleet lock, committed if the block succeeds.
+
+        Parameters
+        ----------
+        turn : int, default=None
+            The number this draw must have: the lock is taken, and let go
+            again, until the ledger holds ``turn - 1`` draws. ``None``: the
+            next number, whatever it is.
+        timeout : float, default=600
+            Seconds to wait for the turn.
 
         Yields
         ------
         draw : Draw
             The fleet's state read under the lock, and where to record.
+
+        Raises
+        ------
+        FleetDrawError
+            When the ledger already holds draw ``turn``, or the draws before
+            it do not come within ``timeout``.
         """
-        with self.store.engine.begin() as conn:
-            if conn.dialect.name == "sqlite":
-                # The database's write lock before the read: two draws
-                # never read the same state.
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
-            row = self._row(conn, lock=True)
-            if row is None:
-                raise StoreError(
-                    f"store {self.store.display_url} has no fleet budget "
-                    f"{self.name!r}; create it first."
-                )
-            yield Draw(self, conn, row)
+        deadline, pause = time.monotonic() + timeout, 0.001
+        while True:
+            with self.store.engine.begin() as conn:
+                if conn.dialect.name == "sqlite":
+                    # The database's write lock before the read: two draws
+                    # never read the same state.
+                    conn.exec_driver_sql("BEGIN IMMEDIATE")
+                row = self._row(conn, lock=True)
+                if row is None:
+                    raise StoreError(
+                        f"store {self.store.display_url} has no fleet budget "
+                        f"{self.name!r}; create it first."
+                    )
+                if turn is None or row.last_seq == turn - 1:
+                    yield Draw(self, conn, row)
+                    return
+                waiting = row.last_seq
+            self._wait_turn(turn, waiting, deadline)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+
+    def _wait_turn(self, turn: int, seq: int, deadline: float) -> None:
+        where = f"store {self.store.display_url}: fleet budget {self.name!r}"
+        if seq >= turn:
+            raise FleetDrawError(
+                f"{where} already holds draw {turn} (it holds {seq}): two "
+                "processes were given the same turn."
+            )
+        if time.monotonic() > deadline:
+            raise FleetDrawError(
+                f"{where}: draw {turn} waited for draw {seq + 1}, which did "
+                "not come; is the process that draws it still running?"
+            )
 
     # -------------------------------------------------------------- #
     def append_event(self, conn, seq: int, kind, agent, first_step, payload):
