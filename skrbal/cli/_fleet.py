@@ -130,11 +130,12 @@ def add_parser(commands, name: str, help_text: str) -> None:
         "date-time (default: the first time of the file)",
     )
     init.add_argument(
-        "--pacing-rate",
-        type=float,
-        default=2.0,
-        metavar="RATE",
-        help="rise of the fleet's price per inspection (default: 2)",
+        "--window",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="most competing values of the last period the fleet ranks a "
+        "step against (default: 2000)",
     )
     init.add_argument(
         "--json", action="store_true", help="print the agents commissioned as JSON"

@@ -101,7 +101,7 @@ def init(args) -> int:
     else:
         origin = 0.0
     budget = FleetBudget(
-        limit=args.limit, period=period, origin=origin, pacing_rate=args.pacing_rate
+        limit=args.limit, period=period, origin=origin, window=args.window
     )
     store = open_store(args, create=True)
     try:
@@ -233,6 +233,12 @@ def inspect(args) -> int:
     return 0
 
 
+def _price(budget: dict) -> str:
+    """The net value a step needs now, or why none is granted."""
+    price = budget["price"]
+    return "none left (period spent)" if price is None else f"{price:.3g}"
+
+
 def _status_json(budget: dict, table: pd.DataFrame) -> str:
     rows = json.loads(table.to_json(orient="records"))
     return json.dumps({"budget": budget, "structures": rows})
@@ -256,8 +262,8 @@ def status(args) -> int:
     )
     print(
         f"fleet budget {budget['name']!r}: {budget['limit']:g} per period of "
-        f"{budget['period']:g}; spent {spent or 'nothing'}; price "
-        f"{budget['price']:.3g}; {budget['n_draws']} draws"
+        f"{budget['period']:g}; spent {spent or 'nothing'}; price now "
+        f"{_price(budget)}; {budget['n_draws']} draws"
     )
     print(table.to_string(index=False))
     return 0
@@ -332,7 +338,7 @@ style-src 'unsafe-inline'">
 <h1>Fleet {_e(budget["name"])}</h1>
 <p>Written {made} by skrbal {_e(skrbal.__version__)}: {len(table)} structures,
 one budget of {budget["limit"]:.6g} per period of {budget["period"]:.6g},
-price now {budget["price"]:.3g}, {budget["n_draws"]} draws.</p>
+price now {_e(_price(budget))}, {budget["n_draws"]} draws.</p>
 <h2>Structures</h2>
 <table id="structures"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
 <h2>Spend by period</h2>

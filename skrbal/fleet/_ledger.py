@@ -7,10 +7,11 @@ import hashlib
 import json
 import time
 
+import numpy as np
 from sqlalchemy import insert, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
-from skrbal.exceptions import ConfigurationError, StoreError
+from skrbal.exceptions import ConfigurationError, FleetDrawError, StoreError
 from skrbal.fleet import _schema as schema
 from skrbal.fleet._policy import FleetBudget
 
@@ -20,7 +21,6 @@ __all__ = ["FleetLedger"]
 # the processes creating tables; such locks span every schema of a database,
 # which only makes creators in other schemas wait their turn.
 _PG_CREATE_LOCK = (0x736B7262 - 2**31, 0)
-_CONFIG_KEYS = ("limit", "period", "origin", "pacing_rate")
 
 
 def _hash(
@@ -33,6 +33,30 @@ def _hash(
     return hashlib.sha256(text_.encode()).hexdigest()
 
 
+def _budget_of(row, where: str) -> FleetBudget:
+    config = json.loads(row.config)
+    try:
+        return FleetBudget(**config)
+    except TypeError:
+        raise ConfigurationError(
+            f"{where}: fleet budget {row.name!r} is {row.config}, which this "
+            "version of skrbal does not read (a budget of an older version, "
+            "priced by a pacing rate); create the fleet anew."
+        ) from None
+
+
+def _recorded(state: dict) -> dict:
+    """A fleet state as a draw records it: the window by its digest alone.
+
+    The window (up to ``FleetBudget.window`` values) lives in the budget's
+    row; each draw's event holds its SHA-256, so the chain still vouches for
+    it at the size of one hash.
+    """
+    window = json.dumps([state["recent_times"], state["recent_values"]])
+    recorded = {k: v for k, v in state.items() if not k.startswith("recent_")}
+    return {**recorded, "window": hashlib.sha256(window.encode()).hexdigest()}
+
+
 def _genesis(name: str, config: str) -> str:
     return hashlib.sha256(
         json.dumps(["skrbal-fleet-budget", name, config]).encode()
@@ -41,7 +65,10 @@ def _genesis(name: str, config: str) -> str:
 
 def _config_text(budget: FleetBudget) -> str:
     params = budget.get_params()
-    return json.dumps({k: float(params[k]) for k in _CONFIG_KEYS}, sort_keys=True)
+    config = {k: float(params[k]) for k in ("limit", "period", "origin")}
+    memory = None if params["memory"] is None else float(params["memory"])
+    config.update(memory=memory, window=int(params["window"]))
+    return json.dumps(config, sort_keys=True)
 
 
 class Draw:
@@ -53,6 +80,7 @@ class Draw:
 
     def __init__(self, ledger: FleetLedger, conn, row):
         self.ledger, self.connection = ledger, conn
+        self.budget = _budget_of(row, f"store {ledger.store.display_url}")
         state = json.loads(row.state)
         self.snapshot = {"seq": int(row.last_seq), **state}
         self._previous_hash = None
@@ -75,20 +103,20 @@ class Draw:
         before = self.snapshot
         if state is None or state.get("draw") != before["seq"]:
             # The call decided nothing (no rows): the fleet is unchanged.
-            state = {**before, "draw": before["seq"]}
+            state = self.budget.state_of(before)
         spent_before = {str(k): float(v) for k, v in before["spent"].items()}
         taken = {
             k: v - spent_before.get(k, 0.0)
             for k, v in state["spent"].items()
             if v != spent_before.get(k, 0.0)
         }
-        new_state = {
-            "price": state["price"],
-            "last_time": state["last_time"],
-            "spent": dict(state["spent"]),
-        }
+        new_state = self.budget.fleet_state(state)
         payload = json.dumps(
-            {"steps": [int(s) for s in steps], "taken": taken, "state": new_state},
+            {
+                "steps": [int(s) for s in steps],
+                "taken": taken,
+                "state": _recorded(new_state),
+            },
             sort_keys=True,
         )
         self.ledger.append_event(
@@ -197,7 +225,7 @@ class FleetLedger:
                         f"{self.name!r} is {row.config}, not {config}."
                     )
                 return
-            state = {"price": 0.0, "last_time": None, "spent": {}}
+            state = budget.fleet_state(budget.initial_state())
             conn.execute(
                 insert(schema.budgets),
                 {
@@ -223,29 +251,65 @@ class FleetLedger:
                 f"store {self.store.display_url} has no fleet budget "
                 f"{self.name!r}; create it first."
             )
-        return FleetBudget(**json.loads(row.config))
+        return _budget_of(row, f"store {self.store.display_url}")
 
     @contextlib.contextmanager
-    def draw(self):
+    def draw(self, *, turn=None, timeout=600.0):
         """A transaction holding the fleet lock, committed if the block succeeds.
+
+        Parameters
+        ----------
+        turn : int, default=None
+            The number this draw must have: the lock is taken, and let go
+            again, until the ledger holds ``turn - 1`` draws. ``None``: the
+            next number, whatever it is.
+        timeout : float, default=600
+            Seconds to wait for the turn.
 
         Yields
         ------
         draw : Draw
             The fleet's state read under the lock, and where to record.
+
+        Raises
+        ------
+        FleetDrawError
+            When the ledger already holds draw ``turn``, or the draws before
+            it do not come within ``timeout``.
         """
-        with self.store.engine.begin() as conn:
-            if conn.dialect.name == "sqlite":
-                # The database's write lock before the read: two draws
-                # never read the same state.
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
-            row = self._row(conn, lock=True)
-            if row is None:
-                raise StoreError(
-                    f"store {self.store.display_url} has no fleet budget "
-                    f"{self.name!r}; create it first."
-                )
-            yield Draw(self, conn, row)
+        deadline, pause = time.monotonic() + timeout, 0.001
+        while True:
+            with self.store.engine.begin() as conn:
+                if conn.dialect.name == "sqlite":
+                    # The database's write lock before the read: two draws
+                    # never read the same state.
+                    conn.exec_driver_sql("BEGIN IMMEDIATE")
+                row = self._row(conn, lock=True)
+                if row is None:
+                    raise StoreError(
+                        f"store {self.store.display_url} has no fleet budget "
+                        f"{self.name!r}; create it first."
+                    )
+                if turn is None or row.last_seq == turn - 1:
+                    yield Draw(self, conn, row)
+                    return
+                waiting = row.last_seq
+            self._wait_turn(turn, waiting, deadline)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+
+    def _wait_turn(self, turn: int, seq: int, deadline: float) -> None:
+        where = f"store {self.store.display_url}: fleet budget {self.name!r}"
+        if seq >= turn:
+            raise FleetDrawError(
+                f"{where} already holds draw {turn} (it holds {seq}): two "
+                "processes were given the same turn."
+            )
+        if time.monotonic() > deadline:
+            raise FleetDrawError(
+                f"{where}: draw {turn} waited for draw {seq + 1}, which did "
+                "not come; is the process that draws it still running?"
+            )
 
     # -------------------------------------------------------------- #
     def append_event(self, conn, seq: int, kind, agent, first_step, payload):
@@ -321,15 +385,34 @@ class FleetLedger:
             for r in rows
         ]
 
+    def state(self) -> dict:
+        """The fleet's state now, read without the lock (for display).
+
+        Returns
+        -------
+        state : dict
+            As :meth:`FleetBudget.fleet_state`, with ``seq`` (the last event).
+        """
+        with self.store.engine.connect() as conn:
+            row = self._row(conn, lock=False)
+        if row is None:
+            raise StoreError(
+                f"store {self.store.display_url} has no fleet budget {self.name!r}."
+            )
+        return {"seq": int(row.last_seq), **json.loads(row.state)}
+
     def status(self) -> dict:
         """The budget's parameters and state.
 
         Returns
         -------
         status : dict
-            ``name``, ``limit``, ``period``, ``origin``, ``pacing_rate``,
-            ``price``, ``last_time``, ``spent`` (by period number, as
-            strings), ``n_draws``.
+            ``name``, ``limit``, ``period``, ``origin``, ``window``,
+            ``spent`` (by period number, as strings), ``clock`` (the latest
+            time drawn), ``n_competitors`` (values in the window),
+            ``price`` (the net value a step needs at the clock, as
+            :meth:`FleetBudget.clearing_price`; None when the period's money
+            is spent) and ``n_draws``.
         """
         with self.store.engine.connect() as conn:
             row = self._row(conn, lock=False)
@@ -338,10 +421,15 @@ class FleetLedger:
                 f"store {self.store.display_url} has no fleet budget {self.name!r}."
             )
         state = json.loads(row.state)
+        budget = _budget_of(row, f"store {self.store.display_url}")
+        price = budget.clearing_price(state)
         return {
             "name": self.name,
             **json.loads(row.config),
-            **state,
+            "spent": state["spent"],
+            "clock": state["clock"],
+            "n_competitors": len(state["recent_values"]),
+            "price": price if np.isfinite(price) else None,
             "n_draws": int(row.last_seq),
         }
 
@@ -376,7 +464,8 @@ class FleetLedger:
         previous = _genesis(self.name, row.config)
         spent: dict[str, float] = {}
         granted: dict[str, list] = {}
-        state = {"price": 0.0, "last_time": None, "spent": {}}
+        budget = _budget_of(row, where)
+        state = _recorded(budget.fleet_state(budget.initial_state()))
         for expected, r in enumerate(rows, start=1):
             at = f"{where}, table {ev.name}, event {r.seq}"
             if r.seq != expected:
@@ -403,7 +492,7 @@ class FleetLedger:
                         f"{at}: period {period} spent {amount!r}, over the "
                         f"limit {config['limit']!r}."
                     )
-        if row.last_seq != len(rows) or json.loads(row.state) != state:
+        if row.last_seq != len(rows) or _recorded(json.loads(row.state)) != state:
             raise StoreError(
                 f"{where}, table {schema.budgets.name}: its state or last event "
                 f"({row.last_seq}) is not its draws' ({len(rows)})."
