@@ -532,10 +532,9 @@ class AgentStorage(Protocol):
 
         Parameters
         ----------
-        agent_id : int
-            The agent's key.
-        seq : int
-            The agent's last event; the block becomes event ``seq + 1``.
+        agent_id, seq : int
+            The agent's key, and its last event: the block becomes event
+            ``seq + 1``.
         block : ObserveBlock
             The call's steps and requests.
 
@@ -551,10 +550,8 @@ class AgentStorage(Protocol):
 
         Parameters
         ----------
-        agent_id : int
-            The agent's key.
-        seq : int
-            The agent's last event.
+        agent_id, seq : int
+            The agent's key, and its last event.
         result : ResultRecord
             The result (with its ``origin``: a routine inspection, a request
             made and done in this event).
@@ -567,10 +564,8 @@ class AgentStorage(Protocol):
 
         Parameters
         ----------
-        agent_id : int
-            The agent's key.
-        seq : int
-            The agent's last event.
+        agent_id, seq : int
+            The agent's key, and its last event.
         request_id, step : int
             The request and its step.
         reason : str or None
@@ -586,10 +581,8 @@ class AgentStorage(Protocol):
 
         Parameters
         ----------
-        agent_id : int
-            The agent's key.
-        seq : int
-            The agent's last event.
+        agent_id, seq : int
+            The agent's key, and its last event.
         request_ids, steps : sequence of int
             The requests that expire, and their steps.
         """
@@ -601,10 +594,8 @@ class AgentStorage(Protocol):
 
         Parameters
         ----------
-        agent_id : int
-            The agent's key.
-        seq : int
-            The agent's last event.
+        agent_id, seq : int
+            The agent's key, and its last event.
         step : int
             The step.
         action : int
