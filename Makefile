@@ -116,11 +116,14 @@ $(OLDEST_STAMP): pyproject.toml setup.cfg .ci/lowest_constraints.py
 # Every test but those marked `stress` (they repeat paths other tests run:
 # tests/conftest.py lists them, with where), the property-based tests with a
 # tenth of their examples (profile `oldest`), and not the packaging test
-# (it builds with the current tools).
+# (it builds with the current tools). The first week's sessions call the
+# command in this process, not in a subprocess that imports every library
+# again (tests/_cli_runner.py: what that leaves to the other runs, and why).
 test-oldest: $(OLDEST_STAMP)
 	$(OLDEST_VENV)/bin/python -m pip list --format=freeze | grep -i -E \
 		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|sqlalchemy|matplotlib|dask|pytest-xdist)=="
-	SKRBAL_HYPOTHESIS_PROFILE=oldest $(ONE_BLAS_THREAD) $(WITH_POSTGRES) \
+	SKRBAL_HYPOTHESIS_PROFILE=oldest SKRBAL_TEST_CLI_IN_PROCESS=1 \
+		$(ONE_BLAS_THREAD) $(WITH_POSTGRES) \
 		$(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
 		-p no:cacheprovider -q --ignore=tests/test_packaging.py -m "not stress"
 

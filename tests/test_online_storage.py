@@ -58,6 +58,18 @@ def test_the_agent_uses_the_store_only_through_the_contract(tmp_path):
     assert isinstance(store, AgentStorage)
 
 
+def test_the_memory_store_defines_every_call_of_the_contract_itself():
+    # It inherits the contract's docstrings (the API reference shows them);
+    # a call it left out would inherit the protocol's empty body and answer
+    # None, not fail.
+    from skrbal.online import InMemoryAgentStore
+
+    assert CONTRACT <= set(vars(InMemoryAgentStore)), CONTRACT - set(
+        vars(InMemoryAgentStore)
+    )
+    assert all(getattr(AgentStorage, name).__doc__ for name in CONTRACT)
+
+
 def test_records_are_frozen_and_read_back(tmp_path):
     with RiskBasedAgent(
         estimator=GaussianNB(), process=PROCESS, store=tmp_path / "a.db"

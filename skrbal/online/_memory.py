@@ -25,6 +25,7 @@ from skrbal.exceptions import AgentLockedError
 from skrbal.online._memory_agent import KeptAgent, KeptRequest, plain
 from skrbal.online._storage import (
     AgentRecord,
+    AgentStorage,
     Commissioning,
     EventRecord,
     ObserveBlock,
@@ -57,7 +58,7 @@ class _MemoryLock:
         self._holders.discard(self.agent_id)
 
 
-class InMemoryAgentStore:
+class InMemoryAgentStore(AgentStorage):
     """Agents kept in memory, for as long as this object lives.
 
     The same contract as :class:`AgentStore` (see
@@ -145,22 +146,10 @@ class InMemoryAgentStore:
             )
 
     # ------------------------------------------------------------------ #
-    # the storage contract (AgentStorage)
+    # the storage contract: documented by AgentStorage, whose docstrings
+    # these methods inherit
     # ------------------------------------------------------------------ #
     def create_agent(self, record: AgentRecord, commissioning: Commissioning) -> int:
-        """Create an agent with its commissioning steps, as event 1.
-
-        Parameters
-        ----------
-        record : AgentRecord
-            The new agent (its ``agent_id`` is ignored).
-        commissioning : Commissioning
-            Its commissioning steps.
-
-        Returns
-        -------
-        agent_id : int
-        """
         if record.name in self._ids:
             raise StoreError(
                 f"store {self.display_url} already has an agent named "
@@ -211,32 +200,9 @@ class InMemoryAgentStore:
         return _MemoryLock(self._held, agent_id)
 
     def load_agent(self, name: str) -> AgentRecord:
-        """The record of an agent: configuration and running counters.
-
-        Parameters
-        ----------
-        name : str
-
-        Returns
-        -------
-        record : AgentRecord
-        """
         return self._named(name).record
 
     def load_replay(self, name: str, *, every_step: bool) -> Replay:
-        """What resuming an agent needs.
-
-        Parameters
-        ----------
-        name : str
-        every_step : bool
-            Whether the features of every observed step are given, or only
-            of those with a request not cancelled.
-
-        Returns
-        -------
-        replay : Replay
-        """
         agent = self._named(name)
         com = agent.commissioning
         n0 = len(com.labels)
@@ -282,14 +248,6 @@ class InMemoryAgentStore:
         )
 
     def append_observe(self, agent_id: int, seq: int, block: ObserveBlock) -> None:
-        """Commit the steps, requests and budget state of one ``observe`` call.
-
-        Parameters
-        ----------
-        agent_id, seq : int
-            The agent's key and its last event.
-        block : ObserveBlock
-        """
         self._check_key(self._by_id(agent_id), block.key)
         counters = {
             "n_steps": block.first_step + block.n_steps,
@@ -338,13 +296,6 @@ class InMemoryAgentStore:
         agent.log("observe", block.first_step, None, payload, block.key)
 
     def record_result(self, agent_id: int, seq: int, result: ResultRecord) -> None:
-        """Commit the result of an inspection request as event ``seq + 1``.
-
-        Parameters
-        ----------
-        agent_id, seq : int
-        result : ResultRecord
-        """
         self._check_key(self._by_id(agent_id), result.key)
         routine = result.origin is not None
         counters = {"n_requests": result.request_id} if routine else {}
@@ -379,14 +330,6 @@ class InMemoryAgentStore:
     def record_cancel(
         self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
     ) -> None:
-        """Commit the cancellation of a request as event ``seq + 1``.
-
-        Parameters
-        ----------
-        agent_id, seq, request_id, step : int
-        reason : str or None
-        key : ClientKey, default=None
-        """
         self._check_key(self._by_id(agent_id), key)
         agent = self._moving(agent_id, seq)
         request = agent.requests[request_id]
@@ -394,13 +337,6 @@ class InMemoryAgentStore:
         agent.log("cancel", step, request_id, {"reason": reason}, key)
 
     def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
-        """Commit the expiry of open requests as event ``seq + 1``.
-
-        Parameters
-        ----------
-        agent_id, seq : int
-        request_ids, steps : sequence of int
-        """
         agent = self._moving(agent_id, seq)
         ids = [int(i) for i in request_ids]
         for i in ids:
@@ -413,45 +349,17 @@ class InMemoryAgentStore:
     def record_action(
         self, agent_id: int, seq: int, step: int, action: int, key=None
     ) -> None:
-        """Commit the action the user took at a step as event ``seq + 1``.
-
-        Parameters
-        ----------
-        agent_id, seq, step, action : int
-        key : ClientKey, default=None
-        """
         self._check_key(self._by_id(agent_id), key)
         agent = self._moving(agent_id, seq)
         agent.actions[int(step)] = int(action)
         agent.log("action", step, None, {"action": action}, key)
 
     def find_key(self, agent_id: int, key: str) -> EventRecord | None:
-        """The event of the call an agent made with a client key, or None.
-
-        Parameters
-        ----------
-        agent_id : int
-        key : str
-
-        Returns
-        -------
-        event : EventRecord or None
-        """
         agent = self._by_id(agent_id)
         at = agent.keys.get(key)
         return None if at is None else agent.events[at]
 
     def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
-        """The steps of one stored ``observe`` call, as committed.
-
-        Parameters
-        ----------
-        agent_id, first_step : int
-
-        Returns
-        -------
-        block : ObserveBlock
-        """
         agent = self._by_id(agent_id)
         block, _ = agent.block_at(first_step)
         event = next(
@@ -475,21 +383,6 @@ class InMemoryAgentStore:
         )
 
     def load_steps(self, agent_id: int, steps, columns) -> dict:
-        """Some per-step columns of some observed steps.
-
-        Parameters
-        ----------
-        agent_id : int
-        steps : sequence of int
-            Observed (not commissioning) steps, ascending.
-        columns : sequence of str
-            Among ``timestamp``, ``time``, ``features``, ``belief``,
-            ``evpi``, ``action`` and ``request_id``.
-
-        Returns
-        -------
-        values : dict
-        """
         return self._by_id(agent_id).steps(steps, columns)
 
     # ------------------------------------------------------------------ #

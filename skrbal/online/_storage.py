@@ -549,44 +549,187 @@ class AgentStorage(Protocol):
     display_url: str
 
     def create_agent(self, record: AgentRecord, commissioning: Commissioning) -> int:
-        """Create an agent with its commissioning steps; return its key."""
+        """Create an agent with its commissioning steps, as event 1.
+
+        Parameters
+        ----------
+        record : AgentRecord
+            The new agent (its ``agent_id`` is ignored).
+        commissioning : Commissioning
+            Its commissioning steps.
+
+        Returns
+        -------
+        agent_id : int
+            The agent's key in the store.
+
+        Raises
+        ------
+        StoreError
+            When the store already has an agent of that name.
+        """
 
     def lock_agent(self, agent_id: int, name: str, timeout: float = 0.0):
         """Exclusive write access to an agent (``release()`` ends it)."""
 
     def load_agent(self, name: str) -> AgentRecord:
-        """The agent's record."""
+        """The record of an agent: configuration and running counters.
+
+        Parameters
+        ----------
+        name : str
+            The agent.
+
+        Returns
+        -------
+        record : AgentRecord
+        """
 
     def load_replay(self, name: str, *, every_step: bool) -> Replay:
-        """What resuming the agent needs, read in bounded memory."""
+        """What resuming an agent needs, read in bounded memory.
+
+        Parameters
+        ----------
+        name : str
+            The agent.
+        every_step : bool
+            Whether the features of every observed step are needed (EM and
+            smoothing read them all), or only of those with a request not
+            cancelled.
+
+        Returns
+        -------
+        replay : Replay
+        """
 
     def append_observe(self, agent_id: int, seq: int, block: ObserveBlock) -> None:
-        """Commit the steps and requests of one ``observe`` call."""
+        """Commit the steps, requests and budget state of one ``observe`` call.
+
+        Parameters
+        ----------
+        agent_id, seq : int
+            The agent's key, and its last event: the block becomes event
+            ``seq + 1``.
+        block : ObserveBlock
+            The call's steps and requests.
+
+        Raises
+        ------
+        StoreError
+            When another writer moved the agent past ``seq``, or the call's
+            client key is stored already.
+        """
 
     def record_result(self, agent_id: int, seq: int, result: ResultRecord) -> None:
-        """Commit an inspection result."""
+        """Commit the result of an inspection request as event ``seq + 1``.
+
+        Parameters
+        ----------
+        agent_id, seq : int
+            The agent's key, and its last event.
+        result : ResultRecord
+            The result (with its ``origin``: a routine inspection, a request
+            made and done in this event).
+        """
 
     def record_cancel(
         self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
     ) -> None:
-        """Commit the cancellation of a request."""
+        """Commit the cancellation of a request as event ``seq + 1``.
+
+        Parameters
+        ----------
+        agent_id, seq : int
+            The agent's key, and its last event.
+        request_id, step : int
+            The request and its step.
+        reason : str or None
+            Kept with the request.
+        key : ClientKey, default=None
+            The client's key of the call, if it gave one.
+        """
 
     def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
-        """Commit the expiry of open requests (their results are still taken)."""
+        """Commit the expiry of open requests as event ``seq + 1``.
+
+        Their results are still taken.
+
+        Parameters
+        ----------
+        agent_id, seq : int
+            The agent's key, and its last event.
+        request_ids, steps : sequence of int
+            The requests that expire, and their steps.
+        """
 
     def record_action(
         self, agent_id: int, seq: int, step: int, action: int, key=None
     ) -> None:
-        """Commit the action the user took at a step."""
+        """Commit the action the user took at a step as event ``seq + 1``.
+
+        Parameters
+        ----------
+        agent_id, seq : int
+            The agent's key, and its last event.
+        step : int
+            The step.
+        action : int
+            The action's index.
+        key : ClientKey, default=None
+            The client's key of the call, if it gave one.
+        """
 
     def find_key(self, agent_id: int, key: str) -> EventRecord | None:
-        """The event of the call made with a client key (None: no such call)."""
+        """The event of the call an agent made with a client key.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        key : str
+            The client's key.
+
+        Returns
+        -------
+        event : EventRecord or None
+            ``None`` when no call of the agent used that key.
+        """
 
     def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
-        """The stored block of the ``observe`` call starting at a step."""
+        """The steps of one stored ``observe`` call, as committed.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        first_step : int
+            The call's first step.
+
+        Returns
+        -------
+        block : ObserveBlock
+            Its steps, its requests (with their methods) and the budget
+            state after it.
+        """
 
     def load_steps(self, agent_id: int, steps, columns) -> dict:
-        """Per-step columns (``features``, ``belief``, ``evpi``, ...) of steps."""
+        """Some per-step columns of some observed steps.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        steps : sequence of int
+            Observed (not commissioning) steps, ascending.
+        columns : sequence of str
+            Among ``timestamp``, ``time``, ``features``, ``belief``,
+            ``evpi``, ``action`` and ``request_id``.
+
+        Returns
+        -------
+        values : dict
+            One array per column, in the order of ``steps``.
+        """
 
     def status(self, name: str) -> dict:
         """Counts, spend, open requests, labelled set and last EVPI."""
