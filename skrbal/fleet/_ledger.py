@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import time
 
 from sqlalchemy import insert, inspect, select, text, update
@@ -39,6 +40,46 @@ def _genesis(name: str, config: str) -> str:
     ).hexdigest()
 
 
+def _finite(value, low=None) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (low is None or value >= low)
+    )
+
+
+def _stored(text_: str, what: str, where: str) -> dict:
+    """A budget row's ``config`` or ``state``, checked: a row edited to
+    something else (NaN, a negative limit, no JSON) is named, never used."""
+    try:
+        value = json.loads(text_)
+    except (TypeError, ValueError):
+        value = None
+    if what == "config":
+        good = (
+            isinstance(value, dict)
+            and sorted(value) == sorted(_CONFIG_KEYS)
+            and all(_finite(v) for v in value.values())
+            and all(value[k] > 0 for k in ("limit", "period", "pacing_rate"))
+        )
+    else:
+        good = (
+            isinstance(value, dict)
+            and _finite(value.get("price"), 0)
+            and (value.get("last_time") is None or _finite(value["last_time"]))
+            and isinstance(value.get("spent"), dict)
+            and all(_finite(v, 0) for v in value["spent"].values())
+        )
+    if not good:
+        shown = text_ if len(str(text_)) <= 120 else f"{str(text_)[:120]}..."
+        raise StoreError(
+            f"{where}, table {schema.budgets.name}: its {what} {shown!r} is not "
+            "the fleet's (the row was edited or damaged); restore it from a backup."
+        )
+    return value
+
+
 def _config_text(budget: FleetBudget) -> str:
     params = budget.get_params()
     return json.dumps({k: float(params[k]) for k in _CONFIG_KEYS}, sort_keys=True)
@@ -53,7 +94,7 @@ class Draw:
 
     def __init__(self, ledger: FleetLedger, conn, row):
         self.ledger, self.connection = ledger, conn
-        state = json.loads(row.state)
+        state = _stored(row.state, "state", ledger.where)
         self.snapshot = {"seq": int(row.last_seq), **state}
         self._previous_hash = None
         self.recorded = False
@@ -136,6 +177,11 @@ class FleetLedger:
         self._tables = create
         if create:
             self._prepare()
+
+    @property
+    def where(self) -> str:
+        """The budget, as errors name it (the store's URL masked)."""
+        return f"store {self.store.display_url}: fleet budget {self.name!r}"
 
     # -------------------------------------------------------------- #
     def _prepare(self) -> None:
@@ -223,7 +269,7 @@ class FleetLedger:
                 f"store {self.store.display_url} has no fleet budget "
                 f"{self.name!r}; create it first."
             )
-        return FleetBudget(**json.loads(row.config))
+        return FleetBudget(**_stored(row.config, "config", self.where))
 
     @contextlib.contextmanager
     def draw(self):
@@ -337,10 +383,10 @@ class FleetLedger:
             raise StoreError(
                 f"store {self.store.display_url} has no fleet budget {self.name!r}."
             )
-        state = json.loads(row.state)
+        state = _stored(row.state, "state", self.where)
         return {
             "name": self.name,
-            **json.loads(row.config),
+            **_stored(row.config, "config", self.where),
             **state,
             "n_draws": int(row.last_seq),
         }
@@ -371,8 +417,8 @@ class FleetLedger:
             rows = conn.execute(
                 select(ev).where(ev.c.budget == self.name).order_by(ev.c.seq)
             ).all()
-        where = f"store {self.store.display_url}: fleet budget {self.name!r}"
-        config = json.loads(row.config)
+        where = self.where
+        config = _stored(row.config, "config", where)
         previous = _genesis(self.name, row.config)
         spent: dict[str, float] = {}
         granted: dict[str, list] = {}
@@ -403,7 +449,7 @@ class FleetLedger:
                         f"{at}: period {period} spent {amount!r}, over the "
                         f"limit {config['limit']!r}."
                     )
-        if row.last_seq != len(rows) or json.loads(row.state) != state:
+        if row.last_seq != len(rows) or _stored(row.state, "state", where) != state:
             raise StoreError(
                 f"{where}, table {schema.budgets.name}: its state or last event "
                 f"({row.last_seq}) is not its draws' ({len(rows)})."
