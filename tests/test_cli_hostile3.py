@@ -214,3 +214,34 @@ def test_a_bad_class_prior_is_one_line(fleet, capsys, value):
     argv += ["--data", str(folder / "one.csv"), "--class-priors", value]
     assert main(argv) == 2
     _one_line_error(capsys, "--class-priors")
+
+
+def test_naive_times_for_agents_with_zoned_times_are_refused(fleet, capsys):
+    """'skrbal agent observe' refuses a time without a UTC offset for an agent
+    commissioned with offsets (it would be read as UTC, a local clock is not);
+    'skrbal fleet observe' read it as UTC without a word."""
+    folder, store, feed = fleet
+    feed.assign(time=feed["time"].str.replace("Z", "")).to_csv(
+        folder / "naive.csv", index=False
+    )
+    assert _observe(store, folder / "naive.csv") == 2
+    _one_line_error(capsys, "naive.csv, line 2", "UTC offset")
+    assert _n_observations(store) == {"A": 0, "B": 0}
+
+
+def test_a_file_that_is_not_text_is_named(fleet, capsys):
+    folder, store, _ = fleet
+    (folder / "binary.csv").write_bytes(b"asset,f1\n\x00\xff\xfe" * 10)
+    assert _observe(store, folder / "binary.csv") == 2
+    _one_line_error(capsys, "binary.csv", "UTF-8")
+
+
+@pytest.mark.parametrize("limit", ["nan", "inf"])
+def test_a_limit_that_is_no_amount_is_named(fleet, capsys, limit):
+    folder, _, _ = fleet
+    argv = ["fleet", "init", "--store", str(folder / "x.db")]
+    argv += ["--process", str(folder / "process.json")]
+    argv += ["--data", str(folder / "commission.csv"), "--period", "1d"]
+    assert main([*argv, "--limit", limit]) == 2
+    err = _one_line_error(capsys, f"--limit {limit}")
+    assert "below the cost" not in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 import sys
 import time
@@ -11,6 +12,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from skrbal._datetimes import carry_utc_offsets
 from skrbal.cli._agent_commands import timestamps
 from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._data import read_process
@@ -71,6 +73,8 @@ def init(args) -> int:
     from skrbal.fleet import Fleet, FleetBudget
 
     process = read_process(args.process)
+    if not math.isfinite(args.limit):
+        raise ValueError(f"--limit {args.limit:g}: money per period, a finite number")
     if not args.limit >= process.inspection_cost:
         raise ValueError(
             f"--limit {args.limit:g} is below the cost of one inspection, "
@@ -135,6 +139,11 @@ def _read_observations(args) -> pd.DataFrame:
         frame = pd.read_csv(source, skipinitialspace=True)
     except pd.errors.EmptyDataError:
         raise ValueError(f"--data {args.data}: no header line, no rows") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"--data {args.data}: not UTF-8 text (byte {exc.start} cannot be "
+            "read); give the observations as a CSV file"
+        ) from None
     if args.asset_column not in frame.columns:
         raise ValueError(
             f"--data {args.data}: no asset column {args.asset_column!r}; its "
@@ -150,7 +159,20 @@ def _read_observations(args) -> pd.DataFrame:
     return frame
 
 
-def _asset_rows(args, frame, asset, agent, clock):
+def _refuse_naive(args, asset, stamps, lines) -> None:
+    """The rule of ``skrbal agent observe`` for agents commissioned with
+    zoned times: a time without a UTC offset is refused, not read as UTC."""
+    for stamp, line in zip(stamps, lines):
+        if not carry_utc_offsets([stamp]):
+            raise ValueError(
+                f"--data {args.data}, line {line}: {stamp!r} has no UTC offset, "
+                f"but agent {asset!r} was commissioned with times that carry one "
+                "(such as Z or +01:00); a time without one would be read as UTC, "
+                "and a local clock is not: add the offset (Z for UTC)"
+            )
+
+
+def _asset_rows(args, frame, asset, agent, clock, zoned=False):
     rows = frame[frame[args.asset_column] == asset]
     names = getattr(agent, "feature_names_in_", None)
     if names is None:
@@ -186,6 +208,8 @@ def _asset_rows(args, frame, asset, agent, clock):
                 f"for asset {asset!r}"
             )
         times = timestamps(rows[args.time_column])
+        if zoned and times.dtype == object:
+            _refuse_naive(args, asset, times, lines)
     return lines, X.to_numpy(dtype=np.float64), times
 
 
@@ -241,8 +265,12 @@ def observe(args) -> int:
             batches = []
             for asset in assets:
                 clock = store.status(asset)["clock"]
+                settings = store.configuration(asset)["settings"]
+                zoned = settings.get("time_zone") == "offset"
                 agent = fleet.agent(asset)
-                batches.append((asset, *_asset_rows(args, frame, asset, agent, clock)))
+                batches.append(
+                    (asset, *_asset_rows(args, frame, asset, agent, clock, zoned))
+                )
             for asset, lines, X, times in batches:
                 try:
                     decisions = fleet.observe(asset, X, times)
