@@ -304,3 +304,11 @@ def test_every_fleet_error_and_page_masks_the_password(store_url, tmp_path, caps
     said.append((tmp_path / "r.html").read_text())
     for text in said:
         assert SECRET not in text, text
+
+
+@pytest.mark.parametrize("name", ["x" * 201, "", 7, None])
+def test_a_budget_name_the_table_cannot_hold_is_refused_by_name(store_url, name):
+    """A name longer than the column (200) ended in PostgreSQL's raw
+    StringDataRightTruncation; SQLite kept it."""
+    with pytest.raises(ValueError, match="name"):
+        Fleet(store_url, budget=FleetBudget(limit=4.0, period=10.0), name=name)

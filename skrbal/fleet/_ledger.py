@@ -173,6 +173,13 @@ class FleetLedger:
                 "or PostgreSQL; an in-memory store has one connection that a "
                 "draw cannot hold."
             )
+        limit = schema.budgets.c.name.type.length
+        if not isinstance(name, str) or not 0 < len(name) <= limit:
+            shown = f"{len(name)}" if isinstance(name, str) else repr(name)
+            raise ValueError(
+                f"name: a fleet budget's name is text of 1 to {limit} "
+                f"characters, got {shown}."
+            )
         self.store, self.name = store, name
         self._tables = create
         if create:
