@@ -312,3 +312,39 @@ def test_a_budget_name_the_table_cannot_hold_is_refused_by_name(store_url, name)
     StringDataRightTruncation; SQLite kept it."""
     with pytest.raises(ValueError, match="name"):
         Fleet(store_url, budget=FleetBudget(limit=4.0, period=10.0), name=name)
+
+
+def _statements_of_one_draw(fleet, name, X):
+    """The SQL statements one fleet observe sends."""
+    from sqlalchemy import event
+
+    count = [0]
+
+    def before(*args):
+        count[0] += 1
+
+    engine = fleet.store_.engine
+    event.listen(engine, "before_cursor_execute", before)
+    try:
+        fleet.observe(name, X)
+    finally:
+        event.remove(engine, "before_cursor_execute", before)
+    return count[0]
+
+
+def test_a_draws_statements_do_not_grow_with_draws_or_agents(tmp_path):
+    """Count the statements of one observe (its agent open already) with 12
+    agents and 2 draws behind it, then 40 draws later: equal. (Rows of no
+    value: no request either time; one period: the state does not grow.)"""
+    names = [f"bridge-{i}" for i in range(12)]
+    healthy = np.array([[-5.0], [-5.3]])
+    with _fleet(str(tmp_path / "f.db"), names=names, period=1e9) as fleet:
+        for name in names[:2]:
+            fleet.observe(name, healthy)
+        early = _statements_of_one_draw(fleet, "bridge-0", healthy)
+        rng = np.random.default_rng(1)
+        for i in range(40):
+            fleet.observe(names[i % 12], rng.normal(0, 3, (2, 1)))
+        late = _statements_of_one_draw(fleet, "bridge-0", healthy)
+        assert fleet.ledger_.status()["n_draws"] > 40
+    assert late == early, (early, late)
