@@ -348,3 +348,17 @@ def test_a_draws_statements_do_not_grow_with_draws_or_agents(tmp_path):
         late = _statements_of_one_draw(fleet, "bridge-0", healthy)
         assert fleet.ledger_.status()["n_draws"] > 40
     assert late == early, (early, late)
+
+
+def test_a_second_name_of_the_file_is_refused_to_the_fleet(tmp_path):
+    """A fleet through a hard link of its store would be a second writer with
+    its own write-ahead log: refused by name, and the first goes on."""
+    db = tmp_path / "fleet.db"
+    with _fleet(str(db)) as fleet:
+        fleet.observe("bridge-1", [[-5.0]])
+        os.link(db, tmp_path / "fleet2.db")
+        with pytest.raises(StoreError, match="hard link"):
+            Fleet(str(tmp_path / "fleet2.db"))
+        os.unlink(tmp_path / "fleet2.db")
+        fleet.observe("bridge-1", [[-5.2]])
+        assert fleet.ledger_.verify()["n_draws"] == 2
