@@ -54,43 +54,73 @@ def test_the_policy_decides_only_within_a_draw():
         budget.scan([5.0], [0.0], [True], 1.0, budget.initial_state())
 
 
+def _snapshot(budget, seq, **changes):
+    return {"seq": seq, **budget.fleet_state(budget.initial_state()), **changes}
+
+
 def test_a_limit_below_one_inspection_is_starved():
     from skrbal.exceptions import BudgetStarvedError
 
     budget = FleetBudget(limit=0.5, period=10.0)
-    budget.draw_snapshot({"seq": 1, "price": 0.0, "last_time": None, "spent": {}})
+    budget.draw_snapshot(_snapshot(budget, 1))
     with pytest.raises(BudgetStarvedError, match="never inspect"):
         budget.scan([5.0], [0.0], [True], 1.0, budget.initial_state())
 
 
-def test_the_policy_caps_each_period_and_prices_inspections():
-    budget = FleetBudget(limit=2.0, period=10.0, pacing_rate=1.0)
-    budget.draw_snapshot({"seq": 5, "price": 0.0, "last_time": None, "spent": {}})
-    evpi = np.full(20, 5.0)
-    times = np.arange(20.0)
-    state, granted = budget.initial_state(), []
-    start = 0
-    while start < 20:
+def _grants(budget, evpi, times, state, cost=1.0):
+    """Every step one scan after another grants, and the state after."""
+    granted, start = [], 0
+    while start < len(evpi):
         hit, state = budget.scan(
-            evpi[start:], times[start:], np.ones(20 - start, bool), 1.0, state
+            evpi[start:], times[start:], np.ones(len(evpi) - start, bool), cost, state
         )
         if hit < 0:
             break
         granted.append(start + hit)
         start += hit + 1
-    # Price 0, then 1 (EVPI 5 - 1 > 1 x 1: still worth it), then the cap.
+    return granted, state
+
+
+def test_the_policy_caps_each_period():
+    budget = FleetBudget(limit=2.0, period=10.0)
+    budget.draw_snapshot(_snapshot(budget, 5))
+    # Rising values: each a record, so each is granted while money lasts.
+    evpi = np.arange(20.0) + 2.0
+    granted, state = _grants(budget, evpi, np.arange(20.0), budget.initial_state())
     assert granted == [0, 1, 10, 11]
     assert state["spent"] == {"0": 2.0, "1": 2.0}
-    # Another agent's draw, already spent: nothing left in period 0.
-    budget.draw_snapshot(
-        {"seq": 6, "price": 0.0, "last_time": 0.0, "spent": {"0": 2.0}}
-    )
+    # Another agent's draw, period 0 already spent: nothing left in it.
+    budget.draw_snapshot(_snapshot(budget, 6, clock=0.0, spent={"0": 2.0}))
     hit, _ = budget.scan([9.0], [3.0], [True], 1.0, state)
     assert hit == -1
-    # A price of 3 asks a net value above 3 x cost.
-    budget.draw_snapshot({"seq": 7, "price": 3.0, "last_time": 0.0, "spent": {}})
-    hit, _ = budget.scan([3.5, 4.5], [0.0, 0.0], [True, True], 1.0, state)
-    assert hit == 1
+    # A step not worth its cost on its own is never granted.
+    budget.draw_snapshot(_snapshot(budget, 7))
+    hit, _ = budget.scan([0.5, 1.0], [0.0, 0.0], [True, True], 1.0, state)
+    assert hit == -1
+
+
+def test_a_high_value_is_not_crowded_out_by_earlier_low_ones():
+    """Money for 2 per period: low values early leave it for a high one later."""
+    rng = np.random.default_rng(3)
+    budget = FleetBudget(limit=2.0, period=100.0)
+    # Last period, the fleet saw 100 competitors of net value 0.5 to 1.5.
+    last = rng.uniform(1.5, 2.5, 100)
+    budget.draw_snapshot(_snapshot(budget, 1))
+    _, state = _grants(budget, last, np.arange(100.0), budget.initial_state())
+    fleet = budget.fleet_state(state)
+    # Structure A draws first in the new period, its values as usual ...
+    budget.draw_snapshot({"seq": 2, **fleet})
+    low = rng.uniform(1.5, 2.5, 20)
+    granted_a, state = _grants(budget, low, 100.0 + np.arange(20.0), state)
+    # ... then structure B, whose damage makes one step worth far more.
+    budget.draw_snapshot({"seq": 3, **budget.fleet_state(state)})
+    hit, state = budget.scan([11.0], [121.0], [True], 1.0, state)
+    assert len(granted_a) <= 1
+    assert hit == 0
+    assert state["spent"]["1"] <= 2.0
+    # The price now: what a step must be worth to be granted.
+    price = budget.clearing_price(state)
+    assert price > np.median(low - 1.0)
 
 
 def test_a_fleet_never_overspends_and_its_chain_verifies(store_url):
@@ -258,3 +288,34 @@ def test_a_retried_call_draws_nothing_more(tmp_path):
         assert again.equals(first) and first["inspect"].any()
         assert fleet.ledger_.status()["spent"] == spent
         assert fleet.ledger_.verify()["n_draws"] == 3
+
+
+def test_a_budget_of_an_older_version_is_named(tmp_path):
+    from skrbal.exceptions import ConfigurationError
+
+    path = str(tmp_path / "fleet.db")
+    Fleet(path, budget=FleetBudget(limit=3.0, period=24.0)).close()
+    with AgentStore(path) as store:
+        with store.engine.begin() as conn:
+            conn.execute(
+                update(fleet_schema.budgets).values(
+                    config=json.dumps(
+                        {"limit": 3.0, "period": 24.0, "origin": 0.0, "pacing_rate": 2}
+                    )
+                )
+            )
+        with pytest.raises(ConfigurationError, match="older version"):
+            FleetLedger(store).budget()
+
+
+def test_the_status_shows_the_price_and_none_once_spent(tmp_path):
+    path = str(tmp_path / "fleet.db")
+    with Fleet(path, budget=FleetBudget(limit=1.0, period=1000.0)) as fleet:
+        _commission(fleet, ["a"])
+        assert fleet.ledger_.status()["price"] == 0.0  # no draw yet
+        for seed in range(4):
+            fleet.observe("a", _stream(8, seed))
+        status = fleet.ledger_.status()
+    assert status["spent"] == {"0": 1.0}
+    assert status["price"] is None
+    assert status["n_competitors"] > 0

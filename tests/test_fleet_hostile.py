@@ -51,10 +51,10 @@ CRAFTED_CONFIGS = {
     "infinite limit": {"limit": float("inf")},
     "NaN period": {"period": float("nan")},
     "huge period": {"period": 1e308 * 10},
-    "zero pacing rate": {"pacing_rate": 0.0},
+    "zero window": {"window": 0},
     "a text limit": {"limit": "4"},
     "a missing key": {"limit": None},
-    "an unknown key": {"budget": 3.0},
+    "a list": [],
 }
 
 
@@ -64,9 +64,16 @@ def test_a_crafted_budget_row_is_refused_by_name(store_url, case):
     limit made every draw refuse every inspection, silently."""
     with _fleet(store_url, names=()) as fleet:
         store = fleet.store_
-        config = {"limit": 4.0, "origin": 0.0, "pacing_rate": 2.0, "period": 10.0}
-        config.update(CRAFTED_CONFIGS[case])
-        config = {k: v for k, v in config.items() if v is not None}
+        with store.engine.connect() as conn:
+            config = json.loads(
+                conn.execute(select(fleet_schema.budgets.c.config)).scalar_one()
+            )
+        edit = CRAFTED_CONFIGS[case]
+        if isinstance(edit, dict):
+            config.update(edit)
+            config = {k: v for k, v in config.items() if v is not None}
+        else:
+            config = edit
         _set_budget_row(store, config=json.dumps(config))
         with pytest.raises(StoreError, match="skrbal_fleet_budgets") as info:
             Fleet(store)
@@ -75,12 +82,22 @@ def test_a_crafted_budget_row_is_refused_by_name(store_url, case):
             FleetLedger(store).verify()
 
 
+_STATE = {
+    "first_time": None,
+    "clock": None,
+    "cost": None,
+    "recent_times": [],
+    "recent_values": [],
+    "spent": {},
+}
 CRAFTED_STATES = {
     "not JSON": "{price",
     "a list": "[]",
-    "no spent": json.dumps({"price": 0.0, "last_time": None}),
-    "NaN price": '{"price": NaN, "last_time": null, "spent": {}}',
-    "spent not a dict": json.dumps({"price": 0.0, "last_time": None, "spent": 5}),
+    "no spent": json.dumps({k: v for k, v in _STATE.items() if k != "spent"}),
+    "NaN clock": json.dumps({**_STATE, "clock": float("nan")}),
+    "spent not a dict": json.dumps({**_STATE, "spent": 5}),
+    "negative spent": json.dumps({**_STATE, "spent": {"0": -100.0}}),
+    "a window of unequal lists": json.dumps({**_STATE, "recent_times": [1.0]}),
 }
 
 

@@ -123,3 +123,52 @@ def test_a_fleet_budget_on_dask_workers_keeps_to_it(store_url):
     assert summary["committed_spend"].sum() == pytest.approx(
         sum(status["spent"].values())
     )
+
+
+def _ledger_contents(store):
+    """The fleet's draws without their wall-clock times (and so hashes)."""
+    return [
+        (e["seq"], e["agent"], e["first_step"], e["payload"])
+        for e in FleetLedger(store).events()
+    ]
+
+
+def test_a_fleet_budget_replay_on_dask_equals_the_serial_one(tmp_path):
+    """Each draw waits for its turn: the serial order, whatever the workers."""
+    distributed = pytest.importorskip("distributed")
+    process = z24_decision_process()
+    budget = FleetBudget(limit=4 * process.inspection_cost, period=100.0)
+    config = dict(estimator=GaussianNB(), process=process, budget=budget)
+    fleet = _fleet("f", n=3)
+    serial_path, dask_path = str(tmp_path / "serial.db"), str(tmp_path / "dask.db")
+    serial = replay_fleet(serial_path, fleet, **config)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        dask = replay_fleet(dask_path, fleet, client=client, **config)
+    assert serial["n_inspections"].sum() > 0
+    assert serial["n_inspections"].tolist() == dask["n_inspections"].tolist()
+    with AgentStore(serial_path) as a, AgentStore(dask_path) as b:
+        assert _ledger_contents(a) == _ledger_contents(b)
+        FleetLedger(b).verify()
+        for s in fleet:
+            for x, y in zip(_contents(a, s.name), _contents(b, s.name)):
+                pd.testing.assert_frame_equal(x, y)
+
+
+def test_a_draw_given_a_turn_already_taken_is_refused(tmp_path):
+    from skrbal.exceptions import FleetDrawError
+
+    path = str(tmp_path / "fleet.db")
+    with AgentStore(path) as store:
+        ledger = FleetLedger(store)
+        ledger.create(FleetBudget(limit=3.0, period=24.0))
+        with pytest.raises(FleetDrawError, match="already holds draw 0"):
+            with ledger.draw(turn=0):
+                pass
+        with pytest.raises(FleetDrawError, match="did not come"):
+            with ledger.draw(turn=3, timeout=0.05):
+                pass

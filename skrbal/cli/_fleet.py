@@ -1,7 +1,9 @@
 """``skrbal fleet``: the agents of one store on one budget, from the shell.
 
 - ``init``: commission one agent per asset of a fleet campaign file (a
-  campaign with an asset column) and create the fleet's budget;
+  campaign with an asset column) and create the fleet's budget; with
+  ``--shared``, each on what the ones before it know;
+- ``add``: commission new structures into a fleet, on what it knows now;
 - ``observe``: decide for new observations of any assets (CSV with an asset
   column), each asset's rows one draw on the fleet budget;
 - ``inspect``: the result of an inspection a structure's agent requested;
@@ -23,13 +25,33 @@ from skrbal.cli._errors import debug_option
 __all__ = ["add_parser"]
 
 
-def _handler(name: str):
+def _handler(name: str, module: str = "skrbal.cli._fleet_commands"):
     def run(args) -> int:
-        return getattr(importlib.import_module("skrbal.cli._fleet_commands"), name)(
-            args
-        )
+        return getattr(importlib.import_module(module), name)(args)
 
     return run
+
+
+def _window_option(parser) -> None:
+    parser.add_argument(
+        "--window",
+        type=int,
+        default=50,
+        metavar="N",
+        help="each structure's first N healthy labels normalise its features "
+        "(default: 50)",
+    )
+
+
+def _shared_options(init) -> None:
+    init.add_argument(
+        "--shared",
+        action="store_true",
+        help="shared strength: commission the assets one after another in the "
+        "file's order, each with the pooled classifier on the prior learned from "
+        "the labels of the ones before it",
+    )
+    _window_option(init)
 
 
 def _common():
@@ -85,9 +107,9 @@ def add_parser(commands, name: str, help_text: str) -> None:
     init.add_argument(
         "--method",
         choices=AGENT_METHODS,
-        default="gmm-evpi",
-        help="every agent's model (default: gmm-evpi)",
+        help="every agent's model, each learning alone (default: gmm-evpi)",
     )
+    _shared_options(init)
     init.add_argument(
         "--limit",
         required=True,
@@ -108,16 +130,48 @@ def add_parser(commands, name: str, help_text: str) -> None:
         "date-time (default: the first time of the file)",
     )
     init.add_argument(
-        "--pacing-rate",
-        type=float,
-        default=2.0,
-        metavar="RATE",
-        help="rise of the fleet's price per inspection (default: 2)",
+        "--window",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="most competing values of the last period the fleet ranks a "
+        "step against (default: 2000)",
     )
     init.add_argument(
         "--json", action="store_true", help="print the agents commissioned as JSON"
     )
     init.set_defaults(handler=_handler("init"))
+
+    add = verbs.add_parser(
+        "add",
+        parents=[common],
+        help="commission new structures on what the fleet knows now",
+        description="Commission one agent per asset of a fleet campaign (as "
+        "'skrbal fleet init' reads it) into an existing fleet, on its budget, "
+        "each with shared strength: the pooled classifier on the prior learned "
+        "from the labels of every agent in the store (commissioning labels, "
+        "inspection results and routine labels), assets in file order, each "
+        "on the ones before it too.",
+    )
+    add.add_argument("--data", required=True, metavar="CSV")
+    add.add_argument(
+        "--process",
+        metavar="JSON",
+        help="the decision process (default: the fleet's; if given, it must be it)",
+    )
+    add.add_argument(
+        "--asset-column",
+        default="asset",
+        metavar="NAME",
+        help="column naming each row's structure (default: asset)",
+    )
+    add_campaign_options(add, "fleet campaign file (--data)")
+    add.add_argument("--date-format", metavar="FORMAT", help=DATE_FORMAT_HELP)
+    _window_option(add)
+    add.add_argument(
+        "--json", action="store_true", help="print the agents commissioned as JSON"
+    )
+    add.set_defaults(handler=_handler("add", "skrbal.cli._fleet_shared"))
 
     observe = verbs.add_parser(
         "observe",

@@ -20,9 +20,6 @@ from skrbal.cli._output import check_output, write_output
 
 __all__ = ["init", "inspect", "observe", "report", "status"]
 
-# As 'skrbal agent init': with times, a request expires after 30 days.
-_DEFAULT_TIMEOUT = 30 * 86400.0
-
 
 def _seconds(times) -> np.ndarray:
     """Times as seconds: numbers as they are, dates since the epoch (UTC)."""
@@ -65,11 +62,27 @@ def _times_of(campaign):
     return times
 
 
-@guarded
-def init(args) -> int:
+def _estimator_of(args, store, process):
+    """``asset -> estimator``: each on the fleet before it (``--shared``), or alone."""
     from sklearn.base import clone
 
+    from skrbal.cli._fleet_shared import check_window, shared_estimator
+
+    if args.shared:
+        if args.method is not None:
+            raise ValueError(
+                "--method: with --shared every agent's model is the pooled "
+                "classifier on the fleet's prior; give one or the other"
+            )
+        return shared_estimator(store, check_window(args.window), process)
+    estimator = _estimator(args.method or "gmm-evpi")
+    return lambda asset: clone(estimator)
+
+
+@guarded
+def init(args) -> int:
     from skrbal.cli._agent_commands import _duration, _time_point
+    from skrbal.cli._fleet_shared import commission_assets
     from skrbal.fleet import Fleet, FleetBudget
 
     process = read_process(args.process)
@@ -93,27 +106,18 @@ def init(args) -> int:
     else:
         origin = 0.0
     budget = FleetBudget(
-        limit=args.limit, period=period, origin=origin, pacing_rate=args.pacing_rate
+        limit=args.limit, period=period, origin=origin, window=args.window
     )
-    estimator = _estimator(args.method)
     store = open_store(args, create=True)
-    done = []
     try:
         with Fleet(store, budget=budget, name=args.budget_name) as fleet:
-            for asset in fleet_data.assets:
-                campaign = campaigns[asset]
-                times = _times_of(campaign)
-                X = pd.DataFrame(campaign.X, columns=campaign.feature_names)
-                fleet.commission(
-                    asset,
-                    X,
-                    campaign.y,
-                    timestamps=times,
-                    estimator=clone(estimator),
-                    process=process,
-                    request_timeout=None if times is None else _DEFAULT_TIMEOUT,
-                )
-                done.append({"asset": asset, "n_commissioning": len(campaign.y)})
+            done = commission_assets(
+                fleet,
+                fleet_data,
+                process,
+                _estimator_of(args, store, process),
+                shared=args.shared,
+            )
         url = store.display_url
     finally:
         store.close()
@@ -313,6 +317,12 @@ def inspect(args) -> int:
     return 0
 
 
+def _price(budget: dict) -> str:
+    """The net value a step needs now, or why none is granted."""
+    price = budget["price"]
+    return "none left (period spent)" if price is None else f"{price:.3g}"
+
+
 def _status_json(budget: dict, table: pd.DataFrame) -> str:
     rows = json.loads(table.to_json(orient="records"))
     return json.dumps({"budget": budget, "structures": rows})
@@ -336,8 +346,8 @@ def status(args) -> int:
     )
     print(
         f"fleet budget {budget['name']!r}: {budget['limit']:g} per period of "
-        f"{budget['period']:g}; spent {spent or 'nothing'}; price "
-        f"{budget['price']:.3g}; {budget['n_draws']} draws"
+        f"{budget['period']:g}; spent {spent or 'nothing'}; price now "
+        f"{_price(budget)}; {budget['n_draws']} draws"
     )
     print(table.to_string(index=False))
     return 0
@@ -412,7 +422,7 @@ style-src 'unsafe-inline'">
 <h1>Fleet {_e(budget["name"])}</h1>
 <p>Written {made} by skrbal {_e(skrbal.__version__)}: {len(table)} structures,
 one budget of {budget["limit"]:.6g} per period of {budget["period"]:.6g},
-price now {budget["price"]:.3g}, {budget["n_draws"]} draws.</p>
+price now {_e(_price(budget))}, {budget["n_draws"]} draws.</p>
 <h2>Structures</h2>
 <table id="structures"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
 <h2>Spend by period</h2>

@@ -8,6 +8,8 @@ money is never overspent, however many processes draw at once.
 :class:`Fleet` runs each agent's call as a draw under the fleet lock, in the
 transaction that commits the call; :class:`FleetLedger` keeps the draws in a
 hash-chained event log that :meth:`FleetLedger.verify` checks.
+:class:`FleetKnowledge` reads what the agents of a store learned and gives
+a new structure's classifier the fleet's prior (shared strength).
 :func:`replay_fleet` replays the streams of many structures into a store,
 serially or on Dask.
 """
@@ -18,6 +20,7 @@ _LAZY = {
     "Fleet": "skrbal.fleet._fleet",
     "FleetBudget": "skrbal.fleet._policy",
     "FleetDrawError": "skrbal.exceptions",
+    "FleetKnowledge": "skrbal.fleet._shared",
     "FleetLedger": "skrbal.fleet._ledger",
     "Structure": "skrbal.fleet._replay",
     "fleet_status": "skrbal.fleet._status",

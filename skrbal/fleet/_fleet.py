@@ -21,8 +21,8 @@ class Fleet:
 
     Each :meth:`observe` runs one agent's call in one transaction that holds
     the fleet lock (``SELECT ... FOR UPDATE`` of the budget's row on
-    PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite): the fleet's price and spend
-    are read, the agent decides with them (:class:`FleetBudget`), and its
+    PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite): the fleet's window of values
+    and its spend are read, the agent decides with them (:class:`FleetBudget`), and its
     block, its requests and the fleet's draw event are committed together, or
     nothing is. So the money of a period is never overspent, whatever the
     number of processes drawing at once (each opens its own agents: one
@@ -117,8 +117,10 @@ class Fleet:
             name=name,
             **params,
         )
-        snapshot = self.ledger_.status()
-        policy.draw_snapshot({**snapshot, "seq": _NO_DRAW})
+        # Its own fresh state, not the fleet's of the moment: the record of
+        # a commissioning does not depend on when the others drew.
+        fresh = policy.fleet_state(policy.initial_state())
+        policy.draw_snapshot({**fresh, "seq": _NO_DRAW})
         try:
             agent.commission(X, y, timestamps)
         finally:
@@ -147,7 +149,7 @@ class Fleet:
             )
         return self._agents[name]
 
-    def observe(self, name: str, X, timestamps=None, *, key=None):
+    def observe(self, name: str, X, timestamps=None, *, key=None, turn=None):
         """Agent ``name`` observes ``X``, drawing on the fleet budget.
 
         Parameters
@@ -156,6 +158,11 @@ class Fleet:
             The agent (opened by :meth:`agent` if not yet).
         X, timestamps, key
             As for :meth:`~skrbal.online.RiskBasedAgent.observe`.
+        turn : int, default=None
+            The number this draw must have in the fleet's ledger: the call
+            waits until the draws before it are in (as
+            :meth:`FleetLedger.draw`). ``None`` draws as soon as the lock is
+            free. Processes that agree on the turns draw in one fixed order.
 
         Returns
         -------
@@ -166,7 +173,10 @@ class Fleet:
         policy = agent.budget_
         first = agent.n_steps_
         try:
-            with self.ledger_.draw() as draw, self.store_.joined(draw.connection):
+            with (
+                self.ledger_.draw(turn=turn) as draw,
+                self.store_.joined(draw.connection),
+            ):
                 policy.draw_snapshot(draw.snapshot)
                 decisions = agent.observe(X, timestamps, key=key)
                 state = agent.budget_state_

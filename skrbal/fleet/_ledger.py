@@ -8,10 +8,11 @@ import json
 import math
 import time
 
+import numpy as np
 from sqlalchemy import insert, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
-from skrbal.exceptions import ConfigurationError, StoreError
+from skrbal.exceptions import ConfigurationError, FleetDrawError, StoreError
 from skrbal.fleet import _schema as schema
 from skrbal.fleet._policy import FleetBudget
 
@@ -21,7 +22,6 @@ __all__ = ["FleetLedger"]
 # the processes creating tables; such locks span every schema of a database,
 # which only makes creators in other schemas wait their turn.
 _PG_CREATE_LOCK = (0x736B7262 - 2**31, 0)
-_CONFIG_KEYS = ("limit", "period", "origin", "pacing_rate")
 
 
 def _hash(
@@ -34,55 +34,101 @@ def _hash(
     return hashlib.sha256(text_.encode()).hexdigest()
 
 
+def _finite_numbers(value) -> bool:
+    """Every number in ``value`` (nested lists and dicts) finite, none a bool."""
+    if isinstance(value, dict):
+        return all(_finite_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite_numbers(v) for v in value)
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str)
+
+
+def _damaged_row(row, where: str, what: str, text_) -> StoreError:
+    shown = text_ if len(str(text_)) <= 120 else f"{str(text_)[:120]}..."
+    return StoreError(
+        f"{where}: fleet budget {row.name!r}, table {schema.budgets.name}: its "
+        f"{what} {shown!r} is not the fleet's (the row was edited or damaged); "
+        "restore it from a backup."
+    )
+
+
+def _budget_of(row, where: str) -> FleetBudget:
+    try:
+        config = json.loads(row.config)
+    except (TypeError, ValueError):
+        config = None
+    if not isinstance(config, dict) or not _finite_numbers(config):
+        raise _damaged_row(row, where, "config", row.config)
+    try:
+        budget = FleetBudget(**config)
+    except TypeError:
+        if "pacing_rate" not in config:
+            raise _damaged_row(row, where, "config", row.config) from None
+        raise ConfigurationError(
+            f"{where}: fleet budget {row.name!r} is {row.config}, which this "
+            "version of skrbal does not read (a budget of an older version, "
+            "priced by a pacing rate); create the fleet anew."
+        ) from None
+    try:
+        budget.initial_state()  # checks the parameters
+    except ValueError:
+        raise _damaged_row(row, where, "config", row.config) from None
+    return budget
+
+
+_STATE_KEYS = ("first_time", "clock", "cost", "recent_times", "recent_values", "spent")
+
+
+def _state_of(row, where: str) -> dict:
+    """The budget row's state, checked: a row edited to something else (no
+    JSON, NaN, a negative spend) is named, never drawn on."""
+    try:
+        state = json.loads(row.state)
+    except (TypeError, ValueError):
+        state = None
+    good = (
+        isinstance(state, dict)
+        and all(k in state for k in _STATE_KEYS)
+        and _finite_numbers(state)
+        and isinstance(state["spent"], dict)
+        and all(isinstance(v, (int, float)) and v >= 0 for v in state["spent"].values())
+        and isinstance(state["recent_times"], list)
+        and isinstance(state["recent_values"], list)
+        and len(state["recent_times"]) == len(state["recent_values"])
+    )
+    if not good:
+        raise _damaged_row(row, where, "state", row.state)
+    return state
+
+
+def _recorded(state: dict) -> dict:
+    """A fleet state as a draw records it: the window by its digest alone.
+
+    The window (up to ``FleetBudget.window`` values) lives in the budget's
+    row; each draw's event holds its SHA-256, so the chain still vouches for
+    it at the size of one hash.
+    """
+    window = json.dumps([state["recent_times"], state["recent_values"]])
+    recorded = {k: v for k, v in state.items() if not k.startswith("recent_")}
+    return {**recorded, "window": hashlib.sha256(window.encode()).hexdigest()}
+
+
 def _genesis(name: str, config: str) -> str:
     return hashlib.sha256(
         json.dumps(["skrbal-fleet-budget", name, config]).encode()
     ).hexdigest()
 
 
-def _finite(value, low=None) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and (low is None or value >= low)
-    )
-
-
-def _stored(text_: str, what: str, where: str) -> dict:
-    """A budget row's ``config`` or ``state``, checked: a row edited to
-    something else (NaN, a negative limit, no JSON) is named, never used."""
-    try:
-        value = json.loads(text_)
-    except (TypeError, ValueError):
-        value = None
-    if what == "config":
-        good = (
-            isinstance(value, dict)
-            and sorted(value) == sorted(_CONFIG_KEYS)
-            and all(_finite(v) for v in value.values())
-            and all(value[k] > 0 for k in ("limit", "period", "pacing_rate"))
-        )
-    else:
-        good = (
-            isinstance(value, dict)
-            and _finite(value.get("price"), 0)
-            and (value.get("last_time") is None or _finite(value["last_time"]))
-            and isinstance(value.get("spent"), dict)
-            and all(_finite(v, 0) for v in value["spent"].values())
-        )
-    if not good:
-        shown = text_ if len(str(text_)) <= 120 else f"{str(text_)[:120]}..."
-        raise StoreError(
-            f"{where}, table {schema.budgets.name}: its {what} {shown!r} is not "
-            "the fleet's (the row was edited or damaged); restore it from a backup."
-        )
-    return value
-
-
 def _config_text(budget: FleetBudget) -> str:
     params = budget.get_params()
-    return json.dumps({k: float(params[k]) for k in _CONFIG_KEYS}, sort_keys=True)
+    config = {k: float(params[k]) for k in ("limit", "period", "origin")}
+    memory = None if params["memory"] is None else float(params["memory"])
+    config.update(memory=memory, window=int(params["window"]))
+    return json.dumps(config, sort_keys=True)
 
 
 class Draw:
@@ -94,7 +140,8 @@ class Draw:
 
     def __init__(self, ledger: FleetLedger, conn, row):
         self.ledger, self.connection = ledger, conn
-        state = _stored(row.state, "state", ledger.where)
+        self.budget = _budget_of(row, f"store {ledger.store.display_url}")
+        state = _state_of(row, f"store {ledger.store.display_url}")
         self.snapshot = {"seq": int(row.last_seq), **state}
         self._previous_hash = None
         self.recorded = False
@@ -116,20 +163,20 @@ class Draw:
         before = self.snapshot
         if state is None or state.get("draw") != before["seq"]:
             # The call decided nothing (no rows): the fleet is unchanged.
-            state = {**before, "draw": before["seq"]}
+            state = self.budget.state_of(before)
         spent_before = {str(k): float(v) for k, v in before["spent"].items()}
         taken = {
             k: v - spent_before.get(k, 0.0)
             for k, v in state["spent"].items()
             if v != spent_before.get(k, 0.0)
         }
-        new_state = {
-            "price": state["price"],
-            "last_time": state["last_time"],
-            "spent": dict(state["spent"]),
-        }
+        new_state = self.budget.fleet_state(state)
         payload = json.dumps(
-            {"steps": [int(s) for s in steps], "taken": taken, "state": new_state},
+            {
+                "steps": [int(s) for s in steps],
+                "taken": taken,
+                "state": _recorded(new_state),
+            },
             sort_keys=True,
         )
         self.ledger.append_event(
@@ -184,11 +231,6 @@ class FleetLedger:
         self._tables = create
         if create:
             self._prepare()
-
-    @property
-    def where(self) -> str:
-        """The budget, as errors name it (the store's URL masked)."""
-        return f"store {self.store.display_url}: fleet budget {self.name!r}"
 
     # -------------------------------------------------------------- #
     def _prepare(self) -> None:
@@ -250,7 +292,7 @@ class FleetLedger:
                         f"{self.name!r} is {row.config}, not {config}."
                     )
                 return
-            state = {"price": 0.0, "last_time": None, "spent": {}}
+            state = budget.fleet_state(budget.initial_state())
             conn.execute(
                 insert(schema.budgets),
                 {
@@ -276,29 +318,65 @@ class FleetLedger:
                 f"store {self.store.display_url} has no fleet budget "
                 f"{self.name!r}; create it first."
             )
-        return FleetBudget(**_stored(row.config, "config", self.where))
+        return _budget_of(row, f"store {self.store.display_url}")
 
     @contextlib.contextmanager
-    def draw(self):
+    def draw(self, *, turn=None, timeout=600.0):
         """A transaction holding the fleet lock, committed if the block succeeds.
+
+        Parameters
+        ----------
+        turn : int, default=None
+            The number this draw must have: the lock is taken, and let go
+            again, until the ledger holds ``turn - 1`` draws. ``None``: the
+            next number, whatever it is.
+        timeout : float, default=600
+            Seconds to wait for the turn.
 
         Yields
         ------
         draw : Draw
             The fleet's state read under the lock, and where to record.
+
+        Raises
+        ------
+        FleetDrawError
+            When the ledger already holds draw ``turn``, or the draws before
+            it do not come within ``timeout``.
         """
-        with self.store.engine.begin() as conn:
-            if conn.dialect.name == "sqlite":
-                # The database's write lock before the read: two draws
-                # never read the same state.
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
-            row = self._row(conn, lock=True)
-            if row is None:
-                raise StoreError(
-                    f"store {self.store.display_url} has no fleet budget "
-                    f"{self.name!r}; create it first."
-                )
-            yield Draw(self, conn, row)
+        deadline, pause = time.monotonic() + timeout, 0.001
+        while True:
+            with self.store.engine.begin() as conn:
+                if conn.dialect.name == "sqlite":
+                    # The database's write lock before the read: two draws
+                    # never read the same state.
+                    conn.exec_driver_sql("BEGIN IMMEDIATE")
+                row = self._row(conn, lock=True)
+                if row is None:
+                    raise StoreError(
+                        f"store {self.store.display_url} has no fleet budget "
+                        f"{self.name!r}; create it first."
+                    )
+                if turn is None or row.last_seq == turn - 1:
+                    yield Draw(self, conn, row)
+                    return
+                waiting = row.last_seq
+            self._wait_turn(turn, waiting, deadline)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+
+    def _wait_turn(self, turn: int, seq: int, deadline: float) -> None:
+        where = f"store {self.store.display_url}: fleet budget {self.name!r}"
+        if seq >= turn:
+            raise FleetDrawError(
+                f"{where} already holds draw {turn} (it holds {seq}): two "
+                "processes were given the same turn."
+            )
+        if time.monotonic() > deadline:
+            raise FleetDrawError(
+                f"{where}: draw {turn} waited for draw {seq + 1}, which did "
+                "not come; is the process that draws it still running?"
+            )
 
     # -------------------------------------------------------------- #
     def append_event(self, conn, seq: int, kind, agent, first_step, payload):
@@ -374,15 +452,13 @@ class FleetLedger:
             for r in rows
         ]
 
-    def status(self) -> dict:
-        """The budget's parameters and state.
+    def state(self) -> dict:
+        """The fleet's state now, read without the lock (for display).
 
         Returns
         -------
-        status : dict
-            ``name``, ``limit``, ``period``, ``origin``, ``pacing_rate``,
-            ``price``, ``last_time``, ``spent`` (by period number, as
-            strings), ``n_draws``.
+        state : dict
+            As :meth:`FleetBudget.fleet_state`, with ``seq`` (the last event).
         """
         with self.store.engine.connect() as conn:
             row = self._row(conn, lock=False)
@@ -390,11 +466,38 @@ class FleetLedger:
             raise StoreError(
                 f"store {self.store.display_url} has no fleet budget {self.name!r}."
             )
-        state = _stored(row.state, "state", self.where)
+        state = _state_of(row, f"store {self.store.display_url}")
+        return {"seq": int(row.last_seq), **state}
+
+    def status(self) -> dict:
+        """The budget's parameters and state.
+
+        Returns
+        -------
+        status : dict
+            ``name``, ``limit``, ``period``, ``origin``, ``window``,
+            ``spent`` (by period number, as strings), ``clock`` (the latest
+            time drawn), ``n_competitors`` (values in the window),
+            ``price`` (the net value a step needs at the clock, as
+            :meth:`FleetBudget.clearing_price`; None when the period's money
+            is spent) and ``n_draws``.
+        """
+        with self.store.engine.connect() as conn:
+            row = self._row(conn, lock=False)
+        if row is None:
+            raise StoreError(
+                f"store {self.store.display_url} has no fleet budget {self.name!r}."
+            )
+        state = _state_of(row, f"store {self.store.display_url}")
+        budget = _budget_of(row, f"store {self.store.display_url}")
+        price = budget.clearing_price(state)
         return {
             "name": self.name,
-            **_stored(row.config, "config", self.where),
-            **state,
+            **json.loads(row.config),
+            "spent": state["spent"],
+            "clock": state["clock"],
+            "n_competitors": len(state["recent_values"]),
+            "price": price if np.isfinite(price) else None,
             "n_draws": int(row.last_seq),
         }
 
@@ -424,12 +527,13 @@ class FleetLedger:
             rows = conn.execute(
                 select(ev).where(ev.c.budget == self.name).order_by(ev.c.seq)
             ).all()
-        where = self.where
-        config = _stored(row.config, "config", where)
+        where = f"store {self.store.display_url}: fleet budget {self.name!r}"
+        budget = _budget_of(row, f"store {self.store.display_url}")
+        config = json.loads(row.config)
         previous = _genesis(self.name, row.config)
         spent: dict[str, float] = {}
         granted: dict[str, list] = {}
-        state = {"price": 0.0, "last_time": None, "spent": {}}
+        state = _recorded(budget.fleet_state(budget.initial_state()))
         for expected, r in enumerate(rows, start=1):
             at = f"{where}, table {ev.name}, event {r.seq}"
             if r.seq != expected:
@@ -456,7 +560,10 @@ class FleetLedger:
                         f"{at}: period {period} spent {amount!r}, over the "
                         f"limit {config['limit']!r}."
                     )
-        if row.last_seq != len(rows) or _stored(row.state, "state", where) != state:
+        if (
+            row.last_seq != len(rows)
+            or _recorded(_state_of(row, f"store {self.store.display_url}")) != state
+        ):
             raise StoreError(
                 f"{where}, table {schema.budgets.name}: its state or last event "
                 f"({row.last_seq}) is not its draws' ({len(rows)})."

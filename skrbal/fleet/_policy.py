@@ -1,8 +1,8 @@
-"""The fleet budget as each agent's budget policy: one price, one purse."""
+"""The fleet budget as each agent's budget policy: one clearing rule, one purse."""
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
@@ -14,23 +14,36 @@ from skrbal.exceptions import BudgetStarvedError, FleetDrawError
 __all__ = ["FleetBudget"]
 
 _EPS = 1e-9
+# The largest window of competing values: each draw writes the window to the
+# budget's row, so it bounds the row (about 40 bytes per value).
+MAX_WINDOW = 20_000
 
 
 class FleetBudget(BudgetPolicy):
-    """One budget for every structure of a fleet, paced over its period.
+    """One budget for every structure of a fleet, cleared over its period.
 
-    The agents of one store share ``limit`` per ``period``: an inspection is
-    granted where its value minus its cost exceeds the fleet's price of an
-    inspection, ``EVPI - cost > lambda * cost``, and while the period's money
-    lasts. The price is one for the whole fleet, so the money goes to the
-    largest net values across the structures, wherever they arise. It is
-    paced as :class:`~skrbal.budget.PacedBudget`'s: it rises by
-    ``pacing_rate`` with each inspection granted anywhere in the fleet and
-    falls by one ``pacing_rate`` per pro-rata interval (the time over which
-    the period's money pays for one inspection), never below 0. A period's
-    money is a hard cap that no draw of any agent can pass.
+    The agents of one store share ``limit`` per ``period``. A step is a
+    *competitor* when an inspection is worth its cost on its own (net value
+    ``EVPI - cost > 0``). The fleet keeps the net values of its competitors
+    of the last period, from every structure, and grants an inspection to a
+    step when the money left in its period can buy the competitors expected,
+    over the rest of the period, to be worth more than it:
 
-    The policy decides only within a draw of its fleet: the price and the
+    .. math::
+
+        r \\, s \\, (1 - f) < (L - S_q) / c
+
+    where ``r`` is the number of competitors of the last ``period`` (in the
+    window) worth strictly more, ``s >= 1`` scales them to a whole period
+    while the fleet has seen less than one, ``f`` is the elapsed fraction of
+    the step's period, ``L - S_q`` the money left in it and ``c`` the cost.
+    The rule is a clearing price that moves with each draw: high values from
+    any structure are granted, low ones only while money is left over for
+    the rest of the period, so a high-value request of one structure is not
+    crowded out by the earlier low-value requests of others. A period's money
+    is a hard cap that no draw of any agent can pass.
+
+    The policy decides only within a draw of its fleet: the window and the
     money spent are the fleet's, read under the fleet's lock in the
     transaction that commits the agent's call (:class:`~skrbal.fleet.Fleet`
     runs each call so). The agent's own state is its copy of them.
@@ -45,9 +58,10 @@ class FleetBudget(BudgetPolicy):
         ``[origin + j * period, origin + (j + 1) * period)``.
     origin : float, default=0.0
         Start of the period numbered 0.
-    pacing_rate : float, default=2.0
-        Rise of the price per inspection granted, > 0; decay per pro-rata
-        interval.
+    window : int, default=2000
+        Most competing values kept, in [1, 20000]: the newest, those of the
+        last ``period`` at most. When more arrive in a period, the window
+        covers less than a period and ``s`` scales its counts up.
 
     Raises
     ------
@@ -58,15 +72,25 @@ class FleetBudget(BudgetPolicy):
 
     See Also
     --------
-    skrbal.budget.PacedBudget : The same pacing for one structure.
+    skrbal.budget.QuantileThreshold : A rank rule for one structure.
     skrbal.fleet.Fleet : Runs each agent's call as a draw on this budget.
+
+    Notes
+    -----
+    ``s = period / max(span, period * c / L)``, where ``span`` is the time
+    the window covers, at most one period (from the fleet's first step or
+    the oldest value the window had to drop, to the latest time seen). At
+    the fleet's very first steps only a value above every one seen is
+    granted; at the end of a period every competitor is, while money is
+    left. Within one call, a step is ranked also against the competitors of
+    the call before it, so deciding a block or its pieces in turn gives the
+    same grants (while the window is not full).
 
     Examples
     --------
     >>> from skrbal.fleet import FleetBudget
-    >>> budget = FleetBudget(limit=10.0, period=30 * 86400.0)
-    >>> budget.draw_snapshot({"seq": 3, "price": 0.0, "last_time": None,
-    ...                       "spent": {}})
+    >>> budget = FleetBudget(limit=10.0, period=30.0)
+    >>> budget.draw_snapshot({"seq": 3, **budget.fleet_state(budget.initial_state())})
     >>> step, state = budget.scan([0.5, 2.0, 3.0], [0.0, 1.0, 2.0],
     ...                           [True, True, True], 1.0, budget.initial_state())
     >>> step, state["spent"]
@@ -77,20 +101,34 @@ class FleetBudget(BudgetPolicy):
         "limit": [Interval(Real, 0, None, closed="neither")],
         "period": [Interval(Real, 0, None, closed="neither")],
         "origin": [Interval(Real, None, None, closed="neither")],
-        "pacing_rate": [Interval(Real, 0, None, closed="neither")],
+        "memory": [Interval(Real, 0, None, closed="neither"), None],
+        "window": [Interval(Integral, 1, MAX_WINDOW, closed="both")],
     }
 
     _state_schema: ClassVar[dict] = {
         "draw": ("int", False),
-        "price": ("amount", False),
-        "last_time": ("float", True),
+        "first_time": ("float", True),
+        "clock": ("float", True),
+        "cost": ("amount", True),
+        "recent_times": ("floats", False),
+        "recent_values": ("floats", False),
     }
 
-    def __init__(self, *, limit, period, origin=0.0, pacing_rate=2.0):
+    def __init__(self, *, limit, period, origin=0.0, memory=None, window=2000):
         self.limit = limit
         self.period = period
         self.origin = origin
-        self.pacing_rate = pacing_rate
+        self.memory = memory
+        self.window = window
+
+    @property
+    def _memory(self) -> float:
+        return self.period if self.memory is None else min(self.memory, self.period)
+
+    @property
+    def _chunk_size(self):
+        # A step is ranked against the window and the chunk's earlier steps.
+        return 256
 
     # -------------------------------------------------------------- #
     # the draw this policy decides in
@@ -102,10 +140,27 @@ class FleetBudget(BudgetPolicy):
         ----------
         snapshot : dict or None
             The fleet's state read under its lock: ``seq`` (its last event,
-            unique to the draw), ``price``, ``last_time`` and ``spent`` (money
-            spent per period number, keys as strings).
+            unique to the draw) and the entries of :meth:`fleet_state`.
         """
         self._snapshot = None if snapshot is None else dict(snapshot)
+
+    def fleet_state(self, state) -> dict:
+        """The fleet's part of a state of this policy (all but the draw).
+
+        Parameters
+        ----------
+        state : dict
+            A state of this policy.
+
+        Returns
+        -------
+        fleet_state : dict
+            ``first_time``, ``clock`` (the latest time seen), ``cost`` (of
+            an inspection, at the last draw), the window
+            ``recent_times`` and ``recent_values`` and ``spent`` (money per
+            period number, keys as strings).
+        """
+        return {k: v for k, v in state.items() if k != "draw"}
 
     def state_of(self, snapshot) -> dict:
         """The fleet's state as this policy's state, at the start of a draw.
@@ -121,10 +176,63 @@ class FleetBudget(BudgetPolicy):
         """
         return {
             "draw": int(snapshot["seq"]),
-            "price": float(snapshot["price"]),
-            "last_time": snapshot["last_time"],
+            "first_time": snapshot["first_time"],
+            "clock": snapshot["clock"],
+            "cost": snapshot["cost"],
+            "recent_times": [float(t) for t in snapshot["recent_times"]],
+            "recent_values": [float(v) for v in snapshot["recent_values"]],
             "spent": {str(k): float(v) for k, v in snapshot["spent"].items()},
         }
+
+    def clearing_price(self, state, time=None) -> float:
+        """The net value a step needs now to be granted (0: any competitor).
+
+        Parameters
+        ----------
+        state : dict
+            A state of this policy (or :meth:`fleet_state`).
+        time : float, default=None
+            The time of the step; ``None`` is the fleet's clock.
+
+        Returns
+        -------
+        price : float
+            The smallest ``EVPI - cost`` granted at ``time`` if the period
+            has money left (0 before any draw), ``inf`` if it has none.
+        """
+        time = state["clock"] if time is None else time
+        cost = state["cost"]
+        if time is None or cost is None:
+            return 0.0
+        times = np.array([float(time)])
+        values = np.asarray(state["recent_values"], dtype=float)
+        allowed = self._allowed_rank(times, cost, state)[0]
+        if allowed < 0:
+            return float("inf")
+        live = values[np.asarray(state["recent_times"]) > time - self._memory]
+        ranked = np.sort(live)[::-1]
+        allowed = int(allowed)
+        return float(ranked[allowed]) if allowed < ranked.size else 0.0
+
+    def _allowed_rank(self, times, cost, state, clock=None) -> np.ndarray:
+        """The most competitors above a step that still let it be granted."""
+        left = self.limit - self._spent_at(times, state)
+        # Money for an inspection left: at most that many above, else -1.
+        k_left = np.where(left + _EPS * self.limit >= cost, left / cost, 0.0)
+        first = state["first_time"] if state["first_time"] is not None else times[0]
+        if clock is None:
+            latest = times.max()
+            if state["clock"] is not None:
+                latest = max(latest, state["clock"])
+            clock = np.full(times.shape, latest)
+        span = np.minimum(clock - first, self._memory)
+        shortest = min(self._memory, self.period * cost / self.limit)
+        scale = self.period / np.maximum(span, shortest)
+        elapsed = (times - self.origin) / self.period
+        remaining = 1.0 - (elapsed - np.floor(elapsed))
+        expected_per_rank = scale * remaining
+        allowed = np.ceil(k_left / expected_per_rank) - 1.0
+        return np.where(k_left > 0, allowed, -1.0)
 
     def _current(self, state) -> dict:
         snapshot = getattr(self, "_snapshot", None)
@@ -132,7 +240,7 @@ class FleetBudget(BudgetPolicy):
             raise FleetDrawError(
                 "a FleetBudget decides only within a draw of its fleet: observe "
                 "through skrbal.fleet.Fleet.observe, which reads the fleet's "
-                "price and spend under its lock."
+                "window and spend under its lock."
             )
         if state["draw"] != snapshot["seq"]:
             return self.state_of(snapshot)  # the first scan of this draw
@@ -142,17 +250,32 @@ class FleetBudget(BudgetPolicy):
     # BudgetPolicy
     # -------------------------------------------------------------- #
     def _initial_state(self) -> dict:
-        return {"draw": -1, "price": 0.0, "last_time": None, "spent": {}}
+        return {
+            "draw": -1,
+            "first_time": None,
+            "clock": None,
+            "cost": None,
+            "recent_times": [],
+            "recent_values": [],
+            "spent": {},
+        }
+
+    def _check_state(self, state) -> None:
+        super()._check_state(state)
+        if len(state["recent_times"]) != len(state["recent_values"]):
+            raise ValueError(
+                "state['recent_times'] and state['recent_values'] of FleetBudget "
+                "must have one entry each per competitor."
+            )
 
     def _period_of(self, times) -> np.ndarray:
         return np.floor((np.asarray(times) - self.origin) / self.period)
 
-    def _price_at(self, times, cost, state) -> np.ndarray:
-        if state["last_time"] is None:
-            return np.full(times.shape[0], state["price"])
-        interval = self.period * cost / self.limit
-        elapsed = np.maximum(times - state["last_time"], 0.0)
-        return np.maximum(state["price"] - self.pacing_rate * elapsed / interval, 0.0)
+    def _spent_at(self, times, state) -> np.ndarray:
+        periods = self._period_of(times)
+        unique, where = np.unique(periods, return_inverse=True)
+        spent = np.array([state["spent"].get(str(int(q)), 0.0) for q in unique])
+        return spent[where.reshape(-1)]
 
     def _candidates(self, evpi, times, cost, state) -> np.ndarray:
         if self.limit < cost:
@@ -162,28 +285,61 @@ class FleetBudget(BudgetPolicy):
                 " Raise the limit or lengthen the period."
             )
         state = self._current(state)
-        periods = self._period_of(times)
-        unique, where = np.unique(periods, return_inverse=True)
-        spent = np.array([state["spent"].get(str(int(q)), 0.0) for q in unique])
-        spent = spent[where.reshape(-1)]
-        price = self._price_at(times, cost, state)
-        worth = evpi - cost > price * cost
-        return worth & (spent + cost <= self.limit + _EPS * self.limit)
+        value = evpi - cost
+        worth = value > 0
+        recent_t = np.asarray(state["recent_times"], dtype=float)
+        recent_v = np.asarray(state["recent_values"], dtype=float)
+        horizon = times - self._memory
+        # Competitors above each step: in the window, and earlier in the call.
+        above = np.count_nonzero(
+            (recent_v[None, :] > value[:, None])
+            & (recent_t[None, :] > horizon[:, None]),
+            axis=1,
+        )
+        earlier = np.tri(times.shape[0], k=-1, dtype=bool)
+        above += np.count_nonzero(
+            earlier
+            & worth[None, :]
+            & (value[None, :] > value[:, None])
+            & (times[None, :] > horizon[:, None]),
+            axis=1,
+        )
+        clock = np.maximum.accumulate(times)
+        if state["clock"] is not None:
+            clock = np.maximum(clock, state["clock"])
+        allowed = self._allowed_rank(times, cost, state, clock=clock)
+        return worth & (above <= allowed)
 
     def _advance(self, evpi, times, cost, state, inspected) -> dict:
         state = self._current(state)
-        price = float(self._price_at(times[-1:], cost, state)[0])
-        last = float(times[-1])
-        if state["last_time"] is not None:
-            last = max(last, float(state["last_time"]))
+        worth = evpi - cost > 0
+        first = state["first_time"]
+        if first is None:
+            first = float(times[0])
+        clock = float(times.max())
+        if state["clock"] is not None:
+            clock = max(clock, float(state["clock"]))
+        recent_t = np.concatenate([state["recent_times"], times[worth]])
+        recent_v = np.concatenate([state["recent_values"], (evpi - cost)[worth]])
+        live = recent_t > clock - self._memory
+        recent_t, recent_v = recent_t[live], recent_v[live]
+        if recent_t.size > self.window:
+            # The newest values stay: the window covers less than a period.
+            order = np.argsort(recent_t, kind="stable")
+            dropped = order[: recent_t.size - self.window]
+            first = max(first, float(recent_t[dropped].max()))
+            kept = np.sort(order[recent_t.size - self.window :])
+            recent_t, recent_v = recent_t[kept], recent_v[kept]
         spent = dict(state["spent"])
         if inspected:
-            price += self.pacing_rate
             key = str(int(self._period_of(times[-1:])[0]))
             spent[key] = spent.get(key, 0.0) + cost
         return {
             "draw": state["draw"],
-            "price": price,
-            "last_time": last,
+            "first_time": first,
+            "clock": clock,
+            "cost": float(cost),
+            "recent_times": recent_t.tolist(),
+            "recent_values": recent_v.tolist(),
             "spent": spent,
         }

@@ -92,12 +92,14 @@ class _Replayer:
         )
         return agent.commission(s.X_commission, s.y_commission, s.timestamps_commission)
 
-    def observe(self, fleet, agent, s: Structure, start: int, stop: int) -> int:
+    def observe(self, fleet, agent, s: Structure, start, stop, turn=None) -> int:
         """Observe one block and answer its requests; the inspections asked."""
         stamps = None if s.timestamps is None else s.timestamps[start:stop]
         key = f"block-{start}"
         if self.shared:
-            decisions = fleet.observe(s.name, s.X[start:stop], stamps, key=key)
+            decisions = fleet.observe(
+                s.name, s.X[start:stop], stamps, key=key, turn=turn
+            )
             agent = fleet.agent(s.name)
         else:
             decisions = agent.observe(s.X[start:stop], stamps, key=key)
@@ -108,23 +110,43 @@ class _Replayer:
                 agent.record_inspection(int(request_id), s.y[int(step) - offset])
         return len(asked)
 
-    def _turns(self, holder, structures, rows) -> None:
-        """Commission all, then each observes a block in turn (open together).
+    def schedule(self, structures, first: int = 1) -> list[tuple[int, int, int]]:
+        """The fleet's draws in their fixed order: ``(turn, structure, block)``.
 
-        The structure that draws first on the fleet budget rotates with the
-        blocks: a fixed order would hand the first ones the period's money.
+        Block by block, as a fleet observed in time; within a block, the
+        structures in their order, starting from a new one each block (a
+        fixed first drawer would hand the first ones the period's money).
+        ``first`` is the ledger's number of the first draw.
+        """
+        n_blocks = [len(_blocks(len(s.X), self.block)) for s in structures]
+        order = []
+        for b in range(max(n_blocks, default=0)):
+            k = b % len(structures)
+            rotated = list(range(k, len(structures))) + list(range(k))
+            order += [(i, b) for i in rotated if b < n_blocks[i]]
+        return [(first + j, i, b) for j, (i, b) in enumerate(order)]
+
+    def _turns(self, holder, structures, rows, turns=None) -> None:
+        """Commission ``structures``, then draw in the order of the schedule.
+
+        ``turns`` is the whole fleet's schedule with its structures (this
+        task's are among them), each draw waiting for its turn; ``None``:
+        ``structures`` are the whole fleet, drawn in the order of their own
+        schedule by this process alone.
         """
         agents = {s.name: self.commission(holder, s) for s in structures}
-        n_blocks = max(len(_blocks(len(s.X), self.block)) for s in structures)
-        for b in range(n_blocks):
-            # Each block a new first drawer: no structure always draws first.
-            k = b % len(structures)
-            for s in structures[k:] + structures[:k]:
-                spans = _blocks(len(s.X), self.block)
-                if b < len(spans):
-                    rows[s.name]["n_inspections"] += self.observe(
-                        holder, agents[s.name], s, *spans[b]
-                    )
+        if turns is None:
+            fleet = structures
+            turns = [(None, i, b) for _, i, b in self.schedule(structures)]
+        else:
+            turns, fleet = turns
+        for turn, i, b in turns:
+            s = fleet[i]
+            if s.name in agents:
+                span = _blocks(len(s.X), self.block)[b]
+                rows[s.name]["n_inspections"] += self.observe(
+                    holder, agents[s.name], s, *span, turn=turn
+                )
         for s in structures:
             self._finish(holder.agent(s.name), s, rows)
 
@@ -150,15 +172,19 @@ class _Replayer:
         )
         agent.close()
 
-    def run(self, structures) -> list[dict]:
-        """Replay ``structures``: one summary row each."""
+    def run(self, structures, turns=None) -> list[dict]:
+        """Replay ``structures``: one summary row each.
+
+        ``turns``: with a fleet budget, the whole fleet's schedule and
+        structures, of which this task replays ``structures``.
+        """
         began = time.process_time()
         rows = {s.name: {"structure": s.name, "n_inspections": 0} for s in structures}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             if self.shared:
                 with Fleet(self.url, budget=self.budget) as fleet:
-                    self._turns(fleet, structures, rows)
+                    self._turns(fleet, structures, rows, turns)
             else:
                 with AgentStore(self.url) as store:
                     self._one_by_one(store, structures, rows)
@@ -172,16 +198,18 @@ class _Replayer:
         return list(rows.values())
 
 
-def _replay_task(replayer: _Replayer, structures) -> list[dict]:
-    return replayer.run(structures)
+def _replay_task(replayer: _Replayer, structures, turns=None) -> list[dict]:
+    return replayer.run(structures, turns)
 
 
 def _on_dask(client, replayer: _Replayer, structures) -> list[dict]:
-    """One task per structure: its agent's only writer."""
+    """One task per structure, or per worker with a fleet budget."""
     # The store's tables first, by one process: workers only add agents.
     AgentStore(replayer.url).close()
     if replayer.shared:
-        Fleet(replayer.url, budget=replayer.budget).close()
+        with Fleet(replayer.url, budget=replayer.budget) as fleet:
+            first = fleet.ledger_.status()["n_draws"] + 1
+        return _fleet_on_dask(client, replayer, list(structures), first)
     futures = client.map(
         _replay_task,
         [replayer] * len(structures),
@@ -189,6 +217,32 @@ def _on_dask(client, replayer: _Replayer, structures) -> list[dict]:
         pure=False,
     )
     return [row for part in client.gather(futures) for row in part]
+
+
+def _fleet_on_dask(client, replayer: _Replayer, structures, first) -> list[dict]:
+    """One task per worker, each drawing for its structures in the fleet's order.
+
+    Every draw waits for its turn in the schedule, so the draws come in the
+    serial replay's order. The tasks wait for each other: each runs on its
+    own worker, all at once.
+    """
+    workers = sorted(client.scheduler_info()["workers"])
+    n_tasks = min(len(workers), len(structures))
+    schedule = replayer.schedule(structures, first)
+    futures = [
+        client.submit(
+            _replay_task,
+            replayer,
+            structures[g::n_tasks],
+            (schedule, structures),
+            workers=[workers[g]],
+            allow_other_workers=False,
+            pure=False,
+        )
+        for g in range(n_tasks)
+    ]
+    rows = {r["structure"]: r for part in client.gather(futures) for r in part}
+    return [rows[s.name] for s in structures]
 
 
 def replay_fleet(
@@ -207,13 +261,13 @@ def replay_fleet(
     Each structure is commissioned and then observes its stream in blocks of
     ``block`` observations; each inspection its agent requests is answered
     with the step's true state after the block. Serially, the structures take
-    turns block by block, as a fleet observed in time; on Dask, each
-    structure is one task on a worker, the only writer of its agent. With
-    per-structure budgets (any :class:`~skrbal.budget.BudgetPolicy`) the
-    structures are independent and both give identical stores; with a
-    :class:`FleetBudget` each block is a draw on the fleet's budget, and on
-    Dask the draws interleave as the workers run (never overspent, but in no
-    fixed order).
+    turns block by block, as a fleet observed in time. On Dask, with
+    per-structure budgets (any :class:`~skrbal.budget.BudgetPolicy`), each
+    structure is one task on a worker, the only writer of its agent; with a
+    :class:`FleetBudget`, each worker takes a share of the structures in one
+    task (all running at once) and each block is a draw on the fleet's budget
+    that waits for its turn, in the serial replay's order. Either way, serial
+    and Dask replays give identical stores.
 
     Parameters
     ----------
@@ -242,6 +296,13 @@ def replay_fleet(
         ``n_observations``, ``committed_spend``, ``cpu_seconds`` (of the
         task, per structure), ``peak_memory_mb`` and ``process`` (the peak
         resident memory and id of the process that ran it).
+
+    Notes
+    -----
+    Dask's statistical profiler keeps a call tree in every worker, which
+    grew by about 2.7 MB per replay task (0.5 MB without it): start the
+    workers with ``distributed.worker.profile.enabled: False`` for long
+    replays.
 
     Examples
     --------

@@ -5,12 +5,12 @@ A store's agents draw on a fleet budget through two tables of their own
 
 - ``skrbal_fleet_budgets``: one row per named budget, its configuration (the
   JSON of its :class:`~skrbal.fleet.FleetBudget`), its running state (the
-  price and the money spent per period) and its last event's number. Drawing
-  locks this row (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite's
-  ``BEGIN IMMEDIATE`` locks the whole database).
+  window of competing values and the money spent per period) and its last
+  event's number. Drawing locks this row (``SELECT ... FOR UPDATE`` on
+  PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` locks the whole database).
 - ``skrbal_fleet_events``: each draw, one row, hash-chained to the previous
   one from a genesis hash of the configuration: which agent drew, from which
-  step, what was granted (step, time, amount) and the state after.
+  step, what was granted and the state after (its window by its SHA-256).
 
 The tables are independent of the agent store's schema version: they only
 add to it, and an agent store without them is an agent store without a fleet
