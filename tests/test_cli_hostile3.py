@@ -245,3 +245,14 @@ def test_a_limit_that_is_no_amount_is_named(fleet, capsys, limit):
     assert main([*argv, "--limit", limit]) == 2
     err = _one_line_error(capsys, f"--limit {limit}")
     assert "below the cost" not in err
+
+
+def test_every_fleet_command_builds_its_parser(capsys):
+    """Two '--window' options of 'skrbal fleet init' (the budget's and the
+    shared prior's, from two branches) made every 'skrbal fleet' command end
+    in argparse's raw ArgumentError."""
+    for verb in ("init", "observe", "inspect", "status", "report", "add"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["fleet", verb, "--help"])
+        assert exit_.value.code == 0
+        assert "usage:" in capsys.readouterr().out
