@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import html
 import json
+import math
+import re
 import sys
 import time
 
 import numpy as np
 import pandas as pd
 
+from skrbal._datetimes import carry_utc_offsets
 from skrbal.cli._agent_commands import timestamps
 from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._data import read_process
@@ -83,6 +86,8 @@ def init(args) -> int:
     from skrbal.fleet import Fleet, FleetBudget
 
     process = read_process(args.process)
+    if not math.isfinite(args.limit):
+        raise ValueError(f"--limit {args.limit:g}: money per period, a finite number")
     if not args.limit >= process.inspection_cost:
         raise ValueError(
             f"--limit {args.limit:g} is below the cost of one inspection, "
@@ -101,7 +106,7 @@ def init(args) -> int:
     else:
         origin = 0.0
     budget = FleetBudget(
-        limit=args.limit, period=period, origin=origin, window=args.window
+        limit=args.limit, period=period, origin=origin, window=args.budget_window
     )
     store = open_store(args, create=True)
     try:
@@ -127,26 +132,51 @@ def init(args) -> int:
     return 0
 
 
+def _line(row: int) -> int:
+    """The file's line of the frame's row ``row`` (line 1 is the header)."""
+    return row + 2
+
+
 def _read_observations(args) -> pd.DataFrame:
     source = sys.stdin if args.data == "-" else args.data
     try:
         frame = pd.read_csv(source, skipinitialspace=True)
     except pd.errors.EmptyDataError:
         raise ValueError(f"--data {args.data}: no header line, no rows") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"--data {args.data}: not UTF-8 text (byte {exc.start} cannot be "
+            "read); give the observations as a CSV file"
+        ) from None
     if args.asset_column not in frame.columns:
         raise ValueError(
             f"--data {args.data}: no asset column {args.asset_column!r}; its "
             f"columns are {list(frame.columns)} (--asset-column)"
         )
+    if frame.empty:
+        raise ValueError(f"--data {args.data}: no rows to observe")
     missing = frame[args.asset_column].isna()
     if missing.any():
-        row = int(np.flatnonzero(missing)[0])
-        raise ValueError(f"--data {args.data}, row {row}: no asset")
+        line = _line(int(np.flatnonzero(missing)[0]))
+        raise ValueError(f"--data {args.data}, line {line}: no asset")
     frame[args.asset_column] = frame[args.asset_column].astype(str)
     return frame
 
 
-def _asset_rows(args, frame, asset, agent, clock):
+def _refuse_naive(args, asset, stamps, lines) -> None:
+    """The rule of ``skrbal agent observe`` for agents commissioned with
+    zoned times: a time without a UTC offset is refused, not read as UTC."""
+    for stamp, line in zip(stamps, lines):
+        if not carry_utc_offsets([stamp]):
+            raise ValueError(
+                f"--data {args.data}, line {line}: {stamp!r} has no UTC offset, "
+                f"but agent {asset!r} was commissioned with times that carry one "
+                "(such as Z or +01:00); a time without one would be read as UTC, "
+                "and a local clock is not: add the offset (Z for UTC)"
+            )
+
+
+def _asset_rows(args, frame, asset, agent, clock, zoned=False):
     rows = frame[frame[args.asset_column] == asset]
     names = getattr(agent, "feature_names_in_", None)
     if names is None:
@@ -159,10 +189,14 @@ def _asset_rows(args, frame, asset, agent, clock):
             f"--data {args.data}: no column {missing[0]!r}, a feature of agent "
             f"{asset!r}"
         )
+    lines = [_line(int(i)) for i in rows.index]
     X = rows[list(names)].apply(pd.to_numeric, errors="coerce")
     if X.isna().any().any():
-        row = int(rows.index[np.flatnonzero(X.isna().any(axis=1).to_numpy())[0]])
-        raise ValueError(f"--data {args.data}, row {row}: a feature is not a number")
+        line = lines[int(np.flatnonzero(X.isna().any(axis=1).to_numpy())[0])]
+        raise ValueError(
+            f"--data {args.data}, line {line}: a feature of asset {asset!r} is "
+            "not a number"
+        )
     times = None
     if clock == "timestamp":
         if args.time_column not in frame.columns:
@@ -170,13 +204,51 @@ def _asset_rows(args, frame, asset, agent, clock):
                 f"--data {args.data}: agent {asset!r} counts time in seconds and "
                 f"needs the time column {args.time_column!r} (--time-column)"
             )
+        missing = rows[args.time_column].isna().to_numpy()
+        if missing.any():
+            line = lines[int(np.flatnonzero(missing)[0])]
+            raise ValueError(
+                f"--data {args.data}, line {line}: no time ({args.time_column!r}) "
+                f"for asset {asset!r}"
+            )
         times = timestamps(rows[args.time_column])
-    return X.to_numpy(dtype=np.float64), times
+        if zoned and times.dtype == object:
+            _refuse_naive(args, asset, times, lines)
+    return lines, X.to_numpy(dtype=np.float64), times
+
+
+def _in_the_file(args, asset: str, lines, exc, parts) -> str:
+    """An agent's refusal, its "row i of this call" as the file's line, and
+    what the assets before it committed."""
+
+    def line(match):
+        row = int(match[1])
+        return f"line {lines[row]}" if row < len(lines) else match[0]
+
+    message = re.sub(r"row (\d+) of this call", line, str(exc).rstrip("."))
+    text = f"--data {args.data}, asset {asset!r}: {message}"
+    if parts:
+        done = ", ".join(f"{p['asset'].iloc[0]!r} ({len(p)} rows)" for p in parts)
+        text += (
+            f"; the rows of {done} were decided, recorded and written to "
+            f"{args.out}: observe again only the rows of the other assets"
+        )
+    return text
+
+
+def _write_decisions(args, parts) -> None:
+    decisions = pd.concat(parts, ignore_index=True)
+    if args.json:
+        text = decisions.to_json(orient="records", lines=True, date_format="iso")
+    else:
+        text = decisions.to_csv(index=False)
+    write_output(args.out, text)
 
 
 @guarded
 def observe(args) -> int:
     from skrbal.fleet import Fleet
+    from skrbal.online import StoreError
 
     check_output(args.out)
     frame = _read_observations(args)
@@ -192,21 +264,33 @@ def observe(args) -> int:
                 "store; commission it with 'skrbal fleet init'"
             )
         with Fleet(store, name=args.budget_name) as fleet:
+            # Every asset's rows are read and checked before the first draw:
+            # a bad row of any asset commits nothing.
+            batches = []
             for asset in assets:
                 clock = store.status(asset)["clock"]
+                settings = store.configuration(asset)["settings"]
+                zoned = settings.get("time_zone") == "offset"
                 agent = fleet.agent(asset)
-                X, times = _asset_rows(args, frame, asset, agent, clock)
-                decisions = fleet.observe(asset, X, times)
+                batches.append(
+                    (asset, *_asset_rows(args, frame, asset, agent, clock, zoned))
+                )
+            for asset, lines, X, times in batches:
+                try:
+                    decisions = fleet.observe(asset, X, times)
+                except (ValueError, StoreError) as exc:
+                    # The assets before it committed: their decisions are
+                    # written, and the error says so.
+                    if parts:
+                        _write_decisions(args, parts)
+                    raise ValueError(
+                        _in_the_file(args, asset, lines, exc, parts)
+                    ) from exc
                 decisions.insert(0, "asset", asset)
                 parts.append(decisions)
     finally:
         store.close()
-    decisions = pd.concat(parts, ignore_index=True)
-    if args.json:
-        text = decisions.to_json(orient="records", lines=True, date_format="iso")
-    else:
-        text = decisions.to_csv(index=False)
-    write_output(args.out, text)
+    _write_decisions(args, parts)
     return 0
 
 

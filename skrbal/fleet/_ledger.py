@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import time
 
 import numpy as np
@@ -33,16 +34,75 @@ def _hash(
     return hashlib.sha256(text_.encode()).hexdigest()
 
 
+def _finite_numbers(value) -> bool:
+    """Every number in ``value`` (nested lists and dicts) finite, none a bool."""
+    if isinstance(value, dict):
+        return all(_finite_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite_numbers(v) for v in value)
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str)
+
+
+def _damaged_row(row, where: str, what: str, text_) -> StoreError:
+    shown = text_ if len(str(text_)) <= 120 else f"{str(text_)[:120]}..."
+    return StoreError(
+        f"{where}: fleet budget {row.name!r}, table {schema.budgets.name}: its "
+        f"{what} {shown!r} is not the fleet's (the row was edited or damaged); "
+        "restore it from a backup."
+    )
+
+
 def _budget_of(row, where: str) -> FleetBudget:
-    config = json.loads(row.config)
     try:
-        return FleetBudget(**config)
+        config = json.loads(row.config)
+    except (TypeError, ValueError):
+        config = None
+    if not isinstance(config, dict) or not _finite_numbers(config):
+        raise _damaged_row(row, where, "config", row.config)
+    try:
+        budget = FleetBudget(**config)
     except TypeError:
+        if "pacing_rate" not in config:
+            raise _damaged_row(row, where, "config", row.config) from None
         raise ConfigurationError(
             f"{where}: fleet budget {row.name!r} is {row.config}, which this "
             "version of skrbal does not read (a budget of an older version, "
             "priced by a pacing rate); create the fleet anew."
         ) from None
+    try:
+        budget.initial_state()  # checks the parameters
+    except ValueError:
+        raise _damaged_row(row, where, "config", row.config) from None
+    return budget
+
+
+_STATE_KEYS = ("first_time", "clock", "cost", "recent_times", "recent_values", "spent")
+
+
+def _state_of(row, where: str) -> dict:
+    """The budget row's state, checked: a row edited to something else (no
+    JSON, NaN, a negative spend) is named, never drawn on."""
+    try:
+        state = json.loads(row.state)
+    except (TypeError, ValueError):
+        state = None
+    good = (
+        isinstance(state, dict)
+        and all(k in state for k in _STATE_KEYS)
+        and _finite_numbers(state)
+        and isinstance(state["spent"], dict)
+        and all(isinstance(v, (int, float)) and v >= 0 for v in state["spent"].values())
+        and isinstance(state["recent_times"], list)
+        and isinstance(state["recent_values"], list)
+        and len(state["recent_times"]) == len(state["recent_values"])
+    )
+    if not good:
+        raise _damaged_row(row, where, "state", row.state)
+    return state
 
 
 def _recorded(state: dict) -> dict:
@@ -81,7 +141,7 @@ class Draw:
     def __init__(self, ledger: FleetLedger, conn, row):
         self.ledger, self.connection = ledger, conn
         self.budget = _budget_of(row, f"store {ledger.store.display_url}")
-        state = json.loads(row.state)
+        state = _state_of(row, f"store {ledger.store.display_url}")
         self.snapshot = {"seq": int(row.last_seq), **state}
         self._previous_hash = None
         self.recorded = False
@@ -159,6 +219,13 @@ class FleetLedger:
                 f"store {store.display_url}: a fleet budget needs a SQLite file "
                 "or PostgreSQL; an in-memory store has one connection that a "
                 "draw cannot hold."
+            )
+        limit = schema.budgets.c.name.type.length
+        if not isinstance(name, str) or not 0 < len(name) <= limit:
+            shown = f"{len(name)}" if isinstance(name, str) else repr(name)
+            raise ValueError(
+                f"name: a fleet budget's name is text of 1 to {limit} "
+                f"characters, got {shown}."
             )
         self.store, self.name = store, name
         self._tables = create
@@ -399,7 +466,8 @@ class FleetLedger:
             raise StoreError(
                 f"store {self.store.display_url} has no fleet budget {self.name!r}."
             )
-        return {"seq": int(row.last_seq), **json.loads(row.state)}
+        state = _state_of(row, f"store {self.store.display_url}")
+        return {"seq": int(row.last_seq), **state}
 
     def status(self) -> dict:
         """The budget's parameters and state.
@@ -420,7 +488,7 @@ class FleetLedger:
             raise StoreError(
                 f"store {self.store.display_url} has no fleet budget {self.name!r}."
             )
-        state = json.loads(row.state)
+        state = _state_of(row, f"store {self.store.display_url}")
         budget = _budget_of(row, f"store {self.store.display_url}")
         price = budget.clearing_price(state)
         return {
@@ -460,11 +528,11 @@ class FleetLedger:
                 select(ev).where(ev.c.budget == self.name).order_by(ev.c.seq)
             ).all()
         where = f"store {self.store.display_url}: fleet budget {self.name!r}"
+        budget = _budget_of(row, f"store {self.store.display_url}")
         config = json.loads(row.config)
         previous = _genesis(self.name, row.config)
         spent: dict[str, float] = {}
         granted: dict[str, list] = {}
-        budget = _budget_of(row, where)
         state = _recorded(budget.fleet_state(budget.initial_state()))
         for expected, r in enumerate(rows, start=1):
             at = f"{where}, table {ev.name}, event {r.seq}"
@@ -492,7 +560,10 @@ class FleetLedger:
                         f"{at}: period {period} spent {amount!r}, over the "
                         f"limit {config['limit']!r}."
                     )
-        if row.last_seq != len(rows) or _recorded(json.loads(row.state)) != state:
+        if (
+            row.last_seq != len(rows)
+            or _recorded(_state_of(row, f"store {self.store.display_url}")) != state
+        ):
             raise StoreError(
                 f"{where}, table {schema.budgets.name}: its state or last event "
                 f"({row.last_seq}) is not its draws' ({len(rows)})."

@@ -307,6 +307,34 @@ class SkippedRow:
             rows.append(cls(int(number), columns, row.time))
         return tuple(rows)
 
+    @classmethod
+    def from_payload(cls, records) -> tuple:
+        """The ``skipped`` list of an ``observe`` event's payload, checked.
+
+        Parameters
+        ----------
+        records : list of dict
+            As :meth:`as_json` makes them.
+
+        Returns
+        -------
+        rows : tuple of SkippedRow
+
+        Raises
+        ------
+        ValueError
+            For anything else (the store was edited or damaged).
+        """
+        if not isinstance(records, list) or not all(
+            isinstance(r, dict)
+            and sorted(r) == ["columns", "row", "time"]
+            and isinstance(r["columns"], list)
+            and all(isinstance(c, str) for c in r["columns"])
+            for r in records
+        ):
+            raise ValueError("skipped: not a list of {row, columns, time}")
+        return cls.checked((r["row"], r["columns"], r["time"]) for r in records)
+
     def as_json(self) -> dict:
         """The row as the ``observe`` event's payload lists it."""
         return {"row": self.row, "columns": list(self.columns), "time": self.time}

@@ -35,6 +35,7 @@ from skrbal.online._storage import (
     ObserveBlock,
     Replay,
     RequestRecord,
+    SkippedRow,
     StoreError,
 )
 
@@ -554,4 +555,13 @@ def _n_skipped(conn, agent_id: int) -> int:
             & ev.c.payload.contains('"skipped"')
         )
     ).scalars()
-    return sum(len(json.loads(text).get("skipped", ())) for text in payloads)
+    try:
+        return sum(
+            len(SkippedRow.from_payload(json.loads(text).get("skipped", [])))
+            for text in payloads
+        )
+    except (ValueError, AttributeError):
+        raise StoreError(
+            f"table {ev.name}: an observe event's list of skipped rows is not "
+            "the store's (edited or damaged); run verify to find it"
+        ) from None

@@ -28,7 +28,7 @@ from skrbal.online._sql._chain import (
     event_hash,
     genesis_hash,
 )
-from skrbal.online._storage import StoreError
+from skrbal.online._storage import SkippedRow, StoreError
 
 # Observe events whose blocks are read in one query: at most this many, or
 # more steps than _CHUNK_STEPS only when the last block alone has them.
@@ -200,6 +200,10 @@ def _note(walk, e, where) -> None:
     if e.kind == "commission":
         walk.commission = (e.seq, payload)
     elif e.kind == "observe":
+        try:
+            SkippedRow.from_payload(payload.get("skipped", []))
+        except ValueError as exc:
+            raise _damaged(walk.agent, schema.events, where, str(exc)) from None
         walk.pending.append((e.seq, e.step, payload))
         walk.pending_steps += payload.get("n", 0)
         walk.n_observed += payload.get("n", 0)
