@@ -107,7 +107,9 @@ def test_session_matches_the_python_agent_with_a_delayed_result(
     label = int(stream["label"].iloc[step - 12])  # 12 commissioning steps
     code, said, err = run(["agent", "inspect", request, label, *common], capsys)
     assert code == 0, err
-    assert said.startswith(f"request {request} (step {step}): state {label} recorded")
+    # The state by its value and its name (status and the report name it).
+    assert said.startswith(f"request {request} (step {step}): state {label} (")
+    assert ") recorded; optimal action" in said
     code, out, err = run(["agent", "observe", second, *common], capsys)
     assert code == 0, err
     d3 = read_decisions(out)

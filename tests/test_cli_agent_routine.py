@@ -107,7 +107,8 @@ def test_record_label_teaches_a_routine_inspection(tmp_path, capsys):
             "2025-03-05T00:00:00", "--key", "visit-1"]  # fmt: skip
     code, said, err = run(argv, capsys)
     assert code == 0, err
-    assert said.startswith(f"step {step}: routine inspection, state 1 recorded")
+    assert said.startswith(f"step {step}: routine inspection, state 1 (")
+    assert ") recorded; optimal action" in said
     before = _status(store, capsys)
     code, again, err = run(argv, capsys)
     assert code == 0 and again == said and _status(store, capsys) == before

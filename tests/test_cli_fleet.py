@@ -94,7 +94,7 @@ def test_init_observe_status_report(campaign, tmp_path, capsys):
         )
         == 0
     )
-    assert "state 1 recorded; optimal action" in capsys.readouterr().out
+    assert "state 1 (normal) recorded; optimal action" in capsys.readouterr().out
     assert main(["fleet", "status", "--store", store, "--json"]) == 0
     after = json.loads(capsys.readouterr().out)["structures"]
     assert sum(s["n_inspected"] for s in after) == 1

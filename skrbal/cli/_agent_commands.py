@@ -416,15 +416,36 @@ def action_text(process, action: int) -> str:
     return f"{action} ({names[action]})" if names is not None else str(action)
 
 
-def _label(text: str, classes: np.ndarray):
-    """The state a LABEL argument names, as the process's value."""
-    by_text = {str(c): c for c in classes.tolist()}
-    if text.strip() not in by_text:
+def _label(text: str, process):
+    """The state a LABEL argument names, by its value or by its name.
+
+    ``status`` and the report print the states by name (``normal``,
+    ``incipient damage``), so a name is read as its state; a value of the
+    process's ``classes`` is read as it is and wins over a name spelt alike.
+    """
+    classes = process.classes.tolist()
+    by_text = {str(c): c for c in classes}
+    names = process.state_names or ()
+    for label, name in zip(classes, names):
+        by_text.setdefault(str(name), label)
+    given = text.strip()
+    if given not in by_text:
         raise ValueError(
             f"LABEL {text!r} is not a state of the process; its states are "
-            f"{list(by_text)}; nothing was recorded"
+            f"{', '.join(state_text(process, c) for c in classes)}; nothing was "
+            "recorded"
         )
-    return by_text[text.strip()]
+    return by_text[given]
+
+
+def state_text(process, label) -> str:
+    """A state as the commands print it: ``3 (incipient damage)``, or its value
+    alone when the process names it the same or not at all."""
+    names = process.state_names
+    if names is None:
+        return str(label)
+    name = str(names[process.classes.tolist().index(label)])
+    return str(label) if name == str(label) else f"{label} ({name})"
 
 
 def _report(text: str):
@@ -460,7 +481,7 @@ def inspect(args) -> int:
             "of the inspection method (--report OUTCOME), one of them"
         )
     with resumed_agent(args) as agent:
-        label = None if args.label is None else _label(args.label, agent.classes_)
+        label = None if args.label is None else _label(args.label, agent.process)
         report = None if args.report is None else _report(args.report)
         stamp = None
         if args.timestamp is not None:
@@ -470,7 +491,11 @@ def inspect(args) -> int:
         )
         requests = agent.store_.requests(args.agent).set_index("request_id")
         step = int(requests.loc[args.request_id, "step"])
-    found = f"state {label}" if label is not None else f"report {report!r}"
+    found = (
+        f"state {state_text(agent.process, label)}"
+        if label is not None
+        else f"report {report!r}"
+    )
     print(
         f"request {args.request_id} (step {step}): {found} recorded; "
         f"optimal action {action_text(agent.process, action)}"
@@ -490,7 +515,7 @@ def record_label(args) -> int:
     if args.report is not None and args.method is None:
         raise ValueError("--report needs --method, the inspection method's name")
     with resumed_agent(args) as agent:
-        label = None if args.label is None else _label(args.label, agent.classes_)
+        label = None if args.label is None else _label(args.label, agent.process)
         report = None if args.report is None else _report(args.report)
         stamp = None
         if args.timestamp is not None:
@@ -503,7 +528,11 @@ def record_label(args) -> int:
             timestamp=stamp,
             key=args.key,
         )
-    found = f"state {label}" if label is not None else f"report {report!r}"
+    found = (
+        f"state {state_text(agent.process, label)}"
+        if label is not None
+        else f"report {report!r}"
+    )
     print(
         f"step {args.step}: routine inspection, {found} recorded; optimal action "
         f"{action_text(agent.process, action)}"

@@ -296,7 +296,7 @@ def observe(args) -> int:
 
 @guarded
 def inspect(args) -> int:
-    from skrbal.cli._agent_commands import _label, action_text
+    from skrbal.cli._agent_commands import _label, action_text, state_text
     from skrbal.fleet import Fleet
 
     store = open_store(args)
@@ -305,13 +305,14 @@ def inspect(args) -> int:
             raise ValueError(f"ASSET {args.asset!r} has no agent in the store")
         with Fleet(store, name=args.budget_name) as fleet:
             agent = fleet.agent(args.asset)
-            label = _label(args.label, agent.classes_)
+            label = _label(args.label, agent.process)
             action = agent.record_inspection(args.request_id, label)
             process = agent.process
     finally:
         store.close()
     print(
-        f"{args.asset} request {args.request_id}: state {label} recorded; "
+        f"{args.asset} request {args.request_id}: state "
+        f"{state_text(process, label)} recorded; "
         f"optimal action {action_text(process, action)}"
     )
     return 0
