@@ -474,8 +474,9 @@ def _add_observe(verbs, common, handler) -> None:
         action="store_true",
         help="skip a row with a missing feature value (a sensor dropout: an "
         "empty cell, NA, NaN or null) instead of stopping the batch there: it "
-        "is not observed and takes no step, and a line on standard error "
-        "names it (file line and column)",
+        "is not observed and takes no step, a line on standard error names "
+        "it (file line and column), and the store records it with the next "
+        "batch (status: n_skipped)",
     )
     observe.add_argument(
         "--format",
