@@ -118,6 +118,26 @@ def add_parser(commands, name: str, help_text: str) -> None:
         help="a client key making the command idempotent (see inspect --key)",
     )
     _add_record_label(verbs, common, _handler(commands_module, "record_label"))
+    serve = _writer(
+        verbs,
+        common,
+        "serve",
+        _handler("skrbal.cli._serve", "serve"),
+        help="keep the agent open and run the commands sent to a socket",
+        description="Open the agent once (its write lock held) and run, one "
+        "at a time, the commands that 'skrbal --server SOCKET agent COMMAND "
+        "...' sends to SOCKET (observe, inspect, cancel, record-action, "
+        "record-label, status): the same options, output and exit status, "
+        "without each paying for loading scikit-learn and the agent. Ctrl-C or "
+        "SIGTERM ends it.",
+    )
+    serve.add_argument(
+        "--socket",
+        required=True,
+        metavar="PATH",
+        help="the Unix socket to listen on (created; its permissions, from "
+        "your umask, say who may send commands)",
+    )
     cancel = _writer(
         verbs,
         common,
