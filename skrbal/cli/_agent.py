@@ -17,6 +17,8 @@ engineer recording a result, a dashboard reading the status):
 - ``export``: the history (or the requests, or the log) as CSV or Parquet.
 - ``report``: one self-contained HTML page per store or agent: status,
   requests, spend against the budget, the timeline figure, the last warnings.
+- ``serve``: keep the agent open and run the commands that ``skrbal --server
+  SOCKET agent ...`` sends to a Unix socket (no import of scikit-learn each).
 
 This module only builds the parser: a command's code (and pandas, the store)
 is imported when the command runs.
