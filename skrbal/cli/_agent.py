@@ -27,10 +27,10 @@ is imported when the command runs.
 from __future__ import annotations
 
 import argparse
-import importlib
 
 from skrbal.cli._data import DATE_FORMAT_HELP, add_campaign_options
 from skrbal.cli._errors import debug_option
+from skrbal.cli._options import lazy_handler, store_option
 from skrbal.cli._report import add_report_parser
 
 __all__ = ["AGENT_METHODS", "CASE_FEATURES", "add_parser"]
@@ -46,13 +46,7 @@ DURATIONS = (
 )
 
 
-def _handler(module: str, name: str):
-    """``module.name``, imported when the command runs, not when it is parsed."""
-
-    def run(args) -> int:
-        return getattr(importlib.import_module(module), name)(args)
-
-    return run
+_handler = lazy_handler
 
 
 def add_parser(commands, name: str, help_text: str) -> None:
@@ -280,13 +274,7 @@ def _add_record_label(verbs, common, handler) -> None:
 
 def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False, parents=[debug_option()])
-    common.add_argument(
-        "--store",
-        required=True,
-        metavar="URL|PATH",
-        help="the store: a SQLite file path, sqlite:///path or "
-        "postgresql://user@host/database",
-    )
+    store_option(common)
     common.add_argument(
         "--agent",
         default="agent",
