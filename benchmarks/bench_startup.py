@@ -4,11 +4,14 @@ Each round runs, in a fresh interpreter each and in rotating order,
 ``python -c pass`` (the peer: the interpreter's own start-up),
 ``python -m skrbal --version``, ``python -m skrbal agent status`` on a small
 SQLite store, ``agent observe`` of one row and ``agent inspect`` of one
-result on it (issue 28.25), and two floors: that of reading a store
-(``python -c "import sqlalchemy, numpy"`` with SQLite's dialect, what ``agent
-status`` cannot do without) and that of deciding (``import sklearn.base`` too:
-rebuilding the estimator needs scikit-learn, whose ``sklearn.utils`` imports
-``scipy.stats``, ``scipy.sparse.linalg`` and pandas). It keeps three
+result on it (issue 28.25), the same three sent to ``skrbal agent serve``
+on a copy of the store (``skrbal --server SOCKET agent ...``: the CPU of
+the forwarding process plus the server's for the call), and two floors:
+that of reading a store (``python -c "import sqlalchemy, numpy"`` with
+SQLite's dialect, what ``agent status`` cannot do without) and that of
+deciding (``import sklearn.base`` too: rebuilding the estimator needs
+scikit-learn, whose ``sklearn.utils`` imports ``scipy.stats``,
+``scipy.sparse.linalg`` and pandas). It keeps three
 measures per command: the wall time, the CPU time (user + system, what a
 loaded machine distorts least), and the import time ``python -X
 importtime`` reports (the sum of the listed modules' own times; a module
@@ -85,7 +88,13 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run(arguments, env: dict, cwd: str) -> tuple[float, float, float]:
+def _process_cpu(pid: int) -> float:
+    """User + system CPU seconds of a running process (Linux's /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _run(arguments, env: dict, cwd: str, server=None) -> tuple[float, float, float]:
     """Wall and CPU time of one run, and its import time (a second run).
 
     ``arguments`` is a list, or a callable giving the next run's list (a
@@ -95,10 +104,13 @@ def _run(arguments, env: dict, cwd: str) -> tuple[float, float, float]:
     least.
     """
     argv = arguments() if callable(arguments) else arguments
+    served = 0.0 if server is None else _process_cpu(server.pid)
     cpu, start = _children_cpu(), time.perf_counter()
     subprocess.run([sys.executable, *argv], env=env, check=True, cwd=cwd,
                    capture_output=True)  # fmt: skip
     wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    if server is not None:  # the server's work for the call counts too
+        cpu += _process_cpu(server.pid) - served
     argv = arguments() if callable(arguments) else arguments
     traced = subprocess.run(
         [sys.executable, "-X", "importtime", *argv],
@@ -149,11 +161,9 @@ def _store(root: Path, folder: str, rounds: int) -> dict:
     asked = decided[decided["request_id"].notna()]
     labels = rows["label"].to_numpy()
     n0 = int(decided["step"].iloc[0]) if len(decided) else 0
-    answers = iter(
-        [(int(r), labels[int(s) - n0]) for r, s in zip(asked["request_id"],
-                                                         asked["step"])]
-    )  # fmt: skip
-    later = iter(range(first, len(rows)))
+    asked = zip(asked["request_id"], asked["step"])
+    pairs = [(int(r), labels[int(s) - n0]) for r, s in asked]
+    answers, later = iter(pairs), iter(range(first, len(rows)))
     one = f"{base}-one.csv"
 
     def observe():
@@ -165,31 +175,87 @@ def _store(root: Path, folder: str, rounds: int) -> dict:
         return ["-m", "skrbal", "agent", "inspect", str(request), str(label),
                 "--store", store]  # fmt: skip
 
-    return {
-        "skrbal --version": ["-m", "skrbal", "--version"],
-        "skrbal agent status": ["-m", "skrbal", "agent", "status", "--store", store],
-        "skrbal agent observe (one row)": observe,
-        "skrbal agent inspect": inspect,
+    commands = {
+        "skrbal --version": (["-m", "skrbal", "--version"], None),
+        "skrbal agent status": (
+            ["-m", "skrbal", "agent", "status", "--store", store],
+            None,
+        ),
+        "skrbal agent observe (one row)": (observe, None),
+        "skrbal agent inspect": (inspect, None),
     }
+    if (root / "skrbal" / "cli" / "_serve.py").exists():
+        commands.update(_served(root, folder, base, rows, first, pairs))
+    return commands
+
+
+def _served(root, folder, base, rows, first, pairs) -> dict:
+    """The same commands sent to ``skrbal agent serve`` on a copy of the store.
+
+    Each is timed as the forwarding process's CPU plus the server's for the
+    call (read from /proc), so the server's work is not left out.
+    """
+    import shutil
+
+    copy, sock = f"{base}-served.db", f"{base}.sock"
+    shutil.copy(f"{base}.db", copy)
+    env = _compiled({**os.environ, "PYTHONPATH": str(root)}, folder)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skrbal", "agent", "serve", "--store", copy,
+         "--socket", sock],
+        env=env, cwd=folder, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _SERVERS.append(server)
+    while not Path(sock).exists():
+        if server.poll() is not None:
+            raise RuntimeError("skrbal agent serve did not start")
+        time.sleep(0.1)
+    answers, later = iter(pairs), iter(range(first, len(rows)))
+    one = f"{base}-served-one.csv"
+    via = ["-m", "skrbal", "--server", sock, "agent"]
+
+    def observe():
+        rows.iloc[[next(later)]].drop(columns="label").to_csv(one, index=False)
+        return [*via, "observe", one]
+
+    def inspect():
+        request, label = next(answers)
+        return [*via, "inspect", str(request), str(label)]
+
+    return {
+        "served: skrbal --server S agent status": ([*via, "status"], server),
+        "served: agent observe (one row)": (observe, server),
+        "served: agent inspect": (inspect, server),
+    }
+
+
+_SERVERS: list = []  # the servers started, ended after the measures
 
 
 def measure(roots: list[Path], rounds: int) -> dict[str, dict[str, np.ndarray]]:
     """Per-round overheads (wall, CPU, import) of each command over the peer."""
     with tempfile.TemporaryDirectory() as folder:
         shared = _compiled(os.environ, folder)
-        runs = {name: (arguments, shared) for name, arguments in _SHARED.items()}
-        for root in roots:
-            env = _compiled({**os.environ, "PYTHONPATH": str(root)}, folder)
-            for name, arguments in _store(root, folder, rounds).items():
-                runs[f"{name} ({root})"] = (arguments, env)
-        labels = list(runs)
-        times = {label: [] for label in labels}
-        for r in range(rounds + 1):  # round 0 warms the file cache
-            order = labels[r % len(labels) :] + labels[: r % len(labels)]
-            result = {label: _run(*runs[label], folder) for label in order}
-            if r:
-                for label in labels:
-                    times[label].append(result[label])
+        runs = {name: (a, shared, None) for name, a in _SHARED.items()}
+        try:
+            for root in roots:
+                env = _compiled({**os.environ, "PYTHONPATH": str(root)}, folder)
+                for name, (a, server) in _store(root, folder, rounds).items():
+                    runs[f"{name} ({root})"] = (a, env, server)
+            labels = list(runs)
+            times = {label: [] for label in labels}
+            for r in range(rounds + 1):  # round 0 warms the file cache
+                order = labels[r % len(labels) :] + labels[: r % len(labels)]
+                result = {label: _run(*runs[label][:2], folder, runs[label][2])
+                          for label in order}  # fmt: skip
+                if r:
+                    for label in labels:
+                        times[label].append(result[label])
+        finally:
+            while _SERVERS:
+                server = _SERVERS.pop()
+                server.terminate()
+                server.wait()
     peer = np.array(times["python -c pass"])
     overheads = {}
     for label in labels:

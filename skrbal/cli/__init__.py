@@ -5,7 +5,9 @@
   protocol on your own campaign and process) with every method, writing
   results, all figures and a Markdown summary;
 - ``skrbal agent ...``: a live agent over its store (SQLite or PostgreSQL);
-- ``skrbal fleet ...``: the agents of a fleet's structures on one budget.
+- ``skrbal fleet ...``: the agents of a fleet's structures on one budget;
+- ``skrbal --server SOCKET agent ...``: the command run by a running
+  ``skrbal agent serve --socket SOCKET``, which keeps the agent open.
 
 The parser of a command is only built (and its modules only imported) when
 that command runs, so ``skrbal --version`` or ``skrbal agent status`` do not
@@ -109,6 +111,12 @@ def main(argv=None) -> int:
     >>> main(["run", "--help"])  # doctest: +SKIP
     """
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    if argv[:1] == ["--server"] and len(argv) > 2 and argv[2] == "agent":
+        # A command for a running 'skrbal agent serve': sent, not run here.
+        from skrbal.cli._serve import forward
+
+        with one_line_warnings():
+            return forward(argv[1], argv[3:])
     args = _parser(_requested(argv)).parse_args(argv)
     with one_line_warnings():
         return exit_status(args.handler, args, debug=args.debug)

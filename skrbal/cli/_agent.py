@@ -17,6 +17,8 @@ engineer recording a result, a dashboard reading the status):
 - ``export``: the history (or the requests, or the log) as CSV or Parquet.
 - ``report``: one self-contained HTML page per store or agent: status,
   requests, spend against the budget, the timeline figure, the last warnings.
+- ``serve``: keep the agent open and run the commands that ``skrbal --server
+  SOCKET agent ...`` sends to a Unix socket (no import of scikit-learn each).
 
 This module only builds the parser: a command's code (and pandas, the store)
 is imported when the command runs.
@@ -25,10 +27,10 @@ is imported when the command runs.
 from __future__ import annotations
 
 import argparse
-import importlib
 
 from skrbal.cli._data import DATE_FORMAT_HELP, add_campaign_options
 from skrbal.cli._errors import debug_option
+from skrbal.cli._options import lazy_handler, store_option
 from skrbal.cli._report import add_report_parser
 
 __all__ = ["AGENT_METHODS", "CASE_FEATURES", "add_parser"]
@@ -44,13 +46,7 @@ DURATIONS = (
 )
 
 
-def _handler(module: str, name: str):
-    """``module.name``, imported when the command runs, not when it is parsed."""
-
-    def run(args) -> int:
-        return getattr(importlib.import_module(module), name)(args)
-
-    return run
+_handler = lazy_handler
 
 
 def add_parser(commands, name: str, help_text: str) -> None:
@@ -118,6 +114,26 @@ def add_parser(commands, name: str, help_text: str) -> None:
         help="a client key making the command idempotent (see inspect --key)",
     )
     _add_record_label(verbs, common, _handler(commands_module, "record_label"))
+    serve = _writer(
+        verbs,
+        common,
+        "serve",
+        _handler("skrbal.cli._serve", "serve"),
+        help="keep the agent open and run the commands sent to a socket",
+        description="Open the agent once (its write lock held) and run, one "
+        "at a time, the commands that 'skrbal --server SOCKET agent COMMAND "
+        "...' sends to SOCKET (observe, inspect, cancel, record-action, "
+        "record-label, status): the same options, output and exit status, "
+        "without each paying for loading scikit-learn and the agent. Ctrl-C or "
+        "SIGTERM ends it.",
+    )
+    serve.add_argument(
+        "--socket",
+        required=True,
+        metavar="PATH",
+        help="the Unix socket to listen on (created; its permissions, from "
+        "your umask, say who may send commands)",
+    )
     cancel = _writer(
         verbs,
         common,
@@ -258,13 +274,7 @@ def _add_record_label(verbs, common, handler) -> None:
 
 def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False, parents=[debug_option()])
-    common.add_argument(
-        "--store",
-        required=True,
-        metavar="URL|PATH",
-        help="the store: a SQLite file path, sqlite:///path or "
-        "postgresql://user@host/database",
-    )
+    store_option(common)
     common.add_argument(
         "--agent",
         default="agent",
@@ -484,8 +494,9 @@ def _add_observe(verbs, common, handler) -> None:
         action="store_true",
         help="skip a row with a missing feature value (a sensor dropout: an "
         "empty cell, NA, NaN or null) instead of stopping the batch there: it "
-        "is not observed and takes no step, and a line on standard error "
-        "names it (file line and column)",
+        "is not observed and takes no step, a line on standard error names "
+        "it (file line and column), and the store records it with the next "
+        "batch (status: n_skipped)",
     )
     observe.add_argument(
         "--format",

@@ -80,7 +80,15 @@ def open_store(args, *, create: bool = False):
 
 @contextlib.contextmanager
 def resumed_agent(args):
-    """The agent of ``--agent``, open for writing; closed (and its store) after."""
+    """The agent of ``--agent``, open for writing; closed (and its store) after.
+
+    Under ``skrbal agent serve`` the command runs on the server's agent
+    (``args.served_agent``), open already and left open after.
+    """
+    served = getattr(args, "served_agent", None)
+    if served is not None:
+        yield served
+        return
     from skrbal.online import RiskBasedAgent
 
     if args.wait < 0:

@@ -16,20 +16,16 @@ This module only builds the parser; a command's code is imported when it runs.
 
 from __future__ import annotations
 
-import importlib
-
 from skrbal.cli._agent import AGENT_METHODS, DURATIONS
 from skrbal.cli._data import DATE_FORMAT_HELP, add_campaign_options
 from skrbal.cli._errors import debug_option
+from skrbal.cli._options import lazy_handler, store_option
 
 __all__ = ["add_parser"]
 
 
 def _handler(name: str, module: str = "skrbal.cli._fleet_commands"):
-    def run(args) -> int:
-        return getattr(importlib.import_module(module), name)(args)
-
-    return run
+    return lazy_handler(module, name)
 
 
 def _window_option(parser) -> None:
@@ -56,13 +52,7 @@ def _shared_options(init) -> None:
 
 def _common():
     common = debug_option()
-    common.add_argument(
-        "--store",
-        required=True,
-        metavar="URL|PATH",
-        help="the store: a SQLite file path, sqlite:///path or "
-        "postgresql://user@host/database",
-    )
+    store_option(common)
     common.add_argument(
         "--budget-name",
         default="fleet",

@@ -21,6 +21,7 @@ from skrbal.cli._agent_status import unlabelled_states_text
 from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._budget_words import budget_lines, carried_from
 from skrbal.cli._errors import debug_option
+from skrbal.cli._options import store_option
 from skrbal.cli._output import check_output, write_output
 from skrbal.cli._report_now import NowPart
 
@@ -71,13 +72,7 @@ def add_report_parser(verbs) -> None:
         "do). Without matplotlib (the plot extra) the page has no timeline "
         "figure, and says so.",
     )
-    parser.add_argument(
-        "--store",
-        required=True,
-        metavar="URL|PATH",
-        help="the store: a SQLite file path, sqlite:///path or "
-        "postgresql://user@host/database",
-    )
+    store_option(parser)
     parser.add_argument(
         "--agent",
         "--name",
