@@ -64,3 +64,12 @@ def test_agent_inspect_and_record_label_take_a_state_name(agent_store, capsys):
     err = capsys.readouterr().err
     assert "'cracked' is not a state of the process" in err
     assert "1 (normal)" in err and "4 (advanced damage)" in err
+
+
+def test_a_fleet_command_on_no_store_says_how_to_make_a_fleet(tmp_path, capsys):
+    # It said "create an agent with 'skrbal agent init'", which makes no fleet.
+    assert main(["fleet", "status", "--store", tmp_path / "nope.db"]) == 2
+    err = capsys.readouterr().err
+    assert "no such store; create a fleet with 'skrbal fleet init'" in err
+    assert main(["agent", "status", "--store", tmp_path / "nope.db"]) == 2
+    assert "create an agent with 'skrbal agent init'" in capsys.readouterr().err

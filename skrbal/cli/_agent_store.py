@@ -71,9 +71,13 @@ def open_store(args, *, create: bool = False):
                 f"--store {args.store!r}: is a directory, not a store file"
             )
         if not create and not os.path.exists(path):
+            first = (
+                "a fleet with 'skrbal fleet init'"
+                if getattr(args, "command", None) == "fleet"
+                else "an agent with 'skrbal agent init'"
+            )
             raise FileNotFoundError(
-                f"--store {args.store!r}: no such store; create an agent with "
-                "'skrbal agent init'."
+                f"--store {args.store!r}: no such store; create {first}."
             )
     return AgentStore(args.store)
 
