@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import ClassVar
@@ -13,13 +14,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skrbal.exceptions import LostClassWarning, NonDiscriminatingFitWarning
+from skrbal.exceptions import (
+    LostClassWarning,
+    NonDiscriminatingFitWarning,
+    caller_stacklevel,
+)
 from skrbal.rvm._basis import KERNELS, KernelBasis
 from skrbal.rvm._classes import ClassSet
 from skrbal.rvm._diagnostics import FitReport
 from skrbal.rvm._methods import Constructive, PreviousFit, TopDown
 from skrbal.rvm._probit import batched_log_proba, scores_for_proba
-from skrbal.rvm._width import WidthChoice
+from skrbal.rvm._width import REGROWTH, EvidenceWidth, WidthChoice
 
 __all__ = ["LostClassWarning", "MulticlassRVC", "NonDiscriminatingFitWarning"]
 
@@ -54,20 +59,20 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         shape ``(len(X), len(Y))`` (a :mod:`sklearn.gaussian_process.kernels`
         object works). No bias basis function is added: to give the linear
         kernel an intercept use ``kernel="poly", degree=1, coef0=1``.
-    gamma : float, "auto" or None, default=None
+    gamma : float, "evidence", "auto" or None, default=None
         Coefficient (width) of the "rbf", "laplacian", "poly", "sigmoid" and
         "chi2" kernels; ``None`` means ``1 / n_features`` as in the mRVM
-        papers, which suits standardised features only. ``"auto"`` (the
-        recommended setting for features of unknown scale) chooses it at
-        every :meth:`fit` from the labelled data, so that it is chosen
-        again as labels arrive: ``2**-4 .. 2**4`` times the median
-        heuristic, scored by the held-out log loss of a 3-fold
-        cross-validation with folds fixed by the order of the labels
-        (reproducible); the widest within one standard error of the least
-        loss is taken (27 extra fits on two thirds of the data). It chooses
-        for predictive accuracy, not for decisions (on the Z24-like case
-        about 4 points of decision accuracy lost against ``1/D``): to choose
-        by the decisions, grid-search the width with
+        papers, which suits standardised features only. ``"evidence"`` (the
+        recommended setting) chooses it at every :meth:`fit`, so again as
+        labels arrive, by type-II maximum likelihood: the model is fitted at
+        ``2**-4 .. 2**4`` times the median heuristic and the fit whose
+        approximate marginal likelihood of the labels is largest is kept
+        (nine fits, each with the same seed, 0 when ``random_state`` is
+        None: the choice is reproducible). With ``warm_start=True`` the
+        width is kept, and the fit warm-started, until the training set has
+        grown by a quarter since it was chosen. ``"auto"`` chooses it by the
+        3-fold cross-validated log loss instead (27 extra fits). To choose
+        by the decisions, grid-search it with
         :func:`~skrbal.metrics.make_decision_scorer` (see the gallery).
     degree : int, default=3
         Degree of the "poly" kernel.
@@ -168,7 +173,10 @@ default="n_samples"
     gamma_ : float
         The kernel width used (given, ``1 / n_features`` or chosen).
     gamma_candidates_ : ndarray of shape (9,)
-        With ``gamma="auto"``: the widths compared.
+        With ``gamma="evidence"`` or ``"auto"``: the widths compared.
+    gamma_log_evidence_ : ndarray of shape (9,)
+        With ``gamma="evidence"``: the approximate log marginal likelihood
+        of the labels of the fit at each candidate.
     gamma_log_loss_ : ndarray of shape (9,)
         With ``gamma="auto"``: their mean held-out log loss.
     intercept_ : ndarray of shape (n_classes,)
@@ -265,23 +273,11 @@ default="n_samples"
     ``intercept_`` and the beliefs to ``class_prior_``: with the papers'
     uniform prior an unconfident belief (a high expected value of
     information) wherever no relevance vector is near, which the stream
-    learner pays for in inspections (twice the Gaussian mixture's on the
-    hard Z24-like case, most of them in the cold state). A prior of the
-    labelled ``"frequencies"`` also decides the prediction far from the
-    data (from 10 labels of the degradation stream the test accuracy falls
-    from 0.99 to 0.89). ``linear_term=0.1`` on standardised features lets
-    the scores there follow a linear discriminant learnt from the labels,
-    as a Gaussian mixture's beliefs extrapolate: over 40 repetitions of
-    the stream learner (``benchmarks/results/rvm_hard_cases.md``) mRVM2
-    then inspects 0.82, 0.92 and 0.25 times as often as the mixture on the
-    hard Z24-like, the Z24-like and the hard synthetic cases, at a decision
-    accuracy within 1 point of it, and mRVM1 1.5 times on the hard
-    synthetic case instead of 3.2. It stays off by default because it costs
-    accuracy from a handful of labels: from 10 labels of the degradation
-    stream mRVM2 falls from 0.98 to 0.94 at ``gamma=0.05`` and from 0.99
-    to 0.74 at ``1/D`` on the raw features, where the linear part
-    outweighs the kernel. A larger weight (0.4) trusts the trend too far
-    and decides about 2 points worse than the mixture.
+    learner pays for in inspections. ``linear_term`` lets the scores there
+    follow a linear discriminant learnt from the labels, as a Gaussian
+    mixture's beliefs extrapolate; a wide kernel (``gamma="evidence"``)
+    reaches further. The user guide's mRVM section has the measurements
+    (``benchmarks/results/rvm_hard_cases.md``).
 
     **mRVM1.** Each iteration makes the single change that raises the
     marginal likelihood most (Tipping & Faul). When the papers' start (a
@@ -326,7 +322,7 @@ default="n_samples"
         "kernel": [StrOptions(set(KERNELS)), callable],
         "gamma": [
             Interval(Real, 0, None, closed="neither"),
-            StrOptions({"auto"}),
+            StrOptions({"auto", "evidence"}),
             None,
         ],
         "degree": [Interval(Integral, 0, None, closed="left")],
@@ -448,6 +444,8 @@ default="n_samples"
         X, y = validate_data(self, X, y, dtype=np.float64)
         class_set = ClassSet(self.classes, self.class_prior)
         classes, y_index = class_set.encode(y)
+        if self._chooses_by_evidence(X.shape[0], classes, previous_n_features):
+            return self._fit_by_evidence(X, y, classes)
         report = FitReport(self.method)
         if self.method == "mrvm2":
             report.check_prune_threshold(
@@ -500,6 +498,34 @@ default="n_samples"
         )
         return self
 
+    def _chooses_by_evidence(self, n_samples, classes, previous_n_features):
+        """Whether this fit chooses the width by evidence; with warm_start, a
+        previous choice is kept until the data grow by ``REGROWTH``."""
+        if not (isinstance(self.gamma, str) and self.gamma == "evidence"):
+            return False
+        chosen_at = getattr(self, "_width_chosen_at", None)
+        if not (self.warm_start and chosen_at):
+            return True
+        same = previous_n_features == self.n_features_in_ and np.array_equal(
+            self.classes_, classes
+        )
+        return not same or not chosen_at <= n_samples < REGROWTH * chosen_at
+
+    def _fit_by_evidence(self, X, y, classes):
+        """Fit at every candidate width and keep the fit of most evidence."""
+        choice = EvidenceWidth(self.kernel, self.kernel_params)
+        best, caught = choice.choose(self, X, y, classes)
+        params = self.get_params(deep=False)
+        for name, value in vars(best).items():
+            if name not in params:
+                setattr(self, name, value)
+        self._width_chosen_at = X.shape[0]
+        self.gamma_candidates_ = choice.candidates
+        self.gamma_log_evidence_ = choice.log_evidence
+        for message in caught:
+            warnings.warn(message, stacklevel=caller_stacklevel())
+        return self
+
     def _method_of_fit(self, intercept):
         """The method's training loop with this estimator's settings."""
         params = {
@@ -518,6 +544,8 @@ default="n_samples"
 
     def _width(self, X, y, classes):
         """The kernel width of this fit: given, ``1 / n_features``, or chosen."""
+        if isinstance(self.gamma, str) and self.gamma == "evidence":
+            return self.gamma_  # kept from the last choice (warm_start)
         if not (isinstance(self.gamma, str) and self.gamma == "auto"):
             return 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         choice = WidthChoice(self.kernel, self.kernel_params)
