@@ -382,8 +382,11 @@ def stream_report(results, n_repeats):
     return "\n".join(lines)
 
 
-def first_fit(cases, n_splits, settings):
+def first_fit(cases, n_splits, settings, extra=0):
     """The first fit of each setting on a case's initial labels, split by split.
+
+    With ``extra``, ``extra`` random points of the stream
+    (``RandomState(split)``) are labelled too: a fit later in the campaign.
 
     For ``case.split(random_state=r)``, ``r < n_splits`` (initial labels
     drawn as a study's are, though not with its repetitions' seeds), fits
@@ -396,10 +399,10 @@ def first_fit(cases, n_splits, settings):
     from skrbal.experiments import get_case_study
 
     lines = [
-        "| case | split | initial labels per state | setting | start | "
+        "| case | split | labels per state | setting | start | width | "
         "relevance vectors | lost classes | belief in damage at undamaged "
         "stream points | stream accuracy |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -410,6 +413,12 @@ def first_fit(cases, n_splits, settings):
             for split in range(n_splits):
                 indices = case.split(random_state=split)
                 X0, y0 = X[indices.initial_indices], y[indices.initial_indices]
+                if extra:
+                    more = np.random.RandomState(split).choice(
+                        len(indices.y_stream), extra, replace=False
+                    )
+                    X0 = np.vstack([X0, indices.X_stream[more]])
+                    y0 = np.concatenate([y0, indices.y_stream[more]])
                 X_stream = indices.X_stream[:3000]
                 y_stream = indices.y_stream[:3000]
                 undamaged = ~np.isin(y_stream, DAMAGE)
@@ -422,7 +431,8 @@ def first_fit(cases, n_splits, settings):
                     accuracy = model.score(X_stream, y_stream)
                     lines.append(
                         f"| {name} | {split} | {counts} | {setting} "
-                        f"| {model.start_} | {model.relevance_indices_.size} "
+                        f"| {model.start_} | {model.gamma_:.3g} "
+                        f"| {model.relevance_indices_.size} "
                         f"| {model.lost_classes_.tolist()} | {belief:.3f} "
                         f"| {accuracy:.3f} |"
                     )
@@ -456,12 +466,13 @@ def main(argv=None):
     first = sub.add_parser("first-fit")
     first.add_argument("--cases", nargs="+", default=["synthetic-hard", "z24-hard"])
     first.add_argument("--splits", type=int, default=3)
+    first.add_argument("--extra-labels", type=int, default=0)
     first.add_argument(
         "--settings", nargs="+", default=["mrvm2", "mrvm1", "mrvm1-lin0.1"]
     )
     args = parser.parse_args(argv)
     if args.study == "first-fit":
-        report = first_fit(args.cases, args.splits, args.settings)
+        report = first_fit(args.cases, args.splits, args.settings, args.extra_labels)
         print(report)
         return report
     if args.study == "few-labels":
