@@ -87,6 +87,7 @@ SETTINGS = {
     "mrvm2-ev": {"method": "mrvm2", "gamma": "evidence"},
     "mrvm2-ev-lin0": {"method": "mrvm2", "gamma": "evidence", "linear_term": 0.0},
     "mrvm2-ev-ws": {"method": "mrvm2", "gamma": "evidence", "warm_start": True},
+    "mrvm2-ws": {"method": "mrvm2", "warm_start": True},
     "mrvm2-ev-ws-lin0": {
         "method": "mrvm2",
         "gamma": "evidence",
@@ -97,6 +98,7 @@ SETTINGS = {
     "mrvm1-ev": {"method": "mrvm1", "gamma": "evidence"},
     "mrvm1-ev-lin0": {"method": "mrvm1", "gamma": "evidence", "linear_term": 0.0},
     "mrvm1-ev-ws": {"method": "mrvm1", "gamma": "evidence", "warm_start": True},
+    "mrvm1-ws": {"method": "mrvm1", "warm_start": True},
     "mrvm1-ev-ws-lin0": {
         "method": "mrvm1",
         "gamma": "evidence",
@@ -308,8 +310,12 @@ def _run(case, method, n_repeats, out, report_only=False):
     label = getattr(method, "name", method)
     folder = None if out is None else Path(out) / case.name / label
     if report_only:
-        # The repetitions saved so far (a run stopped early reports fewer).
-        return load_study(folder).totals
+        # The repetitions saved so far (a run stopped early reports fewer;
+        # a setting not run yet, none).
+        try:
+            return load_study(folder).totals
+        except FileNotFoundError:
+            return None
     return run_study(
         case,
         [method],
@@ -345,7 +351,9 @@ def stream(cases, n_repeats, settings, out=None, gmm_out=None, report_only=False
                 params = _case_params(case, setting)
                 method = Method(setting, partial(_make, params))
                 totals.append(_run(case, method, n_repeats, out, report_only))
-            results[name] = pd.concat(totals, ignore_index=True)
+            results[name] = pd.concat(
+                [t for t in totals if t is not None], ignore_index=True
+            )
     return results
 
 
