@@ -62,9 +62,10 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
     gamma : float, "evidence", "auto" or None, default=None
         Coefficient (width) of the "rbf", "laplacian", "poly", "sigmoid" and
         "chi2" kernels; ``None`` means ``1 / n_features`` as in the mRVM
-        papers, which suits standardised features only. ``"evidence"`` (the
-        recommended setting) chooses it at every :meth:`fit`, so again as
-        labels arrive, by type-II maximum likelihood: the model is fitted at
+        papers, which suits standardised features only. ``"evidence"``
+        (recommended when no width is known for the features) chooses it
+        at every :meth:`fit`, so again as labels arrive, by type-II
+        maximum likelihood: the model is fitted at
         ``2**-4 .. 2**4`` times the median heuristic and the fit whose
         approximate marginal likelihood of the labels is largest is kept
         (nine fits, each with the same seed, 0 when ``random_state`` is
