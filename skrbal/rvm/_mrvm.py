@@ -244,30 +244,15 @@ default="n_samples"
 
     **mRVM2.** A cold start draws the auxiliary class scores as the authors'
     code does, ``10 U1 [k = y_i] + U2`` with ``U1, U2 ~ U(0, 1)`` (seeded by
-    ``random_state``): a start at zero scores traps EM near zero weights and
-    uniform beliefs when labels are few.
-    The price is a fit that depends on the seed (pass an int
-    ``random_state`` for a reproducible fit; see
-    ``skrbal.rvm._methods.TopDown`` for the spread over seeds).
-    The precisions start at 1e-3 and stay fixed for five EM iterations, so
-    that the E-step pulls the random scores to the data before any sample
-    is judged. The papers prune at ``alpha > 1e5`` while also recommending
-    ``tau = nu = 1e-5``, under which ``alpha`` never exceeds about ``5e4``;
-    the threshold therefore defaults to ``1e4`` (on the papers' basis
-    scaling; see ``skrbal.rvm._methods.TopDown`` for the numerics).
+    ``random_state``; pass an int for a reproducible fit): a start at zero
+    scores traps EM near zero weights and uniform beliefs when labels are
+    few. Pruning defaults to ``alpha > 1e4``, below the ceiling
+    ``(2 tau + 1) / (2 nu)`` (see ``skrbal.rvm._methods.TopDown``).
 
-    **Stopping mRVM2.** The precision update uses the point estimate of
-    each weight: a relevance vector with no same-class neighbour within the
-    kernel's reach loses its weight over some tens of iterations, and its
-    class is lost. The authors' code stops after ``2N`` iterations, the paper's text
-    after ``N``; ``max_alpha_updates`` keeps this bound (default ``N``,
-    counted after the warm-up). From 10 labels of the degradation stream
-    (raw features, ``gamma=1/D``, 5 draws x 10 seeds,
-    ``benchmarks/bench_rvm_few_labels.py``) the test accuracy is 0.990
-    (0.93-1.00) with ``N``, 0.915 with ``2N`` (28 % of fits lose a class)
-    and 0.625 run to convergence (98 % lose a class); on the UCI sets it
-    does not bind. A labelled class predicted for none of its training
-    samples is reported (:class:`LostClassWarning`, ``lost_classes_``).
+    **Stopping mRVM2** after ``max_alpha_updates`` precision updates keeps
+    the classes of a few labels (see the parameter and the user guide); a
+    labelled class predicted for none of its training samples is reported
+    (:class:`LostClassWarning`, ``lost_classes_``).
 
     **Far from the data.** Every basis function of the RBF kernel vanishes
     far from its relevance vector, so the scores there fall to
@@ -285,6 +270,10 @@ default="n_samples"
     model with no weight) does not discriminate its classes or loses one,
     as on a handful of labels, it starts again from scores at the labels'
     scale (``start_ = "labels"``; see ``skrbal.rvm._methods.Constructive``).
+    Its one precision per sample, shared by the ``K`` classes, admits a
+    sample only when its quality summed over the classes exceeds ``K``
+    times its sparsity, which a class of two to four labels does not reach:
+    such a class is then lost (``benchmarks/results/rvm_width.md``).
 
     No bias basis function is used (but see ``linear_term``), so the
     relevance vectors are exactly the basis of the model.
