@@ -84,7 +84,27 @@ SETTINGS = {
     "mrvm2-lin0.1-0.05": {"method": "mrvm2", "linear_term": 0.1, "gamma": 0.05},
     "mrvm2-lin0.1-auto": {"method": "mrvm2", "linear_term": 0.1, "gamma": "auto"},
     "mrvm2-lin-auto": {"method": "mrvm2", "linear_term": 0.4, "gamma": "auto"},
+    "mrvm2-ev": {"method": "mrvm2", "gamma": "evidence"},
+    "mrvm2-ev-lin0": {"method": "mrvm2", "gamma": "evidence", "linear_term": 0.0},
+    "mrvm2-ev-ws": {"method": "mrvm2", "gamma": "evidence", "warm_start": True},
+    "mrvm2-ws": {"method": "mrvm2", "warm_start": True},
+    "mrvm2-ev-ws-lin0": {
+        "method": "mrvm2",
+        "gamma": "evidence",
+        "warm_start": True,
+        "linear_term": 0.0,
+    },
     "mrvm1": {"method": "mrvm1"},
+    "mrvm1-ev": {"method": "mrvm1", "gamma": "evidence"},
+    "mrvm1-ev-lin0": {"method": "mrvm1", "gamma": "evidence", "linear_term": 0.0},
+    "mrvm1-ev-ws": {"method": "mrvm1", "gamma": "evidence", "warm_start": True},
+    "mrvm1-ws": {"method": "mrvm1", "warm_start": True},
+    "mrvm1-ev-ws-lin0": {
+        "method": "mrvm1",
+        "gamma": "evidence",
+        "warm_start": True,
+        "linear_term": 0.0,
+    },
     "mrvm1-lin": {"method": "mrvm1", "linear_term": 0.4},
     "mrvm1-lin0.1": {"method": "mrvm1", "linear_term": 0.1},
     "mrvm1-unbounded": {"method": "mrvm1", "max_alpha_updates": None},
@@ -290,8 +310,12 @@ def _run(case, method, n_repeats, out, report_only=False):
     label = getattr(method, "name", method)
     folder = None if out is None else Path(out) / case.name / label
     if report_only:
-        # The repetitions saved so far (a run stopped early reports fewer).
-        return load_study(folder).totals
+        # The repetitions saved so far (a run stopped early reports fewer;
+        # a setting not run yet, none).
+        try:
+            return load_study(folder).totals
+        except FileNotFoundError:
+            return None
     return run_study(
         case,
         [method],
@@ -327,7 +351,9 @@ def stream(cases, n_repeats, settings, out=None, gmm_out=None, report_only=False
                 params = _case_params(case, setting)
                 method = Method(setting, partial(_make, params))
                 totals.append(_run(case, method, n_repeats, out, report_only))
-            results[name] = pd.concat(totals, ignore_index=True)
+            results[name] = pd.concat(
+                [t for t in totals if t is not None], ignore_index=True
+            )
     return results
 
 
@@ -364,8 +390,11 @@ def stream_report(results, n_repeats):
     return "\n".join(lines)
 
 
-def first_fit(cases, n_splits, settings):
+def first_fit(cases, n_splits, settings, extra=0):
     """The first fit of each setting on a case's initial labels, split by split.
+
+    With ``extra``, ``extra`` random points of the stream
+    (``RandomState(split)``) are labelled too: a fit later in the campaign.
 
     For ``case.split(random_state=r)``, ``r < n_splits`` (initial labels
     drawn as a study's are, though not with its repetitions' seeds), fits
@@ -378,10 +407,10 @@ def first_fit(cases, n_splits, settings):
     from skrbal.experiments import get_case_study
 
     lines = [
-        "| case | split | initial labels per state | setting | start | "
+        "| case | split | labels per state | setting | start | width | "
         "relevance vectors | lost classes | belief in damage at undamaged "
         "stream points | stream accuracy |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -392,6 +421,12 @@ def first_fit(cases, n_splits, settings):
             for split in range(n_splits):
                 indices = case.split(random_state=split)
                 X0, y0 = X[indices.initial_indices], y[indices.initial_indices]
+                if extra:
+                    more = np.random.RandomState(split).choice(
+                        len(indices.y_stream), extra, replace=False
+                    )
+                    X0 = np.vstack([X0, indices.X_stream[more]])
+                    y0 = np.concatenate([y0, indices.y_stream[more]])
                 X_stream = indices.X_stream[:3000]
                 y_stream = indices.y_stream[:3000]
                 undamaged = ~np.isin(y_stream, DAMAGE)
@@ -404,7 +439,8 @@ def first_fit(cases, n_splits, settings):
                     accuracy = model.score(X_stream, y_stream)
                     lines.append(
                         f"| {name} | {split} | {counts} | {setting} "
-                        f"| {model.start_} | {model.relevance_indices_.size} "
+                        f"| {model.start_} | {model.gamma_:.3g} "
+                        f"| {model.relevance_indices_.size} "
                         f"| {model.lost_classes_.tolist()} | {belief:.3f} "
                         f"| {accuracy:.3f} |"
                     )
@@ -438,12 +474,13 @@ def main(argv=None):
     first = sub.add_parser("first-fit")
     first.add_argument("--cases", nargs="+", default=["synthetic-hard", "z24-hard"])
     first.add_argument("--splits", type=int, default=3)
+    first.add_argument("--extra-labels", type=int, default=0)
     first.add_argument(
         "--settings", nargs="+", default=["mrvm2", "mrvm1", "mrvm1-lin0.1"]
     )
     args = parser.parse_args(argv)
     if args.study == "first-fit":
-        report = first_fit(args.cases, args.splits, args.settings)
+        report = first_fit(args.cases, args.splits, args.settings, args.extra_labels)
         print(report)
         return report
     if args.study == "few-labels":

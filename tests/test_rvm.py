@@ -12,6 +12,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skrbal.rvm import LostClassWarning, MulticlassRVC, NonDiscriminatingFitWarning
 from skrbal.rvm._solvers import WARMUP_ITER
@@ -772,6 +773,79 @@ def test_auto_width_is_chosen_again_as_labels_arrive(blobs):
     assert model.gamma_ in model.gamma_candidates_
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_evidence_width_is_reproducible_and_follows_the_feature_scale(blobs, method):
+    X, y, X_test, _ = blobs
+    X, y = X[:45], y[:45]
+    # random_state=None: the candidates are fitted with seed 0, so the
+    # width and the fit kept are still reproducible given the data.
+    first = MulticlassRVC(gamma="evidence", method=method).fit(X, y)
+    again = MulticlassRVC(gamma="evidence", method=method).fit(X, y)
+    assert first.gamma_ == again.gamma_
+    np.testing.assert_array_equal(first.gamma_log_evidence_, again.gamma_log_evidence_)
+    np.testing.assert_array_equal(first.coef_, again.coef_)
+    assert first.gamma_ == first.gamma_candidates_[np.argmax(first.gamma_log_evidence_)]
+    # Features three times larger: the same kernel matrices up to rounding
+    # (which mRVM2's pruning may amplify a little at some candidates), so
+    # about the same evidence, and a width nine times smaller.
+    scaled = MulticlassRVC(gamma="evidence", method=method).fit(3 * X, y)
+    np.testing.assert_allclose(scaled.gamma_, first.gamma_ / 9, rtol=1e-9)
+    np.testing.assert_allclose(
+        scaled.gamma_log_evidence_, first.gamma_log_evidence_, rtol=0.05
+    )
+    agree = scaled.predict(3 * X_test) == first.predict(X_test)
+    assert agree.mean() >= 0.98
+
+
+def test_evidence_width_keeps_the_fit_of_the_chosen_width(blobs):
+    X, y, X_test, _ = blobs
+    X, y = X[:45], y[:45]
+    chosen = MulticlassRVC(gamma="evidence", random_state=3).fit(X, y)
+    # A peaked evidence: neither end of the grid is chosen here.
+    assert 0 < np.argmax(chosen.gamma_log_evidence_) < 8
+    fixed = MulticlassRVC(gamma=chosen.gamma_, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(chosen.coef_, fixed.coef_)
+    np.testing.assert_array_equal(
+        chosen.predict_proba(X_test), fixed.predict_proba(X_test)
+    )
+    assert chosen.get_params()["gamma"] == "evidence"
+    assert not hasattr(fixed, "gamma_log_evidence_")
+
+
+def test_evidence_width_is_chosen_again_as_labels_arrive(blobs):
+    X, y, _, _ = blobs
+    model = MulticlassRVC(gamma="evidence", random_state=0)
+    model.fit(X[:12], y[:12])
+    small = model.gamma_candidates_.copy()
+    model.fit(X[:60], y[:60])
+    assert not np.array_equal(small, model.gamma_candidates_)
+    assert model.gamma_ in model.gamma_candidates_
+
+
+def test_log_evidence_penalises_a_needlessly_narrow_kernel():
+    from skrbal.rvm._width import log_evidence
+
+    # Two well separated groups: a kernel narrower than the groups fits the
+    # labels no better and pays a larger Occam factor.
+    X, y = make_blobs(40, centers=[[-4.0, 0.0], [4.0, 0.0]], random_state=0)
+    evidence = {}
+    for gamma in (0.05, 20.0):
+        model = MulticlassRVC(gamma=gamma, random_state=0).fit(X, y)
+        design = rbf_kernel(X, model.relevance_vectors_, gamma=gamma)
+        evidence[gamma] = log_evidence(
+            design, y, model.coef_, model.alpha_, model.intercept_, 12
+        )
+    assert evidence[0.05] > evidence[20.0]
+
+
+# Few iterations keep the checks fast (each fits nine candidates).
+@parametrize_with_checks(
+    [MulticlassRVC(gamma="evidence", random_state=0, max_iter=30, n_quadrature=6)]
+)
+def test_evidence_width_passes_the_sklearn_checks(estimator, check):
+    check(estimator)
+
+
 @pytest.mark.parametrize(
     ("params", "match"),
     [
@@ -779,10 +853,11 @@ def test_auto_width_is_chosen_again_as_labels_arrive(blobs):
         ({"kernel_params": {"gamma": 0.1}}, "both set the width"),
     ],
 )
-def test_auto_width_needs_a_kernel_with_a_width(blobs, params, match):
+@pytest.mark.parametrize("gamma", ["auto", "evidence"])
+def test_chosen_width_needs_a_kernel_with_a_width(blobs, params, match, gamma):
     X, y, _, _ = blobs
     with pytest.raises(ValueError, match=match):
-        MulticlassRVC(gamma="auto", **params).fit(X, y)
+        MulticlassRVC(gamma=gamma, **params).fit(X, y)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -825,3 +900,23 @@ def test_warm_start_with_another_linear_term_starts_cold(blobs):
     assert model.start_ == "random"
     model.fit(X, y)
     assert model.start_ == "warm"
+
+
+def test_evidence_width_with_warm_start_is_chosen_again_as_the_data_grow(blobs):
+    X, y, _, _ = blobs
+    model = MulticlassRVC(gamma="evidence", warm_start=True, random_state=0)
+    model.fit(X[:40], y[:40])
+    first = model.gamma_candidates_.copy()
+    # Under a quarter more: the width is kept and the fit warm-started.
+    model.fit(X[:49], y[:49])
+    assert model.start_ == "warm"
+    np.testing.assert_array_equal(model.gamma_candidates_, first)
+    assert model.gamma_ in first
+    # A quarter more: chosen again among candidates of the grown set.
+    model.fit(X[:50], y[:50])
+    assert not np.array_equal(model.gamma_candidates_, first)
+    assert model.gamma_ == model.gamma_candidates_[np.argmax(model.gamma_log_evidence_)]
+    # Without warm_start every fit chooses.
+    cold = MulticlassRVC(gamma="evidence", random_state=0).fit(X[:40], y[:40])
+    cold.fit(X[:49], y[:49])
+    assert not np.array_equal(cold.gamma_candidates_, first)

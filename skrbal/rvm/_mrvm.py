@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import ClassVar
@@ -13,13 +14,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skrbal.exceptions import LostClassWarning, NonDiscriminatingFitWarning
+from skrbal.exceptions import (
+    LostClassWarning,
+    NonDiscriminatingFitWarning,
+    caller_stacklevel,
+)
 from skrbal.rvm._basis import KERNELS, KernelBasis
 from skrbal.rvm._classes import ClassSet
 from skrbal.rvm._diagnostics import FitReport
 from skrbal.rvm._methods import Constructive, PreviousFit, TopDown
 from skrbal.rvm._probit import batched_log_proba, scores_for_proba
-from skrbal.rvm._width import WidthChoice
+from skrbal.rvm._width import REGROWTH, EvidenceWidth, WidthChoice
 
 __all__ = ["LostClassWarning", "MulticlassRVC", "NonDiscriminatingFitWarning"]
 
@@ -54,20 +59,21 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         shape ``(len(X), len(Y))`` (a :mod:`sklearn.gaussian_process.kernels`
         object works). No bias basis function is added: to give the linear
         kernel an intercept use ``kernel="poly", degree=1, coef0=1``.
-    gamma : float, "auto" or None, default=None
+    gamma : float, "evidence", "auto" or None, default=None
         Coefficient (width) of the "rbf", "laplacian", "poly", "sigmoid" and
         "chi2" kernels; ``None`` means ``1 / n_features`` as in the mRVM
-        papers, which suits standardised features only. ``"auto"`` (the
-        recommended setting for features of unknown scale) chooses it at
-        every :meth:`fit` from the labelled data, so that it is chosen
-        again as labels arrive: ``2**-4 .. 2**4`` times the median
-        heuristic, scored by the held-out log loss of a 3-fold
-        cross-validation with folds fixed by the order of the labels
-        (reproducible); the widest within one standard error of the least
-        loss is taken (27 extra fits on two thirds of the data). It chooses
-        for predictive accuracy, not for decisions (on the Z24-like case
-        about 4 points of decision accuracy lost against ``1/D``): to choose
-        by the decisions, grid-search the width with
+        papers, which suits standardised features only. ``"evidence"``
+        (recommended when no width is known for the features) chooses it
+        at every :meth:`fit`, so again as labels arrive, by type-II
+        maximum likelihood: the model is fitted at
+        ``2**-4 .. 2**4`` times the median heuristic and the fit whose
+        approximate marginal likelihood of the labels is largest is kept
+        (nine fits, each with the same seed, 0 when ``random_state`` is
+        None: the choice is reproducible). With ``warm_start=True`` the
+        width is kept, and the fit warm-started, until the training set has
+        grown by a quarter since it was chosen. ``"auto"`` chooses it by the
+        3-fold cross-validated log loss instead (27 extra fits). To choose
+        by the decisions, grid-search it with
         :func:`~skrbal.metrics.make_decision_scorer` (see the gallery).
     degree : int, default=3
         Degree of the "poly" kernel.
@@ -168,7 +174,10 @@ default="n_samples"
     gamma_ : float
         The kernel width used (given, ``1 / n_features`` or chosen).
     gamma_candidates_ : ndarray of shape (9,)
-        With ``gamma="auto"``: the widths compared.
+        With ``gamma="evidence"`` or ``"auto"``: the widths compared.
+    gamma_log_evidence_ : ndarray of shape (9,)
+        With ``gamma="evidence"``: the approximate log marginal likelihood
+        of the labels of the fit at each candidate.
     gamma_log_loss_ : ndarray of shape (9,)
         With ``gamma="auto"``: their mean held-out log loss.
     intercept_ : ndarray of shape (n_classes,)
@@ -235,59 +244,36 @@ default="n_samples"
 
     **mRVM2.** A cold start draws the auxiliary class scores as the authors'
     code does, ``10 U1 [k = y_i] + U2`` with ``U1, U2 ~ U(0, 1)`` (seeded by
-    ``random_state``): a start at zero scores traps EM near zero weights and
-    uniform beliefs when labels are few.
-    The price is a fit that depends on the seed (pass an int
-    ``random_state`` for a reproducible fit; see
-    ``skrbal.rvm._methods.TopDown`` for the spread over seeds).
-    The precisions start at 1e-3 and stay fixed for five EM iterations, so
-    that the E-step pulls the random scores to the data before any sample
-    is judged. The papers prune at ``alpha > 1e5`` while also recommending
-    ``tau = nu = 1e-5``, under which ``alpha`` never exceeds about ``5e4``;
-    the threshold therefore defaults to ``1e4`` (on the papers' basis
-    scaling; see ``skrbal.rvm._methods.TopDown`` for the numerics).
+    ``random_state``; pass an int for a reproducible fit): a start at zero
+    scores traps EM near zero weights and uniform beliefs when labels are
+    few. Pruning defaults to ``alpha > 1e4``, below the ceiling
+    ``(2 tau + 1) / (2 nu)`` (see ``skrbal.rvm._methods.TopDown``).
 
-    **Stopping mRVM2.** The precision update uses the point estimate of
-    each weight: a relevance vector with no same-class neighbour within the
-    kernel's reach loses its weight over some tens of iterations, and its
-    class is lost. The authors' code stops after ``2N`` iterations, the paper's text
-    after ``N``; ``max_alpha_updates`` keeps this bound (default ``N``,
-    counted after the warm-up). From 10 labels of the degradation stream
-    (raw features, ``gamma=1/D``, 5 draws x 10 seeds,
-    ``benchmarks/bench_rvm_few_labels.py``) the test accuracy is 0.990
-    (0.93-1.00) with ``N``, 0.915 with ``2N`` (28 % of fits lose a class)
-    and 0.625 run to convergence (98 % lose a class); on the UCI sets it
-    does not bind. A labelled class predicted for none of its training
-    samples is reported (:class:`LostClassWarning`, ``lost_classes_``).
+    **Stopping mRVM2** after ``max_alpha_updates`` precision updates keeps
+    the classes of a few labels (see the parameter and the user guide); a
+    labelled class predicted for none of its training samples is reported
+    (:class:`LostClassWarning`, ``lost_classes_``).
 
     **Far from the data.** Every basis function of the RBF kernel vanishes
     far from its relevance vector, so the scores there fall to
     ``intercept_`` and the beliefs to ``class_prior_``: with the papers'
     uniform prior an unconfident belief (a high expected value of
     information) wherever no relevance vector is near, which the stream
-    learner pays for in inspections (twice the Gaussian mixture's on the
-    hard Z24-like case, most of them in the cold state). A prior of the
-    labelled ``"frequencies"`` also decides the prediction far from the
-    data (from 10 labels of the degradation stream the test accuracy falls
-    from 0.99 to 0.89). ``linear_term=0.1`` on standardised features lets
-    the scores there follow a linear discriminant learnt from the labels,
-    as a Gaussian mixture's beliefs extrapolate: over 40 repetitions of
-    the stream learner (``benchmarks/results/rvm_hard_cases.md``) mRVM2
-    then inspects 0.82, 0.92 and 0.25 times as often as the mixture on the
-    hard Z24-like, the Z24-like and the hard synthetic cases, at a decision
-    accuracy within 1 point of it, and mRVM1 1.5 times on the hard
-    synthetic case instead of 3.2. It stays off by default because it costs
-    accuracy from a handful of labels: from 10 labels of the degradation
-    stream mRVM2 falls from 0.98 to 0.94 at ``gamma=0.05`` and from 0.99
-    to 0.74 at ``1/D`` on the raw features, where the linear part
-    outweighs the kernel. A larger weight (0.4) trusts the trend too far
-    and decides about 2 points worse than the mixture.
+    learner pays for in inspections. ``linear_term`` lets the scores there
+    follow a linear discriminant learnt from the labels, as a Gaussian
+    mixture's beliefs extrapolate; a wide kernel (``gamma="evidence"``)
+    reaches further. The user guide's mRVM section has the measurements
+    (``benchmarks/results/rvm_hard_cases.md``).
 
     **mRVM1.** Each iteration makes the single change that raises the
     marginal likelihood most (Tipping & Faul). When the papers' start (a
     model with no weight) does not discriminate its classes or loses one,
     as on a handful of labels, it starts again from scores at the labels'
     scale (``start_ = "labels"``; see ``skrbal.rvm._methods.Constructive``).
+    Its one precision per sample, shared by the ``K`` classes, admits a
+    sample only when its quality summed over the classes exceeds ``K``
+    times its sparsity, which a class of two to four labels does not reach:
+    such a class is then lost (``benchmarks/results/rvm_width.md``).
 
     No bias basis function is used (but see ``linear_term``), so the
     relevance vectors are exactly the basis of the model.
@@ -326,7 +312,7 @@ default="n_samples"
         "kernel": [StrOptions(set(KERNELS)), callable],
         "gamma": [
             Interval(Real, 0, None, closed="neither"),
-            StrOptions({"auto"}),
+            StrOptions({"auto", "evidence"}),
             None,
         ],
         "degree": [Interval(Integral, 0, None, closed="left")],
@@ -448,6 +434,8 @@ default="n_samples"
         X, y = validate_data(self, X, y, dtype=np.float64)
         class_set = ClassSet(self.classes, self.class_prior)
         classes, y_index = class_set.encode(y)
+        if self._chooses_by_evidence(X.shape[0], classes, previous_n_features):
+            return self._fit_by_evidence(X, y, classes)
         report = FitReport(self.method)
         if self.method == "mrvm2":
             report.check_prune_threshold(
@@ -500,6 +488,34 @@ default="n_samples"
         )
         return self
 
+    def _chooses_by_evidence(self, n_samples, classes, previous_n_features):
+        """Whether this fit chooses the width by evidence; with warm_start, a
+        previous choice is kept until the data grow by ``REGROWTH``."""
+        if not (isinstance(self.gamma, str) and self.gamma == "evidence"):
+            return False
+        chosen_at = getattr(self, "_width_chosen_at", None)
+        if not (self.warm_start and chosen_at):
+            return True
+        same = previous_n_features == self.n_features_in_ and np.array_equal(
+            self.classes_, classes
+        )
+        return not same or not chosen_at <= n_samples < REGROWTH * chosen_at
+
+    def _fit_by_evidence(self, X, y, classes):
+        """Fit at every candidate width and keep the fit of most evidence."""
+        choice = EvidenceWidth(self.kernel, self.kernel_params)
+        best, caught = choice.choose(self, X, y, classes)
+        params = self.get_params(deep=False)
+        for name, value in vars(best).items():
+            if name not in params:
+                setattr(self, name, value)
+        self._width_chosen_at = X.shape[0]
+        self.gamma_candidates_ = choice.candidates
+        self.gamma_log_evidence_ = choice.log_evidence
+        for message in caught:
+            warnings.warn(message, stacklevel=caller_stacklevel())
+        return self
+
     def _method_of_fit(self, intercept):
         """The method's training loop with this estimator's settings."""
         params = {
@@ -518,6 +534,8 @@ default="n_samples"
 
     def _width(self, X, y, classes):
         """The kernel width of this fit: given, ``1 / n_features``, or chosen."""
+        if isinstance(self.gamma, str) and self.gamma == "evidence":
+            return self.gamma_  # kept from the last choice (warm_start)
         if not (isinstance(self.gamma, str) and self.gamma == "auto"):
             return 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         choice = WidthChoice(self.kernel, self.kernel_params)

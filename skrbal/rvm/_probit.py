@@ -255,6 +255,17 @@ def _off_diagonal(scores):
     return np.ascontiguousarray(offsets.T)
 
 
+def _checked_scores(scores):
+    """``scores`` as a float array of shape (n_samples, n_classes >= 2)."""
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 2 or scores.shape[1] < 2:
+        raise ValueError(
+            "scores must have shape (n_samples, n_classes) with n_classes >= 2, "
+            f"got shape {scores.shape}."
+        )
+    return scores
+
+
 def multinomial_probit_log_proba(scores, n_nodes=20):
     """Log-probabilities of the multinomial-probit likelihood.
 
@@ -285,12 +296,7 @@ def multinomial_probit_log_proba(scores, n_nodes=20):
     array([[0.333, 0.333, 0.333],
            [0.969, 0.016, 0.016]])
     """
-    scores = np.asarray(scores, dtype=float)
-    if scores.ndim != 2 or scores.shape[1] < 2:
-        raise ValueError(
-            "scores must have shape (n_samples, n_classes) with n_classes >= 2, "
-            f"got shape {scores.shape}."
-        )
+    scores = _checked_scores(scores)
     if scores.shape[1] == 2:
         # E_u[Phi(u + d)] = Phi(d / sqrt(2)): the quadrature's limit, exactly.
         half = (scores[:, 1] - scores[:, 0]) / np.sqrt(2.0)
@@ -304,19 +310,9 @@ def multinomial_probit_log_proba(scores, n_nodes=20):
 def batched_log_proba(scores, n_nodes=20):
     """:func:`multinomial_probit_log_proba` over batches of rows.
 
-    The same numbers, in bounded memory: at most ``BATCH_FLOATS`` floats of
-    quadrature at a time, whatever the number of rows.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n_samples, n_classes)
-        Means of the auxiliary scores.
-    n_nodes : int, default=20
-        Number of Gauss-Hermite nodes.
-
-    Returns
-    -------
-    log_proba : ndarray of shape (n_samples, n_classes)
+    The same numbers (same parameters and return value), in bounded memory:
+    at most ``BATCH_FLOATS`` floats of quadrature at a time, whatever the
+    number of rows.
 
     Examples
     --------
@@ -390,13 +386,8 @@ def truncated_probit_means(scores, y, n_nodes=20):
     >>> np.round(truncated_probit_means([[0.0, 0.0]], [1]), 4)
     array([[-0.5642,  0.5642]])
     """
-    scores = np.asarray(scores, dtype=float)
+    scores = _checked_scores(scores)
     y = np.asarray(y)
-    if scores.ndim != 2 or scores.shape[1] < 2:
-        raise ValueError(
-            "scores must have shape (n_samples, n_classes) with n_classes >= 2, "
-            f"got shape {scores.shape}."
-        )
     n_samples, n_classes = scores.shape
     if y.shape != (n_samples,) or not np.issubdtype(y.dtype, np.integer):
         raise ValueError(f"y must be {n_samples} integer class indices.")
