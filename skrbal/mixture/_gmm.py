@@ -21,12 +21,11 @@ from numbers import Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_sample_weight,
-    check_is_fitted,
     validate_data,
 )
 
@@ -34,9 +33,10 @@ __all__ = ["BayesianGMMClassifier"]
 
 
 from skrbal._labels import labels_differ
-from skrbal._logspace import exp_normalise, log_normalise
+from skrbal._logspace import exp_normalise
 from skrbal._params import same_value
 from skrbal.exceptions import PriorScaleWarning, caller_stacklevel
+from skrbal.mixture._base import _JointLikelihoodClassifier
 from skrbal.mixture._class_priors import (
     DirectedComponents,
     resolve_references,
@@ -160,7 +160,7 @@ def _prior_scale_warning(owner, centre, spread, mean, scale):
     )
 
 
-class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
+class _BaseNIWClassifier(_JointLikelihoodClassifier):
     """Priors, conjugate update and posterior predictive shared by the classifiers.
 
     Subclasses define ``__init__`` (with at least the prior parameters and
@@ -413,33 +413,6 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         """``log p(x, y=k | D)``, shape (n_samples, n_classes)."""
         return self._class_log_density(X, self._log_class_prior).T
 
-    def _check_X(self, X) -> np.ndarray:
-        """``check_is_fitted`` then ``validate_data(self, X, reset=False)``.
-
-        ``validate_data`` costs over a hundred microseconds, several times the
-        densities of a few samples, which a stream learner asks for at every
-        step it decides. Input that already is what it would return (a
-        non-empty finite float64 2-d ndarray with the fitted number of
-        features, for a model fitted without feature names) is used as it
-        is; anything else goes through it and gets its usual errors and
-        warnings.
-        """
-        if (
-            type(X) is np.ndarray
-            and X.dtype == np.float64
-            and X.ndim == 2
-            and X.shape[0] > 0
-            and hasattr(self, "_statistics")
-            and X.shape[1] == self.n_features_in_
-            and not hasattr(self, "feature_names_in_")
-            # A finite sum means finite entries; an overflowing one is left to
-            # validate_data.
-            and isfinite(X.sum())
-        ):
-            return X
-        check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64)
-
     def class_log_density(self, X) -> np.ndarray:
         """Log posterior predictive density of ``X`` under each class.
 
@@ -466,74 +439,6 @@ class _BaseNIWClassifier(ClassifierMixin, BaseEstimator):
         array([[-0.896, -1.491]])
         """
         return self._class_log_density(self._check_X(X)).T
-
-    def predict_joint_log_proba(self, X) -> np.ndarray:
-        """Joint log probability ``log p(x, y=k | D)`` of each sample and class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        joint_log_proba : ndarray of shape (n_samples, n_classes)
-            Columns ordered as ``classes_``.
-
-        Examples
-        --------
-        >>> from skrbal.mixture import BayesianGMMClassifier
-        >>> clf = BayesianGMMClassifier(classes=[0, 1]).fit([[0.0]], [0])
-        >>> clf.predict_joint_log_proba([[0.0]]).round(3)
-        array([[-1.301, -2.59 ]])
-        """
-        return self._joint_log_likelihood(self._check_X(X))
-
-    def predict(self, X) -> np.ndarray:
-        """Most probable class of each sample.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        joint = self._joint_log_likelihood(self._check_X(X))
-        return self.classes_[np.argmax(joint, axis=1)]
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        """Log posterior probability of each class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Columns ordered as ``classes_``.
-        """
-        return log_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Posterior probability of each class (Bayes' rule on the predictive).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns ordered as ``classes_``; rows sum to one.
-        """
-        return exp_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
 
     @staticmethod
     def stacked_predictor(models):

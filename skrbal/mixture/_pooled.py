@@ -15,18 +15,18 @@ falls back to its own data.
 from __future__ import annotations
 
 import warnings
-from math import fsum, isfinite, log, log1p
+from math import fsum, log, log1p
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from skrbal._logspace import exp_normalise, log_normalise
 from skrbal.exceptions import UnlabelledClassesWarning, caller_stacklevel
+from skrbal.mixture._base import _JointLikelihoodClassifier
 from skrbal.mixture._class_priors import (
     component_log_weights,
     validate_concentration,
@@ -52,7 +52,7 @@ from skrbal.mixture._pooled_components import (
 __all__ = ["PooledGMMClassifier"]
 
 
-class PooledGMMClassifier(ClassifierMixin, BaseEstimator):
+class PooledGMMClassifier(_JointLikelihoodClassifier):
     """Bayesian Gaussian classes that borrow strength from a fleet of structures.
 
     A new structure commissioned on healthy data knows nothing of its damage
@@ -481,20 +481,8 @@ class PooledGMMClassifier(ClassifierMixin, BaseEstimator):
         return (X - self.normaliser_mean_) / self.normaliser_scale_
 
     def _check_X(self, X) -> np.ndarray:
-        """Validated, normalised samples (a plain finite float array as it is)."""
-        if not (
-            type(X) is np.ndarray
-            and X.dtype == np.float64
-            and X.ndim == 2
-            and X.shape[0] > 0
-            and hasattr(self, "_statistics")
-            and X.shape[1] == self.n_features_in_
-            and not hasattr(self, "feature_names_in_")
-            and isfinite(X.sum())
-        ):
-            check_is_fitted(self)
-            X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._normalised(X)
+        """Validated samples, normalised by the commissioning window."""
+        return self._normalised(super()._check_X(X))
 
     def _class_log_density(self, Z: np.ndarray) -> np.ndarray:
         """``log p(z | y=k, D)`` in the normalised space, shape (K, n)."""
@@ -530,49 +518,3 @@ class PooledGMMClassifier(ClassifierMixin, BaseEstimator):
             else 0.0
         )
         return self._class_log_density(self._check_X(X)).T - jacobian
-
-    def predict(self, X) -> np.ndarray:
-        """Most probable class of each sample.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        joint = self._joint_log_likelihood(self._check_X(X))
-        return self.classes_[np.argmax(joint, axis=1)]
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        """Log posterior probability of each class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Columns ordered as ``classes_``.
-        """
-        return log_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Posterior probability of each class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns ordered as ``classes_``; rows sum to one.
-        """
-        return exp_normalise(self._joint_log_likelihood(self._check_X(X)), axis=1)
