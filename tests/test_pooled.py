@@ -294,3 +294,20 @@ def test_a_structure_unlike_the_others_does_not_blur_the_fleets_prior():
     # unweighted mean of all seven would be about -3.4.
     assert fleet.mean[1, 0] < -4.5
     assert fleet.mean[1, 1] < 1.0
+
+
+def test_predictions_come_from_one_joint_log_likelihood(fleet):
+    """predict, predict_proba and predict_log_proba agree with the joint."""
+    X, y = _structure(np.random.RandomState(12), np.array([3.0, 4.0]), 1.0)
+    clf = _quiet(PooledGMMClassifier(fleet=fleet, classes=CLASSES), X, y)
+    X_new = np.random.RandomState(13).normal(3.0, 3.0, size=(7, 2))
+    joint = clf.predict_joint_log_proba(X_new)
+    log_proba = joint - logsumexp(joint, axis=1, keepdims=True)
+    np.testing.assert_allclose(clf.predict_log_proba(X_new), log_proba, atol=1e-12)
+    np.testing.assert_allclose(clf.predict_proba(X_new), np.exp(log_proba))
+    np.testing.assert_array_equal(clf.predict(X_new), clf.classes_[joint.argmax(1)])
+    # The joint is the class density (in the normalised units) plus the class
+    # prior: its class part is class_log_density's.
+    density = clf.class_log_density(X_new)
+    spread = joint - density
+    np.testing.assert_allclose(spread - spread[:1], 0.0, atol=1e-9)

@@ -9,9 +9,12 @@ log space, the same way for all of them.
 from __future__ import annotations
 
 from math import isfinite
+from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skrbal._logspace import exp_normalise, log_normalise
@@ -22,8 +25,22 @@ class _JointLikelihoodClassifier(ClassifierMixin, BaseEstimator):
 
     Subclasses define ``_joint_log_likelihood(X)``, shape
     ``(n_samples, n_classes)``, and keep their sufficient statistics in
-    ``_statistics`` once fitted.
+    ``_statistics`` once fitted. The constraints here are those of the
+    parameters every one of them takes (the broad NIW prior's ``kappa0`` and
+    ``v0``, the Dirichlet prior on the class weights, the label set); each
+    subclass adds its own.
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "mean_precision_prior": [Interval(Real, 0, None, closed="neither")],
+        "degrees_of_freedom_prior": [None, Interval(Real, 0, None, closed="neither")],
+        "weight_concentration_prior": [
+            Interval(Real, 0, None, closed="neither"),
+            dict,
+            "array-like",
+        ],
+        "classes": [None, "array-like"],
+    }
 
     def _joint_log_likelihood(self, X: np.ndarray) -> np.ndarray:
         raise NotImplementedError

@@ -169,22 +169,15 @@ class _BaseNIWClassifier(_JointLikelihoodClassifier):
     """
 
     _parameter_constraints: ClassVar[dict] = {
+        **_JointLikelihoodClassifier._parameter_constraints,
         "mean_prior": [None, StrOptions({"data"}), Real, "array-like"],
-        "mean_precision_prior": [Interval(Real, 0, None, closed="neither")],
-        "degrees_of_freedom_prior": [None, Interval(Real, 0, None, closed="neither")],
         "covariance_prior": [
             None,
             StrOptions({"data"}),
             Interval(Real, 0, None, closed="neither"),
             "array-like",
         ],
-        "weight_concentration_prior": [
-            Interval(Real, 0, None, closed="neither"),
-            dict,
-            "array-like",
-        ],
         "class_priors": [None, dict],
-        "classes": [None, "array-like"],
     }
     # The smallest alpha_k the fit can use (EM needs a Dirichlet mode).
     _min_concentration = 0.0

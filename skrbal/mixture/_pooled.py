@@ -190,14 +190,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         "transfer_prior": [Interval(Real, 0, 1, closed="neither")],
         "reference_class": "no_validation",
         "window": [Interval(Integral, 2, None, closed="left")],
-        "mean_precision_prior": [Interval(Real, 0, None, closed="neither")],
-        "degrees_of_freedom_prior": [None, Interval(Real, 0, None, closed="neither")],
-        "weight_concentration_prior": [
-            Interval(Real, 0, None, closed="neither"),
-            dict,
-            "array-like",
-        ],
-        "classes": [None, "array-like"],
+        **_JointLikelihoodClassifier._parameter_constraints,
     }
 
     def __init__(
