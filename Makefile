@@ -25,6 +25,11 @@ PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist worksteal
 # OpenBLAS's own threads, spinning beside them, tripled the CPU time of
 # tests/test_rvm.py and tests/test_gmm.py (and slowed them).
 ONE_BLAS_THREAD = OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# The tests start the `skrbal` command in hundreds of subprocesses. Where the
+# environment sets PYTHONDONTWRITEBYTECODE (this machine image does), each of
+# them compiled skrbal from source again, as an installed package never does;
+# an empty value lets the first one write the bytecode the others read.
+WITH_BYTECODE = PYTHONDONTWRITEBYTECODE=
 
 .PHONY: demo env-oldest env-docs test test-suite test-thorough test-modal test-oldest test-postgres browser lint format bench docs docs-inventories clean
 
@@ -69,7 +74,7 @@ WITH_POSTGRES := $(if $(SKRBAL_TEST_POSTGRES_URL),,$(if $(PG_INITDB),.ci/with-po
 test: test-suite test-modal
 
 test-suite: lint
-	$(ONE_BLAS_THREAD) $(WITH_POSTGRES) $(BIN)/python -m pytest $(PYTEST_PARALLEL)
+	$(WITH_BYTECODE) $(ONE_BLAS_THREAD) $(WITH_POSTGRES) $(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 # The environments of the oldest versions and of the docs. Their installs
 # mostly wait on the package index, so CI builds them while a suite runs
@@ -123,7 +128,7 @@ test-oldest: $(OLDEST_STAMP)
 	$(OLDEST_VENV)/bin/python -m pip list --format=freeze | grep -i -E \
 		"^(numpy|scipy|scikit-learn|pandas|joblib|tqdm|sqlalchemy|matplotlib|dask|pytest-xdist)=="
 	SKRBAL_HYPOTHESIS_PROFILE=oldest SKRBAL_TEST_CLI_IN_PROCESS=1 \
-		$(ONE_BLAS_THREAD) $(WITH_POSTGRES) \
+		$(WITH_BYTECODE) $(ONE_BLAS_THREAD) $(WITH_POSTGRES) \
 		$(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
 		-p no:cacheprovider -q --ignore=tests/test_packaging.py -m "not stress"
 

@@ -137,8 +137,8 @@ def test_online_names_resolve_lazily():
     import skrbal.online as online
     from skrbal.exceptions import StoreError
     from skrbal.online._agent import RiskBasedAgent
+    from skrbal.online._records import AgentRecord
     from skrbal.online._sql._store import AgentStore
-    from skrbal.online._storage import AgentRecord
 
     assert online.AgentStore is AgentStore and online.StoreError is StoreError
     assert online.RiskBasedAgent is RiskBasedAgent

@@ -36,12 +36,8 @@ from skrbal.online._idempotency import (
     client_key,
     value_digest,
 )
-from skrbal.online._storage import (
-    ObserveBlock,
-    RequestRecord,
-    SkippedRow,
-    StoreError,
-)
+from skrbal.online._records import ObserveBlock, RequestRecord, SkippedRow
+from skrbal.online._storage import StoreError
 from skrbal.online._timestamps import as_seconds, duration_text, time_text
 
 __all__ = ["IdempotencyKeyError", "RequestError", "RiskBasedAgent"]

@@ -26,7 +26,7 @@ from skrbal.online._idempotency import (
     label_digest,
     value_digest,
 )
-from skrbal.online._storage import ClientKey, EventRecord, ResultRecord
+from skrbal.online._records import ClientKey, EventRecord, ResultRecord
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["RecordCalls"]

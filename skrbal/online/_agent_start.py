@@ -41,6 +41,7 @@ from skrbal.online._config import (
 )
 from skrbal.online._connect import open_storage, store_parameter
 from skrbal.online._idempotency import CallKeys
+from skrbal.online._records import Commissioning
 from skrbal.online._repeats import RecentRows
 from skrbal.online._replay import new_steps, replay_campaign
 from skrbal.online._settings import (
@@ -51,10 +52,7 @@ from skrbal.online._settings import (
     time_column,
     time_format,
 )
-from skrbal.online._storage import (
-    Commissioning,
-    StoreError,
-)
+from skrbal.online._storage import StoreError
 from skrbal.online._timestamps import as_seconds
 
 __all__ = ["StartCalls"]

@@ -22,8 +22,8 @@ import numpy as np
 
 from skrbal._labels import states_of
 from skrbal.exceptions import IdempotencyKeyError
+from skrbal.online._records import ClientKey, EventRecord
 from skrbal.online._sql._schema import MAX_KEY_LENGTH
-from skrbal.online._storage import ClientKey, EventRecord
 
 __all__ = ["CallKeys", "array_digest", "check_key", "client_key", "value_digest"]
 

@@ -23,17 +23,16 @@ import numpy as np
 
 from skrbal.exceptions import AgentLockedError
 from skrbal.online._memory_agent import KeptAgent, KeptRequest, plain
-from skrbal.online._storage import (
+from skrbal.online._records import (
     AgentRecord,
-    AgentStorage,
     Commissioning,
     EventRecord,
     ObserveBlock,
     Replay,
     RequestRecord,
     ResultRecord,
-    StoreError,
 )
+from skrbal.online._storage import AgentStorage, StoreError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from skrbal.online._spend import inspection_spend, routine_spend
-from skrbal.online._storage import (
+from skrbal.online._records import (
     AgentRecord,
     ClientKey,
     Commissioning,
     EventRecord,
     ObserveBlock,
-    StoreError,
 )
+from skrbal.online._spend import inspection_spend, routine_spend
+from skrbal.online._storage import StoreError
 
 if TYPE_CHECKING:
     import pandas as pd

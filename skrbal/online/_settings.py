@@ -18,7 +18,7 @@ from skrbal.online._config import (
     inspections_to_config,
     process_to_json,
 )
-from skrbal.online._storage import AgentRecord
+from skrbal.online._records import AgentRecord
 
 __all__ = [
     "agent_record",

@@ -17,6 +17,15 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.exc import DatabaseError
 
+from skrbal.online._records import (
+    AgentRecord,
+    ClientKey,
+    EventRecord,
+    ObserveBlock,
+    Replay,
+    RequestRecord,
+    SkippedRow,
+)
 from skrbal.online._spend import inspection_spend, routine_spend
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._anchor import parse_head
@@ -28,16 +37,7 @@ from skrbal.online._sql._blocks import (
     unpack_blocks,
 )
 from skrbal.online._sql._verify import verify_agent
-from skrbal.online._storage import (
-    AgentRecord,
-    ClientKey,
-    EventRecord,
-    ObserveBlock,
-    Replay,
-    RequestRecord,
-    SkippedRow,
-    StoreError,
-)
+from skrbal.online._storage import StoreError
 
 
 def _decoded(row, column):

@@ -11,20 +11,20 @@ from sqlalchemy.exc import (
     DatabaseError,
 )
 
+from skrbal.online._records import (
+    AgentRecord,
+    Commissioning,
+    ObserveBlock,
+    Replay,
+    ResultRecord,
+)
 from skrbal.online._sql._anchor import AnchorFile
 from skrbal.online._sql._chain import ANCHOR_ENV, chain_secret
 from skrbal.online._sql._database import Database
 from skrbal.online._sql._frames import StoreFrames
 from skrbal.online._sql._lock import AgentLock
 from skrbal.online._sql._writing import StoreWriter, label_to_json
-from skrbal.online._storage import (
-    AgentRecord,
-    Commissioning,
-    ObserveBlock,
-    Replay,
-    ResultRecord,
-    StoreError,
-)
+from skrbal.online._storage import StoreError
 
 if TYPE_CHECKING:  # frames are made in _frames: a status needs no pandas
     import pandas as pd

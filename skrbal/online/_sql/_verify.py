@@ -18,6 +18,7 @@ import numpy as np
 from sqlalchemy import func, select, type_coerce
 from sqlalchemy.types import NullType
 
+from skrbal.online._records import SkippedRow
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._chain import (
     BLOCK_COLUMNS,
@@ -28,7 +29,7 @@ from skrbal.online._sql._chain import (
     event_hash,
     genesis_hash,
 )
-from skrbal.online._storage import SkippedRow, StoreError
+from skrbal.online._storage import StoreError
 
 # Observe events whose blocks are read in one query: at most this many, or
 # more steps than _CHUNK_STEPS only when the last block alone has them.

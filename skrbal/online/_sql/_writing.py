@@ -2,7 +2,7 @@
 
 Each method of :class:`StoreWriter` is the body of a write method of
 :class:`~skrbal.online.AgentStore`: it turns the records of
-:mod:`skrbal.online._storage` into rows of :mod:`skrbal.online._sql._schema` and
+:mod:`skrbal.online._records` into rows of :mod:`skrbal.online._sql._schema` and
 commits them with the agent's counters and one event, or nothing.
 """
 
@@ -18,6 +18,12 @@ from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from skrbal.online._config import dumps
+from skrbal.online._records import (
+    AgentRecord,
+    Commissioning,
+    ObserveBlock,
+    ResultRecord,
+)
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._blocks import make_block
 from skrbal.online._sql._chain import (
@@ -27,13 +33,7 @@ from skrbal.online._sql._chain import (
     event_hash,
     genesis_hash,
 )
-from skrbal.online._storage import (
-    AgentRecord,
-    Commissioning,
-    ObserveBlock,
-    ResultRecord,
-    StoreError,
-)
+from skrbal.online._storage import StoreError
 
 # The statements of every write, built once: building one costs about as much
 # as executing it, and a live agent writes at every call. Values go in as
