@@ -1,4 +1,16 @@
-"""The ``skrbal`` command, run as a fresh interpreter would, in this process.
+"""The ``skrbal`` command, run as a fresh interpreter would, without starting one.
+
+Two runners. :func:`run_forked` (the main run) forks this process for each
+command: a real process with its own pipes, folder, environment, signals and
+exit status, that starts with this process's imports. The first week's
+sessions start about a hundred commands, each of which imported scikit-learn
+and pandas again (about 1.6 CPU seconds): forked, those files take a fifth of
+their CPU time. ``SKRBAL_TEST_CLI_SUBPROCESS=1`` starts a new interpreter for
+each command instead; the Ctrl-C test and the pipes of
+``tests/test_cli_agent.py`` always do, so the entry point and the
+interpreter's start are run in every run.
+
+:func:`run_in_process` (the oldest run) calls the command in this process.
 
 ``make test-oldest`` sets ``SKRBAL_TEST_CLI_IN_PROCESS=1``: the tests that
 replay a user's session through the real command in a subprocess
@@ -9,8 +21,8 @@ process, while what a subprocess adds (the interpreter starting, the entry
 point, exit codes and pipes of a real process) does not depend on those
 versions, and runs on them in the tests that start a process themselves
 (``test_ctrl_c_in_a_large_observe_is_one_line_exit_130_and_resumes`` and the
-pipes of ``tests/test_cli_agent.py``). Every other run starts the real
-command. A command's start imports scikit-learn and pandas again, about
+pipes of ``tests/test_cli_agent.py``). The main run forks instead (above). A
+command's start imports scikit-learn and pandas again, about
 1.6 CPU seconds each: in-process, the oldest run saves that for each of the
 first week's commands.
 
@@ -75,4 +87,120 @@ def run_in_process(argv, *, input=None, cwd) -> tuple[int, str, str]:
         # as subprocess.run(text=True) reads them: universal newlines
         text = stream.buffer.getvalue().decode("utf-8")
         texts.append(text.replace("\r\n", "\n").replace("\r", "\n"))
+    return code, texts[0], texts[1]
+
+
+# ---------------------------------------------------------------------- #
+# forked: a real process, started from this one's imports
+# ---------------------------------------------------------------------- #
+FORKED = (
+    hasattr(os, "fork")
+    and not IN_PROCESS
+    and os.environ.get("SKRBAL_TEST_CLI_SUBPROCESS", "") in ("", "0")
+)
+
+
+def _clear_warning_registries() -> None:
+    """Forget which warnings this process has shown: a fresh interpreter has
+    shown none, and the ``default`` action shows each once per location."""
+    for module in list(sys.modules.values()):
+        registry = getattr(module, "__warningregistry__", None)
+        if isinstance(registry, dict):
+            registry.clear()
+
+
+def _child(argv, stdin_fd, stdout_fd, stderr_fd, cwd, env) -> None:
+    """The forked process: the command on real file descriptors; never returns."""
+    import signal
+
+    code = 1
+    try:
+        os.dup2(stdin_fd, 0)
+        os.dup2(stdout_fd, 1)
+        os.dup2(stderr_fd, 2)
+        for fd in {stdin_fd, stdout_fd, stderr_fd}:
+            os.close(fd)
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+        sys.stdout = io.TextIOWrapper(
+            io.FileIO(1, "w", closefd=False), encoding="utf-8"
+        )
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False),
+            encoding="utf-8",
+            errors="backslashreplace",
+        )
+        _default_warning_filters()
+        _clear_warning_registries()
+        from skrbal.cli import main
+
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+            if exc.code is not None and not isinstance(exc.code, int):
+                print(exc.code, file=sys.stderr)
+        except KeyboardInterrupt:
+            code = 130
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code if isinstance(code, int) else 1)
+
+
+def run_forked(argv, *, input=None, cwd, env, timeout) -> tuple[int, str, str]:
+    """``skrbal *argv`` in a child forked from this process: a real process
+    with its own pipes, folder, environment and exit status, which starts
+    with this process's imports instead of importing scikit-learn and pandas
+    again (about 1.6 CPU seconds a command). The interpreter's start and the
+    entry point run in the tests that start a process themselves."""
+    import subprocess
+    import threading
+
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child exits in _child
+        for fd in (in_w, out_r, err_r):
+            os.close(fd)
+        _child(argv, in_r, out_w, err_w, cwd, env)
+    for fd in (in_r, out_w, err_w):
+        os.close(fd)
+    chunks = {out_r: [], err_r: []}
+
+    def drain(fd):
+        with os.fdopen(fd, "rb") as stream:
+            chunks[fd].append(stream.read())
+
+    readers = [threading.Thread(target=drain, args=(fd,)) for fd in (out_r, err_r)]
+    for reader in readers:
+        reader.start()
+    with os.fdopen(in_w, "wb") as stream:
+        try:
+            stream.write((input or "").encode())
+        except BrokenPipeError:
+            pass
+    for reader in readers:
+        reader.join(timeout)
+    deadline_passed = any(reader.is_alive() for reader in readers)
+    if deadline_passed:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        raise subprocess.TimeoutExpired(["skrbal", *map(str, argv)], timeout)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    texts = [
+        b"".join(chunks[fd]).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        for fd in (out_r, err_r)
+    ]
     return code, texts[0], texts[1]

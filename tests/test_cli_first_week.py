@@ -15,7 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _cli_runner import IN_PROCESS, run_in_process  # tests/ is on sys.path
+from _cli_runner import (
+    FORKED,
+    IN_PROCESS,
+    run_forked,
+    run_in_process,
+)  # tests/ on sys.path
 
 from skrbal.datasets import make_z24_like
 
@@ -26,13 +31,18 @@ STATES = ["healthy", "damaged", "severe"]
 def skrbal(*argv, input=None, timeout=120):
     """The ``skrbal`` command in a subprocess: (exit status, stdout, stderr).
 
-    In-process on the oldest versions (``tests/_cli_runner.py`` says why).
+    A process forked from this one where the system forks (it starts with this
+    process's imports), ``SKRBAL_TEST_CLI_SUBPROCESS=1`` for a new interpreter
+    each time, in-process on the oldest versions (``tests/_cli_runner.py``
+    says why).
     """
     if IN_PROCESS:
         return run_in_process(argv, input=input, cwd=ROOT)
     script = Path(sys.executable).with_name("skrbal")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "skrbal"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    if FORKED:
+        return run_forked(argv, input=input, cwd=ROOT, env=env, timeout=timeout)
     done = subprocess.run(
         [*command, *map(str, argv)],
         input=input,

@@ -83,3 +83,43 @@ def test_only_a_set_variable_runs_the_command_in_process(value, expected):
         check=True,
     )
     assert done.stdout.strip() == str(expected)
+
+
+def test_forked_runs_answer_as_the_command_in_a_new_interpreter(tmp_path):
+    """The main run's first-week sessions fork this process for each command
+    (``run_forked``); a fork must answer as a new interpreter does, including
+    a warning this process has already shown (a fresh process has not)."""
+    import os
+    import warnings
+
+    from _cli_runner import run_forked
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this system")
+    (tmp_path / "process.json").write_text(json.dumps(hand_typed_process()))
+    table = measurements(30).assign(label=["healthy"] * 26 + [""] * 4)
+    table.to_csv(tmp_path / "c.csv", index=False)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+
+    def init(store):
+        return ["agent", "init", "--store", tmp_path / store, "--process",
+                tmp_path / "process.json", "--data", tmp_path / "c.csv"]  # fmt: skip
+
+    # This process shows the warning first, under the default filters.
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        run_in_process(init("here.db"), cwd=ROOT)
+    sub = _subprocess(init("sub.db"))
+    forked = run_forked(init("fork.db"), cwd=ROOT, env=env, timeout=120)
+    assert sub[0] == forked[0] == 0, sub[2]
+    assert "UncommissionedStatesWarning" in forked[2]
+    assert forked[1:] == tuple(text.replace("sub.db", "fork.db") for text in sub[1:])
+    refused = ["agent", "status", "--store", tmp_path / "none.db"]
+    assert run_forked(refused, cwd=ROOT, env=env, timeout=120) == _subprocess(refused)
+    # Standard input reaches the child, and its own folder is its own.
+    observe = ["agent", "observe", "-", "--store", tmp_path / "fork.db"]
+    feed = measurements(34).iloc[30:].to_csv(index=False)
+    code, out, err = run_forked(observe, input=feed, cwd=tmp_path, env=env, timeout=120)
+    assert code == 0, err
+    assert len(out.strip().splitlines()) == 1 + 4
+    assert os.getcwd() != str(tmp_path)
