@@ -51,7 +51,7 @@ CRAFTED_CONFIGS = {
     "infinite limit": {"limit": float("inf")},
     "NaN period": {"period": float("nan")},
     "huge period": {"period": 1e308 * 10},
-    "zero window": {"window": 0},
+    "zero window": {"n_recent": 0},
     "a text limit": {"limit": "4"},
     "a missing key": {"limit": None},
     "a list": [],

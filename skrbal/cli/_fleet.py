@@ -120,7 +120,7 @@ def add_parser(commands, name: str, help_text: str) -> None:
         "date-time (default: the first time of the file)",
     )
     init.add_argument(
-        "--budget-window",
+        "--recent-values",
         type=int,
         default=2000,
         metavar="N",

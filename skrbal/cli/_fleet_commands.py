@@ -106,7 +106,7 @@ def init(args) -> int:
     else:
         origin = 0.0
     budget = FleetBudget(
-        limit=args.limit, period=period, origin=origin, window=args.budget_window
+        limit=args.limit, period=period, origin=origin, n_recent=args.recent_values
     )
     store = open_store(args, create=True)
     try:

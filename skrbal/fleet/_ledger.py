@@ -108,7 +108,7 @@ def _state_of(row, where: str) -> dict:
 def _recorded(state: dict) -> dict:
     """A fleet state as a draw records it: the window by its digest alone.
 
-    The window (up to ``FleetBudget.window`` values) lives in the budget's
+    The window (up to ``FleetBudget.n_recent`` values) lives in the budget's
     row; each draw's event holds its SHA-256, so the chain still vouches for
     it at the size of one hash.
     """
@@ -127,7 +127,7 @@ def _config_text(budget: FleetBudget) -> str:
     params = budget.get_params()
     config = {k: float(params[k]) for k in ("limit", "period", "origin")}
     memory = None if params["memory"] is None else float(params["memory"])
-    config.update(memory=memory, window=int(params["window"]))
+    config.update(memory=memory, n_recent=int(params["n_recent"]))
     return json.dumps(config, sort_keys=True)
 
 
@@ -475,7 +475,7 @@ class FleetLedger:
         Returns
         -------
         status : dict
-            ``name``, ``limit``, ``period``, ``origin``, ``window``,
+            ``name``, ``limit``, ``period``, ``origin``, ``n_recent``,
             ``spent`` (by period number, as strings), ``clock`` (the latest
             time drawn), ``n_competitors`` (values in the window),
             ``price`` (the net value a step needs at the clock, as

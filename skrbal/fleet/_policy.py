@@ -58,10 +58,12 @@ class FleetBudget(BudgetPolicy):
         ``[origin + j * period, origin + (j + 1) * period)``.
     origin : float, default=0.0
         Start of the period numbered 0.
-    window : int, default=2000
-        Most competing values kept, in [1, 20000]: the newest, those of the
-        last ``period`` at most. When more arrive in a period, the window
-        covers less than a period and ``s`` scales its counts up.
+    n_recent : int, default=2000
+        Most competing values kept (the window of recent values), in
+        [1, 20000]: the newest, those of the last ``period`` at most. When
+        more arrive in a period, the window covers less than a period and
+        ``s`` scales its counts up. (Not the commissioning ``window`` of
+        :class:`~skrbal.fleet.FleetKnowledge`.)
 
     Raises
     ------
@@ -102,7 +104,7 @@ class FleetBudget(BudgetPolicy):
         "period": [Interval(Real, 0, None, closed="neither")],
         "origin": [Interval(Real, None, None, closed="neither")],
         "memory": [Interval(Real, 0, None, closed="neither"), None],
-        "window": [Interval(Integral, 1, MAX_WINDOW, closed="both")],
+        "n_recent": [Interval(Integral, 1, MAX_WINDOW, closed="both")],
     }
 
     _state_schema: ClassVar[dict] = {
@@ -114,12 +116,12 @@ class FleetBudget(BudgetPolicy):
         "recent_values": ("floats", False),
     }
 
-    def __init__(self, *, limit, period, origin=0.0, memory=None, window=2000):
+    def __init__(self, *, limit, period, origin=0.0, memory=None, n_recent=2000):
         self.limit = limit
         self.period = period
         self.origin = origin
         self.memory = memory
-        self.window = window
+        self.n_recent = n_recent
 
     @property
     def _memory(self) -> float:
@@ -323,12 +325,12 @@ class FleetBudget(BudgetPolicy):
         recent_v = np.concatenate([state["recent_values"], (evpi - cost)[worth]])
         live = recent_t > clock - self._memory
         recent_t, recent_v = recent_t[live], recent_v[live]
-        if recent_t.size > self.window:
+        if recent_t.size > self.n_recent:
             # The newest values stay: the window covers less than a period.
             order = np.argsort(recent_t, kind="stable")
-            dropped = order[: recent_t.size - self.window]
+            dropped = order[: recent_t.size - self.n_recent]
             first = max(first, float(recent_t[dropped].max()))
-            kept = np.sort(order[recent_t.size - self.window :])
+            kept = np.sort(order[recent_t.size - self.n_recent :])
             recent_t, recent_v = recent_t[kept], recent_v[kept]
         spent = dict(state["spent"])
         if inspected:
