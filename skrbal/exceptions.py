@@ -11,8 +11,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from skrbal._secrets import mask_passwords
 
 _INTERNAL = (str(Path(__file__).resolve().parent),)
@@ -494,8 +492,10 @@ class RequestError(_MaskedMessage, ValueError):
     """
 
 
-def missing_states(model_classes, process_classes) -> np.ndarray:
+def missing_states(model_classes, process_classes):
     """The process's states that ``model_classes`` lacks, in the process's order."""
+    import numpy as np  # here: a store's reader needs no numpy for errors
+
     if model_classes is None:
         return np.asarray(process_classes)[:0]
     process_classes = np.asarray(process_classes)
@@ -505,6 +505,8 @@ def missing_states(model_classes, process_classes) -> np.ndarray:
 
 def missing_states_message(owner: str, missing, process_classes) -> str:
     """The text of a :class:`MissingStatesWarning` about ``owner``."""
+    import numpy as np
+
     missing = np.asarray(missing).tolist()
     states = np.asarray(process_classes).tolist()
     return (

@@ -82,7 +82,8 @@ def test_served_commands_decide_as_the_agent_and_keep_its_rules(tmp_path, served
     code, out, err = skrbal(*via, "status", "--json")
     assert code == 0 and '"n_observations": 40' in out and '"n_results": 1' in out
     # The server holds the write lock: a command run alone cannot write.
-    code, _, err = skrbal("agent", "inspect", request + 1, 1, "--store", store)
+    code, _, err = plain("agent", "inspect", request + 1, 1, "--store", store,
+                         cwd=ROOT, SKRBAL_SERVER="none")  # fmt: skip
     assert code == 1 and "a store accepts one writer per agent" in err
     server.send_signal(signal.SIGTERM)
     assert server.wait(timeout=60) == 0
@@ -96,3 +97,91 @@ def test_a_socket_path_in_use_is_refused(tmp_path, served):
     store, _, sock, _ = served
     code, _, err = skrbal("agent", "serve", "--store", store, "--socket", sock)
     assert code == 2 and f"--socket {sock}: exists" in err
+
+
+def plain(*argv, cwd, input=None, **env):
+    """The real ``skrbal`` command, run in ``cwd`` with ``env`` added."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    environment.pop("SKRBAL_SERVER", None)
+    environment.update(env)
+    done = subprocess.run(
+        [sys.executable, "-m", "skrbal", *map(str, argv)],
+        input=input, capture_output=True, text=True, env=environment, cwd=cwd,
+        timeout=120,
+    )  # fmt: skip
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_plain_command_finds_the_server_of_its_store(tmp_path, served):
+    """28.25: the command lines a monitoring system has get the server's speed."""
+    store, twin, sock, server = served
+    record = Path(f"{os.path.realpath(store)}-server-agent")
+    assert record.exists()
+    stream = pd.read_csv(tmp_path / "s.csv").drop(columns="label")
+    stream.iloc[:30].to_csv(tmp_path / "feed.csv", index=False)
+    # Relative paths from the caller's folder; the server holds the write lock,
+    # so a command run alone could not have written.
+    code, out, err = plain("agent", "observe", "feed.csv", "--store", "a.db",
+                           "--key", "k", cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    with RiskBasedAgent.from_store(f"sqlite:///{twin}") as agent:
+        alone = agent.observe(stream.iloc[:30].to_numpy(), key="k#1")
+    decided = pd.read_csv(io.StringIO(out))
+    assert decided["step"].tolist() == alone["step"].tolist()
+    pd.testing.assert_series_equal(decided["evpi"], alone["evpi"])
+    feed = (tmp_path / "feed.csv").read_text()
+    code, again, _ = plain("agent", "observe", "--store", "a.db", "--key", "k",
+                           cwd=tmp_path, input=feed)  # fmt: skip
+    assert code == 0 and again == out
+    # Errors and exit statuses as with --server; another spelling of the store.
+    code, out, err = plain("agent", "inspect", 999, 1, "--store",
+                           f"sqlite:///{store}", cwd=ROOT)  # fmt: skip
+    assert (code, out) == (2, "") and "request_id 999 is not a request" in err
+    assert one_line_of(err)
+    code, out, _ = plain("agent", "status", "--json", "--store", store, cwd=ROOT)
+    assert code == 0 and '"n_observations": 30' in out
+    # SKRBAL_SERVER=none: run alone, and meet the server's lock.
+    code, _, err = plain("agent", "inspect", 999, 1, "--store", store, cwd=ROOT,
+                         SKRBAL_SERVER="none")  # fmt: skip
+    assert code == 1 and "a store accepts one writer per agent" in err
+    # Without the record, SKRBAL_SERVER names the server (any store, PostgreSQL too).
+    saved = record.read_text()
+    record.unlink()
+    code, _, err = plain("agent", "inspect", 999, 1, "--store", store, cwd=ROOT)
+    assert code == 1 and "a store accepts one writer per agent" in err
+    code, _, err = plain("agent", "inspect", 999, 1, "--store", store, cwd=ROOT,
+                         SKRBAL_SERVER=str(sock))  # fmt: skip
+    assert code == 2 and "request_id 999 is not a request" in err
+    # A server of another store is not used: the command runs alone there.
+    code, out, err = plain("agent", "status", "--json", "--store", twin, cwd=ROOT,
+                           SKRBAL_SERVER=str(sock))  # fmt: skip
+    assert code == 0 and '"n_observations": 30' in out, err  # the twin's own
+    record.write_text(saved)
+    server.send_signal(signal.SIGTERM)
+    assert server.wait(timeout=60) == 0
+    assert not record.exists() and not sock.exists()
+
+
+def one_line_of(err: str) -> bool:
+    return err.startswith("skrbal: ") and err.count("\n") == 1
+
+
+def test_a_killed_servers_record_and_socket_are_ignored(tmp_path, served):
+    store, _, sock, server = served
+    record = Path(f"{os.path.realpath(store)}-server-agent")
+    server.kill()  # no clean end: its record and socket stay
+    server.wait()
+    assert record.exists() and sock.exists()
+    code, out, err = plain("agent", "status", "--store", store, cwd=ROOT)
+    assert code == 0 and "n_observations: 0" in out, err
+    # A writer runs alone (the kernel freed the lock with the process).
+    code, _, err = plain("agent", "cancel", 999, "--store", store, cwd=ROOT)
+    assert code == 2 and "999" in err and "writer" not in err
+    # A new server takes over the socket nobody listens on; a file that is
+    # not a socket is never replaced.
+    code, _, err = skrbal("agent", "serve", "--store", tmp_path / "none.db",
+                          "--socket", sock)  # fmt: skip
+    assert code == 2 and "no such store" in err and not sock.exists()
+    code, _, err = skrbal("agent", "serve", "--store", store, "--socket",
+                          tmp_path / "s.csv")  # fmt: skip
+    assert code == 2 and "not a socket" in err

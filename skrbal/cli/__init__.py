@@ -7,7 +7,9 @@
 - ``skrbal agent ...``: a live agent over its store (SQLite or PostgreSQL);
 - ``skrbal fleet ...``: the agents of a fleet's structures on one budget;
 - ``skrbal --server SOCKET agent ...``: the command run by a running
-  ``skrbal agent serve --socket SOCKET``, which keeps the agent open.
+  ``skrbal agent serve --socket SOCKET``, which keeps the agent open. A plain
+  ``skrbal agent ...`` command is sent there too when that server runs its
+  store's agent (found beside a SQLite store, or named by ``SKRBAL_SERVER``).
 
 The parser of a command is only built (and its modules only imported) when
 that command runs, so ``skrbal --version`` or ``skrbal agent status`` do not
@@ -119,7 +121,22 @@ def main(argv=None) -> int:
             return forward(argv[1], argv[3:])
     args = _parser(_requested(argv)).parse_args(argv)
     with one_line_warnings():
+        status = _served(argv, args)
+        if status is not None:
+            return status
         return exit_status(args.handler, args, debug=args.debug)
+
+
+def _served(argv: list[str], args) -> int | None:
+    """The exit status of a command a running agent server ran, else None."""
+    from skrbal.cli._server_record import server_socket
+
+    socket = server_socket(args)
+    if socket is None:
+        return None
+    from skrbal.cli._serve import forward_if_served
+
+    return forward_if_served(socket, argv[argv.index("agent") + 1 :], args)
 
 
 if __name__ == "__main__":  # pragma: no cover

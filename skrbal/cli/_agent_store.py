@@ -11,6 +11,8 @@ import contextlib
 import functools
 import os
 
+from skrbal.cli._server_record import sqlite_file
+
 __all__ = ["guarded", "open_store", "resumed_agent"]
 
 
@@ -45,26 +47,16 @@ def guarded(handler):
     return run
 
 
-def _sqlite_path(url: str) -> str | None:
-    if "://" not in url and url != ":memory:":
-        return url
-    if url.startswith("sqlite"):
-        from sqlalchemy.engine import make_url
-
-        return make_url(url).database or None
-    return None
-
-
 def _is_local(args) -> bool:
     """A SQLite file: what goes wrong with it is the file given, not a server."""
-    return _sqlite_path(args.store) is not None
+    return sqlite_file(args.store) is not None
 
 
 def open_store(args, *, create: bool = False):
     """The store of ``--store``; an existing one unless ``create``."""
     from skrbal.online import AgentStore
 
-    path = _sqlite_path(args.store)
+    path = sqlite_file(args.store)
     if path is not None:
         if os.path.isdir(path):
             raise IsADirectoryError(
