@@ -17,7 +17,7 @@ import math
 import sys
 from typing import Any
 
-import numpy as np
+from skrbal._lazy import numpy as np  # imported when first used
 
 __all__ = ["dumps", "encode_config", "fingerprint"]
 

@@ -1,10 +1,13 @@
-"""Names of a package imported when first used (PEP 562).
+"""Names of a package, and modules, imported when first used (PEP 562).
 
 ``skrbal`` and ``skrbal.online`` re-export names whose modules are heavy
 (scikit-learn, pandas) or not needed by every command; each names, for every
 public name, the module that defines it, and gets its module ``__getattr__``
-and ``__dir__`` from :func:`lazy_attributes`. This module imports nothing of
-skrbal, so any package may use it.
+and ``__dir__`` from :func:`lazy_attributes`. The modules that read a store
+use numpy through :data:`numpy`, imported when they first compute with it:
+``skrbal agent status`` reads counts and a few numbers, and importing numpy
+was a fifth of its start (``tests/test_packaging.py`` checks it stays out).
+This module imports nothing of skrbal, so any package may use it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, MutableMapping
 
-__all__ = ["lazy_attributes"]
+__all__ = ["LazyModule", "lazy_attributes", "numpy"]
 
 
 def lazy_attributes(
@@ -74,3 +77,45 @@ def lazy_attributes(
         return sorted({*namespace, *public})
 
     return __getattr__, __dir__
+
+
+class LazyModule:
+    """A module imported when one of its attributes is first read.
+
+    Unlike ``importlib.util.LazyLoader`` it leaves ``sys.modules`` alone: the
+    module is imported, as usual, only by the first attribute read, and each
+    attribute read is then kept here, so the next read is a plain lookup.
+
+    Parameters
+    ----------
+    name : str
+        The module's name.
+
+    Examples
+    --------
+    >>> import sys
+    >>> sys.modules.pop("colorsys", None) is None
+    True
+    >>> colorsys = LazyModule("colorsys")
+    >>> "colorsys" in sys.modules
+    False
+    >>> colorsys.rgb_to_hsv(1.0, 0.0, 0.0)
+    (0.0, 1.0, 1.0)
+    >>> "colorsys" in sys.modules
+    True
+    """
+
+    def __init__(self, name: str):
+        self.__dict__["_module_name"] = name
+
+    def __getattr__(self, attribute: str):
+        value = getattr(importlib.import_module(self._module_name), attribute)
+        self.__dict__[attribute] = value
+        return value
+
+    def __repr__(self) -> str:
+        return f"<module {self._module_name!r}, imported when first used>"
+
+
+#: numpy, imported when first used (``from skrbal._lazy import numpy as np``).
+numpy = LazyModule("numpy")

@@ -25,8 +25,9 @@ import skrbal
 PACKAGE = Path(skrbal.__file__).resolve().parent
 
 # Lowest first, derived from the import graph of the code (not from a wish):
-# - the password mask (under the exceptions that apply it) imports
-#   nothing;
+# - the password mask (under the exceptions that apply it) and the lazy
+#   names and modules (numpy imported when first used, by the leaves too)
+#   import nothing;
 # - the leaves import no other part of skrbal;
 # - the decision process needs only labels and parameter checks, the Z24
 #   labelling protocol (shared by the datasets and the Z24 case study) only
@@ -45,7 +46,7 @@ PACKAGE = Path(skrbal.__file__).resolve().parent
 # - the command line drives everything (its data options below it, the
 #   ``python -m skrbal`` entry point above).
 LAYERS = [
-    {"_secrets"},
+    {"_secrets", "_lazy"},
     {
         "exceptions",
         "_logspace",
@@ -56,7 +57,6 @@ LAYERS = [
         "_tables",
         "_fingerprint",
         "_scores",
-        "_lazy",
         "_datetimes",
         "_separators",
     },

@@ -19,9 +19,8 @@ import json
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
-
 from skrbal._fingerprint import dumps, encode_config, fingerprint  # noqa: F401
+from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.exceptions import (
     AgentLockedError,
     ConfigurationError,

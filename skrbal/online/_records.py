@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from skrbal._lazy import numpy as np  # imported when first used
 
 __all__ = [
     "AgentRecord",

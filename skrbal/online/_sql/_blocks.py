@@ -11,15 +11,16 @@ read only the blocks (and columns) holding some steps, a chunk at a time.
 from __future__ import annotations
 
 import json
+import struct
 
-import numpy as np
 from sqlalchemy import func, select
 
+from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.online._sql import _schema as schema
 from skrbal.online._storage import StoreError
 
-_F8 = np.dtype("<f8")
-_I8 = np.dtype("<i8")
+# numpy's names of the stored types (little-endian); "=" + code[1:] is native.
+_F8, _I8 = "<f8", "<i8"
 
 
 def _pack(values, dtype) -> bytes:
@@ -39,7 +40,7 @@ def _view(blob, dtype, n, width, column, first) -> np.ndarray:
 
 def _unpack(blob, dtype, n, width, column, first) -> np.ndarray:
     # Native byte order, and a writable copy independent of the row.
-    return _view(blob, dtype, n, width, column, first).astype(dtype.newbyteorder("="))
+    return _view(blob, dtype, n, width, column, first).astype("=" + dtype[1:])
 
 
 def make_block(
@@ -132,7 +133,7 @@ def rows_of_block(row, column: str, offsets, n_features: int, n_states: int):
     values = _view(
         getattr(row, column), dtype, row.n_steps, width, column, row.first_step
     )
-    return values[np.asarray(offsets, dtype=np.intp)].astype(dtype.newbyteorder("="))
+    return values[np.asarray(offsets, dtype=np.intp)].astype("=" + dtype[1:])
 
 
 def commissioning_arrays(rows, n_features: int):
@@ -157,7 +158,54 @@ def last_of_block(conn, agent_id: int, columns) -> tuple | None:
     ).first()
     if row is None:
         return None
-    return tuple(float(np.frombuffer(bytes(v), dtype="<f8")[0]) for v in row)
+    return tuple(struct.unpack("<d", bytes(v))[0] for v in row)
+
+
+def requests_with(conn, agent, status: str, column: str) -> list:
+    """An agent's requests of a status, each with a block column at its step.
+
+    ``(request_id, step, evpi, value)`` in the order of the steps, ``value``
+    being the ``<f8`` column's value at the request's step, or None where its
+    block has no such column (no timestamps). The database cuts the 8 bytes
+    out of each block, so no block is read whole and numpy is not needed
+    (``skrbal agent status`` reads the times of the open requests so).
+    """
+    req, b = schema.requests, schema.blocks
+    within = (
+        (b.c.agent_id == req.c.agent_id)
+        & (b.c.first_step <= req.c.step)
+        & (req.c.step < b.c.first_step + b.c.n_steps)
+    )
+    at = (req.c.step - b.c.first_step) * 8 + 1
+    rows = conn.execute(
+        select(
+            req.c.request_id,
+            req.c.step,
+            req.c.evpi,
+            b.c.first_step,
+            func.substr(b.c[column], at, 8).label("value"),
+        )
+        .select_from(req.outerjoin(b, within))
+        .where((req.c.agent_id == agent.agent_id) & (req.c.status == status))
+        .order_by(req.c.step)
+    ).all()
+    out = []
+    for row in rows:
+        if row.first_step is None:
+            raise StoreError(
+                f"agent {agent.name!r}: step {row.step} is in no block of "
+                f"table {b.name}; the store is damaged."
+            )
+        value = None if row.value is None else bytes(row.value)
+        if value is not None and len(value) != 8:
+            raise StoreError(
+                f"agent {agent.name!r}, table {b.name}: the block of steps "
+                f"{row.first_step}.. holds no {column!r} for step {row.step}: the "
+                "store is damaged."
+            )
+        stored = None if value is None else struct.unpack("<d", value)[0]
+        out.append((row.request_id, row.step, row.evpi, stored))
+    return out
 
 
 # Steps of small blocks read in one query; a larger block is read alone.

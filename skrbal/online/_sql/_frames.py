@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-import numpy as np
 from sqlalchemy import select
 
+from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.exceptions import StoreError
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._blocks import commissioning_arrays, unpack_blocks

@@ -13,10 +13,10 @@ import json
 import math
 from contextlib import contextmanager
 
-import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.exc import DatabaseError
 
+from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.online._records import (
     AgentRecord,
     ClientKey,
@@ -34,6 +34,7 @@ from skrbal.online._sql._blocks import (
     int_columns,
     last_of_block,
     read_steps,
+    requests_with,
     unpack_blocks,
 )
 from skrbal.online._sql._verify import verify_agent
@@ -248,18 +249,7 @@ class StoreReader:
                 .where(req.c.agent_id == aid)
                 .group_by(req.c.method, req.c.status, req.c.origin)
             ).all()
-            open_rows = conn.execute(
-                select(req.c.request_id, req.c.step, req.c.evpi)
-                .where((req.c.agent_id == aid) & (req.c.status == "open"))
-                .order_by(req.c.step)
-            ).all()
-            stamps = read_steps(
-                conn,
-                agent,
-                [r.step for r in open_rows],
-                ("timestamp",),
-                len(classes),
-            )["timestamp"]
+            open_rows = requests_with(conn, agent, "open", "timestamp")
             labels = (
                 conn.execute(
                     select(obs.c.label, func.count())
@@ -304,12 +294,14 @@ class StoreReader:
             "open_requests": sorted(
                 (
                     {
-                        "request_id": r.request_id,
-                        "step": r.step,
-                        "evpi": r.evpi,
-                        "timestamp": None if np.isnan(stamp) else float(stamp),
+                        "request_id": request_id,
+                        "step": step,
+                        "evpi": evpi,
+                        "timestamp": None
+                        if stamp is None or math.isnan(stamp)
+                        else stamp,
                     }
-                    for r, stamp in zip(open_rows, stamps)
+                    for request_id, step, evpi, stamp in open_rows
                 ),
                 key=lambda r: r["request_id"],
             ),

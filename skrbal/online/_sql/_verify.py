@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
 from sqlalchemy import func, select, type_coerce
 from sqlalchemy.types import NullType
 
+from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.online._records import SkippedRow
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._chain import (
