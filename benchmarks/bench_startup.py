@@ -6,7 +6,9 @@ Each round runs, in a fresh interpreter each and in rotating order,
 SQLite store, ``agent observe`` of one row and ``agent inspect`` of one
 result on it (issue 28.25), the same three sent to ``skrbal agent serve``
 on a copy of the store (``skrbal --server SOCKET agent ...``: the CPU of
-the forwarding process plus the server's for the call), and two floors:
+the forwarding process plus the server's for the call), the same three as
+plain command lines that find that server beside the store and are sent to
+it ("auto-forwarded"), and two floors:
 that of reading a store (``python -c "import sqlalchemy, numpy"`` with
 SQLite's dialect, what ``agent status`` cannot do without) and that of
 deciding (``import sklearn.base`` too: rebuilding the estimator needs
@@ -147,7 +149,9 @@ def _store(root: Path, folder: str, rounds: int) -> dict:
             "synthetic", "--stream-out", stream)  # fmt: skip
     rows = pd.read_csv(stream)
     # Enough open requests for every inspect run: observe until there are.
-    need, first = 2 * (rounds + 1), 0
+    # Each timed run and its -X importtime twin answer one request; the served
+    # and auto-forwarded commands answer theirs on one copy of the store.
+    need, first = 4 * (rounds + 1), 0
     decided = pd.DataFrame()
     while first < len(rows) - 200:
         part = rows.iloc[first : first + 200]
@@ -210,6 +214,11 @@ def _served(root, folder, base, rows, first, pairs) -> dict:
         if server.poll() is not None:
             raise RuntimeError("skrbal agent serve did not start")
         time.sleep(0.1)
+    record = Path(f"{os.path.realpath(copy)}-server-agent")  # written after the socket
+    while (
+        root / "skrbal" / "cli" / "_server_record.py"
+    ).exists() and not record.exists():
+        time.sleep(0.1)
     answers, later = iter(pairs), iter(range(first, len(rows)))
     one = f"{base}-served-one.csv"
     via = ["-m", "skrbal", "--server", sock, "agent"]
@@ -222,11 +231,34 @@ def _served(root, folder, base, rows, first, pairs) -> dict:
         request, label = next(answers)
         return [*via, "inspect", str(request), str(label)]
 
-    return {
+    commands = {
         "served: skrbal --server S agent status": ([*via, "status"], server),
         "served: agent observe (one row)": (observe, server),
         "served: agent inspect": (inspect, server),
     }
+    if (root / "skrbal" / "cli" / "_server_record.py").exists():
+        # The plain command lines, which find the server beside the store.
+        plain = ["-m", "skrbal", "agent"]
+
+        def observe_plain():
+            *_, one = observe()
+            return [*plain, "observe", one, "--store", copy]
+
+        def inspect_plain():
+            *_, request, label = inspect()
+            return [*plain, "inspect", request, label, "--store", copy]
+
+        commands.update(
+            {
+                "auto-forwarded: skrbal agent status --store S": (
+                    [*plain, "status", "--store", copy],
+                    server,
+                ),
+                "auto-forwarded: agent observe (one row)": (observe_plain, server),
+                "auto-forwarded: agent inspect": (inspect_plain, server),
+            }
+        )
+    return commands
 
 
 _SERVERS: list = []  # the servers started, ended after the measures
