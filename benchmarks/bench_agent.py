@@ -97,8 +97,13 @@ def _bare(model, process, X):
     return process.evpi(proba), process.optimal_action(proba)
 
 
-def _paired(agent, X, size: int, rounds: int, clock=time.perf_counter):
-    """Per-round times (agent, bare) on consecutive slices of ``size`` rows."""
+def _paired(agent, X, size: int, rounds: int, clock=time.perf_counter, output=None):
+    """Per-round times (agent, bare) on consecutive slices of ``size`` rows.
+
+    ``output``: the agent's ``observe(output=...)`` (None: its default, a
+    DataFrame).
+    """
+    kwargs = {} if output is None else {"output": output}
     model, process = agent.estimator_, agent.process
     times = np.empty((rounds, 2))
     for r in range(rounds):
@@ -107,7 +112,7 @@ def _paired(agent, X, size: int, rounds: int, clock=time.perf_counter):
         for side in order:
             start = clock()
             if side == 0:
-                agent.observe(rows)
+                agent.observe(rows, **kwargs)
             else:
                 _bare(model, process, rows)
             times[r, side] = clock() - start
@@ -126,6 +131,7 @@ def speed(
     pending_value: str = "fantasy",
     clock: str = "wall",
     case: str = "synthetic",
+    output: str | None = None,
 ) -> dict:
     X, y = _stream(N_COMMISSION + rounds_batch * BATCH + rounds_single + 10, case=case)
     X0, y0 = X[:N_COMMISSION], y[:N_COMMISSION]
@@ -144,9 +150,9 @@ def speed(
         )
         agent.observe(X[:10])  # warm: the first commit creates the WAL
         timer = time.process_time if clock == "cpu" else time.perf_counter
-        batch = _paired(agent, X[10:], BATCH, rounds_batch, timer)
+        batch = _paired(agent, X[10:], BATCH, rounds_batch, timer, output)
         rest = X[10 + rounds_batch * BATCH :]
-        single = _paired(agent, rest, 1, rounds_single, timer)
+        single = _paired(agent, rest, 1, rounds_single, timer, output)
         store = agent.store_
         agent.close()
         if synchronous != "full":
@@ -280,8 +286,15 @@ def main(argv=None) -> int:
         default="synthetic",
         help="the stream and process of the speed studies",
     )
+    parser.add_argument(
+        "--output",
+        choices=["frame", "arrays"],
+        default=None,
+        help="what observe returns (default: its default, a DataFrame)",
+    )
     args = parser.parse_args(argv)
     options = {
+        "output": args.output,
         "synchronous": args.synchronous,
         "pending_value": args.pending_value,
         "clock": args.clock,

@@ -25,10 +25,11 @@ from skrbal.online._decisions import (
     ObserveCall,
     as_given,
     check_features,
+    decisions_arrays,
     decisions_frame,
     empty_decisions,
     observation_times,
-    stored_decisions,
+    stored_call,
 )
 from skrbal.online._idempotency import (
     array_digest,
@@ -315,8 +316,14 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         return self._campaign.steps.n_steps
 
     def observe(
-        self, X, timestamps=None, *, key: str | None = None, skipped=None
-    ) -> pd.DataFrame:
+        self,
+        X,
+        timestamps=None,
+        *,
+        key: str | None = None,
+        skipped=None,
+        output="frame",
+    ) -> pd.DataFrame | dict:
         """Decide for new observations, in order; request inspections.
 
         All rows are judged by the current model and the requests open when
@@ -347,10 +354,18 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             (a sensor dropout): recorded with the call's block, in its event,
             undecided and without a step; ``status()["n_skipped"]`` counts
             them. A call with no rows records none.
+        output : {'frame', 'arrays'}, default='frame'
+            ``'arrays'``: the same decisions as a dict of numpy arrays, for a
+            caller that wants no DataFrame (it costs a 1,000-row call about
+            as much as its beliefs): ``step``, ``timestamp`` (seconds as the
+            agent counts them, NaN without times), ``belief`` of shape
+            ``(n, n_states)`` in the order of ``classes_``, ``evpi``,
+            ``inspect``, ``request_id`` (0 without a request), ``method``
+            (with ``inspections``) and ``action``.
 
         Returns
         -------
-        decisions : DataFrame
+        decisions : DataFrame or dict
             One row per observation: ``step``, ``timestamp``,
             ``belief_<label>`` per state, ``evpi``, ``inspect`` (an inspection
             is requested: act after its result), ``request_id`` (``<NA>``
@@ -379,8 +394,12 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         >>> again = agent.observe([[12.5], [-5.0]], key="feed-0001")  # a retry
         >>> again.equals(first), agent.n_steps_
         (True, 6)
+        >>> agent.observe([[19.5]], output="arrays")["belief"].shape
+        (1, 4)
         >>> agent.close()
         """
+        if output not in ("frame", "arrays"):
+            raise ValueError(f"output: 'frame' or 'arrays', got {output!r}.")
         self._check_open()
         key = check_key(key)
         X = check_features(X, self.n_features_in_, self.feature_names_in_)
@@ -399,14 +418,8 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             done = self._keys.stored(key)
             if done is not None:
                 block = self.store_.load_block(self.agent_id_, done.step)
-                return as_given(
-                    stored_decisions(
-                        block,
-                        self.classes_,
-                        self.inspections,
-                        self.process.action_names,
-                    ),
-                    timestamps,
+                return self._decisions(
+                    stored_call(block, self.inspections), timestamps, output
                 )
         else:
             key = None
@@ -426,9 +439,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
                 empty_decisions(),
                 np.zeros(0, dtype=np.int64),
             )
-            return decisions_frame(
-                nothing, self.classes_, self.inspections, self.process.action_names
-            )
+            return self._decisions(nothing, timestamps, output)
         self._recent.warn_if_repeated(self.name, X, first, clock)
         self._expire_overdue(float(times[0]))
         campaign = self._campaign
@@ -452,12 +463,16 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         self._last_time, self.last_evpi_ = float(times[-1]), float(decided.evpi[-1])
         self._seq += 1
         self._report_stall(decided.n_blocked)
-        return as_given(
-            decisions_frame(
-                call, self.classes_, self.inspections, self.process.action_names
-            ),
-            timestamps,
+        return self._decisions(call, timestamps, output)
+
+    def _decisions(self, call, timestamps, output):
+        """What ``observe`` returns for ``call``: a frame, or its arrays."""
+        if output == "arrays":
+            return decisions_arrays(call, self.inspections)
+        frame = decisions_frame(
+            call, self.classes_, self.inspections, self.process.action_names
         )
+        return as_given(frame, timestamps)
 
     def _expire_overdue(self, now: float) -> None:
         """Expire the open requests past ``request_timeout`` at time ``now``."""

@@ -17,10 +17,11 @@ __all__ = [
     "ObserveCall",
     "as_given",
     "check_features",
+    "decisions_arrays",
     "decisions_frame",
     "empty_decisions",
     "observation_times",
-    "stored_decisions",
+    "stored_call",
 ]
 
 
@@ -74,6 +75,31 @@ def decisions_frame(
             columns["action"]
         ]
     return pd.DataFrame(columns)
+
+
+def decisions_arrays(call: ObserveCall, inspections) -> dict:
+    """The decisions of a call as arrays, without building a frame.
+
+    The frame's columns as numpy arrays: ``step``, ``timestamp`` (seconds,
+    NaN without times), ``belief`` of shape ``(n, n_states)`` (columns in the
+    classes' order), ``evpi``, ``inspect``, ``request_id`` (0 without a
+    request), ``method`` with ``inspections``, ``action``.
+    """
+    decided, n = call.decided, call.proba.shape[0]
+    arrays = {
+        "step": np.arange(call.first, call.first + n, dtype=np.int64),
+        "timestamp": np.full(n, np.nan) if call.stamps is None else call.stamps,
+        "belief": call.proba,
+        "evpi": decided.evpi,
+        "inspect": call.request_ids > 0,
+        "request_id": call.request_ids,
+    }
+    if inspections is not None:
+        names = np.full(n, None, dtype=object)
+        names[decided.requested] = [inspections[k].name for k in decided.methods]
+        arrays["method"] = names
+    arrays["action"] = decided.action.astype(np.int64)
+    return arrays
 
 
 def as_given(frame: pd.DataFrame, timestamps) -> pd.DataFrame:
@@ -160,11 +186,11 @@ def check_features(X, n_features: int, feature_names):
     return X
 
 
-def stored_decisions(block, classes, inspections, action_names=None) -> pd.DataFrame:
-    """The decisions frame of a stored ``observe`` call (an ObserveBlock).
+def stored_call(block, inspections) -> ObserveCall:
+    """The call of a stored ``observe`` (an ObserveBlock), as it decided.
 
-    Equal to the frame the call returned when it decided: the block holds
-    its steps' beliefs, EVPI, actions and requests exactly.
+    Its decisions equal those the call returned when it decided: the block
+    holds its steps' beliefs, EVPI, actions and requests exactly.
     """
     ids = np.asarray(block.request_ids, dtype=np.int64)
     requested = np.flatnonzero(ids > 0)
@@ -181,7 +207,7 @@ def stored_decisions(block, classes, inspections, action_names=None) -> pd.DataF
         methods,
         dict(block.budget_state),
     )
-    call = ObserveCall(
+    return ObserveCall(
         block.first_step,
         block.features,
         block.times,
@@ -191,4 +217,3 @@ def stored_decisions(block, classes, inspections, action_names=None) -> pd.DataF
         decided,
         ids,
     )
-    return decisions_frame(call, classes, inspections, action_names)

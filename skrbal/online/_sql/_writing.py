@@ -14,7 +14,7 @@ import socket
 import time
 from contextlib import contextmanager, nullcontext
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from skrbal.online._config import dumps
@@ -24,6 +24,7 @@ from skrbal.online._records import (
     ObserveBlock,
     ResultRecord,
 )
+from skrbal.online._sql import _driver as driver
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._blocks import make_block
 from skrbal.online._sql._chain import (
@@ -34,21 +35,6 @@ from skrbal.online._sql._chain import (
     genesis_hash,
 )
 from skrbal.online._storage import StoreError
-
-# The statements of every write, built once: building one costs about as much
-# as executing it, and a live agent writes at every call. Values go in as
-# execution parameters, so the compiled forms are cached too.
-_MOVE_AGENT = update(schema.agents).where(
-    (schema.agents.c.agent_id == bindparam("w_agent_id"))
-    & (schema.agents.c.last_seq == bindparam("w_seq"))
-)
-_PREVIOUS_HASH = select(schema.events.c.hash).where(
-    (schema.events.c.agent_id == bindparam("p_agent_id"))
-    & (schema.events.c.seq == bindparam("p_seq"))
-)
-_INSERT_EVENT = insert(schema.events)
-_INSERT_BLOCK = insert(schema.blocks)
-_INSERT_REQUESTS = insert(schema.requests)
 
 
 def label_to_json(label) -> str:
@@ -103,6 +89,20 @@ def _commissioning_rows(agent_id: int, steps: Commissioning) -> list:
     ]
 
 
+class Write:
+    """One write's transaction: its connection, the driver's cursor in it,
+    and the hash of the agent's event before the one it appends."""
+
+    __slots__ = ("_run", "conn", "cursor", "previous")
+
+    def __init__(self, conn, run, cursor, previous):
+        self.conn, self._run, self.cursor, self.previous = conn, run, cursor, previous
+
+    def execute(self, sql, params, many=False):
+        """Run one of :mod:`._driver`'s texts in this transaction."""
+        return self._run.execute(self.cursor, sql, params, many)
+
+
 class StoreWriter:
     """The writes of an :class:`~skrbal.online.AgentStore`, one transaction each.
 
@@ -125,6 +125,7 @@ class StoreWriter:
     def __init__(self, database, chain_key, anchor):
         self.database, self.chain_key, self.anchor = database, chain_key, anchor
         self.locks = {}
+        self._drivers = {}
         # A caller's open transaction that the writes join (see joined()).
         self._joined = None
 
@@ -148,27 +149,60 @@ class StoreWriter:
             return self.database.engine.begin()
         return nullcontext(self._joined)
 
+    def _driver(self, conn):
+        """The SQL texts of ``conn``'s dialect (a joined connection's too)."""
+        dialect = conn.dialect
+        known = self._drivers.get(dialect)
+        if known is None:
+            known = self._drivers[dialect] = driver.Driver(dialect)
+        return known
+
     @contextmanager
     def _transaction(self, agent_id: int, seq: int, **values):
         """One transaction moving the agent from event ``seq`` to ``seq + 1``.
 
         The agent's ``last_seq`` must still be ``seq`` (a lost update is
-        refused); ``values`` update the agent's row in the same statement.
+        refused); ``values`` update the agent's row in the same statement,
+        which also reads the hash of event ``seq`` where the database can
+        (``UPDATE ... RETURNING``). Yields the transaction's :class:`Write`.
         """
         with self.begin_write() as conn:
-            moved = conn.execute(
-                _MOVE_AGENT,
-                {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1, **values},
+            run = self._driver(conn)
+            cursor = run.cursor(conn)
+            columns = tuple(sorted(values))
+            params = {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1}
+            params.update(values)
+            moved = run.execute(
+                cursor, driver.move_text(columns, run.returning), params
             )
+            if run.returning:
+                got = moved.fetchall()
+                n_moved = len(got)
+                previous = got[0][0] if got else None
+            else:
+                n_moved, previous = moved.rowcount, None
             held = self.locks.get(agent_id)
             if held is not None and held[0].held:
                 held[0].verify(conn, held[1])
-            if moved.rowcount != 1:
+            if n_moved != 1:
                 raise StoreError(
                     f"store {self.database.display_url}: agent {agent_id} was "
                     "changed by another writer since it was loaded; reopen it."
                 )
-            yield conn
+            if not run.returning:
+                previous = run.execute(
+                    cursor, driver.PREVIOUS_HASH, {"w_agent_id": agent_id, "w_seq": seq}
+                ).fetchone()
+                previous = None if previous is None else previous[0]
+            if previous is None:
+                raise StoreError(
+                    f"agent {agent_id}: table {schema.events.name} has no hash for "
+                    f"event {seq}; the store is damaged."
+                )
+            try:
+                yield Write(conn, run, cursor, previous)
+            finally:
+                cursor.close()
         if self.anchor is not None:
             # After the commit: an anchor behind the store is only less strict,
             # one ahead of it would be a false alarm of rollback.
@@ -176,35 +210,24 @@ class StoreWriter:
 
     def _insert_event(
         self,
-        conn,
+        write,
         agent_id,
         seq,
         kind,
         step,
         request_id,
         payload,
-        first=None,
         key=None,
         *,
         secret,
     ):
-        """Append event ``seq``, its hash chained to event ``seq - 1``'s.
+        """Append event ``seq``, its hash chained to ``write.previous``.
 
-        ``first``: the chain's starting hash, for event 1; ``key``: the
-        :class:`ClientKey` of a keyed call, stored (unique per agent) and hashed;
-        ``secret``: the store's chain key (None: plain SHA-256).
+        ``write``: the transaction's :class:`Write` (for event 1, one whose
+        ``previous`` is the chain's starting hash); ``key``: the
+        :class:`ClientKey` of a keyed call, stored (unique per agent) and
+        hashed; ``secret``: the store's chain key (None: plain SHA-256).
         """
-        ev = schema.events
-        previous = first
-        if previous is None:
-            previous = conn.execute(
-                _PREVIOUS_HASH, {"p_agent_id": agent_id, "p_seq": seq - 1}
-            ).scalar()
-            if previous is None:
-                raise StoreError(
-                    f"agent {agent_id}: table {ev.name} has no hash for event "
-                    f"{seq - 1}; the store is damaged."
-                )
         text, at = json.dumps(payload), time.time()
         client_key = digest = None
         if key is not None:
@@ -221,7 +244,7 @@ class StoreWriter:
             "client_key": client_key,
             "key_digest": digest,
             "hash": event_hash(
-                previous,
+                write.previous,
                 seq,
                 kind,
                 step,
@@ -234,15 +257,15 @@ class StoreWriter:
             ),
         }
         try:
-            conn.execute(_INSERT_EVENT, row)
+            write.execute(driver.INSERT_EVENT, row)
         except IntegrityError:
             if key is None:
                 raise
             # The agent checks a key before acting; only a writer outside its
             # lock could have used it since.
             raise StoreError(
-                f"agent {agent_id}: table {ev.name} already has a call with client "
-                f"key {client_key!r}; nothing was written."
+                f"agent {agent_id}: table {schema.events.name} already has a call "
+                f"with client key {client_key!r}; nothing was written."
             ) from None
 
     def create_agent(self, record: AgentRecord, steps: Commissioning) -> int:
@@ -289,17 +312,12 @@ class StoreWriter:
             secret = self.chain_key
             if secret is not None:
                 payload["chain"] = KEYED
+            run = self._driver(conn)
+            genesis = Write(conn, run, run.cursor(conn), genesis_hash(values, secret))
             self._insert_event(
-                conn,
-                agent_id,
-                1,
-                "commission",
-                0,
-                None,
-                payload,
-                genesis_hash(values, secret),
-                secret=secret,
+                genesis, agent_id, 1, "commission", 0, None, payload, secret=secret
             )
+            genesis.cursor.close()
         if self.anchor is not None:
             self.anchor.record(self.database, agent_id)
         return agent_id
@@ -350,12 +368,12 @@ class StoreWriter:
         }
         if block.skipped:  # rows left out for a missing value, recorded as such
             payload["skipped"] = [row.as_json() for row in block.skipped]
-        with self._transaction(agent_id, seq, **counters) as conn:
-            conn.execute(_INSERT_BLOCK, row)
+        with self._transaction(agent_id, seq, **counters) as write:
+            write.execute(driver.INSERT_BLOCK, row)
             if requests:
-                conn.execute(_INSERT_REQUESTS, requests)
+                write.execute(driver.INSERT_REQUESTS, requests, many=True)
             self._insert_event(
-                conn,
+                write,
                 agent_id,
                 seq + 1,
                 "observe",
@@ -384,9 +402,9 @@ class StoreWriter:
         counters = {}
         if result.origin is not None:  # a request made and done in this event
             counters["n_requests"] = result.request_id
-        with self._transaction(agent_id, seq, **counters) as conn:
+        with self._transaction(agent_id, seq, **counters) as write:
             if result.origin is None:
-                conn.execute(
+                write.conn.execute(
                     update(req)
                     .where(
                         (req.c.agent_id == agent_id)
@@ -395,7 +413,7 @@ class StoreWriter:
                     .values(**values)
                 )
             else:
-                conn.execute(
+                write.conn.execute(
                     insert(req),
                     {
                         "agent_id": agent_id,
@@ -422,7 +440,7 @@ class StoreWriter:
                 payload["report"] = None if report is None else json.loads(report)
                 payload["posterior"] = posterior
             self._insert_event(
-                conn,
+                write,
                 agent_id,
                 seq + 1,
                 "result",
@@ -436,14 +454,14 @@ class StoreWriter:
     def record_cancel(self, agent_id, seq, request_id, step, reason, key=None) -> None:
         """See :meth:`~skrbal.online.AgentStore.record_cancel`."""
         req = schema.requests
-        with self._transaction(agent_id, seq) as conn:
-            conn.execute(
+        with self._transaction(agent_id, seq) as write:
+            write.conn.execute(
                 update(req)
                 .where((req.c.agent_id == agent_id) & (req.c.request_id == request_id))
                 .values(status="cancelled", closed_seq=seq + 1, note=reason)
             )
             self._insert_event(
-                conn,
+                write,
                 agent_id,
                 seq + 1,
                 "cancel",
@@ -458,8 +476,8 @@ class StoreWriter:
         """See :meth:`~skrbal.online.AgentStore.record_expire`."""
         req = schema.requests
         ids = [int(i) for i in request_ids]
-        with self._transaction(agent_id, seq) as conn:
-            conn.execute(
+        with self._transaction(agent_id, seq) as write:
+            write.conn.execute(
                 update(req)
                 .where(
                     (req.c.agent_id == agent_id)
@@ -469,7 +487,7 @@ class StoreWriter:
                 .values(status="expired", closed_seq=seq + 1)
             )
             self._insert_event(
-                conn,
+                write,
                 agent_id,
                 seq + 1,
                 "expire",
@@ -482,15 +500,15 @@ class StoreWriter:
     def record_action(self, agent_id, seq, step, action, key=None) -> None:
         """See :meth:`~skrbal.online.AgentStore.record_action`."""
         act = schema.actions
-        with self._transaction(agent_id, seq) as conn:
-            conn.execute(
+        with self._transaction(agent_id, seq) as write:
+            write.conn.execute(
                 delete(act).where((act.c.agent_id == agent_id) & (act.c.step == step))
             )
-            conn.execute(
+            write.conn.execute(
                 insert(act).values(agent_id=agent_id, step=step, action=action)
             )
             self._insert_event(
-                conn,
+                write,
                 agent_id,
                 seq + 1,
                 "action",

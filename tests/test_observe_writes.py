@@ -1,0 +1,125 @@
+"""The write of one ``observe`` and what it returns (issue 27, point 13).
+
+Counted, never timed: the statements a call sends through SQLAlchemy's
+execution and through the driver, and the frames it builds. The store's
+rows stay what Core wrote (the chain verifies, a retry rebuilds the call).
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.naive_bayes import GaussianNB
+from sqlalchemy import event
+
+from skrbal import synthetic_decision_process
+from skrbal.online import RiskBasedAgent
+from skrbal.online import _agent as agent_module
+
+X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
+Y0 = np.array([1, 2, 3, 4] * 2)
+# Rows whose values open requests (cheap inspections) and rows that do not.
+ROWS = np.array([[12.5], [-5.0], [12.0], [2.9], [-5.2], [3.1]])
+
+
+def _agent(url):
+    return RiskBasedAgent(
+        estimator=GaussianNB(),
+        process=synthetic_decision_process().set_params(inspection_cost=1e-6),
+        store=url,
+    ).fit(X0, Y0)
+
+
+def _core_statements(engine, call):
+    """Statements sent through SQLAlchemy's execution while ``call`` runs."""
+    sent = []
+
+    def before(conn, cursor, statement, *args):
+        sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", before)
+    try:
+        call()
+    finally:
+        event.remove(engine, "before_cursor_execute", before)
+    return sent
+
+
+def test_an_observe_writes_through_the_driver_not_core(tmp_path):
+    # The old writer sent the agent's move, the block, the requests, the
+    # previous hash and the event through Core: five statements per call.
+    agent = _agent(str(tmp_path / "a.db"))
+    try:
+        engine = agent.store_.engine
+        made = []
+        sent = _core_statements(engine, lambda: made.append(agent.observe(ROWS)))
+        assert made[0]["inspect"].any()
+        assert sent == []
+        assert agent.store_.verify(agent.name)["seq"] == 2
+    finally:
+        agent.close()
+
+
+def test_sqlite_runs_four_statements_per_observe_however_many_requests(tmp_path):
+    # BEGIN and COMMIT aside: the move (reading the previous hash), the
+    # block, the requests (one prepared statement, a row each) and the event.
+    agent = _agent(str(tmp_path / "a.db"))
+    try:
+        ran = []
+        with agent.store_.engine.connect() as conn:
+            dbapi = conn.connection.dbapi_connection
+        dbapi.set_trace_callback(ran.append)
+        try:
+            made = agent.observe(ROWS)
+        finally:
+            dbapi.set_trace_callback(None)
+        kinds = [s.split()[0].upper() for s in ran]
+        n_requests = int(made["inspect"].sum())
+        assert n_requests >= 1, ran
+        assert kinds.count("UPDATE") == 1
+        assert kinds.count("SELECT") == 0  # the previous hash came back with it
+        assert kinds.count("INSERT") == 2 + n_requests
+    finally:
+        agent.close()
+
+
+def test_arrays_are_the_frame_without_building_one(store_url, monkeypatch):
+    agent = _agent(store_url)
+    try:
+        frame = agent.observe(ROWS, key="batch-1")
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("a frame was built")
+
+        monkeypatch.setattr(agent_module, "decisions_frame", refuse)
+        # A retry with the key rebuilds the stored call, as arrays now.
+        arrays = agent.observe(ROWS, key="batch-1", output="arrays")
+        beliefs = frame[[f"belief_{c}" for c in agent.classes_]].to_numpy()
+        np.testing.assert_array_equal(arrays["belief"], beliefs)
+        for column in ("step", "timestamp", "evpi", "inspect", "action"):
+            np.testing.assert_array_equal(arrays[column], frame[column].to_numpy())
+        ids = frame["request_id"].fillna(0).to_numpy(dtype=np.int64)
+        np.testing.assert_array_equal(arrays["request_id"], ids)
+        assert arrays["inspect"].any()
+        # A new call as arrays is stored as a framed call is: its retry as a
+        # frame returns the same decisions.
+        fresh = agent.observe(ROWS[:3] + 0.01, key="batch-2", output="arrays")
+        monkeypatch.undo()
+        again = agent.observe(ROWS[:3] + 0.01, key="batch-2")
+        assert isinstance(again, pd.DataFrame)
+        np.testing.assert_array_equal(fresh["step"], again["step"].to_numpy())
+        np.testing.assert_array_equal(fresh["action"], again["action"].to_numpy())
+        empty = agent.observe(np.empty((0, 1)), output="arrays")
+        assert empty["belief"].shape == (0, agent.classes_.size)
+        assert agent.store_.verify(agent.name)["seq"] >= 3
+    finally:
+        agent.close()
+
+
+def test_an_unknown_output_is_refused_by_name(tmp_path):
+    agent = _agent(str(tmp_path / "a.db"))
+    try:
+        with pytest.raises(ValueError, match="output: 'frame' or 'arrays'"):
+            agent.observe(ROWS, output="dict")
+        assert agent.n_steps_ == len(X0)
+    finally:
+        agent.close()
