@@ -239,9 +239,8 @@ class FleetBudget(BudgetPolicy):
 
     def _allowed_rank(self, times, cost, state, clock=None) -> np.ndarray:
         """The most competitors above a step that still let it be granted."""
-        left = self.limit - self._spent_at(times, state)
-        # Money for an inspection left: at most that many above, else -1.
-        k_left = np.where(left + _EPS * self.limit >= cost, left / cost, 0.0)
+        spent = self._spent_at(times, state)
+        left = self.limit - spent
         first = state["first_time"] if state["first_time"] is not None else times[0]
         if clock is None:
             latest = times.max()
@@ -249,6 +248,20 @@ class FleetBudget(BudgetPolicy):
                 latest = max(latest, state["clock"])
             clock = np.full(times.shape, latest)
         span = np.minimum(clock - first, self._memory)
+        if len(state["recent_values"]) < self.n_recent:
+            # Cold start (less than one period seen, the window not full):
+            # too few values to rank against, so the money is paced too,
+            # the period's money spread evenly over the time since the
+            # fleet's first step in it, one inspection ahead.
+            start = np.maximum(
+                first,
+                self.origin
+                + np.floor((times - self.origin) / self.period) * self.period,
+            )
+            paced = self.limit * (times - start) / self.period + cost - spent
+            left = np.where(span < self._memory, np.minimum(left, paced), left)
+        # Money for an inspection left: at most that many above, else -1.
+        k_left = np.where(left + _EPS * self.limit >= cost, left / cost, 0.0)
         shortest = min(self._memory, self.period * cost / self.limit)
         scale = self.period / np.maximum(span, shortest)
         elapsed = (times - self.origin) / self.period
