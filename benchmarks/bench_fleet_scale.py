@@ -269,6 +269,7 @@ def _compare_one(args, seed_base: int) -> list[dict]:
     # Step clock: a structure's steps are its hours (all start after commissioning).
     arms = {"fleet": FleetBudget(limit=n * limit, period=period)}
     arms["caps"] = CostThreshold() & SpendCap(limit=limit, period=period)
+    arms = {arm: arms[arm] for arm in args.compare_arms}
     rows = []
     for arm, budget in arms.items():
         url = _schema_url(args.url)
@@ -323,6 +324,14 @@ def main(argv=None) -> None:
         type=float,
         default=1.0,
         help="inspections per structure and week (compare)",
+    )
+    parser.add_argument(
+        "--compare-arms",
+        nargs="+",
+        choices=["fleet", "caps"],
+        default=["fleet", "caps"],
+        help="the arms of the comparison (default: both; the caps arm does "
+        "not depend on FleetBudget)",
     )
     parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument(

@@ -40,7 +40,7 @@ def _init(campaign, store, capsys):
             "--limit",
             "90",
             "--period",
-            "168",
+            "1w",
             "--method",
             "gmm-evpi",
         ]
@@ -99,11 +99,32 @@ def test_init_observe_status_report(campaign, tmp_path, capsys):
     after = json.loads(capsys.readouterr().out)["structures"]
     assert sum(s["n_inspected"] for s in after) == 1
     assert main(["fleet", "status", "--store", store]) == 0
-    assert "fleet budget 'fleet'" in capsys.readouterr().out
+    # the period in the agents' words, not as seconds (was "period of 604800")
+    assert "fleet budget 'fleet': 90 per 1 week;" in capsys.readouterr().out
     page = tmp_path / "fleet.html"
     assert main(["fleet", "report", "--store", store, "--out", page]) == 0
     text = page.read_text()
     assert text.count("<tr><td>S0") == 3
+    assert "one budget of 90 per 1 week," in text
+
+
+def test_make_fleets_time_is_read_as_its_cadence(campaign, tmp_path, capsys):
+    """make_fleet's time column is seconds, as the CLI reads numbers: its rows
+    are 2 hours apart, so a week's period is 84 of them (the column counted
+    hours, which the CLI took for seconds: 168 "seconds" were 84 rows, and
+    --period 1w covered 7 months of rows)."""
+    store = str(tmp_path / "fleet.db")
+    _init(campaign, store, capsys)
+    main(["fleet", "observe", "--store", store, "--data", campaign / "feed.csv"])
+    capsys.readouterr()
+    assert main(["fleet", "status", "--store", store, "--json"]) == 0
+    budget = json.loads(capsys.readouterr().out)["budget"]
+    feed = pd.read_csv(campaign / "feed.csv")
+    assert budget["period"] == 7 * 86400.0
+    # rows 310..357 of each asset: hours 620..714, in weeks 3 and 4
+    assert budget["clock"] == feed["time"].max() == 357 * 7200.0
+    periods = {int(k) for k in budget["spent"]}
+    assert periods <= {int(t // (7 * 86400.0)) for t in feed["time"]} == {3, 4}
 
 
 @pytest.mark.parametrize(
@@ -156,7 +177,7 @@ def test_a_limit_below_one_inspection_is_refused(campaign, tmp_path, capsys):
         "--limit",
         "3",
         "--period",
-        "168",
+        "1w",
     ]
     assert main(argv) == 2
     assert "--limit 3 is below the cost of one inspection, 30" in (

@@ -84,10 +84,12 @@ def _grants(budget, evpi, times, state, cost=1.0):
 def test_the_policy_caps_each_period():
     budget = FleetBudget(limit=2.0, period=10.0)
     budget.draw_snapshot(_snapshot(budget, 5))
-    # Rising values: each a record, so each is granted while money lasts.
+    # Rising values: each a record, so each is granted while money lasts;
+    # in the fleet's first period (cold start) at most the elapsed share of
+    # the period's money, one inspection ahead (1 at time 0, 2 from time 5).
     evpi = np.arange(20.0) + 2.0
     granted, state = _grants(budget, evpi, np.arange(20.0), budget.initial_state())
-    assert granted == [0, 1, 10, 11]
+    assert granted == [0, 5, 10, 11]
     assert state["spent"] == {"0": 2.0, "1": 2.0}
     # Another agent's draw, period 0 already spent: nothing left in it.
     budget.draw_snapshot(_snapshot(budget, 6, clock=0.0, spent={"0": 2.0}))
@@ -97,6 +99,22 @@ def test_the_policy_caps_each_period():
     budget.draw_snapshot(_snapshot(budget, 7))
     hit, _ = budget.scan([0.5, 1.0], [0.0, 0.0], [True, True], 1.0, state)
     assert hit == -1
+
+
+def test_a_cold_start_paces_the_money_of_the_fleets_first_period():
+    """With no history every new highest value was granted: a week's money
+    (10 inspections) went in the first 10 hours of rising values. Now the
+    fleet's first period spends at most its elapsed share, one ahead."""
+    budget = FleetBudget(limit=10.0, period=168.0)
+    budget.draw_snapshot(_snapshot(budget, 1))
+    evpi = 2.0 + 0.1 * np.arange(48.0)
+    granted, state = _grants(budget, evpi, np.arange(48.0), budget.initial_state())
+    assert granted == [0, 17, 34]  # 10 * t / 168 + 1 inspections by hour t
+    # A full period seen: the auction alone decides (a record is granted).
+    budget.draw_snapshot({"seq": 2, **budget.fleet_state(state)})
+    times = 168.0 + np.arange(5.0)
+    granted, _ = _grants(budget, np.full(5, 20.0) + np.arange(5.0), times, state)
+    assert granted == [0, 1, 2, 3, 4]
 
 
 def test_a_high_value_is_not_crowded_out_by_earlier_low_ones():

@@ -133,38 +133,52 @@ def _put_back(store, rows):
             conn.execute(insert(fleet_schema.events), rows["skrbal_fleet_events"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the fleet ledger has no anchor outside the database (no "
-    "expected_head, no anchor file): a rollback of its newest draws leaves a "
-    "shorter chain that is whole (skrbal/fleet/_ledger.py, fleetops3's)",
-)
 def test_a_rollback_of_the_newest_draws_is_caught_by_the_head_kept(tmp_path):
     """The newest draw (it granted nothing) deleted and the budget row set back:
-    verify passes unless it is given the head kept outside."""
+    the chain alone passes (a truncated chain is whole), the head kept outside
+    (given, or in the store's anchor file) does not."""
     heads = tmp_path / "heads.jsonl"
     from skrbal.online import AgentStore
 
-    store = AgentStore(str(tmp_path / "fleet.db"), anchor_file=heads)
+    store = AgentStore(str(tmp_path / "fleet.db"))
     with _fleet(store) as fleet:
         fleet.observe("bridge-1", [[-5.0]])
         before = _fleet_rows(store)
         fleet.observe("bridge-2", [[-5.0]])
         head = fleet.ledger_.verify()
         _put_back(store, before)
-        # the agents' anchors do not see it (bridge-2's rows are untouched)
+        # the chain alone (and the agents' own chains) cannot tell
         assert fleet.ledger_.verify()["n_draws"] == head["n_draws"] - 1
-        with pytest.raises(StoreError, match=r"rolled back|anchor|head"):
+        with pytest.raises(StoreError, match=r"rolled back"):
             fleet.ledger_.verify(expected_head=head)
+        with pytest.raises(StoreError, match=r"rolled back"):
+            fleet.ledger_.verify(expected_head=f"{head['n_draws']}:{head['hash']}")
+    store.close()
+
+    # the same with the store's anchor file: each draw appends its head
+    store = AgentStore(str(tmp_path / "anchored.db"), anchor_file=heads)
+    with _fleet(store) as fleet:
+        fleet.observe("bridge-1", [[-5.0]])
+        before = _fleet_rows(store)
+        fleet.observe("bridge-2", [[-5.0]])
+        assert fleet.ledger_.verify()["n_draws"] == 2
+        assert store.anchor.expected("fleet", kind="fleet")[0] == 2
+        assert store.verify("bridge-1")  # the agents read their own lines
+        _put_back(store, before)
+        with pytest.raises(StoreError, match=r"anchor file.*draw 2.*rolled back"):
+            fleet.ledger_.verify()
+    with pytest.raises(StoreError, match=r"rolled back"):
+        Fleet(store)  # opening the fleet checks the anchor too
     store.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the fleet ledger's chain is a plain SHA-256 even in a store with "
-    "a chain key: a writer who recomputes its hashes (a raised limit) passes "
-    "verify (skrbal/fleet/_ledger.py, fleetops3's)",
-)
+def test_an_expected_head_that_is_not_one_is_named(tmp_path):
+    with _fleet(str(tmp_path / "fleet.db")) as fleet:
+        for head in ("2:abc", {"n_draws": 0, "hash": "0" * 64}, 5):
+            with pytest.raises(ValueError, match="expected_head"):
+                fleet.ledger_.verify(expected_head=head)
+
+
 def test_a_chain_key_signs_the_fleet_ledger_too(tmp_path, monkeypatch):
     from skrbal.fleet._ledger import _genesis, _hash
     from skrbal.online import AgentStore
@@ -199,13 +213,6 @@ def test_a_chain_key_signs_the_fleet_ledger_too(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------- #
 # work per draw
 # ---------------------------------------------------------------------- #
-@pytest.mark.xfail(
-    strict=True,
-    reason="the fleet's state keeps the money spent in every period ever "
-    "drawn in, and each draw writes it whole (the budget row and the event "
-    "payload): a draw's work grows with the periods of the history "
-    "(skrbal/fleet/_policy.py and _ledger.py, fleetops3's)",
-)
 def test_a_draws_record_does_not_grow_with_the_periods_behind_it(tmp_path):
     """Count the bytes each draw writes after 5 and after 60 periods with
     spending: a draw's work must not grow with the history."""

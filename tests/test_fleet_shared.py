@@ -285,6 +285,6 @@ def test_the_documented_session_runs_as_written(tmp_path, capsys, monkeypatch):
         "--process",
         str(tmp_path / "process.json"),
     ]
-    argv += ["--data", str(tmp_path / "fleet.csv"), "--limit", "90", "--period", "168"]
+    argv += ["--data", str(tmp_path / "fleet.csv"), "--limit", "90", "--period", "1w"]
     assert main(argv) == 2
     assert "--method" in one_line(capsys.readouterr().err)

@@ -324,6 +324,16 @@ def _price(budget: dict) -> str:
     return "none left (period spent)" if price is None else f"{price:.3g}"
 
 
+def _period_words(store, budget: dict) -> str:
+    """The budget's period in the agents' words: ``1 week`` for agents with
+    timestamps (seconds), ``168 steps`` for agents without."""
+    from skrbal.cli._budget_words import duration_words
+
+    names = store.agent_names()
+    clock = store.status(names[0])["clock"] if names else "timestamp"
+    return duration_words(budget["period"], clock)
+
+
 def _status_json(budget: dict, table: pd.DataFrame) -> str:
     rows = json.loads(table.to_json(orient="records"))
     return json.dumps({"budget": budget, "structures": rows})
@@ -336,6 +346,7 @@ def status(args) -> int:
     store = open_store(args)
     try:
         budget, table = fleet_status(store, args.budget_name)
+        period = _period_words(store, budget)
     finally:
         store.close()
     if args.json:
@@ -346,8 +357,8 @@ def status(args) -> int:
         for k, v in sorted(budget["spent"].items(), key=lambda kv: int(kv[0]))
     )
     print(
-        f"fleet budget {budget['name']!r}: {budget['limit']:g} per period of "
-        f"{budget['period']:g}; spent {spent or 'nothing'}; price now "
+        f"fleet budget {budget['name']!r}: {budget['limit']:g} per "
+        f"{period}; spent {spent or 'nothing'}; price now "
         f"{_price(budget)}; {budget['n_draws']} draws"
     )
     print(table.to_string(index=False))
@@ -397,7 +408,7 @@ def _row(r) -> str:
     )
 
 
-def _page(budget: dict, table: pd.DataFrame) -> str:
+def _page(budget: dict, table: pd.DataFrame, period: str) -> str:
     import skrbal
 
     made = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -422,7 +433,7 @@ style-src 'unsafe-inline'">
 <body>
 <h1>Fleet {_e(budget["name"])}</h1>
 <p>Written {made} by skrbal {_e(skrbal.__version__)}: {len(table)} structures,
-one budget of {budget["limit"]:.6g} per period of {budget["period"]:.6g},
+one budget of {budget["limit"]:.6g} per {_e(period)},
 price now {_e(_price(budget))}, {budget["n_draws"]} draws.</p>
 <h2>Structures</h2>
 <table id="structures"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
@@ -442,8 +453,9 @@ def report(args) -> int:
     store = open_store(args)
     try:
         budget, table = fleet_status(store, args.budget_name)
+        period = _period_words(store, budget)
     finally:
         store.close()
-    if write_output(args.out, _page(budget, table)):
+    if write_output(args.out, _page(budget, table, period)):
         print(f"wrote a report of {len(table)} structures to {args.out}")
     return 0

@@ -205,8 +205,10 @@ def make_fleet(
           see :func:`make_z24_like`) and ``seed`` (of its :func:`make_z24_like` record);
         - ``assets``: the names of the structures (``'S01'``, ...);
         - ``frame``: DataFrame, the fleet campaign table, one row per
-          observation with columns ``asset``, ``time`` (hours since the
-          start), ``f1`` to ``f4``, ``action`` and ``label``, as
+          observation with columns ``asset``, ``time`` (seconds since the
+          start, one row every 2 hours: skrbal's agents and ``skrbal
+          fleet`` read a numeric time as seconds, so a ``--period 1w`` is
+          84 rows), ``f1`` to ``f4``, ``action`` and ``label``, as
           :func:`load_fleet_campaign` reads it;
         - ``properties``: DataFrame, one row per structure, its properties.
 
@@ -223,6 +225,8 @@ def make_fleet(
     (6, (600, 4))
     >>> fleet.frame.columns.tolist()
     ['asset', 'time', 'f1', 'f2', 'f3', 'f4', 'action', 'label']
+    >>> fleet.frame["time"].iloc[:3].tolist()  # seconds, 12 rows a day
+    [0.0, 7200.0, 14400.0]
     >>> int(fleet.properties["damaged"].sum()), int(fleet.properties["unlike"].sum())
     (4, 1)
     """
@@ -259,13 +263,18 @@ def make_fleet(
     )
 
 
+# The campaign table's time step: Z24's 12 observations a day, in seconds
+# (the unit in which the agents and the CLI read a numeric time).
+SECONDS_PER_ROW = 7200.0
+
+
 def _fleet_frame(assets, structures) -> pd.DataFrame:
     """The fleet campaign table: every structure's rows, one after another."""
     parts = []
     for asset, structure in zip(assets, structures):
         n = structure.X.shape[0]
         part = pd.DataFrame(structure.X, columns=list(FEATURE_NAMES))
-        part.insert(0, "time", 2.0 * np.arange(n))
+        part.insert(0, "time", SECONDS_PER_ROW * np.arange(n))
         part.insert(0, "asset", asset)
         part["action"] = structure.actions
         part["label"] = structure.y

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import math
 import time
 
 import numpy as np
@@ -14,7 +12,16 @@ from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
 from skrbal.exceptions import ConfigurationError, FleetDrawError, StoreError
 from skrbal.fleet import _schema as schema
+from skrbal.fleet._chain import FleetChain, _genesis, _hash
 from skrbal.fleet._policy import FleetBudget
+from skrbal.fleet._rows import (
+    budget_of,
+    config_of,
+    config_text,
+    recorded,
+    state_of,
+)
+from skrbal.fleet._walk import DrawWalk
 
 __all__ = ["FleetLedger"]
 
@@ -22,113 +29,6 @@ __all__ = ["FleetLedger"]
 # the processes creating tables; such locks span every schema of a database,
 # which only makes creators in other schemas wait their turn.
 _PG_CREATE_LOCK = (0x736B7262 - 2**31, 0)
-
-
-def _hash(
-    previous: str, seq: int, kind: str, agent, first_step, payload: str, at: float
-) -> str:
-    text_ = json.dumps(
-        [previous, seq, kind, agent, first_step, payload, repr(at)],
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(text_.encode()).hexdigest()
-
-
-def _finite_numbers(value) -> bool:
-    """Every number in ``value`` (nested lists and dicts) finite, none a bool."""
-    if isinstance(value, dict):
-        return all(_finite_numbers(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_finite_numbers(v) for v in value)
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, (int, float)):
-        return math.isfinite(value)
-    return value is None or isinstance(value, str)
-
-
-def _damaged_row(row, where: str, what: str, text_) -> StoreError:
-    shown = text_ if len(str(text_)) <= 120 else f"{str(text_)[:120]}..."
-    return StoreError(
-        f"{where}: fleet budget {row.name!r}, table {schema.budgets.name}: its "
-        f"{what} {shown!r} is not the fleet's (the row was edited or damaged); "
-        "restore it from a backup."
-    )
-
-
-def _budget_of(row, where: str) -> FleetBudget:
-    try:
-        config = json.loads(row.config)
-    except (TypeError, ValueError):
-        config = None
-    if not isinstance(config, dict) or not _finite_numbers(config):
-        raise _damaged_row(row, where, "config", row.config)
-    try:
-        budget = FleetBudget(**config)
-    except TypeError:
-        if "pacing_rate" not in config:
-            raise _damaged_row(row, where, "config", row.config) from None
-        raise ConfigurationError(
-            f"{where}: fleet budget {row.name!r} is {row.config}, which this "
-            "version of skrbal does not read (a budget of an older version, "
-            "priced by a pacing rate); create the fleet anew."
-        ) from None
-    try:
-        budget.initial_state()  # checks the parameters
-    except ValueError:
-        raise _damaged_row(row, where, "config", row.config) from None
-    return budget
-
-
-_STATE_KEYS = ("first_time", "clock", "cost", "recent_times", "recent_values", "spent")
-
-
-def _state_of(row, where: str) -> dict:
-    """The budget row's state, checked: a row edited to something else (no
-    JSON, NaN, a negative spend) is named, never drawn on."""
-    try:
-        state = json.loads(row.state)
-    except (TypeError, ValueError):
-        state = None
-    good = (
-        isinstance(state, dict)
-        and all(k in state for k in _STATE_KEYS)
-        and _finite_numbers(state)
-        and isinstance(state["spent"], dict)
-        and all(isinstance(v, (int, float)) and v >= 0 for v in state["spent"].values())
-        and isinstance(state["recent_times"], list)
-        and isinstance(state["recent_values"], list)
-        and len(state["recent_times"]) == len(state["recent_values"])
-    )
-    if not good:
-        raise _damaged_row(row, where, "state", row.state)
-    return state
-
-
-def _recorded(state: dict) -> dict:
-    """A fleet state as a draw records it: the window by its digest alone.
-
-    The window (up to ``FleetBudget.n_recent`` values) lives in the budget's
-    row; each draw's event holds its SHA-256, so the chain still vouches for
-    it at the size of one hash.
-    """
-    window = json.dumps([state["recent_times"], state["recent_values"]])
-    recorded = {k: v for k, v in state.items() if not k.startswith("recent_")}
-    return {**recorded, "window": hashlib.sha256(window.encode()).hexdigest()}
-
-
-def _genesis(name: str, config: str) -> str:
-    return hashlib.sha256(
-        json.dumps(["skrbal-fleet-budget", name, config]).encode()
-    ).hexdigest()
-
-
-def _config_text(budget: FleetBudget) -> str:
-    params = budget.get_params()
-    config = {k: float(params[k]) for k in ("limit", "period", "origin")}
-    memory = None if params["memory"] is None else float(params["memory"])
-    config.update(memory=memory, n_recent=int(params["n_recent"]))
-    return json.dumps(config, sort_keys=True)
 
 
 class Draw:
@@ -140,11 +40,13 @@ class Draw:
 
     def __init__(self, ledger: FleetLedger, conn, row):
         self.ledger, self.connection = ledger, conn
-        self.budget = _budget_of(row, f"store {ledger.store.display_url}")
-        state = _state_of(row, f"store {ledger.store.display_url}")
+        where = f"store {ledger.store.display_url}"
+        self.budget = budget_of(row, where)
+        self._digest = ledger.digest_of(row)
+        state = state_of(row, where)
         self.snapshot = {"seq": int(row.last_seq), **state}
-        self._previous_hash = None
         self.recorded = False
+        self.head = None
 
     def record(self, agent: str, first_step: int, steps, state: dict) -> None:
         """Write the draw: the steps granted and the fleet's state after.
@@ -175,13 +77,20 @@ class Draw:
             {
                 "steps": [int(s) for s in steps],
                 "taken": taken,
-                "state": _recorded(new_state),
+                "state": recorded(new_state),
             },
             sort_keys=True,
         )
-        self.ledger.append_event(
-            self.connection, before["seq"], "draw", agent, int(first_step), payload
+        digest = self.ledger.append_event(
+            self.connection,
+            before["seq"],
+            "draw",
+            agent,
+            int(first_step),
+            payload,
+            digest=self._digest,
         )
+        self.head = (before["seq"] + 1, digest)
         self.ledger.set_state(self.connection, before["seq"] + 1, new_state)
         self.recorded = True
 
@@ -228,6 +137,7 @@ class FleetLedger:
                 f"characters, got {shown}."
             )
         self.store, self.name = store, name
+        self.chain = FleetChain(store, name)
         self._tables = create
         if create:
             self._prepare()
@@ -281,17 +191,19 @@ class FleetLedger:
             When the store has a budget of this name with other parameters.
         """
         budget.initial_state()  # names an invalid parameter
-        config = _config_text(budget)
         with self.store.engine.begin() as conn:
             self._lock_database(conn)
             row = self._row(conn, lock=True)
             if row is not None:
-                if row.config != config:
+                stored = budget_of(row, f"store {self.store.display_url}")
+                if config_text(stored) != config_text(budget):
                     raise ConfigurationError(
                         f"store {self.store.display_url}: fleet budget "
-                        f"{self.name!r} is {row.config}, not {config}."
+                        f"{self.name!r} is {row.config}, not {config_text(budget)}."
                     )
+                self.digest_of(row)  # a key for a keyed ledger, and only then
                 return
+            config = config_text(budget, self.chain.mark({}))
             state = budget.fleet_state(budget.initial_state())
             conn.execute(
                 insert(schema.budgets),
@@ -318,7 +230,35 @@ class FleetLedger:
                 f"store {self.store.display_url} has no fleet budget "
                 f"{self.name!r}; create it first."
             )
-        return _budget_of(row, f"store {self.store.display_url}")
+        where = f"store {self.store.display_url}"
+        budget = budget_of(row, where)
+        self.digest_of(row)
+        self._check_anchor(row)
+        return budget
+
+    def digest_of(self, row):
+        """The digest function of the ledger of ``row`` (SHA-256, or the
+        store's HMAC for a keyed one), its mode checked against the store's."""
+        where = f"store {self.store.display_url}: fleet budget {self.name!r}"
+        return self.chain.digest_for(config_of(row, where), where)
+
+    def _check_anchor(self, row) -> None:
+        """The ledger reaches the head the store's anchor file keeps."""
+        heads = self.chain.heads()
+        if not heads:
+            return
+        ev = schema.events
+
+        def hash_at(seq):
+            with self.store.engine.connect() as conn:
+                return conn.execute(
+                    select(ev.c.hash).where(
+                        (ev.c.budget == self.name) & (ev.c.seq == seq)
+                    )
+                ).scalar()
+
+        where = f"store {self.store.display_url}: fleet budget {self.name!r}"
+        self.chain.check_heads(heads, hash_at, int(row.last_seq), where)
 
     @contextlib.contextmanager
     def draw(self, *, turn=None, timeout=600.0):
@@ -358,9 +298,16 @@ class FleetLedger:
                         f"{self.name!r}; create it first."
                     )
                 if turn is None or row.last_seq == turn - 1:
-                    yield Draw(self, conn, row)
-                    return
-                waiting = row.last_seq
+                    draw = Draw(self, conn, row)
+                    yield draw
+                    committed = True
+                else:
+                    committed = False
+                    waiting = row.last_seq
+            if committed:
+                if draw.head is not None:
+                    self.chain.record_head(*draw.head)
+                return
             self._wait_turn(turn, waiting, deadline)
             time.sleep(pause)
             pause = min(2 * pause, 0.05)
@@ -379,8 +326,13 @@ class FleetLedger:
             )
 
     # -------------------------------------------------------------- #
-    def append_event(self, conn, seq: int, kind, agent, first_step, payload):
-        """Append event ``seq + 1`` chained to event ``seq`` (under the lock)."""
+    def append_event(
+        self, conn, seq: int, kind, agent, first_step, payload, *, digest
+    ) -> str:
+        """Append event ``seq + 1`` chained to event ``seq`` (under the lock).
+
+        ``digest`` hashes (:meth:`digest_of`); returns the event's hash.
+        """
         ev = schema.events
         if seq == 0:
             config = conn.execute(
@@ -388,12 +340,15 @@ class FleetLedger:
                     schema.budgets.c.name == self.name
                 )
             ).scalar_one()
-            previous = _genesis(self.name, config)
+            previous = _genesis(self.name, config, digest)
         else:
             previous = conn.execute(
                 select(ev.c.hash).where((ev.c.budget == self.name) & (ev.c.seq == seq))
             ).scalar_one()
         at = time.time()
+        new_hash = _hash(
+            previous, seq + 1, kind, agent, first_step, payload, at, digest
+        )
         conn.execute(
             insert(ev),
             {
@@ -404,9 +359,10 @@ class FleetLedger:
                 "first_step": first_step,
                 "payload": payload,
                 "created_at": at,
-                "hash": _hash(previous, seq + 1, kind, agent, first_step, payload, at),
+                "hash": new_hash,
             },
         )
+        return new_hash
 
     def set_state(self, conn, seq: int, state: dict) -> None:
         """Move the budget's row to event ``seq`` and ``state``."""
@@ -466,7 +422,7 @@ class FleetLedger:
             raise StoreError(
                 f"store {self.store.display_url} has no fleet budget {self.name!r}."
             )
-        state = _state_of(row, f"store {self.store.display_url}")
+        state = state_of(row, f"store {self.store.display_url}")
         return {"seq": int(row.last_seq), **state}
 
     def status(self) -> dict:
@@ -476,33 +432,60 @@ class FleetLedger:
         -------
         status : dict
             ``name``, ``limit``, ``period``, ``origin``, ``n_recent``,
-            ``spent`` (by period number, as strings), ``clock`` (the latest
-            time drawn), ``n_competitors`` (values in the window),
-            ``price`` (the net value a step needs at the clock, as
+            ``n_periods``, ``spent`` (money per period number, as strings,
+            summed over every draw), ``clock`` (the latest time drawn),
+            ``n_competitors`` (values in the window), ``price`` (the net
+            value a step needs at the clock, as
             :meth:`FleetBudget.clearing_price`; None when the period's money
             is spent) and ``n_draws``.
         """
+        ev = schema.events
         with self.store.engine.connect() as conn:
             row = self._row(conn, lock=False)
-        if row is None:
-            raise StoreError(
-                f"store {self.store.display_url} has no fleet budget {self.name!r}."
-            )
-        state = _state_of(row, f"store {self.store.display_url}")
-        budget = _budget_of(row, f"store {self.store.display_url}")
+            if row is None:
+                raise StoreError(
+                    f"store {self.store.display_url} has no fleet budget {self.name!r}."
+                )
+            payloads = conn.execute(
+                select(ev.c.payload).where(ev.c.budget == self.name)
+            ).scalars()
+            spent: dict[str, float] = {}
+            for payload in payloads:
+                for period, amount in json.loads(payload)["taken"].items():
+                    spent[period] = spent.get(period, 0.0) + amount
+        state = state_of(row, f"store {self.store.display_url}")
+        budget = budget_of(row, f"store {self.store.display_url}")
         price = budget.clearing_price(state)
+        params = budget.get_params()
         return {
             "name": self.name,
-            **json.loads(row.config),
-            "spent": state["spent"],
+            **{k: params[k] for k in ("limit", "period", "origin", "memory")},
+            "n_recent": params["n_recent"],
+            "n_periods": params["n_periods"],
+            "spent": dict(sorted(spent.items(), key=lambda kv: int(kv[0]))),
             "clock": state["clock"],
             "n_competitors": len(state["recent_values"]),
             "price": price if np.isfinite(price) else None,
             "n_draws": int(row.last_seq),
         }
 
-    def verify(self) -> dict:
+    def verify(self, *, expected_head=None) -> dict:
         """Check the chain, the state, every period's cap, and the agents' requests.
+
+        What it detects depends on the store's mode (see
+        :mod:`skrbal.fleet._chain`): the hash chain alone, any edit,
+        deletion, insertion or reordering of draws and a row other than its
+        draws'; with the store's chain key, also such edits with every hash
+        recomputed; with an anchor (``expected_head``, or the store's
+        ``anchor_file``), also a rollback to before the anchored draw.
+
+        Parameters
+        ----------
+        expected_head : dict, (int, str) or str, default=None
+            A head kept outside the database: what an earlier ``verify``
+            returned (``{"n_draws": n, "hash": h}``), a pair or
+            ``'SEQ:HASH'``. A ledger that does not reach draw ``n`` with
+            hash ``h`` is refused. The store's anchor file is checked too.
 
         Returns
         -------
@@ -514,9 +497,12 @@ class FleetLedger:
         StoreError
             Naming the budget, table and event at the first damage: a hash
             that does not follow, a state other than the draws', money taken
-            that is not the last state's, a period spent past its limit, or
-            steps granted to an agent other than the steps it requested.
+            that is not the last state's, a period spent past its limit,
+            steps granted to an agent other than the steps it requested, a
+            keyed ledger without its key (or a key without one), or a head
+            kept outside that the ledger does not meet.
         """
+        heads = self.chain.heads(expected_head)
         ev = schema.events
         with self.store.engine.connect() as conn:
             row = self._row(conn, lock=False)
@@ -528,47 +514,13 @@ class FleetLedger:
                 select(ev).where(ev.c.budget == self.name).order_by(ev.c.seq)
             ).all()
         where = f"store {self.store.display_url}: fleet budget {self.name!r}"
-        budget = _budget_of(row, f"store {self.store.display_url}")
-        config = json.loads(row.config)
-        previous = _genesis(self.name, row.config)
-        spent: dict[str, float] = {}
-        granted: dict[str, list] = {}
-        state = _recorded(budget.fleet_state(budget.initial_state()))
-        for expected, r in enumerate(rows, start=1):
-            at = f"{where}, table {ev.name}, event {r.seq}"
-            if r.seq != expected:
-                raise StoreError(f"{at}: expected event {expected}; one is missing.")
-            digest = _hash(
-                previous, r.seq, r.kind, r.agent, r.first_step, r.payload, r.created_at
-            )
-            if digest != r.hash:
-                raise StoreError(f"{at}: its hash does not follow the chain.")
-            previous = r.hash
-            payload = json.loads(r.payload)
-            granted.setdefault(r.agent, []).extend(payload["steps"])
-            for period, amount in payload["taken"].items():
-                spent[period] = spent.get(period, 0.0) + amount
-            state = payload["state"]
-            for period, amount in state["spent"].items():
-                if abs(amount - spent.get(period, 0.0)) > 1e-9 * max(1.0, amount):
-                    raise StoreError(
-                        f"{at}: period {period} shows {amount!r} spent, its draws "
-                        f"{spent.get(period, 0.0)!r}."
-                    )
-                if amount > config["limit"] * (1 + 1e-9):
-                    raise StoreError(
-                        f"{at}: period {period} spent {amount!r}, over the "
-                        f"limit {config['limit']!r}."
-                    )
-        if (
-            row.last_seq != len(rows)
-            or _recorded(_state_of(row, f"store {self.store.display_url}")) != state
-        ):
-            raise StoreError(
-                f"{where}, table {schema.budgets.name}: its state or last event "
-                f"({row.last_seq}) is not its draws' ({len(rows)})."
-            )
-        self._check_requests(granted, where)
+        budget = budget_of(row, f"store {self.store.display_url}")
+        walk = DrawWalk(budget, row, self.digest_of(row), where)
+        for r in rows:
+            walk.add(r)
+        walk.finish(row, state_of(row, f"store {self.store.display_url}"))
+        self.chain.check_heads(heads, lambda seq: rows[seq - 1].hash, len(rows), where)
+        self._check_requests(walk.granted, where)
         return {"n_draws": len(rows), "hash": rows[-1].hash if rows else None}
 
     def _check_requests(self, granted: dict, where: str) -> None:

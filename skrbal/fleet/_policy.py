@@ -64,11 +64,19 @@ class FleetBudget(BudgetPolicy):
         more arrive in a period, the window covers less than a period and
         ``s`` scales its counts up. (Not the commissioning ``window`` of
         :class:`~skrbal.fleet.FleetKnowledge`.)
+    n_periods : int, default=64
+        Periods whose spend the fleet keeps, in [1, 100000]: the period of
+        the fleet's clock (the latest time drawn) and the ``n_periods - 1``
+        before it. An agent may draw up to that far behind the fleet's
+        latest time; a step worth inspecting in an older period is refused,
+        since its period's spend is no longer kept. It bounds what each draw writes
+        (the spend of at most ``n_periods`` periods, whatever the history).
 
     Raises
     ------
     FleetDrawError
-        From :meth:`scan`, outside a draw of the fleet.
+        From :meth:`scan`, outside a draw of the fleet, or for a step worth
+        inspecting in a period older than the ``n_periods`` kept.
     BudgetStarvedError
         From :meth:`scan`, when ``limit`` is below the cost of one inspection.
 
@@ -105,6 +113,7 @@ class FleetBudget(BudgetPolicy):
         "origin": [Interval(Real, None, None, closed="neither")],
         "memory": [Interval(Real, 0, None, closed="neither"), None],
         "n_recent": [Interval(Integral, 1, MAX_WINDOW, closed="both")],
+        "n_periods": [Interval(Integral, 1, 100_000, closed="both")],
     }
 
     _state_schema: ClassVar[dict] = {
@@ -116,12 +125,15 @@ class FleetBudget(BudgetPolicy):
         "recent_values": ("floats", False),
     }
 
-    def __init__(self, *, limit, period, origin=0.0, memory=None, n_recent=2000):
+    def __init__(
+        self, *, limit, period, origin=0.0, memory=None, n_recent=2000, n_periods=64
+    ):
         self.limit = limit
         self.period = period
         self.origin = origin
         self.memory = memory
         self.n_recent = n_recent
+        self.n_periods = n_periods
 
     @property
     def _memory(self) -> float:
@@ -160,9 +172,18 @@ class FleetBudget(BudgetPolicy):
             ``first_time``, ``clock`` (the latest time seen), ``cost`` (of
             an inspection, at the last draw), the window
             ``recent_times`` and ``recent_values`` and ``spent`` (money per
-            period number, keys as strings).
+            period number, keys as strings, of the ``n_periods`` periods
+            up to the clock's).
         """
-        return {k: v for k, v in state.items() if k != "draw"}
+        fleet = {k: v for k, v in state.items() if k != "draw"}
+        if state["clock"] is not None:
+            # The fleet keeps the open periods only (a draw records what it
+            # took before they close: the agent's state holds it).
+            first_open = self.first_open_period(state["clock"])
+            fleet["spent"] = {
+                k: v for k, v in state["spent"].items() if int(k) >= first_open
+            }
+        return fleet
 
     def state_of(self, snapshot) -> dict:
         """The fleet's state as this policy's state, at the start of a draw.
@@ -218,9 +239,8 @@ class FleetBudget(BudgetPolicy):
 
     def _allowed_rank(self, times, cost, state, clock=None) -> np.ndarray:
         """The most competitors above a step that still let it be granted."""
-        left = self.limit - self._spent_at(times, state)
-        # Money for an inspection left: at most that many above, else -1.
-        k_left = np.where(left + _EPS * self.limit >= cost, left / cost, 0.0)
+        spent = self._spent_at(times, state)
+        left = self.limit - spent
         first = state["first_time"] if state["first_time"] is not None else times[0]
         if clock is None:
             latest = times.max()
@@ -228,6 +248,20 @@ class FleetBudget(BudgetPolicy):
                 latest = max(latest, state["clock"])
             clock = np.full(times.shape, latest)
         span = np.minimum(clock - first, self._memory)
+        if len(state["recent_values"]) < self.n_recent:
+            # Cold start (less than one period seen, the window not full):
+            # too few values to rank against, so the money is paced too,
+            # the period's money spread evenly over the time since the
+            # fleet's first step in it, one inspection ahead.
+            start = np.maximum(
+                first,
+                self.origin
+                + np.floor((times - self.origin) / self.period) * self.period,
+            )
+            paced = self.limit * (times - start) / self.period + cost - spent
+            left = np.where(span < self._memory, np.minimum(left, paced), left)
+        # Money for an inspection left: at most that many above, else -1.
+        k_left = np.where(left + _EPS * self.limit >= cost, left / cost, 0.0)
         shortest = min(self._memory, self.period * cost / self.limit)
         scale = self.period / np.maximum(span, shortest)
         elapsed = (times - self.origin) / self.period
@@ -270,6 +304,42 @@ class FleetBudget(BudgetPolicy):
                 "must have one entry each per competitor."
             )
 
+    def first_open_period(self, clock) -> int:
+        """The oldest period whose spend the fleet keeps at ``clock``.
+
+        Parameters
+        ----------
+        clock : float
+            The fleet's latest time drawn.
+
+        Returns
+        -------
+        period : int
+            ``n_periods - 1`` periods before the period of ``clock``.
+
+        Examples
+        --------
+        >>> from skrbal.fleet import FleetBudget
+        >>> FleetBudget(limit=1.0, period=10.0, n_periods=3).first_open_period(55.0)
+        3
+        """
+        return int(self._period_of(np.array([clock]))[0]) - self.n_periods + 1
+
+    def _check_open(self, times, state) -> None:
+        if state["clock"] is None or times.size == 0:
+            return
+        first_open = self.first_open_period(state["clock"])
+        period = int(self._period_of(times[:1])[0])
+        if period < first_open:
+            raise FleetDrawError(
+                f"FleetBudget: a step at time {float(times[0])!r} is in period "
+                f"{period}, which the fleet has closed: its clock is at "
+                f"{float(state['clock'])!r} (period {first_open + self.n_periods - 1})"
+                f" and it keeps the spend of the last n_periods={self.n_periods} "
+                "periods only. Feed the fleet's agents closer together in time, "
+                "or create the budget with a larger n_periods."
+            )
+
     def _period_of(self, times) -> np.ndarray:
         return np.floor((np.asarray(times) - self.origin) / self.period)
 
@@ -289,6 +359,7 @@ class FleetBudget(BudgetPolicy):
         state = self._current(state)
         value = evpi - cost
         worth = value > 0
+        self._check_open(times[worth], state)
         recent_t = np.asarray(state["recent_times"], dtype=float)
         recent_v = np.asarray(state["recent_values"], dtype=float)
         horizon = times - self._memory

@@ -59,8 +59,9 @@ def parse_head(head) -> tuple[int, str]:
 class AnchorFile:
     """A sidecar file of agents' heads, appended after every commit.
 
-    One JSON line per call (``{"agent": name, "seq": seq, "hash": hash}``)
-    appended with ``O_APPEND``, so writers of different agents never
+    One JSON line per call (``{"agent": name, "seq": seq, "hash": hash}``;
+    a fleet budget's draws, ``{"fleet": name, ...}``) appended with
+    ``O_APPEND``, so writers of different agents never
     overwrite each other's lines; the anchor of an agent is its line of
     the largest ``seq``. Written after the commit: a crash in between leaves
     the anchor one call behind (less strict, never a false alarm). It is
@@ -108,15 +109,21 @@ class AnchorFile:
             ).first()
         if row is None:
             return
-        line = json.dumps({"agent": row.name, "seq": row.seq, "hash": row.hash})
+        self.record_head("agent", row.name, row.seq, row.hash)
+
+    def record_head(self, kind: str, name: str, seq: int, digest: str) -> None:
+        """Append the head ``(seq, digest)`` of chain ``name`` of ``kind``
+        (``"agent"``, or ``"fleet"`` for a fleet budget's ledger)."""
+        line = json.dumps({kind: name, "seq": int(seq), "hash": digest})
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         try:
             os.write(fd, (line + "\n").encode())
         finally:
             os.close(fd)
 
-    def expected(self, name: str):
-        """The head of agent ``name`` the file holds, None if it has none."""
+    def expected(self, name: str, *, kind: str = "agent"):
+        """The head of chain ``name`` of ``kind`` (``"agent"`` or ``"fleet"``)
+        the file holds, None if it has none."""
         try:
             with open(self.path, encoding="utf-8") as file:
                 lines = list(file)
@@ -131,7 +138,9 @@ class AnchorFile:
         for number, line in enumerate(lines, 1):
             try:
                 entry = json.loads(line)
-                if entry["agent"] != name:
+                if ("agent" in entry) == ("fleet" in entry):
+                    raise KeyError("agent")  # one kind of chain per line
+                if entry.get(kind) != name:
                     continue
                 head = parse_head((entry["seq"], entry["hash"]))
             except (ValueError, KeyError, TypeError):

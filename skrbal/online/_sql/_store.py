@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import os
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -156,6 +158,38 @@ class AgentStore:
         self.display_url = db.display_url
         self._writer = StoreWriter(self.database, self._chain_key, self.anchor)
         self._reader = StoreFrames(self.database, self._chain_key, self.anchor)
+
+    @property
+    def chain_keyed(self) -> bool:
+        """Whether the store was opened with a chain key (``chain_key``)."""
+        return self._chain_key is not None
+
+    def chain_digest(self, data: bytes) -> str:
+        """The chain hash of ``data``: an HMAC-SHA256 under the store's chain
+        key when it has one (:attr:`chain_keyed`), a SHA-256 otherwise.
+
+        For chains kept beside the agents' (a fleet budget's ledger), which
+        sign with the same key and never see it.
+
+        Parameters
+        ----------
+        data : bytes
+
+        Returns
+        -------
+        digest : str
+            64 hexadecimal digits.
+
+        Examples
+        --------
+        >>> from skrbal.online import AgentStore
+        >>> with AgentStore(":memory:", chain_key=b"k" * 16) as store:
+        ...     store.chain_keyed, len(store.chain_digest(b"event"))
+        (True, 64)
+        """
+        if self._chain_key is None:
+            return hashlib.sha256(data).hexdigest()
+        return hmac.new(self._chain_key, data, hashlib.sha256).hexdigest()
 
     @property
     def schema_version(self) -> int:
