@@ -57,6 +57,17 @@ budget in 98 % of runs under both protocols (against 60 % and 88 % by
 default) at a median paced regret of 421 and 686 (31,300 and 27,900), and
 healthy-only false repair falls from 12.6 % to 0.6 %.
 
+``--cases z24-gradual z24-gradual-3state`` runs the cases built as the
+record of the first-week trial (issue 26; :data:`GRADUAL`): the generator's
+defaults, whose damage grows in stages during the late summer, in raw Hz with
+the priors ``skrbal agent init`` gives, under the Z24 process and under the
+trial's hand-typed three-state process (healthy, damaged, severe: an
+inspection 50, a repair 1,500, a step of damage 200), so delay caused by
+cheap damage is separable from delay caused by the belief. The arm
+``z24-relative`` is the trial's statement (damage about 2 %, severe damage
+about 5 % below the healthy level, ``units='relative'``);
+``results/unseen_gradual.md`` measures both.
+
 ``--cases z24 synthetic`` runs the paper's cases on the same table, and
 ``--cases z24-hard-whole z24-hard-gradual z24-hard-few-spells`` the
 ablations of ``'z24-hard'`` (:data:`VARIANTS`), each undoing one of its
@@ -105,11 +116,15 @@ from _paired import quartiles
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
-from skrbal import synthetic_decision_process, z24_decision_process
+from skrbal import DecisionProcess, synthetic_decision_process, z24_decision_process
 from skrbal.active import RiskBasedLearner
 from skrbal.budget import PacedBudget
 from skrbal.datasets import make_z24_like
-from skrbal.exceptions import MissingStatesWarning, PriorScaleWarning
+from skrbal.exceptions import (
+    MissingStatesWarning,
+    PriorScaleWarning,
+    UnlabelledClassesWarning,
+)
 from skrbal.experiments import Method, get_case_study
 from skrbal.inspection import InspectionMethod, perfect_inspection, weighted_copies
 from skrbal.mixture import BayesianGMMClassifier, process_weight_concentration
@@ -168,6 +183,17 @@ for _case, _statement in STATEMENTS.items():
             ),
         ),
     )
+#: The first-week trial's statement (issue 26), in the units a user of raw
+#: natural frequencies states it: damage lowers every frequency by about 2 %,
+#: severe damage by about 5 %, of the healthy level. Keyed by the Z24 states
+#: 3 and 4, which the three-state process of ``'z24-gradual-3state'`` keeps.
+RELATIVE_STATEMENT = {
+    3: {"shift": -0.02, "units": "relative"},
+    4: {"shift": -0.05, "units": "relative"},
+}
+ARMS["z24-relative"] = Method(
+    "z24-relative", partial(BayesianGMMClassifier, class_priors=RELATIVE_STATEMENT)
+)
 CASES = ("z24-hard", "synthetic-hard")
 PROTOCOLS = ("paper", "healthy-only")
 FRACTION = 0.25
@@ -222,8 +248,81 @@ Z24_HARD = {
 }
 
 
+def trial_process() -> DecisionProcess:
+    """The three-state process of the first-week trial, typed by hand.
+
+    Healthy (the Z24 states 1 and 2 together, labelled 1), damaged (3) and
+    severe (4); an inspection costs 50, a repair 1,500, a step of damage 200
+    and one of severe damage 5,000; doing nothing, damage comes with
+    probability 0.005 a step.
+    """
+    return DecisionProcess(
+        transition=[
+            [[0.995, 0.004, 0.001], [0.0, 0.99, 0.01], [0.0, 0.0, 1.0]],
+            [[1.0, 0.0, 0.0], [0.98, 0.02, 0.0], [0.98, 0.0, 0.02]],
+        ],
+        state_utility=[0.0, -200.0, -5000.0],
+        action_utility=[0.0, -1500.0],
+        inspection_cost=50.0,
+        classes=[1, 3, 4],
+        state_names=["healthy", "damaged", "severe"],
+        action_names=["do nothing", "repair"],
+    )
+
+
+def _three_states(random_state, *, make_data):
+    """A Z24 record with its cold state (2) labelled healthy (1)."""
+    X, y, actions = make_data(random_state)
+    return X, np.where(y == 2, 1, y), actions
+
+
+#: Cases built as the record of the first-week trial (issue 26):
+#: :func:`~skrbal.datasets.make_z24_like` with its defaults, whose damage grows
+#: over nine tests during the late summer (its first stages inside the
+#: summer's softening), in raw Hz as a user has them, every mixture arm with
+#: the priors ``skrbal agent init`` gives (``mean_prior='data'``,
+#: ``covariance_prior='data'``: the initial labels' moments). The first has
+#: the Z24 process of the other cases; ``'z24-gradual-3state'`` the trial's
+#: hand-typed process (:func:`trial_process`), whose cheap damage (200 a
+#: step against a 1,500 repair) makes early damage barely worth an
+#: inspection, so delay due to the costs is separable from delay due to the
+#: belief.
+GRADUAL = ("z24-gradual", "z24-gradual-3state")
+
+
+def _gradual_case(name: str):
+    paper = get_case_study("z24")
+    if paper.source != "make_z24_like(random_state=0)":
+        raise RuntimeError(
+            f"the 'z24' case is no longer make_z24_like's defaults ({paper.source})."
+        )
+    data_priors = {"mean_prior": "data", "covariance_prior": "data"}
+    three = name == "z24-gradual-3state"
+    return replace(
+        paper,
+        name=name,
+        make_process=trial_process if three else paper.make_process,
+        make_data=(
+            partial(_three_states, make_data=paper.make_data)
+            if three
+            else paper.make_data
+        ),
+        standardise=False,
+        standardise_window=None,
+        description="Z24-like natural frequencies in raw Hz, damage growing "
+        "in stages during the late summer"
+        + (", the first-week trial's three-state process" if three else ""),
+        labelling=paper.labelling
+        + ("; states 1 and 2 labelled 1 (healthy)" if three else ""),
+        # Every arm of this benchmark is a BayesianGMMClassifier.
+        method_params={arm: data_priors for arm in ARMS},
+    )
+
+
 def case_study(name: str):
-    """A built-in case study, or an ablation of ``'z24-hard'``."""
+    """A built-in case study, an ablation of ``'z24-hard'`` or a gradual case."""
+    if name in GRADUAL:
+        return _gradual_case(name)
     if name not in VARIANTS:
         return get_case_study(name)
     hard = get_case_study("z24-hard")
@@ -395,13 +494,13 @@ def run_measures(learner, split, initial, process, estimator) -> dict:
 
 
 def _learner(
-    arm, estimator, process, seed, query="evpi", inspections=None, follow_up=False
+    arm, estimator, process, seed, budget=None, inspections=None, follow_up=False
 ):
-    """The stream learner of an arm."""
+    """The stream learner of an arm: the EVPI rule, within ``budget`` if given."""
     return RiskBasedLearner(
         estimator=estimator,
         process=process,
-        query=query,
+        budget=budget,
         inspections=inspections,
         follow_up=follow_up,
         random_state=seed,
@@ -438,6 +537,7 @@ def run_repetition(
         )
     warnings.simplefilter("ignore", PriorScaleWarning)
     warnings.simplefilter("ignore", MissingStatesWarning)
+    warnings.simplefilter("ignore", UnlabelledClassesWarning)
     case = case_study(case_name) if isinstance(case_name, str) else case_name
     process = case.process()
     cost = float(process.inspection_cost)
@@ -475,7 +575,9 @@ def run_repetition(
             basis = reference if budget_basis == "default" else free
             budget = max(1, math.floor(FRACTION * basis["n_inspections"] + 0.5))
             paced_run = run_measures(
-                learner(PacedBudget(limit=budget * cost, period=float(n_stream))),
+                learner(
+                    budget=PacedBudget(limit=budget * cost, period=float(n_stream))
+                ),
                 split,
                 initial,
                 process,

@@ -40,10 +40,17 @@ _SPEC_KEYS = frozenset(
 # broad component keeps a tenth, enough for the data of a state the statement
 # misplaces to find it (see the user guide, "Commissioning").
 _DEFAULT_DIRECTED_WEIGHT = 0.9
-# How many reference-class samples the stated location is worth: 0.1 leaves
-# the directed mean uncertain by about three reference standard deviations,
-# so a size stated half or twice too large still lies well inside it.
-_DEFAULT_MEAN_PRECISION = 0.1
+# How many reference-class samples the stated location is worth when the
+# statement does not say: 1 / d^2, with d the stated step's length in the
+# reference class's (Mahalanobis) standard deviations, so that the directed
+# mean is uncertain by about the step itself and a size stated half or twice
+# too large lies within one prior standard deviation; clipped to [0.1, 1]: at
+# most about three reference standard deviations of uncertainty (a long step),
+# at least one (a short one). A fixed 0.1 made a short step (a few percent
+# against a reference class that spans the seasons) a component about twice
+# as wide as the reference class, which loses to it wherever it has mass.
+_LOOSEST_MEAN_PRECISION = 0.1
+_TIGHTEST_MEAN_PRECISION = 1.0
 
 
 class _DirectedPrior(NamedTuple):
@@ -55,7 +62,7 @@ class _DirectedPrior(NamedTuple):
     units: str
     log_weight: float  # log of the directed component's prior probability
     log_defensive: float  # log of the broad component's
-    mean_precision: float  # kappa of the directed component
+    mean_precision: float | None  # kappa of the directed component; None: 1 / d^2
     degrees_of_freedom: float | None  # v of the directed component; None: D + 2
 
 
@@ -131,10 +138,9 @@ def _validate_entry(label, spec, classes, n_features) -> _DirectedPrior:
         units,
         log(weight),
         log1p(-weight),
-        _positive(
-            spec.get("mean_precision", _DEFAULT_MEAN_PRECISION),
-            f"{owner}['mean_precision']",
-        ),
+        None
+        if spec.get("mean_precision") is None
+        else _positive(spec["mean_precision"], f"{owner}['mean_precision']"),
         dof,
     )
 
@@ -184,13 +190,29 @@ def resolve_references(directed: tuple, counts: np.ndarray) -> tuple:
     )
 
 
+def stated_mean_precision(step, reference_covariance) -> float:
+    """``kappa`` of a directed component whose statement gives none.
+
+    ``1 / d^2`` with ``d^2 = step' Sigma^-1 step`` the squared Mahalanobis
+    length of the stated step in the reference class's covariance, clipped to
+    ``[0.1, 1]``: the directed mean (``N(m, Sigma / kappa)``) is uncertain by
+    about the step itself, at most about three and at least one reference
+    standard deviation.
+    """
+    distance = float(step @ np.linalg.solve(reference_covariance, step))
+    if not distance > 1.0 / _TIGHTEST_MEAN_PRECISION:
+        return _TIGHTEST_MEAN_PRECISION
+    return max(1.0 / distance, _LOOSEST_MEAN_PRECISION)
+
+
 def directed_niw(entry: _DirectedPrior, reference_mean, reference_covariance):
     """``(m, kappa, v, S)`` of the directed NIW component of one class.
 
     Its mean is the reference class's posterior mean moved by the stated
     shift, and its covariance prior is centred on the reference class's
     covariance (the inverse-Wishart mean ``S / (v - D - 1)`` equals it):
-    damage moves a state, the measurement noise stays about the same.
+    damage moves a state, the measurement noise stays about the same. Its
+    mean precision is the stated one, else :func:`stated_mean_precision`.
     """
     d = reference_mean.shape[0]
     if entry.units == "std":
@@ -203,9 +225,12 @@ def directed_niw(entry: _DirectedPrior, reference_mean, reference_covariance):
     # For v <= D + 1 the inverse-Wishart has no mean; its mode S / (v + D + 1)
     # is then set to the reference covariance instead.
     divisor = dof - d - 1 if dof > d + 1 else dof + d + 1
+    kappa = entry.mean_precision
+    if kappa is None:
+        kappa = stated_mean_precision(step, reference_covariance)
     return (
         reference_mean + step,
-        entry.mean_precision,
+        kappa,
         dof,
         divisor * reference_covariance,
     )

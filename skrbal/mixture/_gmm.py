@@ -598,9 +598,11 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         - ``'weight'``: prior probability of the statement, in (0, 1)
           (default 0.9); the broad prior keeps the rest;
         - ``'mean_precision'``: how many reference samples the stated
-          location is worth (default 0.1: uncertain by about three
-          reference standard deviations, so a size half or twice too large
-          still lies inside it);
+          location is worth (default ``1 / d**2``, with ``d`` the stated
+          step's length in reference standard deviations (Mahalanobis),
+          clipped to [0.1, 1]: the location is uncertain by about the step
+          itself, so a size half or twice too large still lies inside it,
+          and by at most about three reference standard deviations);
         - ``'degrees_of_freedom'``: of the inverse-Wishart centred on the
           reference class's covariance (default ``n_features + 2``).
 
