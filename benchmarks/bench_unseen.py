@@ -137,12 +137,25 @@ ARMS = {
 }
 
 
-def _stated(statement: dict, factor: float) -> dict:
-    """``class_priors`` of a statement with every shift multiplied by ``factor``."""
+def _stated(statement: dict, factor: float, **extra) -> dict:
+    """``class_priors`` of a statement with every shift multiplied by ``factor``.
+
+    ``extra`` keys (e.g. ``weight``) are added to every entry.
+    """
     return {
-        state: {**spec, "shift": (np.asarray(spec["shift"]) * factor).tolist()}
+        state: {**spec, "shift": (np.asarray(spec["shift"]) * factor).tolist(), **extra}
         for state, spec in statement.items()
     }
+
+
+#: Settings of a statement screened against its defaults (arms ``...-TAG``).
+SCREENS = {
+    "w50": {"weight": 0.5},
+    "w25": {"weight": 0.25},
+    "k03": {"mean_precision": 0.03},
+    "w50k03": {"weight": 0.5, "mean_precision": 0.03},
+    "w25k03": {"weight": 0.25, "mean_precision": 0.03},
+}
 
 
 #: What an engineer states about the damage states (issue 26.2), in standard
@@ -172,6 +185,14 @@ for _case, _statement in STATEMENTS.items():
             _name,
             partial(BayesianGMMClassifier, class_priors=_stated(_statement, _factor)),
         )
+        for _tag, _override in SCREENS.items():
+            ARMS[f"{_name}-{_tag}"] = Method(
+                f"{_name}-{_tag}",
+                partial(
+                    BayesianGMMClassifier,
+                    class_priors=_stated(_statement, _factor, **_override),
+                ),
+            )
     _name = f"{_case}-directed+process"
     ARMS[_name] = Method(
         _name,
@@ -450,7 +471,14 @@ def run_measures(learner, split, initial, process, estimator) -> dict:
     onset = int(np.argmax(damaged)) if damaged.any() else n_steps
     inspected = steps["inspected"].to_numpy(bool)
     found = np.flatnonzero(inspected & damaged)
-    acted = np.flatnonzero(damaged & (steps["action"].to_numpy() != 0))
+    actions = steps["action"].to_numpy()
+    acted = np.flatnonzero(damaged & (actions != 0))
+    # Damage that matters to the decision: steps in a state whose
+    # perfect-information action differs from the healthy state's.
+    best = np.asarray(process.state_action_utility, dtype=float).argmax(axis=1)
+    actionable = np.isin(y, process.classes_[best != best[0]])
+    first_actionable = int(np.argmax(actionable)) if actionable.any() else n_steps
+    caught = np.flatnonzero(actionable & (inspected | (actions != best[0])))
     unseen = process.classes_[-1]
     proba = replay_beliefs(learner, estimator, X, y, initial, process)
     replay_error = float(
@@ -473,6 +501,13 @@ def run_measures(learner, split, initial, process, estimator) -> dict:
         # how soon after the onset.
         "damage_acted": bool(acted.size),
         "act_delay": float(acted[0] - onset) if acted.size else np.nan,
+        # Actionable damage found: a step in such a state inspected, or given
+        # an action other than the healthy state's best, and how soon after
+        # the first such step.
+        "actionable_found": bool(caught.size),
+        "actionable_delay": (
+            float(caught[0] - first_actionable) if caught.size else np.nan
+        ),
         "false_repair": float((steps["action"].to_numpy()[healthy] != 0).mean()),
         "unseen_belief_healthy": (
             float(proba[at_healthy, column].mean()) if at_healthy.any() else np.nan
@@ -519,6 +554,7 @@ def run_repetition(
     budget_basis: str = "default",
     follow_up: bool = False,
     paced: bool = True,
+    choice: bool = True,
 ) -> list[dict]:
     """Every arm, every policy, on one split of a case under one protocol.
 
@@ -529,7 +565,8 @@ def run_repetition(
     ``follow_up`` the EVSI choice also runs with the follow-up (policy
     ``'follow'``: the cheap method valued and used with a perfect inspection
     after any report that warrants one). Without ``paced`` the paced budget
-    is not run (nor the ``default`` arm that sizes it).
+    is not run (nor the ``default`` arm that sizes it), without ``choice``
+    the EVSI choice is not.
     """
     if budget_basis not in BUDGET_BASES:
         raise ValueError(
@@ -584,10 +621,11 @@ def run_repetition(
                 estimator,
             )
             rows.append({**base, "policy": "paced", "budget": budget, **paced_run})
-        choice = run_measures(
-            learner(inspections=methods), split, initial, process, estimator
-        )
-        rows.append({**base, "policy": "choice", **choice})
+        if choice:
+            chosen = run_measures(
+                learner(inspections=methods), split, initial, process, estimator
+            )
+            rows.append({**base, "policy": "choice", **chosen})
         if follow_up:
             follow = run_measures(
                 learner(inspections=methods, follow_up=True),
@@ -626,11 +664,16 @@ def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
         by = {
             policy: rows[rows["policy"] == policy] for policy in rows["policy"].unique()
         }
-        free, choice = by["evpi"], by["choice"]
+        free = by["evpi"]
+        # Without the choice's runs (--no-choice) its columns are empty.
+        choice = by.get("choice", free.iloc[:0].assign(n_cheap=np.nan))
+        for column in ("unseen_belief_cheap", "unseen_true_cheap"):
+            if column not in choice:
+                choice = choice.assign(**{column: np.nan})
         # Without the paced runs (--no-paced) their columns are empty.
         paced = by.get("paced", free.iloc[:0].assign(budget=np.nan))
         wide = rows.pivot(index="repetition", columns="policy", values="loss")
-        diff = wide["choice"] - wide["evpi"]
+        diff = (wide["choice"] if "choice" in wide else np.nan) - wide["evpi"]
         belief = choice["unseen_belief_cheap"].mean()
         truth = choice["unseen_true_cheap"].mean()
         follow = by.get("follow")
@@ -664,6 +707,10 @@ def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
                 "paced acted": _mean_of(paced, "damage_acted"),
                 "paced act delay": _median_of(paced, "act_delay"),
                 "evpi acted": _mean_of(free, "damage_acted"),
+                "evpi actionable": _mean_of(free, "actionable_found"),
+                "evpi actionable delay": _median_of(free, "actionable_delay"),
+                "paced actionable": _mean_of(paced, "actionable_found"),
+                "paced actionable delay": _median_of(paced, "actionable_delay"),
                 "evpi delay": free["delay"].median(),
                 "unseen belief healthy": free["unseen_belief_healthy"].mean(),
                 "unseen belief cheap": belief,
@@ -737,18 +784,25 @@ def summarise(runs: pd.DataFrame) -> str:
         lines += [
             "",
             "Damage inspected against damage acted on (any action but 'do "
-            "nothing' at a damaged step, with or without an inspection):",
+            "nothing' at a damaged step, with or without an inspection), and "
+            "actionable damage found (a step in a state whose "
+            "perfect-information action differs from the healthy state's, "
+            "inspected or given an action other than the healthy state's best; "
+            "delay from the first such step):",
             "",
-            "| case | protocol | arm | EVPI rule: found, acted | paced: found, "
-            "acted, median steps onset -> first action, median regret |",
+            "| case | protocol | arm | EVPI rule: found, acted, actionable found "
+            "(delay) | paced: found, acted, median steps onset -> first action, "
+            "actionable found (delay), median regret |",
             "|---|---|---|---|---|",
         ]
         for _, cell in table.iterrows():
             lines.append(
                 f"| {cell['case']} | {cell['protocol']} | {cell['arm']} "
-                f"| {cell['evpi found']:.0%}, {cell['evpi acted']:.0%} "
+                f"| {cell['evpi found']:.0%}, {cell['evpi acted']:.0%}, "
+                f"{cell['evpi actionable']:.0%} ({cell['evpi actionable delay']:.0f}) "
                 f"| {cell['paced found']:.0%}, {cell['paced acted']:.0%}, "
-                f"{cell['paced act delay']:.0f}, {cell['paced regret']:.3g} |"
+                f"{cell['paced act delay']:.0f}, {cell['paced actionable']:.0%} "
+                f"({cell['paced actionable delay']:.0f}), {cell['paced regret']:.3g} |"
             )
     if "follow wins" in table:
         lines += [
@@ -821,6 +875,12 @@ def main(argv=None) -> None:
         action="store_false",
         help="skip the paced budget's runs (and the default arm that sizes it)",
     )
+    parser.add_argument(
+        "--no-choice",
+        dest="choice",
+        action="store_false",
+        help="skip the EVSI choice's runs",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="unseen", help="file stem of the results")
     args = parser.parse_args(argv)
@@ -845,6 +905,7 @@ def main(argv=None) -> None:
             budget_basis=args.budget_basis,
             follow_up=args.follow_up,
             paced=args.paced,
+            choice=args.choice,
         )
         for c, p, r in tasks
     )
@@ -862,6 +923,7 @@ def main(argv=None) -> None:
             f"--budget-basis {args.budget_basis}",
             *(["--follow-up"] if args.follow_up else []),
             *([] if args.paced else ["--no-paced"]),
+            *([] if args.choice else ["--no-choice"]),
             f"--name {args.name}",
         ]
     )

@@ -547,3 +547,111 @@ def test_semi_supervised_em_never_decreases_with_a_directed_prior():
     assert (model.transduction_[y == 1] == 1).mean() >= 0.85
     np.testing.assert_array_equal(model.unlabelled_classes_, [1])
     assert any(isinstance(w, UnlabelledClassesWarning) for w in model.fit_warnings_)
+
+
+# ---------------------------------------------------------------------- #
+# one statement about several classes
+# ---------------------------------------------------------------------- #
+def _two_damage_states(rng):
+    """A healthy class and two damaged ones further down the same direction."""
+    X, y = _healthy_and_damaged(rng, n_damaged=4, shift=-2.0)
+    severe = rng.normal(size=(2, 2)) * [0.5, 0.3] + [1.0, 2.0]
+    severe += -4.0 * np.array([0.5, 0.3])
+    return np.vstack([X, severe]), np.r_[y, [2, 2]]
+
+
+def test_one_statement_is_tested_by_the_labels_of_all_its_classes():
+    rng = np.random.default_rng(16)
+    X, y = _two_damage_states(rng)
+    statement = {
+        1: {"shift": -2.0, "weight": 0.3},
+        2: {"shift": -4.0, "weight": 0.3},
+    }
+    model = BayesianGMMClassifier(class_priors=statement).fit(X, y)
+    broad = (np.zeros(2), 1.0, 2.0, np.eye(2))
+    log_b, log_d = np.log(0.7), np.log(0.3)
+    for k, shift in ((1, -2.0), (2, -4.0)):
+        directed = _directed_hyper(X[y == 0], broad, shift)
+        log_b += _sequential_log_marginal(X[y == k], broad)
+        log_d += _sequential_log_marginal(X[y == k], directed)
+    expected = np.exp(log_d - np.logaddexp(log_b, log_d))
+    np.testing.assert_allclose(
+        model.directed_prior_weight_, [0.0, expected, expected], rtol=1e-8
+    )
+    # The labels of class 1 alone move the weight of class 2, unlabelled.
+    alone = _fit_quietly(
+        BayesianGMMClassifier(classes=[0, 1, 2], class_priors=statement),
+        X[y < 2],
+        y[y < 2],
+    )
+    assert alone.directed_prior_weight_[2] > 0.9
+    np.testing.assert_allclose(
+        alone.directed_prior_weight_[2], alone.directed_prior_weight_[1], rtol=1e-12
+    )
+
+
+def test_statements_in_other_directions_are_weighed_apart():
+    rng = np.random.default_rng(17)
+    X, y = _two_damage_states(rng)
+    model = _fit_quietly(
+        BayesianGMMClassifier(
+            classes=[0, 1, 2],
+            class_priors={
+                1: {"shift": [-2.0, -2.0], "weight": 0.3},
+                2: {"shift": [2.0, -2.0], "weight": 0.3},
+            },
+        ),
+        X[y < 2],
+        y[y < 2],
+    )
+    np.testing.assert_allclose(model.directed_prior_weight_[2], 0.3, rtol=1e-12)
+    assert model.directed_prior_weight_[1] > 0.5
+
+
+def test_one_statement_partial_fit_equals_fit():
+    rng = np.random.default_rng(18)
+    X, y = _two_damage_states(rng)
+    order = rng.permutation(len(X))
+    X, y = X[order], y[order]
+    params = {
+        "class_priors": {
+            1: {"shift": -2.0, "reference": 0},
+            2: {"shift": -4.0, "reference": 0},
+        }
+    }
+    full = BayesianGMMClassifier(**params).fit(X, y)
+    stream = BayesianGMMClassifier(**params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnlabelledClassesWarning)
+        for i in range(len(X)):
+            stream.partial_fit(X[i : i + 1], y[i : i + 1], classes=[0, 1, 2])
+    for name in ("means_", "covariances_", "directed_prior_weight_"):
+        np.testing.assert_allclose(
+            getattr(stream, name), getattr(full, name), rtol=1e-9, atol=1e-12
+        )
+    X_test = rng.normal(size=(20, 2)) + np.array([1.0, 2.0])
+    np.testing.assert_allclose(
+        stream.predict_log_proba(X_test), full.predict_log_proba(X_test), atol=1e-9
+    )
+
+
+def test_semi_supervised_em_never_decreases_with_one_statement_for_two_classes():
+    rng = np.random.default_rng(19)
+    X, y = _two_damage_states(rng)
+    extra_X, extra_y = _two_damage_states(np.random.default_rng(20))
+    X, y = np.vstack([X, extra_X]), np.r_[y, extra_y]
+    y_semi = np.where(np.arange(len(X)) < 30, y, -1)
+    model = _fit_quietly(
+        SemiSupervisedGMMClassifier(
+            classes=[0, 1, 2],
+            class_priors={1: {"shift": -2.0}, 2: {"shift": -4.0}},
+            tol=1e-10,
+        ),
+        X,
+        y_semi,
+    )
+    trace = np.array(model.lower_bound_trace_)
+    assert np.all(np.diff(trace) >= -1e-10)
+    np.testing.assert_allclose(
+        model.directed_prior_weight_[1], model.directed_prior_weight_[2], rtol=1e-12
+    )

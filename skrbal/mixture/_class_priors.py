@@ -7,7 +7,10 @@ one), and the broad one, kept with a defensive weight so that a wrong
 statement cannot make the state undetectable. A mixture of conjugate priors
 is conjugate: the posterior is the mixture of the two NIW posteriors, with
 weights updated by each component's marginal likelihood of the class's data,
-and the posterior predictive is a mixture of two Student-t densities.
+and the posterior predictive is a mixture of two Student-t densities. The
+classes of one statement (the same direction from the same reference, e.g.
+"damage lowers every frequency" for a damaged and a severe state) share which
+component is true: a label of one tests the statement for all.
 """
 
 from __future__ import annotations
@@ -389,7 +392,7 @@ class _Component(NamedTuple):
     """The directed component of one class: prior, posterior, predictive."""
 
     prior: tuple  # (m, kappa, v, S) of the directed NIW
-    log_weights: tuple  # posterior (log w_broad, log w_directed)
+    log_marginals: tuple  # (broad, directed) log marginal likelihood of its data
     attributes: tuple  # _CLASS_ATTRIBUTES of the directed posterior
 
 
@@ -415,7 +418,50 @@ def _component(prior, entry, hyper, stats) -> _Component:
     directed = niw_log_marginal(
         kappa_d, dof_d, scale_d, count, attributes[2], attributes[3], attributes[4]
     )
-    return _Component(hyper, component_log_weights(entry, broad, directed), attributes)
+    return _Component(hyper, (broad, directed), attributes)
+
+
+def statement_groups(entries) -> np.ndarray:
+    """The statement each directed entry belongs to, as a group number.
+
+    Entries stated against the same reference class, in the same units, with
+    the same weight and shifts in the same direction (sizes may differ) make
+    one statement, "damage moves the state this way": it is right or wrong
+    for all of them together, so they share one component indicator and a
+    label of any of them tests it for all.
+    """
+    keys, groups = [], []
+    for entry in entries:
+        norm = float(np.linalg.norm(entry.shift))
+        direction = entry.shift / norm if norm > 0 else entry.shift
+        key = (entry.reference, entry.units, entry.log_weight, direction)
+        for g, other in enumerate(keys):
+            if key[:3] == other[:3] and np.allclose(
+                key[3], other[3], rtol=0.0, atol=1e-12
+            ):
+                groups.append(g)
+                break
+        else:
+            groups.append(len(keys))
+            keys.append(key)
+    return np.array(groups, dtype=np.intp)
+
+
+def tied_log_weights(entries, log_marginals) -> np.ndarray:
+    """Posterior ``(log w_broad, log w_directed)`` of every entry, shape (M, 2).
+
+    The entries of one statement (:func:`statement_groups`) share their
+    indicator: its posterior is the prior times the product of the members'
+    marginal likelihoods under each component.
+    """
+    log_marginals = np.asarray(log_marginals, dtype=float).reshape(-1, 2)
+    groups = statement_groups(entries)
+    totals = np.zeros((groups.max(initial=-1) + 1, 2))
+    np.add.at(totals, groups, log_marginals)
+    out = np.empty_like(log_marginals)
+    for j, entry in enumerate(entries):
+        out[j] = component_log_weights(entry, *totals[groups[j]])
+    return out
 
 
 class DirectedComponents:
@@ -445,12 +491,15 @@ class DirectedComponents:
             )
         self.components = components
         self.index = np.array([entry.index for entry in self.entries], dtype=np.intp)
+        self.log_weights = tied_log_weights(
+            self.entries, [c.log_marginals for c in components]
+        )
         if self.entries:
             columns = list(zip(*(c.attributes for c in components)))
             self._means = np.array(columns[1])
             self._df = np.array(columns[8])
             self._whiteners = np.array(columns[9])
-            log_w = np.array([c.log_weights for c in components])
+            log_w = self.log_weights
             self._log_broad = log_w[:, 0]
             self._offset = np.array(columns[10]) + log_w[:, 1]
 
@@ -501,9 +550,11 @@ class DirectedComponents:
         n_classes, d = model.means_.shape
         weight = np.zeros(n_classes)
         mean_prior = np.full((n_classes, d), np.nan)
-        for entry, component in zip(self.entries, self.components):
+        for entry, component, log_w in zip(
+            self.entries, self.components, self.log_weights
+        ):
             k = entry.index
-            w_d = float(np.exp(component.log_weights[1]))
+            w_d = float(np.exp(log_w[1]))
             weight[k] = w_d
             mean_prior[k] = component.prior[0]
             model.means_[k] = (1 - w_d) * model.mean_posterior_[k] + w_d * (

@@ -26,6 +26,7 @@ from sklearn.utils.validation import validate_data
 
 from skrbal._logspace import exp_normalise, logsumexp
 from skrbal.exceptions import caller_stacklevel
+from skrbal.mixture._class_priors import statement_groups
 from skrbal.mixture._gmm import (
     _as_classes,
     _BaseNIWClassifier,
@@ -104,7 +105,10 @@ class _ClassPriors:
     the MAP under a single NIW with ``kappa = sum r_j kappa_j``,
     ``m = sum r_j kappa_j m_j / kappa``, ``v = sum r_j v_j`` and
     ``S = sum r_j (S_j + kappa_j (m_j - m)(m_j - m)^T)``; so the objective
-    still never decreases.
+    still never decreases. The classes of one statement share the component
+    (see :func:`~skrbal.mixture._class_priors.statement_groups`): their prior
+    is ``w_b prod_k NIW_b(theta_k) + w_d prod_k NIW_d(theta_k)``, and its
+    responsibilities are shared.
     """
 
     def __init__(self, prior: _NIWPrior, n_classes: int, directed):
@@ -115,6 +119,9 @@ class _ClassPriors:
             [[entry.log_defensive, entry.log_weight] for entry, _ in directed]
         ).reshape(-1, 2)
         self.index = np.array([entry.index for entry, _ in directed], dtype=np.intp)
+        self.groups = statement_groups([entry for entry, _ in directed])
+        first = np.unique(self.groups, return_index=True)[1]
+        self.group_prior_log_weights = self.prior_log_weights[first]
         if directed:
             hyper = list(zip(*(h for _, h in directed)))
             self.directed_prior = self.broad._replace(
@@ -164,12 +171,18 @@ class _ClassPriors:
         if self.directed:
             rows = self.index
             sub = (theta.means[rows], theta.whiteners[rows], theta.half_log_det[rows])
-            terms = self.prior_log_weights + np.stack(
+            member = np.stack(
                 [log_p[rows], _log_niw(*sub, self.directed_prior)], axis=1
             )
-            total = logsumexp(terms, axis=1)
-            log_p[rows] = total
-            self.effective = self.combined(np.exp(terms - total[:, None]))
+            # The classes of one statement share its indicator (see
+            # statement_groups): one mixture over the product of their priors.
+            tied = np.zeros((self.groups.max() + 1, 2))
+            np.add.at(tied, self.groups, member)
+            tied += self.group_prior_log_weights
+            total = logsumexp(tied, axis=1)
+            log_p[rows] = 0.0
+            self.effective = self.combined(np.exp(tied - total[:, None])[self.groups])
+            return float(log_p.sum() + total.sum())
         return float(log_p.sum())
 
 
