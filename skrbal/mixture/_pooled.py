@@ -6,10 +6,11 @@ own commissioning window): the fleet's prior for the class
 (:class:`~skrbal.mixture.FleetPrior`, learned from the other structures) and
 the broad prior the structure would have alone. The weight of the fleet's
 component, the transfer strength, is updated by each component's marginal
-likelihood of the class's data beyond the commissioning window (a partial
-Bayes factor: the window sets the normalisation, so it is the training
-sample, not evidence), so a structure whose labels are unlike the fleet's
-falls back to its own data.
+likelihood of the class's data beyond the commissioning window (the window
+sets the normalisation, so it is not evidence), so a structure whose labels
+are unlike the fleet's falls back to its own data. The fleet's component
+does not learn from the window either: its prior already states the class
+in the units the window sets, over every season the fleet has seen.
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
     conjugate: the posterior mixes the two NIW posteriors, each component's
     weight (the transfer strength, ``transfer_weight_``) updated by its
     marginal likelihood of the class's labels beyond the commissioning
-    window, and the predictive is a mixture of two Student-t densities. A
+    window, and the predictive is a mixture of two Student-t densities. The
+    broad component learns from all the labels, the fleet's from those
+    beyond the window only (see Notes). A
     structure whose labels are unlike the fleet's falls back to its own data
     and the broad prior; without a ``fleet`` the model is
     :class:`~skrbal.mixture.BayesianGMMClassifier` on the window-standardised
@@ -142,15 +145,17 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
 
     Notes
     -----
-    With ``W`` the window's samples and ``A`` all of a class's samples, the
-    weight of component ``j`` is proportional to
-    ``pi_j p_j(A) / p_j(W)``, the prior probability times the marginal
-    likelihood of the samples beyond the window given the window. The
-    window's samples have mean 0 and unit variance by construction, so they
-    say nothing about whether the structure is like the fleet, and the window
-    of a structure is a few days of one season: judged on it, the fleet's
-    prior (which has seen every season) would always lose to the structure's
-    own narrow one.
+    With ``W`` the window's samples, ``A`` all of a class's samples and
+    ``B`` those beyond the window, the weight of the broad component is
+    proportional to ``pi_b p_b(A) / p_b(W)`` (the marginal likelihood of
+    ``B`` given ``W``) and that of the fleet's to ``pi_f p_f(B)``; the
+    fleet's posterior is its prior updated by ``B``. The window's samples
+    have mean 0 and unit variance by construction, so they say nothing
+    about whether the structure is like the fleet; and the window of a
+    structure is a few days of one season, not a sample of the class: as
+    data, it would narrow the fleet's healthy state (which has seen other
+    seasons) to that season, and judged on it, the fleet's prior would
+    always lose to the structure's own narrow one.
 
     References
     ----------
@@ -285,18 +290,18 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         y_idx = _label_indices(y, self.classes_)
         weight = _sample_weight(sample_weight, X)
         present, batch = _present_statistics(self._normalised(X), y_idx, weight)
-        stored = self._statistics
-        for row, k in enumerate(present.tolist()):
-            merged = _merge(
-                stored.count.item(k),
-                stored.mean[k],
-                stored.scatter[k],
-                batch.count.item(row),
-                batch.mean[row],
-                batch.scatter[row],
-            )
-            for field, value in zip(stored, merged):
-                field[k] = value
+        for stored in (self._statistics, self._beyond):
+            for row, k in enumerate(present.tolist()):
+                merged = _merge(
+                    stored.count.item(k),
+                    stored.mean[k],
+                    stored.scatter[k],
+                    batch.count.item(row),
+                    batch.mean[row],
+                    batch.scatter[row],
+                )
+                for field, value in zip(stored, merged):
+                    field[k] = value
         self._set_posterior()
         return self
 
@@ -358,6 +363,11 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         centre, scale = normaliser(X[window], weight[window])
         Z = (X - centre) / scale
         stats = _labelled_statistics(Z, y_idx, weight, len(classes))
+        outside = np.ones(X.shape[0], dtype=bool)
+        outside[window] = False
+        beyond = _labelled_statistics(
+            Z[outside], y_idx[outside], weight[outside], len(classes)
+        )
         # The window's samples are all of the reference class.
         window_stats = _empty_statistics(len(classes), d)
         for field, values in zip(
@@ -389,7 +399,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         self.reference_class_ = classes[reference]
         self.normaliser_mean_, self.normaliser_scale_ = centre, scale
         self.window_size_ = int(window.size)
-        self._statistics, self._window = stats, window_stats
+        self._statistics, self._window, self._beyond = stats, window_stats, beyond
         self._broad = broad
         self._fleet = [
             None if hyper is None else _NIWPrior(*hyper, concentration)
@@ -427,22 +437,27 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
 
     def _set_posterior(self) -> None:
         """Both components' posteriors, their weights and the fitted attributes."""
-        stats, window = self._statistics, self._window
+        stats, window, beyond = self._statistics, self._window, self._beyond
         broad_rows, fleet_rows, log_weights = [], [], []
         for k, alpha in enumerate(self._broad.concentration.tolist()):
             data = (stats.count.item(k), stats.mean[k], stats.scatter[k])
             seen = (window.count.item(k), window.mean[k], window.scatter[k])
+            later = (beyond.count.item(k), beyond.mean[k], beyond.scatter[k])
             broad_rows.append(_class_posterior(self._broad, *data, alpha))
             prior = self._fleet[k]
             if prior is None:
                 log_weights.append((0.0, -np.inf))
                 continue
-            fleet_rows.append(_class_posterior(prior, *data, alpha))
+            # The fleet's component does not learn from the window: there the
+            # samples have mean 0 and unit variance by construction, and they
+            # are a few days of one season, not a sample of the class. The
+            # fleet's prior describes the class in the units the window sets.
+            fleet_rows.append(_class_posterior(prior, *later, alpha))
             log_weights.append(
                 component_log_weights(
                     self._weights,
                     log_marginal(self._broad, *data) - log_marginal(self._broad, *seen),
-                    log_marginal(prior, *data) - log_marginal(prior, *seen),
+                    log_marginal(prior, *later),
                 )
             )
         self._fleet_index = np.array(
