@@ -160,6 +160,7 @@ def run_repetition(
     seed: int = 0,
     n_commissioning: int = 50,
     hindsight: bool = False,
+    damage_transfer: float | None = None,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy."""
     warnings.simplefilter("ignore")  # UnlabelledClassesWarning at every start
@@ -181,7 +182,14 @@ def run_repetition(
                         records, classes=CLASSES, window=n_commissioning
                     )
                 estimator = PooledGMMClassifier(
-                    fleet=fleet_prior, classes=CLASSES, window=n_commissioning
+                    fleet=fleet_prior,
+                    classes=CLASSES,
+                    window=n_commissioning,
+                    **(
+                        {}
+                        if damage_transfer is None
+                        else {"transfer_prior": dict.fromkeys(DAMAGED, damage_transfer)}
+                    ),
                 )
                 policy_params = {}
                 if policy == "paced":

@@ -377,3 +377,71 @@ def test_the_window_does_not_narrow_the_fleets_healthy_state():
     assert got == pytest.approx(expected, abs=1e-8)
     # Four window deviations out is still plausibly healthy, as in the fleet.
     assert clf.predict_proba(raw[None])[0, 0] > 0.99
+
+
+def test_a_damage_transfer_prior_bounds_what_an_unlike_damage_loses(fleet):
+    """A class's broad component keeps ``1 - transfer_prior`` of its prior.
+
+    Before a structure labels a damage state, the state's density is the
+    fleet's component and the broad one, which is the state's density alone:
+    with ``transfer_prior[k] = p`` it is at least ``1 - p`` times the
+    structure's own, wherever the damage lies, so a damage unlike the fleet's
+    loses at most ``-log(1 - p)`` nats against learning alone (2.3 with the
+    default 0.9, 0.69 with 0.5) while one like the fleet's loses at most
+    ``log(0.9 / p)``.
+    """
+    rng = np.random.RandomState(7)
+    X, y = _structure(rng, np.array([10.0, 12.0]), 1.0)
+    healthy = y == 1
+    bounded = _quiet(
+        PooledGMMClassifier(
+            fleet=fleet, classes=CLASSES, transfer_prior={2: 0.5, 3: 0.5}
+        ),
+        X[healthy],
+        y[healthy],
+    )
+    default = _quiet(
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES), X[healthy], y[healthy]
+    )
+    alone = _quiet(PooledGMMClassifier(classes=CLASSES), X[healthy], y[healthy])
+    np.testing.assert_allclose(bounded.transfer_weight_[1:], [0.5, 0.5])
+    points = rng.uniform(-20.0, 40.0, size=(200, 2))
+    own = alone.class_log_density(points)[:, 1:]
+    shared = bounded.class_log_density(points)[:, 1:]
+    assert (shared >= own + np.log(0.5) - 1e-9).all()
+    # Far from the fleet's damage the fleet's component adds nothing: the
+    # bound is reached, where the default sits 2.3 nats below alone.
+    far = np.array([[10.0 + 30.0, 12.0 + 30.0]])
+    gap = alone.class_log_density(far)[0, 1:] - bounded.class_log_density(far)[0, 1:]
+    np.testing.assert_allclose(gap, np.log(2.0), atol=1e-3)
+    gap = alone.class_log_density(far)[0, 1:] - default.class_log_density(far)[0, 1:]
+    np.testing.assert_allclose(gap, np.log(10.0), atol=1e-3)
+    # Where the fleet's damage lies, the bounded state loses little.
+    down = np.array([[10.0 - 5.0, 12.0]])
+    assert (
+        default.class_log_density(down)[0, 1] - bounded.class_log_density(down)[0, 1]
+        < np.log(0.9 / 0.5) + 1e-9
+    )
+
+
+def test_transfer_prior_by_class_is_checked(fleet):
+    X, y = _structure(np.random.RandomState(8), np.array([1.0, 2.0]), 1.0)
+    with pytest.raises(ValueError, match="not one of the classes"):
+        _quiet(
+            PooledGMMClassifier(fleet=fleet, classes=CLASSES, transfer_prior={9: 0.5}),
+            X,
+            y,
+        )
+    with pytest.raises(ValueError, match=r"transfer_prior\[2\] must be in \(0, 1\)"):
+        _quiet(
+            PooledGMMClassifier(fleet=fleet, classes=CLASSES, transfer_prior={2: 1.0}),
+            X,
+            y,
+        )
+    # A class the dict does not name keeps the default.
+    clf = _quiet(
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, transfer_prior={2: 0.5}),
+        X[y == 1],
+        y[y == 1],
+    )
+    np.testing.assert_allclose(clf.transfer_weight_[1:], [0.5, 0.9])

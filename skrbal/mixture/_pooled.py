@@ -52,6 +52,9 @@ from skrbal.mixture._pooled_components import (
 
 __all__ = ["PooledGMMClassifier"]
 
+#: ``transfer_prior``'s default, and that of a class a dict does not name.
+_TRANSFER_PRIOR = 0.9
+
 
 class PooledGMMClassifier(_JointLikelihoodClassifier):
     """Bayesian Gaussian classes that borrow strength from a fleet of structures.
@@ -84,10 +87,15 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         ``window`` and ``reference_class`` must be this classifier's. A class
         that fewer than two structures labelled has the broad prior alone.
         ``None``: the structure learns alone.
-    transfer_prior : float, default=0.9
+    transfer_prior : float or dict, default=0.9
         Prior probability, in (0, 1), that a class of this structure is as
         the fleet's; the broad prior keeps the rest, so that a structure
-        unlike the fleet can still find its states.
+        unlike the fleet can still find its states. A dict ``{label: p}``
+        sets it per class (a class it does not name keeps 0.9). Until the
+        structure labels a class, the class's density is at least ``1 - p``
+        times the one it would have alone, wherever its samples lie: a lower
+        ``p`` for the damage states bounds what a structure whose damage is
+        unlike the fleet's loses (see Notes).
     reference_class : label, default=None
         The class whose commissioning window normalises the features.
         ``None``: the fleet's, or without a fleet the class with the most
@@ -157,6 +165,16 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
     seasons) to that season, and judged on it, the fleet's prior would
     always lose to the structure's own narrow one.
 
+    The broad component of a class is the class as the structure would learn
+    it alone (the same prior and data), so ``p(x | k) >= (1 - p_k)
+    p_alone(x | k)`` while the structure has no label of ``k`` beyond the
+    window: the damage states' evidence is at most ``-log(1 - p_k)`` nats
+    below learning alone (2.3 at 0.9, 0.69 at 0.5) where the structure's
+    damage is unlike the fleet's, and at most ``log(0.9 / p_k)`` below the
+    default where it is like it. The healthy state has no such bound: the
+    fleet's is wider than one structure's window, and a damage that lies
+    inside that width can still pass as healthy.
+
     References
     ----------
     L. A. Bull, P. A. Gardner, J. Gosliga, T. J. Rogers, N. Dervilis, E. J.
@@ -192,7 +210,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
 
     _parameter_constraints: ClassVar[dict] = {
         "fleet": [None, HasMethods(["class_priors"])],
-        "transfer_prior": [Interval(Real, 0, 1, closed="neither")],
+        "transfer_prior": [Interval(Real, 0, 1, closed="neither"), dict],
         "reference_class": "no_validation",
         "window": [Interval(Integral, 2, None, closed="left")],
         **_JointLikelihoodClassifier._parameter_constraints,
@@ -202,7 +220,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         self,
         *,
         fleet=None,
-        transfer_prior: float = 0.9,
+        transfer_prior: float | dict = _TRANSFER_PRIOR,
         reference_class=None,
         window: int = 50,
         mean_precision_prior: float = 1.0,
@@ -405,13 +423,36 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
             None if hyper is None else _NIWPrior(*hyper, concentration)
             for hyper in fleet
         ]
-        self._weights = Weights(log(self.transfer_prior), log1p(-self.transfer_prior))
+        self._weights = [
+            Weights(log(p), log1p(-p)) for p in self._transfer_priors(classes)
+        ]
         self._set_posterior()
         self.fit_warnings_ = []
         warning = self._unlabelled_warning()
         if warning is not None:
             warnings.warn(warning, stacklevel=caller_stacklevel())
             self.fit_warnings_.append(warning)
+
+    def _transfer_priors(self, classes) -> list:
+        """``transfer_prior`` as one probability per class, checked."""
+        value = self.transfer_prior
+        if not isinstance(value, dict):
+            return [float(value)] * len(classes)
+        found = [_TRANSFER_PRIOR] * len(classes)
+        for label, p in value.items():
+            matches = np.flatnonzero(classes == label)
+            if matches.size != 1:
+                raise ValueError(
+                    f"{type(self).__name__}: transfer_prior names {label!r}, not one "
+                    f"of the classes {classes.tolist()}."
+                )
+            if not (isinstance(p, Real) and 0.0 < p < 1.0):
+                raise ValueError(
+                    f"{type(self).__name__}: transfer_prior[{label!r}] must be in "
+                    f"(0, 1), got {p!r}."
+                )
+            found[int(matches[0])] = float(p)
+        return found
 
     def _unlabelled_warning(self):
         missing = self.unlabelled_classes_
@@ -421,9 +462,12 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         alone = [c.item() for c in missing if self._fleet[self._index(c)] is None]
         parts = []
         if pooled:
+            weights = ", ".join(
+                f"{np.exp(self._weights[self._index(c)].log_weight):g}" for c in pooled
+            )
             parts.append(
                 f"the belief in {pooled} rests on the fleet's labels of that state "
-                f"(weight {self.transfer_prior:g}) mixed with the broad prior"
+                f"(weight {weights}) mixed with the broad prior"
             )
         if alone:
             parts.append(f"the belief in {alone} rests on the broad prior alone")
@@ -455,7 +499,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
             fleet_rows.append(_class_posterior(prior, *later, alpha))
             log_weights.append(
                 component_log_weights(
-                    self._weights,
+                    self._weights[k],
                     log_marginal(self._broad, *data) - log_marginal(self._broad, *seen),
                     log_marginal(prior, *later),
                 )
