@@ -27,8 +27,20 @@ least one) over its record, **the same budget for both arms**.
 Measured per structure: inspections, regret (perfect-information utility minus
 realised utility), false repairs (share of undamaged steps, states 1 and 2,
 whose action was not "do nothing"), whether damage was inspected, steps from
-the onset to the first damaged inspection, and the fleet component's weight
-(transfer strength) of each state at the end. The table gives, for the k-th
+the onset to the first damaged inspection, whether damage was *acted on*
+(a damaged step whose action was not "do nothing", inspected or not), steps
+from the onset to the first such step, the share of damaged steps acted on,
+and the fleet component's weight (transfer strength) of each state at the
+end. Damage acted on is reported beside damage inspected, not instead of it:
+with a fleet the belief often says "damage" at once, repair is then the best
+action and no inspection is worth its cost, so the first damaged inspection
+can come later while the repair comes sooner.
+
+``--fleet-record hindsight`` gives the fleet more of each earlier structure:
+besides its labels, the steps its owner knows in hindsight to have been
+undamaged (see :func:`undamaged_in_hindsight`), which cover every season of
+its record, not only the commissioning window's. The default, ``labels``,
+gives the labels only. The table gives, for the k-th
 structure commissioned (k = 1, 5, 10, 20, 30) and for all structures from the
 10th on, the means over repetitions per arm, the ratios shared / alone, and
 the share of structures where shared had no higher regret (paired); then the
@@ -148,6 +160,7 @@ def run_repetition(
     seed: int = 0,
     n_commissioning: int = 50,
     hindsight: bool = False,
+    damage_transfer: float | None = None,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy."""
     warnings.simplefilter("ignore")  # UnlabelledClassesWarning at every start
@@ -169,7 +182,14 @@ def run_repetition(
                         records, classes=CLASSES, window=n_commissioning
                     )
                 estimator = PooledGMMClassifier(
-                    fleet=fleet_prior, classes=CLASSES, window=n_commissioning
+                    fleet=fleet_prior,
+                    classes=CLASSES,
+                    window=n_commissioning,
+                    **(
+                        {}
+                        if damage_transfer is None
+                        else {"transfer_prior": dict.fromkeys(DAMAGED, damage_transfer)}
+                    ),
                 )
                 policy_params = {}
                 if policy == "paced":
