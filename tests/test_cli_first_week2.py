@@ -221,8 +221,11 @@ def test_a_resumed_run_with_skipped_rows_equals_an_uninterrupted_one(
             code, _, err = skrbal("agent", "observe", tmp_path / name, "--store",
                                   store, *run)  # fmt: skip
             assert code == 0, err
-    # Line 10 comes after the last batch (of two rows): named, not recorded.
-    assert err.splitlines()[-1].endswith("; not recorded (no row follows)")
+    # Line 10 comes after the last batch (of two rows): recorded alone.
+    assert err.splitlines()[-1].endswith("; recorded in the store")
+    for store in (whole, cut):
+        code, out, err = skrbal("agent", "verify", "--store", store)
+        assert code == 0, err + out
     # The commission events differ only by the agents' creation times.
     after = [
         _logged(s).iloc[1:].drop(columns="hash", errors="ignore") for s in (whole, cut)
@@ -232,7 +235,11 @@ def test_a_resumed_run_with_skipped_rows_equals_an_uninterrupted_one(
         json.loads(skrbal("agent", "status", "--store", s, "--json")[1])
         for s in (whole, cut)
     ]
-    assert statuses[0] == statuses[1] and statuses[0]["n_skipped"] == 2
+    assert statuses[0] == statuses[1] and statuses[0]["n_skipped"] == 3
+    skipped = _logged(whole).iloc[-1]
+    assert skipped["kind"] == "skip" and json.loads(skipped["payload"]) == {
+        "skipped": [{"row": 10, "columns": ["f2"], "time": full["time"][8]}]
+    }
 
 
 # ---------------------------------------------------------------------- #

@@ -44,7 +44,8 @@ def served(tmp_path):
         env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 120
-    while not sock.exists():
+    record = Path(f"{os.path.realpath(store)}-server-agent")  # after the socket
+    while not (sock.exists() and record.exists()):
         assert server.poll() is None, server.stderr.read()
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.1)
@@ -99,13 +100,13 @@ def test_a_socket_path_in_use_is_refused(tmp_path, served):
     assert code == 2 and f"--socket {sock}: exists" in err
 
 
-def plain(*argv, cwd, input=None, **env):
-    """The real ``skrbal`` command, run in ``cwd`` with ``env`` added."""
+def plain(*argv, cwd, input=None, module=True, **env):
+    """The real ``skrbal`` command (or ``python ARGV``), in ``cwd`` with ``env``."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
     environment.pop("SKRBAL_SERVER", None)
     environment.update(env)
     done = subprocess.run(
-        [sys.executable, "-m", "skrbal", *map(str, argv)],
+        [sys.executable, *(["-m", "skrbal"] if module else []), *map(str, argv)],
         input=input, capture_output=True, text=True, env=environment, cwd=cwd,
         timeout=120,
     )  # fmt: skip
@@ -140,6 +141,17 @@ def test_a_plain_command_finds_the_server_of_its_store(tmp_path, served):
     assert one_line_of(err)
     code, out, _ = plain("agent", "status", "--json", "--store", store, cwd=ROOT)
     assert code == 0 and '"n_observations": 30' in out
+    # The caller decides to forward, and forwards, on the standard library.
+    probe = (
+        "import sys\nfrom skrbal.cli import main\n"
+        f"code = main(['agent', 'inspect', '999', '1', '--store', {str(store)!r}])\n"
+        "print(code, sorted({m.split('.')[0] for m in sys.modules}))"
+    )
+    code, out, err = plain("-c", probe, cwd=tmp_path, module=False)
+    status, loaded = out.strip().splitlines()[-1].split(" ", 1)
+    assert status == "2" and "request_id 999 is not a request" in err
+    heavy = ("numpy", "sklearn", "pandas", "scipy", "sqlalchemy")
+    assert not [m for m in heavy if f"'{m}'" in loaded], loaded
     # SKRBAL_SERVER=none: run alone, and meet the server's lock.
     code, _, err = plain("agent", "inspect", 999, 1, "--store", store, cwd=ROOT,
                          SKRBAL_SERVER="none")  # fmt: skip

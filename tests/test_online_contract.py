@@ -81,6 +81,12 @@ def _run(store, name="agent"):
     agent.close()
     resumed = RiskBasedAgent.from_store(store, name)
     resumed.observe(X[50:], times[50:], skipped=[(71, ["x0"])])
+    # Rows skipped after the input's last decided row: no block, recorded
+    # alone (28.21); a keyed retry records nothing again.
+    trailing = [(73, ["x0"], "105.0"), (74, ["x0"])]
+    for _ in range(2):
+        none = resumed.observe(np.empty((0, 1)), key="s-1", skipped=trailing)
+        assert none.empty
     return resumed
 
 
@@ -95,7 +101,7 @@ def test_memory_and_sql_answer_alike(store_url):
     memory = InMemoryAgentStore()
     with _run(memory) as a, _run(sql) as b:
         assert a.status() == b.status()
-        assert a.status()["n_skipped"] == 3
+        assert a.status()["n_skipped"] == 5
         _same_frames(a.history_.steps, b.history_.steps)
         _same_frames(memory.requests("agent"), sql.requests("agent"))
         logged = sql.events("agent")
@@ -134,7 +140,7 @@ def test_memory_and_sql_answer_alike(store_url):
             assert {
                 k: v for k, v in dataclasses.asdict(r.agent).items() if k not in keep
             } == {k: v for k, v in dataclasses.asdict(s.agent).items() if k not in keep}
-        for key in ("b-1", "r-1", "c-1", "a-1", "none"):
+        for key in ("b-1", "r-1", "c-1", "a-1", "s-1", "none"):
             e, f = memory.find_key(a.agent_id_, key), sql.find_key(b.agent_id_, key)
             if f is not None:
                 payload = {k: v for k, v in f.payload.items() if k not in chained}

@@ -25,12 +25,14 @@ def _skipping_agent(url):
         name="bridge",
     ).fit(X0, Y0)
     agent.observe([[0.5], [7.0]], skipped=[(3, ["f1"]), (5, ["f1"], "2026-01-01")])
+    # A row skipped after the last decided one: an event of its own.
+    agent.observe(np.empty((0, 1)), skipped=[(7, ["f1"])])
     agent.close()
     return AgentStore(url)
 
 
-def _rewrite_skipped(store, skipped, *, rehash: bool):
-    """Put ``skipped`` in the observe event's payload; with ``rehash``, as a
+def _rewrite_skipped(store, skipped, *, rehash: bool, kind="observe"):
+    """Put ``skipped`` in the ``kind`` event's payload; with ``rehash``, as a
     writer who knows the scheme, every hash after it recomputed."""
     ev = schema.events
     with store.engine.begin() as conn:
@@ -38,7 +40,7 @@ def _rewrite_skipped(store, skipped, *, rehash: bool):
         previous = genesis_hash(agent)
         for e in conn.execute(select(ev).order_by(ev.c.seq)).all():
             payload = json.loads(e.payload)
-            if "skipped" in payload:
+            if "skipped" in payload and e.kind == kind:
                 payload["skipped"] = skipped
             text = json.dumps(payload)
             if rehash:
@@ -62,16 +64,17 @@ def _rewrite_skipped(store, skipped, *, rehash: bool):
 
 def test_the_skipped_rows_are_counted(store_url):
     with _skipping_agent(store_url) as store:
-        assert store.status("bridge")["n_skipped"] == 2
+        assert store.status("bridge")["n_skipped"] == 3
         store.verify("bridge")
 
 
 @pytest.mark.parametrize(
     "skipped", [[], [{"row": 3, "columns": ["f1"]}], [{"row": 99, "columns": ["x"]}]]
 )
-def test_an_edited_skipped_record_is_caught_by_verify(store_url, skipped):
+@pytest.mark.parametrize("kind", ["observe", "skip"])
+def test_an_edited_skipped_record_is_caught_by_verify(store_url, skipped, kind):
     with _skipping_agent(store_url) as store:
-        _rewrite_skipped(store, skipped, rehash=False)
+        _rewrite_skipped(store, skipped, rehash=False, kind=kind)
         with pytest.raises(StoreError, match="hash"):
             store.verify("bridge")
 
@@ -81,11 +84,12 @@ def test_an_edited_skipped_record_is_caught_by_verify(store_url, skipped):
     [5, "rows", [5], [{"row": -1, "columns": ["f1"]}], [{"row": 3}], None],
     ids=["int", "text", "a number", "negative row", "no columns", "null"],
 )
-def test_a_crafted_skipped_record_is_named(store_url, skipped):
+@pytest.mark.parametrize("kind", ["observe", "skip"])
+def test_a_crafted_skipped_record_is_named(store_url, skipped, kind):
     """Hashes recomputed (no chain key): verify names the record, and status
     (n_skipped) gives a StoreError, not a raw TypeError."""
     with _skipping_agent(store_url) as store:
-        _rewrite_skipped(store, skipped, rehash=True)
+        _rewrite_skipped(store, skipped, rehash=True, kind=kind)
         with pytest.raises(StoreError, match="skipped"):
             store.verify("bridge")
         try:

@@ -124,8 +124,11 @@ def add_parser(commands, name: str, help_text: str) -> None:
         "at a time, the commands that 'skrbal --server SOCKET agent COMMAND "
         "...' sends to SOCKET (observe, inspect, cancel, record-action, "
         "record-label, status): the same options, output and exit status, "
-        "without each paying for loading scikit-learn and the agent. Ctrl-C or "
-        "SIGTERM ends it.",
+        "without each paying for loading scikit-learn and the agent. Plain "
+        "'skrbal agent COMMAND --store S' lines of a SQLite store find the "
+        "server (a file S-server-AGENT names its socket) and are sent to it; "
+        "for any store, SKRBAL_SERVER=SOCKET names it (SKRBAL_SERVER=none: "
+        "every command runs alone). Ctrl-C or SIGTERM ends it.",
     )
     serve.add_argument(
         "--socket",

@@ -326,10 +326,11 @@ def _report_skipped(reader, name: str, recorded: bool) -> list:
     """One line per row skipped for a missing value, on standard error.
 
     Returns the rows, ``(line, columns, time)``, for the agent to record
-    with the batch that follows them (``recorded``); rows after the last
-    observation of the input have no batch, and are only named.
+    with the batch that follows them, or alone after the input's last
+    observation (``recorded``); when the command stops on an error, they are
+    only named.
     """
-    where = "recorded in the store" if recorded else "not recorded (no row follows)"
+    where = "recorded in the store" if recorded else "not recorded (stopped)"
     for line, columns, _ in reader.skipped:
         named = ", ".join(repr(c) for c in columns)
         print(
@@ -414,7 +415,7 @@ def observe(args) -> int:
                     agent.process.action_names,
                     agent_times_are_iso(agent.store_, args.agent),
                 )
-                n_done, last = 0, None
+                n_done, last, i = 0, None, 0
                 try:
                     batches = reader.batches(args.batch_size, args.key is not None)
                     for i, (X, times) in enumerate(batches, start=1):
@@ -427,6 +428,13 @@ def observe(args) -> int:
                         n_done += X.shape[0]
                         last = (decided.iloc[-1], reader.batch_lines[-1], writer.iso)
                         writer.write(decided, times)
+                    # Lines skipped after the last decided row: an event of
+                    # their own, keyed as the next batch would be.
+                    skipped = _report_skipped(reader, name, recorded=True)
+                    if skipped:
+                        key = None if args.key is None else f"{args.key}#{i + 1}"
+                        empty = np.zeros((0, agent.n_features_in_))
+                        agent.observe(empty, key=key, skipped=skipped)
                 except KeyboardInterrupt:
                     raise Interrupted(_interrupted(args, name, n_done, last)) from None
                 except ValueError as exc:

@@ -353,7 +353,9 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             Rows of the caller's input left out of ``X`` for a missing value
             (a sensor dropout): recorded with the call's block, in its event,
             undecided and without a step; ``status()["n_skipped"]`` counts
-            them. A call with no rows records none.
+            them. A call with no rows but skipped ones (the input's last rows
+            missed a value) records them in an event of their own (``skip``),
+            taking no step and needing no ``timestamps``.
         output : {'frame', 'arrays'}, default='frame'
             ``'arrays'``: the same decisions as a dict of numpy arrays, for a
             caller that wants no DataFrame (it costs a 1,000-row call about
@@ -403,11 +405,12 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         self._check_open()
         key = check_key(key)
         X = check_features(X, self.n_features_in_, self.feature_names_in_)
-        if key is not None and X.shape[0]:
+        skipped = SkippedRow.checked(skipped)
+        if key is not None and (X.shape[0] or skipped):
             stamps = None
             if timestamps is not None:
                 stamps = as_seconds(timestamps, "timestamps", X.shape[0])
-            left_out = [r.as_json() for r in SkippedRow.checked(skipped)]
+            left_out = [r.as_json() for r in skipped]
             key = client_key(  # a retry must also leave out the same rows
                 key,
                 "observe",
@@ -416,6 +419,8 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
                 **({"skipped": value_digest(left_out)} if left_out else {}),
             )
             done = self._keys.stored(key)
+            if done is not None and done.kind == "skip":
+                return self._nothing(X, np.empty(0), self._clock, timestamps, output)
             if done is not None:
                 block = self.store_.load_block(self.agent_id_, done.step)
                 return self._decisions(
@@ -424,22 +429,15 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         else:
             key = None
         n, first = X.shape[0], self.n_steps_
-        skipped = SkippedRow.checked(skipped)
+        if n == 0 and skipped:  # after the input's last decided row: no block
+            self.store_.record_skipped(self.agent_id_, self._seq, skipped, key)
+            self._seq += 1
+            return self._nothing(X, np.empty(0), self._clock, timestamps, output)
         clock, times, stamps = observation_times(
             first, n, timestamps, clock_then=self._clock, last_time=self._last_time
         )
         if n == 0:  # nothing to decide; a model may refuse an empty X
-            nothing = ObserveCall(
-                first,
-                X,
-                times,
-                None,
-                clock,
-                np.zeros((0, self.classes_.size)),
-                empty_decisions(),
-                np.zeros(0, dtype=np.int64),
-            )
-            return self._decisions(nothing, timestamps, output)
+            return self._nothing(X, times, clock, timestamps, output)
         self._recent.warn_if_repeated(self.name, X, first, clock)
         self._expire_overdue(float(times[0]))
         campaign = self._campaign
@@ -529,6 +527,20 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             StalledRequestsWarning,
             stacklevel=caller_stacklevel(),
         )
+
+    def _nothing(self, X, times, clock, timestamps, output):
+        """The decisions of a call with no rows (a model may refuse an empty X)."""
+        nothing = ObserveCall(
+            self.n_steps_,
+            X,
+            times,
+            None,
+            clock,
+            np.zeros((0, self.classes_.size)),
+            empty_decisions(),
+            np.zeros(0, dtype=np.int64),
+        )
+        return self._decisions(nothing, timestamps, output)
 
     def _commit_observe(self, call: ObserveCall, key, skipped=()) -> None:
         decided = call.decided

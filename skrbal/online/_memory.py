@@ -353,6 +353,11 @@ class InMemoryAgentStore(AgentStorage):
         agent.actions[int(step)] = int(action)
         agent.log("action", step, None, {"action": action}, key)
 
+    def record_skipped(self, agent_id: int, seq: int, skipped, key=None) -> None:
+        self._check_key(self._by_id(agent_id), key)
+        agent = self._moving(agent_id, seq)
+        agent.log("skip", None, None, {"skipped": [r.as_json() for r in skipped]}, key)
+
     def find_key(self, agent_id: int, key: str) -> EventRecord | None:
         agent = self._by_id(agent_id)
         at = agent.keys.get(key)

@@ -162,7 +162,7 @@ class KeptAgent:
             "n_skipped": sum(
                 len(e.payload.get("skipped", ()))
                 for e in agent.events
-                if e.kind == "observe"
+                if e.kind in ("observe", "skip")
             ),
             "n_requests": sum(statuses.values()),
             "n_open": statuses.get("open", 0),

@@ -215,6 +215,22 @@ class AgentStorage(Protocol):
             The client's key of the call, if it gave one.
         """
 
+    def record_skipped(self, agent_id: int, seq: int, skipped, key=None) -> None:
+        """Commit rows skipped after the last decided row as event ``seq + 1``.
+
+        An event of kind ``skip`` with no block and no step, its payload's
+        ``skipped`` list as an ``observe`` event's (28.21).
+
+        Parameters
+        ----------
+        agent_id, seq : int
+            The agent's key, and its last event.
+        skipped : tuple of SkippedRow
+            The rows, not empty.
+        key : ClientKey, default=None
+            The client's key of the call, if it gave one.
+        """
+
     def find_key(self, agent_id: int, key: str) -> EventRecord | None:
         """The event of the call an agent made with a client key.
 

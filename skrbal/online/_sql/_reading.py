@@ -537,13 +537,14 @@ def _n_skipped(conn, agent_id: int) -> int:
     """The rows its ``observe`` calls skipped for a missing value.
 
     They are listed in the payload of the call's ``observe`` event, which
-    only events of calls that skipped rows name.
+    only events of calls that skipped rows name, or of a ``skip`` event for
+    rows after the last decided row.
     """
     ev = schema.events
     payloads = conn.execute(
         select(ev.c.payload).where(
             (ev.c.agent_id == agent_id)
-            & (ev.c.kind == "observe")
+            & ev.c.kind.in_(("observe", "skip"))
             & ev.c.payload.contains('"skipped"')
         )
     ).scalars()

@@ -564,6 +564,22 @@ class AgentStore:
         """
         self._writer.record_action(agent_id, seq, step, action, key)
 
+    def record_skipped(self, agent_id: int, seq: int, skipped, key=None) -> None:
+        """Commit rows skipped after the last decided row as event ``seq + 1``.
+
+        Parameters
+        ----------
+        agent_id : int
+            The agent's key.
+        seq : int
+            The agent's last event.
+        skipped : tuple of SkippedRow
+            The rows (an event of kind ``skip``, with no block).
+        key : ClientKey, default=None
+            The client's key of the call, if it gave one.
+        """
+        self._writer.record_skipped(agent_id, seq, skipped, key)
+
     def find_key(self, agent_id: int, key: str):
         """The event of the call an agent made with a client key.
 

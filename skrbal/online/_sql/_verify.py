@@ -209,6 +209,12 @@ def _note(walk, e, where) -> None:
         walk.pending_steps += payload.get("n", 0)
         walk.n_observed += payload.get("n", 0)
         walk.budget_state = payload.get("budget_state")
+    elif e.kind == "skip":  # rows skipped after the last decided row (28.21)
+        try:
+            if not SkippedRow.from_payload(payload.get("skipped")):
+                raise ValueError("a skip event lists no skipped row")
+        except ValueError as exc:
+            raise _damaged(walk.agent, schema.events, where, str(exc)) from None
     elif e.kind == "result":
         walk.results[e.request_id] = (
             e.seq,

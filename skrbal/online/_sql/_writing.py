@@ -519,6 +519,15 @@ class StoreWriter:
                 secret=self.chain_key,
             )
 
+    def record_skipped(self, agent_id, seq, skipped, key=None) -> None:
+        """See :meth:`~skrbal.online.AgentStore.record_skipped`."""
+        payload = {"skipped": [row.as_json() for row in skipped]}
+        with self._transaction(agent_id, seq) as conn:
+            self._insert_event(
+                conn, agent_id, seq + 1, "skip", None, None, payload, key=key,
+                secret=self.chain_key,
+            )  # fmt: skip
+
     def mark_owner(self, agent_id: int) -> None:
         """Write who holds the agent's lock (for the message of a second writer)."""
         owner = f"pid {os.getpid()} on {socket.gethostname()} since {time.ctime()}"
