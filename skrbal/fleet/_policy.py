@@ -95,9 +95,9 @@ class FleetBudget(BudgetPolicy):
     value would be granted: a period then spends at most the share of its
     money elapsed since the fleet's first step in it, one inspection ahead
     (``L (t - t_0) / period + c``). At the end of a period every competitor
-    is granted, while money is left. Within one call, a step is ranked also against the competitors of
-    the call before it, so deciding a block or its pieces in turn gives the
-    same grants (while the window is not full).
+    is granted, while money is left. Within one call, a step is ranked also
+    against the competitors of the call before it, so deciding a block or
+    its pieces in turn gives the same grants (while the window is not full).
 
     Examples
     --------
