@@ -191,6 +191,11 @@ class Fleet:
             raise
         finally:
             policy.draw_snapshot(None)
+        if self.store_.anchor is not None:
+            # The agent's writes joined the draw: its head is committed only
+            # now (the store's own record, made inside the draw, saw the one
+            # before).
+            self.store_.anchor.record(self.store_, agent.agent_id_)
         return decisions
 
     def close(self) -> None:

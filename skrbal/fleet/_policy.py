@@ -89,12 +89,15 @@ class FleetBudget(BudgetPolicy):
     -----
     ``s = period / max(span, period * c / L)``, where ``span`` is the time
     the window covers, at most one period (from the fleet's first step or
-    the oldest value the window had to drop, to the latest time seen). At
-    the fleet's very first steps only a value above every one seen is
-    granted; at the end of a period every competitor is, while money is
-    left. Within one call, a step is ranked also against the competitors of
-    the call before it, so deciding a block or its pieces in turn gives the
-    same grants (while the window is not full).
+    the oldest value the window had to drop, to the latest time seen). In
+    the fleet's first period (``span`` below one period, the window not
+    full) there are too few values to rank against, and each new highest
+    value would be granted: a period then spends at most the share of its
+    money elapsed since the fleet's first step in it, one inspection ahead
+    (``L (t - t_0) / period + c``). At the end of a period every competitor
+    is granted, while money is left. Within one call, a step is ranked also
+    against the competitors of the call before it, so deciding a block or
+    its pieces in turn gives the same grants (while the window is not full).
 
     Examples
     --------
