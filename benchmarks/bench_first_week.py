@@ -29,8 +29,8 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _unseen_cases import trial_process
 
-from skrbal import DecisionProcess
 from skrbal.datasets import make_z24_like
 from skrbal.mixture import BayesianGMMClassifier
 from skrbal.online import RiskBasedAgent
@@ -45,22 +45,6 @@ STATEMENT = {
 PER_DAY = 12
 
 
-def trial_process() -> DecisionProcess:
-    """The process as the trial typed it (its ``process.json``)."""
-    return DecisionProcess(
-        transition=[
-            [[0.995, 0.004, 0.001], [0.0, 0.99, 0.01], [0.0, 0.0, 1.0]],
-            [[1.0, 0.0, 0.0], [0.98, 0.02, 0.0], [0.98, 0.0, 0.02]],
-        ],
-        state_utility=[0.0, -200.0, -5000.0],
-        action_utility=[0.0, -1500.0],
-        inspection_cost=50.0,
-        classes=STATES,
-        state_names=STATES,
-        action_names=["do nothing", "repair"],
-    )
-
-
 def replay(
     stated: bool, *, random_state: int = 7, n_commissioning: int = 48, late: int = 36
 ) -> dict:
@@ -73,7 +57,7 @@ def replay(
         covariance_prior="data",
         class_priors=STATEMENT if stated else None,
     )
-    agent = RiskBasedAgent(estimator=estimator, process=trial_process()).fit(
+    agent = RiskBasedAgent(estimator=estimator, process=trial_process(STATES)).fit(
         X[:n_commissioning], states[:n_commissioning]
     )
     X, y, states = X[n_commissioning:], y[n_commissioning:], states[n_commissioning:]
