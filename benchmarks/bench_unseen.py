@@ -138,14 +138,14 @@ ARMS = {
 }
 
 
-def _stated(statement: dict, factor: float, **extra) -> dict:
+def _stated(claims: dict, factor: float, **extra) -> dict:
     """``class_priors`` of a statement with every shift multiplied by ``factor``.
 
     ``extra`` keys (e.g. ``weight``) are added to every entry.
     """
     return {
         state: {**spec, "shift": (np.asarray(spec["shift"]) * factor).tolist(), **extra}
-        for state, spec in statement.items()
+        for state, spec in claims.items()
     }
 
 
