@@ -100,6 +100,22 @@ perfect-only rule in only 8-10 % of them (70-88 % with the default prior),
 and on ``'synthetic-hard'`` healthy-only it loses more often than the plain
 choice. ``--no-paced`` skips the paced runs.
 
+Wrong statements (``results/unseen_robust.md``): the arms ``*-directed``,
+``*-wrong`` (direction reversed), ``*-half`` and ``*-double`` (size 0.5x,
+2x) come also with the directed weight lowered, ``*-w50`` and ``*-w25``
+(0.5, 0.25 instead of 0.9), and with a wider stated location, ``*-k03``
+(``mean_precision`` 0.03 instead of 0.1; ``*-w50k03``, ``*-w25k03``
+both), and with all entries named one ``'statement'``, ``*-tied`` and
+``*-w25tied`` (a label of one damage state tests the claim for all).
+``--no-choice`` skips the EVSI choice's runs. Besides "damage found" (a
+damaged state inspected), the found-vs-acted table gives
+"actionable damage found": a step in a state whose perfect-information
+action differs from the healthy state's (on ``'synthetic-hard'`` only the
+critical state: state 3's best action is "do nothing"), inspected or given
+an action other than the healthy state's best, with the delay from the
+first such step and the share of such steps handled (inspected or given
+their state's best action).
+
 Another arm: add a :class:`~skrbal.experiments.Method` to :data:`ARMS` (its
 ``make_estimator`` builds the estimator, its ``learner_params`` go to
 :class:`~skrbal.active.RiskBasedLearner`) and name it with ``--arms``.
@@ -141,14 +157,14 @@ ARMS = {
 }
 
 
-def _stated(statement: dict, factor: float, **extra) -> dict:
+def _stated(claims: dict, factor: float, **extra) -> dict:
     """``class_priors`` of a statement with every shift multiplied by ``factor``.
 
     ``extra`` keys (e.g. ``weight``) are added to every entry.
     """
     return {
         state: {**spec, "shift": (np.asarray(spec["shift"]) * factor).tolist(), **extra}
-        for state, spec in statement.items()
+        for state, spec in claims.items()
     }
 
 
@@ -159,6 +175,9 @@ SCREENS = {
     "k03": {"mean_precision": 0.03},
     "w50k03": {"weight": 0.5, "mean_precision": 0.03},
     "w25k03": {"weight": 0.25, "mean_precision": 0.03},
+    # One claim for every damage state: a label of one tests it for all.
+    "tied": {"statement": "damage"},
+    "w25tied": {"weight": 0.25, "statement": "damage"},
 }
 
 
@@ -371,6 +390,8 @@ def run_measures(learner, split, initial, process, estimator) -> dict:
     actionable = np.isin(y, process.classes_[best != best[0]])
     first_actionable = int(np.argmax(actionable)) if actionable.any() else n_steps
     caught = np.flatnonzero(actionable & (inspected | (actions != best[0])))
+    classes = process.classes_
+    handled = inspected | (actions == best[np.searchsorted(classes, y)])
     unseen = process.classes_[-1]
     proba = replay_beliefs(learner, estimator, X, y, initial, process)
     replay_error = float(
@@ -399,6 +420,10 @@ def run_measures(learner, split, initial, process, estimator) -> dict:
         "actionable_found": bool(caught.size),
         "actionable_delay": (
             float(caught[0] - first_actionable) if caught.size else np.nan
+        ),
+        # Share of those steps inspected or given their state's best action.
+        "actionable_handled": (
+            float(handled[actionable].mean()) if actionable.any() else np.nan
         ),
         "false_repair": float((steps["action"].to_numpy()[healthy] != 0).mean()),
         "unseen_belief_healthy": (
@@ -603,6 +628,8 @@ def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
                 "evpi actionable delay": _median_of(free, "actionable_delay"),
                 "paced actionable": _mean_of(paced, "actionable_found"),
                 "paced actionable delay": _median_of(paced, "actionable_delay"),
+                "paced actionable handled": _mean_of(paced, "actionable_handled"),
+                "evpi actionable handled": _mean_of(free, "actionable_handled"),
                 "evpi delay": free["delay"].median(),
                 "unseen belief healthy": free["unseen_belief_healthy"].mean(),
                 "unseen belief cheap": belief,
@@ -680,21 +707,27 @@ def summarise(runs: pd.DataFrame) -> str:
             "actionable damage found (a step in a state whose "
             "perfect-information action differs from the healthy state's, "
             "inspected or given an action other than the healthy state's best; "
-            "delay from the first such step):",
+            "delay from the first such step; handled: the share of such "
+            "steps inspected or given their state's best action, mean over "
+            "runs):",
             "",
             "| case | protocol | arm | EVPI rule: found, acted, actionable found "
-            "(delay) | paced: found, acted, median steps onset -> first action, "
-            "actionable found (delay), median regret |",
+            "(delay), handled | paced: found, acted, median steps onset -> first "
+            "action, actionable found (delay), handled, false repair, median "
+            "regret |",
             "|---|---|---|---|---|",
         ]
         for _, cell in table.iterrows():
             lines.append(
                 f"| {cell['case']} | {cell['protocol']} | {cell['arm']} "
                 f"| {cell['evpi found']:.0%}, {cell['evpi acted']:.0%}, "
-                f"{cell['evpi actionable']:.0%} ({cell['evpi actionable delay']:.0f}) "
+                f"{cell['evpi actionable']:.0%} ({cell['evpi actionable delay']:.0f}), "
+                f"{cell['evpi actionable handled']:.0%} "
                 f"| {cell['paced found']:.0%}, {cell['paced acted']:.0%}, "
                 f"{cell['paced act delay']:.0f}, {cell['paced actionable']:.0%} "
-                f"({cell['paced actionable delay']:.0f}), {cell['paced regret']:.3g} |"
+                f"({cell['paced actionable delay']:.0f}), "
+                f"{cell['paced actionable handled']:.0%}, "
+                f"{cell['paced false repair']:.1%}, {cell['paced regret']:.3g} |"
             )
     if "follow wins" in table:
         lines += [

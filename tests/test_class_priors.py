@@ -491,6 +491,7 @@ def test_no_warning_when_every_class_is_labelled():
         ({0: {"shift": 1.0}, 1: {"shift": 1.0}}, "every class"),
         ({1: {"shift": 1.0, "mean_precision": -1.0}}, "positive"),
         ({1: {"shift": 1.0, "degrees_of_freedom": 0.5}}, "n_features - 1"),
+        ({1: {"shift": 1.0, "statement": 1.5}}, "must be a name"),
     ],
 )
 def test_invalid_class_priors_are_named(class_priors, message):
@@ -564,8 +565,8 @@ def test_one_statement_is_tested_by_the_labels_of_all_its_classes():
     rng = np.random.default_rng(16)
     X, y = _two_damage_states(rng)
     statement = {
-        1: {"shift": -2.0, "weight": 0.3},
-        2: {"shift": -4.0, "weight": 0.3},
+        1: {"shift": -2.0, "weight": 0.3, "statement": "down"},
+        2: {"shift": -4.0, "weight": 0.3, "statement": "down"},
     }
     model = BayesianGMMClassifier(class_priors=statement).fit(X, y)
     broad = (np.zeros(2), 1.0, 2.0, np.eye(2))
@@ -590,16 +591,17 @@ def test_one_statement_is_tested_by_the_labels_of_all_its_classes():
     )
 
 
-def test_statements_in_other_directions_are_weighed_apart():
+@pytest.mark.parametrize("names", [(None, None), ("down", "up")])
+def test_entries_of_different_statements_are_weighed_apart(names):
     rng = np.random.default_rng(17)
     X, y = _two_damage_states(rng)
+    specs = [{"shift": -2.0, "weight": 0.3}, {"shift": -4.0, "weight": 0.3}]
+    for spec, name in zip(specs, names):
+        if name is not None:
+            spec["statement"] = name
     model = _fit_quietly(
         BayesianGMMClassifier(
-            classes=[0, 1, 2],
-            class_priors={
-                1: {"shift": [-2.0, -2.0], "weight": 0.3},
-                2: {"shift": [2.0, -2.0], "weight": 0.3},
-            },
+            classes=[0, 1, 2], class_priors={1: specs[0], 2: specs[1]}
         ),
         X[y < 2],
         y[y < 2],
@@ -615,8 +617,8 @@ def test_one_statement_partial_fit_equals_fit():
     X, y = X[order], y[order]
     params = {
         "class_priors": {
-            1: {"shift": -2.0, "reference": 0},
-            2: {"shift": -4.0, "reference": 0},
+            1: {"shift": -2.0, "reference": 0, "statement": 1},
+            2: {"shift": -4.0, "reference": 0, "statement": 1},
         }
     }
     full = BayesianGMMClassifier(**params).fit(X, y)
@@ -644,7 +646,10 @@ def test_semi_supervised_em_never_decreases_with_one_statement_for_two_classes()
     model = _fit_quietly(
         SemiSupervisedGMMClassifier(
             classes=[0, 1, 2],
-            class_priors={1: {"shift": -2.0}, 2: {"shift": -4.0}},
+            class_priors={
+                1: {"shift": -2.0, "statement": "down"},
+                2: {"shift": -4.0, "statement": "down"},
+            },
             tol=1e-10,
         ),
         X,
@@ -655,3 +660,15 @@ def test_semi_supervised_em_never_decreases_with_one_statement_for_two_classes()
     np.testing.assert_allclose(
         model.directed_prior_weight_[1], model.directed_prior_weight_[2], rtol=1e-12
     )
+
+
+def test_one_statement_has_one_weight():
+    rng = np.random.default_rng(21)
+    X, y = _two_damage_states(rng)
+    with pytest.raises(ValueError, match="different weights"):
+        BayesianGMMClassifier(
+            class_priors={
+                1: {"shift": -2.0, "statement": "down"},
+                2: {"shift": -4.0, "statement": "down", "weight": 0.5},
+            }
+        ).fit(X, y)

@@ -7,10 +7,10 @@ one), and the broad one, kept with a defensive weight so that a wrong
 statement cannot make the state undetectable. A mixture of conjugate priors
 is conjugate: the posterior is the mixture of the two NIW posteriors, with
 weights updated by each component's marginal likelihood of the class's data,
-and the posterior predictive is a mixture of two Student-t densities. The
-classes of one statement (the same direction from the same reference, e.g.
-"damage lowers every frequency" for a damaged and a severe state) share which
-component is true: a label of one tests the statement for all.
+and the posterior predictive is a mixture of two Student-t densities. Entries
+given the same ``'statement'`` name (e.g. "damage lowers every frequency" for
+a damaged and a severe state) share which component is true: a label of one
+tests the statement for all.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ __all__ = ["process_weight_concentration"]
 
 _UNITS = ("std", "relative", "absolute")
 _SPEC_KEYS = frozenset(
-    {"shift", "units", "reference", "weight", "mean_precision", "degrees_of_freedom"}
+    "shift units reference weight mean_precision degrees_of_freedom statement".split()
 )
 # The prior probability of the directed component when none is stated: the
 # broad component keeps a tenth, enough for the data of a state the statement
@@ -67,6 +67,7 @@ class _DirectedPrior(NamedTuple):
     log_defensive: float  # log of the broad component's
     mean_precision: float | None  # kappa of the directed component; None: 1 / d^2
     degrees_of_freedom: float | None  # v of the directed component; None: D + 2
+    statement: object = None  # entries with the same name share the indicator
 
 
 def _positive(value, name: str) -> float:
@@ -145,6 +146,16 @@ def _validate_entry(label, spec, classes, n_features) -> _DirectedPrior:
         if spec.get("mean_precision") is None
         else _positive(spec["mean_precision"], f"{owner}['mean_precision']"),
         dof,
+        _statement_name(spec.get("statement"), owner),
+    )
+
+
+def _statement_name(name, owner: str):
+    if name is None or isinstance(name, (str, Integral)):
+        return name
+    raise ValueError(
+        f"{owner}['statement'] must be a name (a string or an integer) shared "
+        f"by the entries of one statement, got {name!r}."
     )
 
 
@@ -164,6 +175,18 @@ def validate_class_priors(class_priors, classes, n_features) -> tuple:
     directed = {entry.index for entry in entries}
     if len(directed) != len(entries):
         raise ValueError("class_priors names a class twice.")
+    weights = {}
+    for label, entry in zip(class_priors, entries):
+        if entry.statement is None:
+            continue
+        first = weights.setdefault(entry.statement, (label, entry.log_weight))
+        if first[1] != entry.log_weight:
+            raise ValueError(
+                f"class_priors[{first[0]!r}] and class_priors[{label!r}] make one "
+                f"statement ({entry.statement!r}) but give it different weights: "
+                "the weight is the prior probability that the statement is "
+                "right, one number for all its entries."
+            )
     for entry in entries:
         if entry.reference in directed:
             raise ValueError(
@@ -424,26 +447,16 @@ def _component(prior, entry, hyper, stats) -> _Component:
 def statement_groups(entries) -> np.ndarray:
     """The statement each directed entry belongs to, as a group number.
 
-    Entries stated against the same reference class, in the same units, with
-    the same weight and shifts in the same direction (sizes may differ) make
-    one statement, "damage moves the state this way": it is right or wrong
+    Entries with the same ``'statement'`` name make one statement (e.g.
+    "damage lowers every frequency", sizes per state): it is right or wrong
     for all of them together, so they share one component indicator and a
-    label of any of them tests it for all.
+    label of any of them tests it for all. An entry without a name is a
+    statement of its own.
     """
-    keys, groups = [], []
-    for entry in entries:
-        norm = float(np.linalg.norm(entry.shift))
-        direction = entry.shift / norm if norm > 0 else entry.shift
-        key = (entry.reference, entry.units, entry.log_weight, direction)
-        for g, other in enumerate(keys):
-            if key[:3] == other[:3] and np.allclose(
-                key[3], other[3], rtol=0.0, atol=1e-12
-            ):
-                groups.append(g)
-                break
-        else:
-            groups.append(len(keys))
-            keys.append(key)
+    names, groups = {}, []
+    for j, entry in enumerate(entries):
+        key = ("entry", j) if entry.statement is None else ("name", entry.statement)
+        groups.append(names.setdefault(key, len(names)))
     return np.array(groups, dtype=np.intp)
 
 

@@ -604,7 +604,13 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
           itself, so a size half or twice too large still lies inside it,
           and by at most about three reference standard deviations);
         - ``'degrees_of_freedom'``: of the inverse-Wishart centred on the
-          reference class's covariance (default ``n_features + 2``).
+          reference class's covariance (default ``n_features + 2``);
+        - ``'statement'``: a name (string or integer) shared by the entries
+          of one claim, such as "damage lowers every frequency" for a
+          damaged and a severe state (default: none, each entry its own
+          claim). They must give the same ``'weight'``; they share which
+          component is true, so a label of one class tests the claim for
+          all of them.
 
         Such a class has a mixture of two NIW priors, the directed one (its
         mean at the reference class's posterior mean moved by the shift, its
