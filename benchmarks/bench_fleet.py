@@ -337,6 +337,13 @@ def main(argv=None) -> None:
         help="what an earlier structure gives the fleet: its labels, or its "
         "labels and the undamaged steps known in hindsight",
     )
+    parser.add_argument(
+        "--damage-transfer",
+        type=float,
+        default=None,
+        help="transfer_prior of the damage states (3, 4) of the shared arm; "
+        "default: the classifier's (0.9 for every state)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="fleet", help="file stem of the results")
     args = parser.parse_args(argv)
@@ -350,6 +357,7 @@ def main(argv=None) -> None:
             seed=args.seed,
             n_commissioning=args.commissioning,
             hindsight=args.fleet_record == "hindsight",
+            damage_transfer=args.damage_transfer,
         )
         for r in range(args.repeats)
     )
@@ -371,6 +379,11 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         f"--samples {args.samples} --seed {args.seed} --jobs {args.jobs} "
         f"--commissioning {args.commissioning} "
         f"--fleet-record {args.fleet_record} --name {args.name}"
+        + (
+            ""
+            if args.damage_transfer is None
+            else f" --damage-transfer {args.damage_transfer:g}"
+        )
     )
     header = [
         "# A fleet commissioned on healthy data: shared strength against alone "

@@ -445,3 +445,14 @@ def test_transfer_prior_by_class_is_checked(fleet):
         y[y == 1],
     )
     np.testing.assert_allclose(clf.transfer_weight_[1:], [0.5, 0.9])
+
+
+def test_the_warning_names_each_states_transfer_prior(fleet):
+    X, y = _structure(np.random.RandomState(9), np.array([1.0, 2.0]), 1.0)
+    healthy = y == 1
+    with pytest.warns(UnlabelledClassesWarning, match=r"\(weight 0\.9\)"):
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES).fit(X[healthy], y[healthy])
+    with pytest.warns(UnlabelledClassesWarning, match=r"\(weights 2: 0\.5, 3: 0\.9\)"):
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, transfer_prior={2: 0.5}).fit(
+            X[healthy], y[healthy]
+        )

@@ -462,12 +462,18 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         alone = [c.item() for c in missing if self._fleet[self._index(c)] is None]
         parts = []
         if pooled:
-            weights = ", ".join(
-                f"{np.exp(self._weights[self._index(c)].log_weight):g}" for c in pooled
+            shares = {
+                c: f"{np.exp(self._weights[self._index(c)].log_weight):g}"
+                for c in pooled
+            }
+            weights = (
+                f"weight {next(iter(shares.values()))}"
+                if len(set(shares.values())) == 1
+                else "weights " + ", ".join(f"{c}: {w}" for c, w in shares.items())
             )
             parts.append(
                 f"the belief in {pooled} rests on the fleet's labels of that state "
-                f"(weight {weights}) mixed with the broad prior"
+                f"({weights}) mixed with the broad prior"
             )
         if alone:
             parts.append(f"the belief in {alone} rests on the broad prior alone")
