@@ -920,3 +920,59 @@ def test_evidence_width_with_warm_start_is_chosen_again_as_the_data_grow(blobs):
     cold = MulticlassRVC(gamma="evidence", random_state=0).fit(X[:40], y[:40])
     cold.fit(X[:49], y[:49])
     assert not np.array_equal(cold.gamma_candidates_, first)
+
+
+def _rare_class():
+    """Two classes of 20 samples and a third of two, between them (1-D)."""
+    rng = np.random.RandomState(0)
+    X = np.concatenate([rng.normal(0, 0.3, 20), rng.normal(3, 0.3, 20), [1.5, 1.6]])
+    return X[:, None], np.array([0] * 20 + [1] * 20 + [2] * 2)
+
+
+@pytest.mark.parametrize("linear_term", [0.0, 0.1])
+def test_mrvm1_keeps_a_class_of_two_labels_with_a_relevance_vector_of_its_own(
+    linear_term,
+):
+    # mRVM1's shared precision asks a sample for sum_k q_ik**2 > K s_i: the
+    # two samples of class 2 serve that class alone and never pass it, so the
+    # fit used to predict class 2 for neither (lost_classes_ == [2]). The
+    # class's own test q_i2**2 > s_i passes: one of them becomes a relevance
+    # vector of class 2 alone, with a weight of zero in the other classes.
+    X, y = _rare_class()
+    model, caught = _fit_recording_warnings(
+        MulticlassRVC(method="mrvm1", linear_term=linear_term), X, y
+    )
+    assert caught == []
+    assert model.lost_classes_.size == 0
+    np.testing.assert_array_equal(model.predict(X[y == 2]), [2, 2])
+    keeper = np.flatnonzero(model.alpha_[:, 2] != model.alpha_[:, 0])
+    assert keeper.size == 1 and y[model.relevance_indices_[keeper[0]]] == 2
+    np.testing.assert_array_equal(model.coef_[keeper[0], :2], 0.0)
+    assert model.coef_[keeper[0], 2] > 0
+    assert model.predict_proba([[1.55]])[0, 2] > 0.5
+
+
+def test_mrvm1_warm_start_judges_its_keepers_again():
+    X, y = _rare_class()
+    model = MulticlassRVC(method="mrvm1", warm_start=True).fit(X, y)
+    more = np.vstack([X, [[3.1], [0.1]]])
+    model.fit(more, np.append(y, [1, 0]))
+    assert model.start_ == "warm" and model.lost_classes_.size == 0
+    # Still one class-2 relevance vector of its own, not carried as shared.
+    shared = np.all(model.alpha_ == model.alpha_[:, :1], axis=1)
+    assert np.sum(~shared) == 1
+
+
+def test_mrvm1_a_class_whose_own_test_fails_is_still_reported_lost():
+    # Class 2's two samples sit inside class 0's cluster: no sample of it
+    # explains its labels better than its sparsity, the class stays lost
+    # and LostClassWarning says so.
+    rng = np.random.RandomState(0)
+    X = np.concatenate([rng.normal(0, 0.3, 20), rng.normal(3, 0.3, 20), [0.0, 0.05]])
+    y = np.array([0] * 20 + [1] * 20 + [2] * 2)
+    model, caught = _fit_recording_warnings(
+        MulticlassRVC(method="mrvm1"), X[:, None], y
+    )
+    np.testing.assert_array_equal(model.lost_classes_, [2])
+    assert [w.category for w in caught] == [LostClassWarning]
+    assert np.all(model.alpha_ == model.alpha_[:, :1])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skrbal.rvm._diagnostics import discrimination, lost_classes
+from skrbal.rvm._keepers import Keepers
 from skrbal.rvm._probit import batched_log_proba
 from skrbal.rvm._solvers import (
     WARMUP_ITER,
@@ -197,8 +198,10 @@ class Constructive(_Method):
     accuracies were measured. With a handful of labels that start finds no
     sample worth including and ends at uniform beliefs; the fit is then made
     again from scores at the labels' scale with one seed per labelled class
-    (start ``"labels"``). A warm start continues from the previous relevance
-    vectors and precisions.
+    (start ``"labels"``). A warm start continues from the previous shared
+    relevance vectors and precisions. A class the fit loses then gets a
+    relevance vector of its own where its own inclusion test passes
+    (:class:`~skrbal.rvm._keepers.Keepers`).
 
     Notes
     -----
@@ -249,21 +252,31 @@ class Constructive(_Method):
         solver's result, the precisions as (n_active, K) (every column equal)
         and where the fit started (``"zero"``, ``"labels"`` or ``"warm"``).
         """
-        n_classes = self.intercept.size
         params = self._solver_params(design.shape[0])
         if previous is not None:
+            # The previous keepers are judged again, after the shared fit.
+            shared = np.all(previous.alpha == previous.alpha[:, :1], axis=1)
             result = fit_constructive(
                 design,
                 y_index,
-                active=previous.active,
-                alpha=previous.alpha[:, 0],
+                active=previous.active[shared],
+                alpha=previous.alpha[shared, 0],
                 aux=self._warm_aux(design, y_index, previous),
                 **params,
             )
             start = "warm"
         else:
             result, start = self._cold_start(design, y_index, params)
-        return result, np.repeat(result.alpha[:, None], n_classes, axis=1), start
+        keepers = Keepers(design, y_index, self.intercept, self.n_quadrature)
+        result.weights, alpha = keepers.fit(
+            result.active,
+            result.alpha,
+            result.weights,
+            max_iter=self.max_iter,
+            tol=self.tol,
+        )
+        result.active = np.concatenate([result.active, keepers.indices])
+        return result, alpha, start
 
     def _cold_start(self, design, y_index, params):
         n_samples, n_classes = design.shape[0], self.intercept.size

@@ -186,8 +186,9 @@ default="n_samples"
     class_prior_ : ndarray of shape (n_classes,)
         The beliefs far from every relevance vector (see ``class_prior``).
     alpha_ : ndarray of shape (n_relevance, n_classes)
-        Prior precisions of the weights ``coef_`` (for mRVM1 every column is
-        equal).
+        Prior precisions of the weights ``coef_``. For mRVM1 every column is
+        equal, except in the row of a relevance vector of one class (see
+        Notes), which is 1e10 (with a weight of zero) in the other columns.
     n_iter_ : int
         Number of iterations run.
     converged_ : bool
@@ -272,8 +273,9 @@ default="n_samples"
     scale (``start_ = "labels"``; see ``skrbal.rvm._methods.Constructive``).
     Its one precision per sample, shared by the ``K`` classes, admits a
     sample only when its quality summed over the classes exceeds ``K``
-    times its sparsity, which a class of two to four labels does not reach:
-    such a class is then lost (``benchmarks/results/rvm_width.md``).
+    times its sparsity, which a class of two to four labels does not reach.
+    A class so lost gets a relevance vector of its own where the class's
+    own test passes (``skrbal.rvm._keepers``); otherwise it is reported.
 
     No bias basis function is used (but see ``linear_term``), so the
     relevance vectors are exactly the basis of the model.
