@@ -257,7 +257,8 @@ class AgentStore:
         -------
         events : DataFrame
             ``seq`` (1, 2, ...), ``kind`` (``commission``, ``observe``,
-            ``result``, ``cancel``, ``action``), ``step`` (the first step of
+            ``result``, ``cancel``, ``action``, ``expire``, ``skip``: rows
+            skipped after the last decided one), ``step`` (the first step of
             an ``observe``), ``request_id``, ``payload`` (dict: the budget
             state after an ``observe``, the label of a ``result``, the
             warnings its fit issued, ...), ``created_at`` (wall-clock
