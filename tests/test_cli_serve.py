@@ -197,3 +197,35 @@ def test_a_killed_servers_record_and_socket_are_ignored(tmp_path, served):
     code, _, err = skrbal("agent", "serve", "--store", store, "--socket",
                           tmp_path / "s.csv")  # fmt: skip
     assert code == 2 and "not a socket" in err
+
+
+@pytest.mark.parametrize("store_url", ["postgresql"], indirect=True)
+def test_skrbal_server_names_the_server_of_a_postgresql_store(tmp_path, store_url):
+    """No file beside a database server's store: SKRBAL_SERVER names the socket."""
+    code, _, err = plain("agent", "init", "--store", store_url, "--case",
+                         "synthetic", cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    sock = tmp_path / "pg.sock"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skrbal", "agent", "serve", "--store", store_url,
+         "--socket", sock],
+        env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not sock.exists():
+            assert server.poll() is None, server.stderr.read()
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+        # Sent (run alone, the command would meet the server's lock), also
+        # when the URL is spelled with the default driver.
+        other = store_url.replace("postgresql+psycopg://", "postgresql://")
+        for url in {store_url, other}:
+            code, out, err = plain("agent", "inspect", 999, 1, "--store", url,
+                                   cwd=tmp_path, SKRBAL_SERVER=str(sock))  # fmt: skip
+            assert (code, out) == (2, ""), err
+            assert "request_id 999 is not a request" in err
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
