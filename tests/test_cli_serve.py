@@ -28,6 +28,22 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def _started(store, sock, cwd, record=None):
+    """``skrbal agent serve`` on ``store``, once its socket (and record) exist."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skrbal", "agent", "serve", "--store", store,
+         "--socket", sock],
+        env=env, cwd=cwd, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (sock.exists() and (record is None or record.exists())):
+        assert server.poll() is None, server.stderr.read()
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.1)
+    return server
+
+
 @pytest.fixture
 def served(tmp_path):
     """A commissioned store, a copy of it, and a server of the first."""
@@ -37,18 +53,8 @@ def served(tmp_path):
     assert code == 0, err
     shutil.copy(store, twin)
     sock = tmp_path / "agent.sock"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "skrbal", "agent", "serve", "--store", store,
-         "--socket", sock],
-        env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 120
     record = Path(f"{os.path.realpath(store)}-server-agent")  # after the socket
-    while not (sock.exists() and record.exists()):
-        assert server.poll() is None, server.stderr.read()
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.1)
+    server = _started(store, sock, ROOT, record)
     yield store, twin, sock, server
     if server.poll() is None:
         server.kill()
@@ -206,18 +212,8 @@ def test_skrbal_server_names_the_server_of_a_postgresql_store(tmp_path, store_ur
                          "synthetic", cwd=tmp_path)  # fmt: skip
     assert code == 0, err
     sock = tmp_path / "pg.sock"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "skrbal", "agent", "serve", "--store", store_url,
-         "--socket", sock],
-        env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    server = _started(store_url, sock, tmp_path)
     try:
-        deadline = time.monotonic() + 120
-        while not sock.exists():
-            assert server.poll() is None, server.stderr.read()
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
         # Sent (run alone, the command would meet the server's lock), also
         # when the URL is spelled with the default driver.
         other = store_url.replace("postgresql+psycopg://", "postgresql://")

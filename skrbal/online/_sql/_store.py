@@ -536,10 +536,8 @@ class AgentStore:
 
         Parameters
         ----------
-        agent_id : int
-            The agent's key.
-        seq : int
-            The agent's last event.
+        agent_id, seq : int
+            The agent's key, and its last event.
         skipped : tuple of SkippedRow
             The rows (an event of kind ``skip``, with no block).
         key : ClientKey, default=None
