@@ -10,7 +10,8 @@ the forwarding process plus the server's for the call), the same three as
 plain command lines that find that server beside the store and are sent to
 it ("auto-forwarded"), and two floors:
 that of reading a store (``python -c "import sqlalchemy, numpy"`` with
-SQLite's dialect, what ``agent status`` cannot do without) and that of
+SQLite's dialect; ``agent status`` imports numpy no more, so it can go
+below) and that of
 deciding (``import sklearn.base`` too: rebuilding the estimator needs
 scikit-learn, whose ``sklearn.utils`` imports ``scipy.stats``,
 ``scipy.sparse.linalg`` and pandas). It keeps three

@@ -28,6 +28,22 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def _started(store, sock, cwd, record=None):
+    """``skrbal agent serve`` on ``store``, once its socket (and record) exist."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skrbal", "agent", "serve", "--store", store,
+         "--socket", sock],
+        env=env, cwd=cwd, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (sock.exists() and (record is None or record.exists())):
+        assert server.poll() is None, server.stderr.read()
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.1)
+    return server
+
+
 @pytest.fixture
 def served(tmp_path):
     """A commissioned store, a copy of it, and a server of the first."""
@@ -37,18 +53,8 @@ def served(tmp_path):
     assert code == 0, err
     shutil.copy(store, twin)
     sock = tmp_path / "agent.sock"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "skrbal", "agent", "serve", "--store", store,
-         "--socket", sock],
-        env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 120
     record = Path(f"{os.path.realpath(store)}-server-agent")  # after the socket
-    while not (sock.exists() and record.exists()):
-        assert server.poll() is None, server.stderr.read()
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.1)
+    server = _started(store, sock, ROOT, record)
     yield store, twin, sock, server
     if server.poll() is None:
         server.kill()
@@ -197,3 +203,25 @@ def test_a_killed_servers_record_and_socket_are_ignored(tmp_path, served):
     code, _, err = skrbal("agent", "serve", "--store", store, "--socket",
                           tmp_path / "s.csv")  # fmt: skip
     assert code == 2 and "not a socket" in err
+
+
+@pytest.mark.parametrize("store_url", ["postgresql"], indirect=True)
+def test_skrbal_server_names_the_server_of_a_postgresql_store(tmp_path, store_url):
+    """No file beside a database server's store: SKRBAL_SERVER names the socket."""
+    code, _, err = plain("agent", "init", "--store", store_url, "--case",
+                         "synthetic", cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    sock = tmp_path / "pg.sock"
+    server = _started(store_url, sock, tmp_path)
+    try:
+        # Sent (run alone, the command would meet the server's lock), also
+        # when the URL is spelled with the default driver.
+        other = store_url.replace("postgresql+psycopg://", "postgresql://")
+        for url in {store_url, other}:
+            code, out, err = plain("agent", "inspect", 999, 1, "--store", url,
+                                   cwd=tmp_path, SKRBAL_SERVER=str(sock))  # fmt: skip
+            assert (code, out) == (2, ""), err
+            assert "request_id 999 is not a request" in err
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0

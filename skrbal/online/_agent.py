@@ -419,9 +419,9 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
                 **({"skipped": value_digest(left_out)} if left_out else {}),
             )
             done = self._keys.stored(key)
-            if done is not None and done.kind == "skip":
-                return self._nothing(X, np.empty(0), self._clock, timestamps, output)
-            if done is not None:
+            if done is not None and done.kind == "skip":  # recorded before
+                skipped, timestamps = (), self._no_times()
+            elif done is not None:
                 block = self.store_.load_block(self.agent_id_, done.step)
                 return self._decisions(
                     stored_call(block, self.inspections), timestamps, output
@@ -432,12 +432,22 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         if n == 0 and skipped:  # after the input's last decided row: no block
             self.store_.record_skipped(self.agent_id_, self._seq, skipped, key)
             self._seq += 1
-            return self._nothing(X, np.empty(0), self._clock, timestamps, output)
+            timestamps = self._no_times()
         clock, times, stamps = observation_times(
             first, n, timestamps, clock_then=self._clock, last_time=self._last_time
         )
         if n == 0:  # nothing to decide; a model may refuse an empty X
-            return self._nothing(X, times, clock, timestamps, output)
+            nothing = ObserveCall(
+                first,
+                X,
+                times,
+                None,
+                clock,
+                np.zeros((0, self.classes_.size)),
+                empty_decisions(),
+                np.zeros(0, dtype=np.int64),
+            )
+            return self._decisions(nothing, timestamps, output)
         self._recent.warn_if_repeated(self.name, X, first, clock)
         self._expire_overdue(float(times[0]))
         campaign = self._campaign
@@ -528,19 +538,9 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
             stacklevel=caller_stacklevel(),
         )
 
-    def _nothing(self, X, times, clock, timestamps, output):
-        """The decisions of a call with no rows (a model may refuse an empty X)."""
-        nothing = ObserveCall(
-            self.n_steps_,
-            X,
-            times,
-            None,
-            clock,
-            np.zeros((0, self.classes_.size)),
-            empty_decisions(),
-            np.zeros(0, dtype=np.int64),
-        )
-        return self._decisions(nothing, timestamps, output)
+    def _no_times(self):
+        """The times of a call with no rows, on the agent's clock."""
+        return None if self._clock == "step" else np.empty(0)
 
     def _commit_observe(self, call: ObserveCall, key, skipped=()) -> None:
         decided = call.decided

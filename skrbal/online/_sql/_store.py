@@ -291,7 +291,8 @@ class AgentStore:
         -------
         events : DataFrame
             ``seq`` (1, 2, ...), ``kind`` (``commission``, ``observe``,
-            ``result``, ``cancel``, ``action``), ``step`` (the first step of
+            ``result``, ``cancel``, ``action``, ``expire``, ``skip``: rows
+            skipped after the last decided one), ``step`` (the first step of
             an ``observe``), ``request_id``, ``payload`` (dict: the budget
             state after an ``observe``, the label of a ``result``, the
             warnings its fit issued, ...), ``created_at`` (wall-clock
@@ -569,10 +570,8 @@ class AgentStore:
 
         Parameters
         ----------
-        agent_id : int
-            The agent's key.
-        seq : int
-            The agent's last event.
+        agent_id, seq : int
+            The agent's key, and its last event.
         skipped : tuple of SkippedRow
             The rows (an event of kind ``skip``, with no block).
         key : ClientKey, default=None
