@@ -61,6 +61,23 @@ def test_an_observe_writes_through_the_driver_not_core(store_url):
         agent.close()
 
 
+def test_a_result_writes_through_the_driver_not_core(store_url):
+    # The old writer sent the move, the request's update, the previous hash
+    # and the event through Core (and the lock's check on PostgreSQL).
+    agent = _agent(store_url)
+    try:
+        made = agent.observe(ROWS)
+        request_id = int(made["request_id"].dropna().iloc[0])
+        engine = agent.store_.engine
+        sent = _core_statements(engine, lambda: agent.record_inspection(request_id, 4))
+        assert sent == []
+        done = agent.store_.requests(agent.name).set_index("request_id")
+        assert done.loc[request_id, "status"] == "done"
+        assert agent.store_.verify(agent.name)["seq"] == 3
+    finally:
+        agent.close()
+
+
 def test_sqlite_runs_four_statements_per_observe_however_many_requests(tmp_path):
     # BEGIN and COMMIT aside: the move (reading the previous hash), the
     # block, the requests (one prepared statement, a row each) and the event.

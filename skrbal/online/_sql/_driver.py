@@ -6,9 +6,9 @@ run the statement itself. So the statements of every event -- the agent's
 move from event ``seq`` to ``seq + 1``, the observe's block and requests,
 the event -- are fixed SQL texts sent through the DBAPI cursor of the
 transaction's own connection: the same transaction, the same values, the
-same rows as Core wrote them. A driver error becomes SQLAlchemy's exception
-of the same kind (``IntegrityError``, ``OperationalError``, ...), as Core
-would have raised.
+same rows as Core wrote them (and a request's result). A driver error
+becomes SQLAlchemy's exception of the same kind (``IntegrityError``,
+``OperationalError``, ...), as Core would have raised.
 """
 
 from __future__ import annotations
@@ -57,6 +57,23 @@ _REQUEST_COLUMNS = (
 INSERT_BLOCK = _insert_text(schema.blocks, _BLOCK_COLUMNS)
 INSERT_EVENT = _insert_text(schema.events, _EVENT_COLUMNS)
 INSERT_REQUESTS = _insert_text(schema.requests, _REQUEST_COLUMNS)
+# A request's result (skrbal_requests' columns that a result sets).
+FINISH_REQUEST = (
+    f"UPDATE {schema.requests.name} SET "
+    + ", ".join(
+        f"{c} = :{c}"
+        for c in (
+            "status",
+            "closed_seq",
+            "label",
+            "action",
+            "result_timestamp",
+            "report",
+            "posterior",
+        )
+    )
+    + " WHERE agent_id = :w_agent_id AND request_id = :w_request_id"
+)
 PREVIOUS_HASH = (
     f"SELECT hash FROM {schema.events.name} "
     "WHERE agent_id = :w_agent_id AND seq = :w_seq"

@@ -415,13 +415,13 @@ class StoreWriter:
             counters["n_requests"] = result.request_id
         with self._transaction(agent_id, seq, **counters) as write:
             if result.origin is None:
-                write.conn.execute(
-                    update(req)
-                    .where(
-                        (req.c.agent_id == agent_id)
-                        & (req.c.request_id == result.request_id)
-                    )
-                    .values(**values)
+                write.execute(
+                    driver.FINISH_REQUEST,
+                    {
+                        "w_agent_id": agent_id,
+                        "w_request_id": result.request_id,
+                        **values,
+                    },
                 )
             else:
                 write.conn.execute(
