@@ -9,11 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.naive_bayes import GaussianNB
-from sqlalchemy import event
+from sqlalchemy import create_engine, event, text
 
 from skrbal import synthetic_decision_process
-from skrbal.online import RiskBasedAgent
+from skrbal.online import RiskBasedAgent, StoreError
 from skrbal.online import _agent as agent_module
+from skrbal.online._sql import _database as database_module
 
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
 Y0 = np.array([1, 2, 3, 4] * 2)
@@ -44,10 +45,11 @@ def _core_statements(engine, call):
     return sent
 
 
-def test_an_observe_writes_through_the_driver_not_core(tmp_path):
+def test_an_observe_writes_through_the_driver_not_core(store_url):
     # The old writer sent the agent's move, the block, the requests, the
-    # previous hash and the event through Core: five statements per call.
-    agent = _agent(str(tmp_path / "a.db"))
+    # previous hash and the event through Core (and, on PostgreSQL, the check
+    # of its lock): five or six statements per call.
+    agent = _agent(store_url)
     try:
         engine = agent.store_.engine
         made = []
@@ -55,6 +57,23 @@ def test_an_observe_writes_through_the_driver_not_core(tmp_path):
         assert made[0]["inspect"].any()
         assert sent == []
         assert agent.store_.verify(agent.name)["seq"] == 2
+    finally:
+        agent.close()
+
+
+def test_a_result_writes_through_the_driver_not_core(store_url):
+    # The old writer sent the move, the request's update, the previous hash
+    # and the event through Core (and the lock's check on PostgreSQL).
+    agent = _agent(store_url)
+    try:
+        made = agent.observe(ROWS)
+        request_id = int(made["request_id"].dropna().iloc[0])
+        engine = agent.store_.engine
+        sent = _core_statements(engine, lambda: agent.record_inspection(request_id, 4))
+        assert sent == []
+        done = agent.store_.requests(agent.name).set_index("request_id")
+        assert done.loc[request_id, "status"] == "done"
+        assert agent.store_.verify(agent.name)["seq"] == 3
     finally:
         agent.close()
 
@@ -121,5 +140,78 @@ def test_an_unknown_output_is_refused_by_name(tmp_path):
         with pytest.raises(ValueError, match="output: 'frame' or 'arrays'"):
             agent.observe(ROWS, output="dict")
         assert agent.n_steps_ == len(X0)
+    finally:
+        agent.close()
+
+
+def _postgres(store_url):
+    if "://" not in store_url:
+        pytest.skip("PostgreSQL's pool and locks")
+
+
+def test_calls_in_quick_succession_do_not_ping_the_server(store_url, monkeypatch):
+    # pool_pre_ping pinged at every checkout: a round trip per write (and
+    # per read), as costly as one of its statements.
+    _postgres(store_url)
+    agent = _agent(store_url)
+    try:
+        dialect = agent.store_.engine.dialect
+        pings = []
+        original = dialect.do_ping
+        monkeypatch.setattr(
+            dialect, "do_ping", lambda c: pings.append(1) or original(c)
+        )
+        for i in range(5):
+            agent.observe(ROWS + i)
+        assert pings == []
+        # Idle for longer than the threshold: pinged before use.
+        monkeypatch.setattr(database_module, "PING_AFTER_IDLE", 0.0)
+        agent.observe(ROWS + 9)
+        assert len(pings) >= 1
+    finally:
+        agent.close()
+
+
+def test_a_pooled_connection_the_server_ended_is_replaced(store_url, monkeypatch):
+    # The server ends the pool's connection (an idle timeout, a restart)
+    # while the agent waits: its next call connects anew, and the lock
+    # (its own session) is still held.
+    _postgres(store_url)
+    agent = _agent(store_url)
+    try:
+        agent.observe(ROWS)
+        engine = agent.store_.engine
+        with engine.connect() as conn:
+            pid = conn.execute(text("SELECT pg_backend_pid()")).scalar()
+        killer = create_engine(engine.url)  # outside the store's pool
+        with killer.connect() as other:
+            other.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+            other.commit()
+        killer.dispose()
+        monkeypatch.setattr(database_module, "PING_AFTER_IDLE", 0.0)
+        for i in range(3):
+            agent.observe(ROWS + i)
+        assert agent.store_.verify(agent.name)["seq"] == 5
+    finally:
+        agent.close()
+
+
+def test_a_lost_lock_is_found_by_the_move_itself(store_url):
+    # The move of the agent reads whether its advisory lock is held (one
+    # statement, not a separate query); a lost lock still stops the write.
+    _postgres(store_url)
+    agent = _agent(store_url)
+    try:
+        agent.observe(ROWS)
+        engine = agent.store_.engine
+        with engine.connect() as conn:
+            conn.execute(
+                text("SELECT pg_terminate_backend(:p)"),
+                {"p": agent._lock.probe()["l_pid"]},
+            )
+            conn.commit()
+        with pytest.raises(StoreError, match="lost its write lock"):
+            agent.observe(ROWS + 1)
+        assert agent.store_.status(agent.name)["n_observations"] == len(ROWS)
     finally:
         agent.close()

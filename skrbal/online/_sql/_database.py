@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from time import monotonic
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, func, inspect, select, text
@@ -19,6 +20,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
     DatabaseError,
+    DisconnectionError,
     IntegrityError,
     OperationalError,
     ProgrammingError,
@@ -45,6 +47,33 @@ def _sqlite_pragmas(synchronous: str):
         cursor.close()
 
     return on_connect
+
+
+# A pooled PostgreSQL connection idle for longer than this is pinged before
+# use, as pool_pre_ping would at every checkout: a server restart or an idle
+# timeout between an agent's calls then costs a reconnection, not a failed
+# call, while calls in quick succession (a replay, a busy feed) skip the
+# round trip, which cost as much as one of the call's own statements.
+PING_AFTER_IDLE = 1.0
+
+
+def _ping_when_idle(engine) -> None:
+    """Ping a pooled connection at checkout if it was idle PING_AFTER_IDLE s."""
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(dbapi_connection, record):
+        record.info["idle_since"] = monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_connection, record, proxy):
+        since = record.info.pop("idle_since", None)
+        if since is None or monotonic() - since < PING_AFTER_IDLE:
+            return  # a new connection, or one used a moment ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except engine.dialect.loaded_dbapi.Error:
+            # The pool drops it and connects anew (up to three times).
+            raise DisconnectionError() from None
 
 
 def _writable(path: str) -> bool:
@@ -208,7 +237,8 @@ class Database:
         elif backend == "postgresql":
             if parsed.drivername == "postgresql":
                 parsed = parsed.set(drivername="postgresql+psycopg")
-            self.engine = create_engine(parsed, pool_pre_ping=True)
+            self.engine = create_engine(parsed)
+            _ping_when_idle(self.engine)
             self.identity = ("postgresql", parsed.render_as_string(hide_password=True))
         else:
             hint = (

@@ -6,9 +6,9 @@ run the statement itself. So the statements of every event -- the agent's
 move from event ``seq`` to ``seq + 1``, the observe's block and requests,
 the event -- are fixed SQL texts sent through the DBAPI cursor of the
 transaction's own connection: the same transaction, the same values, the
-same rows as Core wrote them. A driver error becomes SQLAlchemy's exception
-of the same kind (``IntegrityError``, ``OperationalError``, ...), as Core
-would have raised.
+same rows as Core wrote them (and a request's result). A driver error
+becomes SQLAlchemy's exception of the same kind (``IntegrityError``,
+``OperationalError``, ...), as Core would have raised.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ import sqlite3
 from sqlalchemy.exc import DBAPIError
 
 from skrbal.online._sql import _schema as schema
+from skrbal.online._sql._lock import LOCK_HELD
 
 # UPDATE ... RETURNING: SQLite 3.35 and later; PostgreSQL always.
 _SQLITE_RETURNING = sqlite3.sqlite_version_info >= (3, 35)
-_NAMED = re.compile(r":([a-z_]+)")
+_NAMED = re.compile(r"(?<!:):([a-z_]+)")
 
 
 def _insert_text(table, columns) -> str:
@@ -56,21 +57,35 @@ _REQUEST_COLUMNS = (
 INSERT_BLOCK = _insert_text(schema.blocks, _BLOCK_COLUMNS)
 INSERT_EVENT = _insert_text(schema.events, _EVENT_COLUMNS)
 INSERT_REQUESTS = _insert_text(schema.requests, _REQUEST_COLUMNS)
+# A request's result (skrbal_requests' columns that a result sets).
+FINISH_REQUEST = (
+    f"UPDATE {schema.requests.name} SET "
+    + ", ".join(
+        f"{c} = :{c}"
+        for c in (
+            "status",
+            "closed_seq",
+            "label",
+            "action",
+            "result_timestamp",
+            "report",
+            "posterior",
+        )
+    )
+    + " WHERE agent_id = :w_agent_id AND request_id = :w_request_id"
+)
 PREVIOUS_HASH = (
     f"SELECT hash FROM {schema.events.name} "
     "WHERE agent_id = :w_agent_id AND seq = :w_seq"
 )
-LOCK_HELD = (
-    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
-    "AND classid::bigint = :space AND objid::bigint = :agent "
-    "AND objsubid = 2 AND pid = :pid AND granted"
-)
 
 
-def move_text(columns, returning: bool) -> str:
+def move_text(columns, returning: bool, locked: bool = False) -> str:
     """The agent's move: ``last_seq`` and ``columns`` set where it still is
     at ``w_seq``; with ``returning``, the previous event's hash comes back
-    (one row when the agent moved, none when another writer moved it)."""
+    (one row when the agent moved, none when another writer moved it), and
+    with ``locked`` too whether its PostgreSQL lock is still held
+    (:data:`~skrbal.online._sql._lock.LOCK_HELD`): one round trip, not three."""
     sets = ", ".join(f"{c} = :{c}" for c in ("last_seq", *columns))
     text = (
         f"UPDATE {schema.agents.name} SET {sets} "
@@ -78,6 +93,8 @@ def move_text(columns, returning: bool) -> str:
     )
     if returning:
         text += f" RETURNING ({PREVIOUS_HASH})"
+        if locked:
+            text += f", ({LOCK_HELD})"
     return text
 
 
@@ -126,8 +143,13 @@ class Driver:
         """A DBAPI cursor of ``conn``'s connection, in its transaction."""
         return conn.connection.cursor()
 
-    def execute(self, cursor, sql: str, params, many: bool = False):
-        """Run ``sql`` with ``params`` (a dict, or a list of them with ``many``)."""
+    def execute(self, cursor, sql: str, params, many: bool = False, conn=None):
+        """Run ``sql`` with ``params`` (a dict, or a list of them with ``many``).
+
+        A driver error is raised as SQLAlchemy's; one that says the
+        connection is gone invalidates ``conn`` (the transaction's
+        SQLAlchemy connection), so the pool does not hand it out again.
+        """
         text = self.text(sql)
         try:
             if many:
@@ -135,12 +157,18 @@ class Driver:
             else:
                 cursor.execute(text, params)
         except self._error as exc:
+            lost = conn is not None and self.dialect.is_disconnect(
+                exc, conn.connection.dbapi_connection, cursor
+            )
+            if lost:
+                conn.invalidate(exc)
             raise DBAPIError.instance(
                 text,
                 params,
                 exc,
                 self._error,
                 hide_parameters=True,
+                connection_invalidated=lost,
                 dialect=self.dialect,
                 ismulti=many,
             ) from exc

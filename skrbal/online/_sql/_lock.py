@@ -29,6 +29,12 @@ except ImportError:  # pragma: no cover - Windows: the in-process registry only
 
 # The first key of PostgreSQL's two-key advisory locks: "skrb".
 PG_LOCK_SPACE = 0x736B7262 - 2**31
+# Whether the session ``l_pid`` still holds the lock of agent ``l_agent``.
+LOCK_HELD = (
+    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+    "AND classid::bigint = :l_space AND objid::bigint = :l_agent "
+    "AND objsubid = 2 AND pid = :l_pid AND granted"
+)
 
 _registry_guard = threading.Lock()
 _held: set = set()
@@ -123,29 +129,35 @@ class AgentLock:
                 os.close(entry[0])
                 del _sidecars[path]
 
+    def probe(self) -> dict | None:
+        """The parameters of :data:`~._driver.LOCK_HELD` for this lock, so a
+        write can check it in its own statement (None: nothing to check, a
+        SQLite lock is the kernel's)."""
+        if self._backend_pid is None:
+            return None
+        return {
+            "l_space": PG_LOCK_SPACE % 2**32,
+            "l_agent": self.agent_id,
+            "l_pid": self._backend_pid,
+        }
+
     def verify(self, conn, name) -> None:
         """Raise :class:`StoreError` if the server dropped this lock.
 
         A PostgreSQL advisory lock lives as long as its session: a server
         restart or a dropped connection ends it silently, and another
         process may then open the agent. Checked in the transaction of each
-        write (``conn``), so a write never commits without the lock.
+        write (``conn``), so a write never commits without the lock; a write
+        that moves the agent checks it in that statement instead
+        (:meth:`probe`, :meth:`check`).
         """
-        if self._backend_pid is None:
-            return
-        held = conn.execute(
-            text(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
-                "AND classid::bigint = :space AND objid::bigint = :agent "
-                "AND objsubid = 2 "
-                "AND pid = :pid AND granted"
-            ),
-            {
-                "space": PG_LOCK_SPACE % 2**32,
-                "agent": self.agent_id,
-                "pid": self._backend_pid,
-            },
-        ).scalar()
+        params = self.probe()
+        if params is not None:
+            self.check(conn.execute(text(LOCK_HELD), params).scalar(), name)
+
+    def check(self, held, name) -> None:
+        """Raise :class:`StoreError` unless ``held`` (the count of
+        :data:`~._driver.LOCK_HELD`) says the server still holds this lock."""
         if not held:
             raise StoreError(
                 f"agent {name!r} in store {self._database.display_url} lost its write "

@@ -100,7 +100,7 @@ class Write:
 
     def execute(self, sql, params, many=False):
         """Run one of :mod:`._driver`'s texts in this transaction."""
-        return self._run.execute(self.cursor, sql, params, many)
+        return self._run.execute(self.cursor, sql, params, many, self.conn)
 
 
 class StoreWriter:
@@ -172,8 +172,17 @@ class StoreWriter:
             columns = tuple(sorted(values))
             params = {"w_agent_id": agent_id, "w_seq": seq, "last_seq": seq + 1}
             params.update(values)
+            held = self.locks.get(agent_id)
+            if held is not None and not held[0].held:
+                held = None
+            probe = None if held is None or not run.returning else held[0].probe()
+            if probe is not None:
+                params.update(probe)
             moved = run.execute(
-                cursor, driver.move_text(columns, run.returning), params
+                cursor,
+                driver.move_text(columns, run.returning, probe is not None),
+                params,
+                conn=conn,
             )
             if run.returning:
                 got = moved.fetchall()
@@ -181,9 +190,11 @@ class StoreWriter:
                 previous = got[0][0] if got else None
             else:
                 n_moved, previous = moved.rowcount, None
-            held = self.locks.get(agent_id)
-            if held is not None and held[0].held:
-                held[0].verify(conn, held[1])
+            if held is not None:
+                if probe is not None and got:  # checked by the move itself
+                    held[0].check(got[0][1], held[1])
+                else:
+                    held[0].verify(conn, held[1])
             if n_moved != 1:
                 raise StoreError(
                     f"store {self.database.display_url}: agent {agent_id} was "
@@ -404,13 +415,13 @@ class StoreWriter:
             counters["n_requests"] = result.request_id
         with self._transaction(agent_id, seq, **counters) as write:
             if result.origin is None:
-                write.conn.execute(
-                    update(req)
-                    .where(
-                        (req.c.agent_id == agent_id)
-                        & (req.c.request_id == result.request_id)
-                    )
-                    .values(**values)
+                write.execute(
+                    driver.FINISH_REQUEST,
+                    {
+                        "w_agent_id": agent_id,
+                        "w_request_id": result.request_id,
+                        **values,
+                    },
                 )
             else:
                 write.conn.execute(
