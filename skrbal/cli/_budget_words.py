@@ -110,7 +110,7 @@ def budget_words(config, clock: str = "timestamp", iso: bool = True) -> str:
 
     >>> budget_words({"__estimator__": "skrbal.budget.PacedBudget",
     ...               "params": {"limit": 20.0, "period": 2592000.0,
-    ...                          "origin": 879206400.0}})
+    ...                          "origin": 879206400.0, "carry_over": False}})
     '20 per 30 days from 1997-11-11T00:00Z, paced over each period'
     """
     if config is None:
@@ -123,11 +123,12 @@ def budget_words(config, clock: str = "timestamp", iso: bool = True) -> str:
                 f"{_duration(params['period'], clock)} from "
                 f"{_when(params.get('origin', 0.0), clock, iso)}"
             )
-            text += (
-                ", paced over each period"
-                if name == "PacedBudget"
-                else ", first come, first served"
-            )
+            if name == "SpendCap":
+                text += ", first come, first served"
+            elif params.get("carry_over", True):
+                text += ", paced over each period; unspent money carries over"
+            else:
+                text += ", paced over each period"
             words.append(text)
         elif name == "MinimumGap":
             gap = _duration(params["gap"], clock)
@@ -171,7 +172,7 @@ def budget_lines(
             # The period of the last observation: its spend starts at 0.
             now = math.floor((float(last) - origin) / length)
             spent, period = (spent if now == period else 0.0), now
-        money = limit
+        money, carried = limit, 0.0
         first = policy_state.get("first_period")
         if (
             name == "PacedBudget"
@@ -180,11 +181,15 @@ def budget_lines(
         ):
             total = float(policy_state.get("total_spent", spent))
             money = limit * (period - first + 1) - (total - spent)
+            carried = money - limit
         end = origin + (period + 1) * length
         text = (
             f"  this period ({_when(origin + period * length, clock, iso)} to "
             f"{_when(end, clock, iso)}): {_number(spent)} of {_number(money)} spent"
         )
+        if carried:
+            what = "carried over" if carried > 0 else "spent ahead before it"
+            text += f" (its own {_number(limit)}, {_number(abs(carried))} {what})"
         if money - spent < cost:
             text += f"; budget exhausted until {_when(end, clock, iso)}"
         lines.append(text)
