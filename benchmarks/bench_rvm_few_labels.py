@@ -72,6 +72,9 @@ SETTINGS = {
     "mrvm2-unbounded": {"method": "mrvm2", "max_alpha_updates": None},
     "mrvm2-2N": {"method": "mrvm2", "max_alpha_updates": "2n_samples"},
     "mrvm2-0.05": {"method": "mrvm2", "gamma": 0.05},
+    "mrvm2-0.125": {"method": "mrvm2", "gamma": 0.125},
+    "mrvm2-0.5": {"method": "mrvm2", "gamma": 0.5},
+    "mrvm2-1": {"method": "mrvm2", "gamma": 1.0},
     "mrvm2-auto": {"method": "mrvm2", "gamma": "auto"},
     "mrvm2-freq": {"method": "mrvm2", "class_prior": "frequencies"},
     "mrvm2-auto-freq": {
@@ -102,6 +105,21 @@ SETTINGS = {
         "gamma": "evidence",
         "warm_start": True,
         "linear_term": 0.1,
+    },
+    # The same behind a StandardScaler fitted on the labelled set.
+    "mrvm2-rec-scaled": {
+        "method": "mrvm2",
+        "gamma": "evidence",
+        "warm_start": True,
+        "linear_term": 0.1,
+        "scaled": True,
+    },
+    "mrvm1-rec-scaled": {
+        "method": "mrvm1",
+        "gamma": "evidence",
+        "warm_start": True,
+        "linear_term": 0.1,
+        "scaled": True,
     },
     "mrvm2-ev-ws-lin0": {
         "method": "mrvm2",
@@ -141,7 +159,15 @@ HEALTHY, DAMAGE = 1, (3, 4)
 
 def _known(params):
     """Whether the installed MulticlassRVC takes every parameter of a setting."""
-    return set(params) <= set(MulticlassRVC().get_params())
+    return set(params) - {"scaled"} <= set(MulticlassRVC().get_params())
+
+
+def _estimator(random_state, params):
+    """MulticlassRVC with a setting's parameters (``scaled`` is the study's:
+    the few-labels study then standardises the features on the whole
+    record, without labels, as the Z24-like cases are)."""
+    params = {key: value for key, value in params.items() if key != "scaled"}
+    return MulticlassRVC(random_state=random_state, **params)
 
 
 def labelled_sets(y, pool, n_labels, n_sets, seed=7):
@@ -166,6 +192,7 @@ def few_labels(n_labels, n_sets, n_seeds, settings):
     """Per setting, one row per fit: accuracy, lost, discriminates, gamma,
     belief in damage far from the data (NaN without such samples)."""
     X, y, _ = make_degradation_stream(random_state=0)
+    scaled = (X - X.mean(axis=0)) / X.std(axis=0)
     rng = np.random.default_rng(0)
     test = rng.choice(len(X), 3000, replace=False)
     pool = np.setdiff1d(np.arange(len(X)), test)
@@ -176,17 +203,18 @@ def few_labels(n_labels, n_sets, n_seeds, settings):
             far = _far_healthy(X, y, test, chosen)
             for name in rows:
                 for seed in range(n_seeds):
-                    model = MulticlassRVC(random_state=seed, **SETTINGS[name])
-                    model.fit(X[chosen], y[chosen])
+                    model = _estimator(seed, SETTINGS[name])
+                    features = scaled if SETTINGS[name].get("scaled") else X
+                    model.fit(features[chosen], y[chosen])
                     damage = np.isin(model.classes_, DAMAGE)
                     belief = (
-                        model.predict_proba(X[far])[:, damage].sum(axis=1).mean()
+                        model.predict_proba(features[far])[:, damage].sum(axis=1).mean()
                         if far.size
                         else np.nan
                     )
                     rows[name].append(
                         (
-                            model.score(X[test], y[test]),
+                            model.score(features[test], y[test]),
                             getattr(model, "lost_classes_", np.empty(0)).size > 0,
                             model.discriminates_,
                             getattr(model, "gamma_", 1.0 / X.shape[1]),
@@ -249,7 +277,7 @@ def uci(n_seeds, settings):
                     for f, (train, test) in enumerate(folds):
                         model = make_pipeline(
                             StandardScaler(),
-                            MulticlassRVC(random_state=seed, **SETTINGS[setting]),
+                            _estimator(seed, SETTINGS[setting]),
                         )
                         model.fit(X[train], y[train])
                         accuracy[seed, f] = model.score(X[test], y[test])
@@ -307,7 +335,7 @@ def uci_report(after, before, n_seeds):
 
 
 def _make(params):
-    return MulticlassRVC(random_state=0, **params)
+    return _estimator(0, params)
 
 
 def _case_params(case, name):

@@ -63,7 +63,8 @@ class MulticlassRVC(ClassifierMixin, BaseEstimator):
         Coefficient (width) of the "rbf", "laplacian", "poly", "sigmoid" and
         "chi2" kernels; ``None`` means ``1 / n_features`` as in the mRVM
         papers, which suits standardised features only. ``"evidence"``
-        (recommended when no width is known for the features) chooses it
+        (with ``warm_start=True`` and ``linear_term=0.1``, the stream
+        learner's recommended setting: see the user guide) chooses it
         at every :meth:`fit`, so again as labels arrive, by type-II
         maximum likelihood: the model is fitted at
         ``2**-4 .. 2**4`` times the median heuristic and the fit whose
