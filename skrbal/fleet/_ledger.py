@@ -472,8 +472,8 @@ class FleetLedger:
     def verify(self, *, expected_head=None) -> dict:
         """Check the chain, the state, every period's cap, and the agents' requests.
 
-        What it detects depends on the store's mode (see
-        :mod:`skrbal.fleet._chain`): the hash chain alone, any edit,
+        What it detects depends on the store's mode (the user guide's
+        fleet budget page lists them): the hash chain alone, any edit,
         deletion, insertion or reordering of draws and a row other than its
         draws'; with the store's chain key, also such edits with every hash
         recomputed; with an anchor (``expected_head``, or the store's
