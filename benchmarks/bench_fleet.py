@@ -27,20 +27,8 @@ least one) over its record, **the same budget for both arms**.
 Measured per structure: inspections, regret (perfect-information utility minus
 realised utility), false repairs (share of undamaged steps, states 1 and 2,
 whose action was not "do nothing"), whether damage was inspected, steps from
-the onset to the first damaged inspection, whether damage was *acted on*
-(a damaged step whose action was not "do nothing", inspected or not), steps
-from the onset to the first such step, the share of damaged steps acted on,
-and the fleet component's weight (transfer strength) of each state at the
-end. Damage acted on is reported beside damage inspected, not instead of it:
-with a fleet the belief often says "damage" at once, repair is then the best
-action and no inspection is worth its cost, so the first damaged inspection
-can come later while the repair comes sooner.
-
-``--fleet-record hindsight`` gives the fleet more of each earlier structure:
-besides its labels, the steps its owner knows in hindsight to have been
-undamaged (see :func:`undamaged_in_hindsight`), which cover every season of
-its record, not only the commissioning window's. The default, ``labels``,
-gives the labels only. The table gives, for the k-th
+the onset to the first damaged inspection, and the fleet component's weight
+(transfer strength) of each state at the end. The table gives, for the k-th
 structure commissioned (k = 1, 5, 10, 20, 30) and for all structures from the
 10th on, the means over repetitions per arm, the ratios shared / alone, and
 the share of structures where shared had no higher regret (paired); then the
@@ -160,7 +148,6 @@ def run_repetition(
     seed: int = 0,
     n_commissioning: int = 50,
     hindsight: bool = False,
-    damage_transfer: float | None = None,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy."""
     warnings.simplefilter("ignore")  # UnlabelledClassesWarning at every start
@@ -182,14 +169,7 @@ def run_repetition(
                         records, classes=CLASSES, window=n_commissioning
                     )
                 estimator = PooledGMMClassifier(
-                    fleet=fleet_prior,
-                    classes=CLASSES,
-                    window=n_commissioning,
-                    **(
-                        {}
-                        if damage_transfer is None
-                        else {"transfer_prior": dict.fromkeys(DAMAGED, damage_transfer)}
-                    ),
+                    fleet=fleet_prior, classes=CLASSES, window=n_commissioning
                 )
                 policy_params = {}
                 if policy == "paced":
@@ -337,13 +317,6 @@ def main(argv=None) -> None:
         help="what an earlier structure gives the fleet: its labels, or its "
         "labels and the undamaged steps known in hindsight",
     )
-    parser.add_argument(
-        "--damage-transfer",
-        type=float,
-        default=None,
-        help="transfer_prior of the damage states (3, 4) of the shared arm; "
-        "default: the classifier's (0.9 for every state)",
-    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="fleet", help="file stem of the results")
     args = parser.parse_args(argv)
@@ -357,7 +330,6 @@ def main(argv=None) -> None:
             seed=args.seed,
             n_commissioning=args.commissioning,
             hindsight=args.fleet_record == "hindsight",
-            damage_transfer=args.damage_transfer,
         )
         for r in range(args.repeats)
     )
@@ -379,11 +351,6 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         f"--samples {args.samples} --seed {args.seed} --jobs {args.jobs} "
         f"--commissioning {args.commissioning} "
         f"--fleet-record {args.fleet_record} --name {args.name}"
-        + (
-            ""
-            if args.damage_transfer is None
-            else f" --damage-transfer {args.damage_transfer:g}"
-        )
     )
     header = [
         "# A fleet commissioned on healthy data: shared strength against alone "

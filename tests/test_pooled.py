@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy.special import logsumexp
-from scipy.stats import invwishart, multivariate_t
+from scipy.stats import invwishart
 from sklearn.base import clone
 
 from skrbal import z24_decision_process
@@ -146,11 +146,7 @@ def _log_normal(x, mus, sigmas):
 
 
 def test_pooled_predictive_matches_monte_carlo(fleet):
-    """Each class's density: the two components weighted by their evidence.
-
-    The broad component's evidence is that of the samples beyond the window
-    given the window; the fleet's, that of the same samples alone.
-    """
+    """Each class's density: the two components weighted by partial evidence."""
     rng = np.random.RandomState(3)
     X, y = _structure(rng, np.array([7.0, 9.0]), 1.5, n_healthy=53, n_damaged=2)
     clf = _quiet(PooledGMMClassifier(fleet=fleet, classes=CLASSES), X, y)
@@ -168,11 +164,8 @@ def test_pooled_predictive_matches_monte_carlo(fleet):
             fleet.degrees_of_freedom[k],
             fleet.scale[k],
         )
-        # The broad component learns from the window; the fleet's does not
-        # (the window sets the units its prior is stated in).
         components = [
-            _mc_posterior(broad, window, later, draws),
-            _mc_posterior(fleet_prior, window[:0], later, draws),
+            _mc_posterior(prior, window, later, draws) for prior in (broad, fleet_prior)
         ]
         log_w = np.log([0.1, 0.9]) + [evidence for _, evidence in components]
         log_w -= logsumexp(log_w)
@@ -318,141 +311,3 @@ def test_predictions_come_from_one_joint_log_likelihood(fleet):
     density = clf.class_log_density(X_new)
     spread = joint - density
     np.testing.assert_allclose(spread - spread[:1], 0.0, atol=1e-9)
-
-
-def _log_student_t(x, mean, kappa, dof, scale):
-    """Log predictive density of one NIW (no data): a multivariate Student-t."""
-    d = mean.shape[0]
-    df = dof - d + 1
-    shape = scale * (kappa + 1) / (kappa * df)
-    return multivariate_t(loc=mean, shape=shape, df=df).logpdf(x)
-
-
-def test_the_window_does_not_narrow_the_fleets_healthy_state():
-    """A window of one season sets the units; it is not a sample of the class.
-
-    Each structure's healthy record is three times as wide as its
-    commissioning window (the window is a few days of one season). A new
-    structure commissioned on its window alone gets the fleet's healthy
-    state as the fleet knows it, not the window's narrow spread.
-    """
-    rng = np.random.RandomState(11)
-    records = []
-    for _ in range(6):
-        level = rng.uniform(5, 50, 2)
-        window = level + rng.normal(size=(50, 2))
-        season = level + 3.0 * rng.normal(size=(300, 2))
-        damaged = level + np.array([-12.0, 0.0]) + rng.normal(size=(4, 2))
-        records.append(
-            (np.vstack([window, season, damaged]), np.r_[[1] * 350, [2] * 4])
-        )
-    fleet = FleetPrior.from_structures(records, classes=[1, 2])
-    level = np.array([20.0, 30.0])
-    window = level + rng.normal(size=(50, 2))
-    clf = _quiet(PooledGMMClassifier(fleet=fleet, classes=[1, 2]), window, [1] * 50)
-    # The window has just the commissioning samples: the weights stay at the
-    # prior, the fleet's component is its prior's predictive.
-    np.testing.assert_allclose(clf.transfer_weight_, [0.9, 0.9])
-    z = np.array([4.0, -3.0])
-    fleet_part = _log_student_t(
-        z,
-        fleet.mean[0],
-        fleet.mean_precision[0],
-        fleet.degrees_of_freedom[0],
-        fleet.scale[0],
-    )
-    n = 50
-    zw = (window - clf.normaliser_mean_) / clf.normaliser_scale_
-    scatter = (zw - zw.mean(0)).T @ (zw - zw.mean(0))
-    broad_part = _log_student_t(
-        z,
-        n * zw.mean(0) / (1.0 + n),
-        1.0 + n,
-        2.0 + n,
-        np.eye(2) + scatter + n / (1.0 + n) * np.outer(zw.mean(0), zw.mean(0)),
-    )
-    expected = logsumexp([np.log(0.9) + fleet_part, np.log(0.1) + broad_part])
-    raw = clf.normaliser_mean_ + clf.normaliser_scale_ * z
-    got = clf.class_log_density(raw[None])[0, 0] + np.log(clf.normaliser_scale_).sum()
-    assert got == pytest.approx(expected, abs=1e-8)
-    # Four window deviations out is still plausibly healthy, as in the fleet.
-    assert clf.predict_proba(raw[None])[0, 0] > 0.99
-
-
-def test_a_damage_transfer_prior_bounds_what_an_unlike_damage_loses(fleet):
-    """A class's broad component keeps ``1 - transfer_prior`` of its prior.
-
-    Before a structure labels a damage state, the state's density is the
-    fleet's component and the broad one, which is the state's density alone:
-    with ``transfer_prior[k] = p`` it is at least ``1 - p`` times the
-    structure's own, wherever the damage lies, so a damage unlike the fleet's
-    loses at most ``-log(1 - p)`` nats against learning alone (2.3 with the
-    default 0.9, 0.69 with 0.5) while one like the fleet's loses at most
-    ``log(0.9 / p)``.
-    """
-    rng = np.random.RandomState(7)
-    X, y = _structure(rng, np.array([10.0, 12.0]), 1.0)
-    healthy = y == 1
-    bounded = _quiet(
-        PooledGMMClassifier(
-            fleet=fleet, classes=CLASSES, transfer_prior={2: 0.5, 3: 0.5}
-        ),
-        X[healthy],
-        y[healthy],
-    )
-    default = _quiet(
-        PooledGMMClassifier(fleet=fleet, classes=CLASSES), X[healthy], y[healthy]
-    )
-    alone = _quiet(PooledGMMClassifier(classes=CLASSES), X[healthy], y[healthy])
-    np.testing.assert_allclose(bounded.transfer_weight_[1:], [0.5, 0.5])
-    points = rng.uniform(-20.0, 40.0, size=(200, 2))
-    own = alone.class_log_density(points)[:, 1:]
-    shared = bounded.class_log_density(points)[:, 1:]
-    assert (shared >= own + np.log(0.5) - 1e-9).all()
-    # Far from the fleet's damage the fleet's component adds nothing: the
-    # bound is reached, where the default sits 2.3 nats below alone.
-    far = np.array([[10.0 + 30.0, 12.0 + 30.0]])
-    gap = alone.class_log_density(far)[0, 1:] - bounded.class_log_density(far)[0, 1:]
-    np.testing.assert_allclose(gap, np.log(2.0), atol=1e-3)
-    gap = alone.class_log_density(far)[0, 1:] - default.class_log_density(far)[0, 1:]
-    np.testing.assert_allclose(gap, np.log(10.0), atol=1e-3)
-    # Where the fleet's damage lies, the bounded state loses little.
-    down = np.array([[10.0 - 5.0, 12.0]])
-    assert (
-        default.class_log_density(down)[0, 1] - bounded.class_log_density(down)[0, 1]
-        < np.log(0.9 / 0.5) + 1e-9
-    )
-
-
-def test_transfer_prior_by_class_is_checked(fleet):
-    X, y = _structure(np.random.RandomState(8), np.array([1.0, 2.0]), 1.0)
-    with pytest.raises(ValueError, match="not one of the classes"):
-        _quiet(
-            PooledGMMClassifier(fleet=fleet, classes=CLASSES, transfer_prior={9: 0.5}),
-            X,
-            y,
-        )
-    with pytest.raises(ValueError, match=r"transfer_prior\[2\] must be in \(0, 1\)"):
-        _quiet(
-            PooledGMMClassifier(fleet=fleet, classes=CLASSES, transfer_prior={2: 1.0}),
-            X,
-            y,
-        )
-    # A class the dict does not name keeps the default.
-    clf = _quiet(
-        PooledGMMClassifier(fleet=fleet, classes=CLASSES, transfer_prior={2: 0.5}),
-        X[y == 1],
-        y[y == 1],
-    )
-    np.testing.assert_allclose(clf.transfer_weight_[1:], [0.5, 0.9])
-
-
-def test_the_warning_names_each_states_transfer_prior(fleet):
-    X, y = _structure(np.random.RandomState(9), np.array([1.0, 2.0]), 1.0)
-    healthy = y == 1
-    with pytest.warns(UnlabelledClassesWarning, match=r"\(weight 0\.9\)"):
-        PooledGMMClassifier(fleet=fleet, classes=CLASSES).fit(X[healthy], y[healthy])
-    with pytest.warns(UnlabelledClassesWarning, match=r"\(weights 2: 0\.5, 3: 0\.9\)"):
-        PooledGMMClassifier(fleet=fleet, classes=CLASSES, transfer_prior={2: 0.5}).fit(
-            X[healthy], y[healthy]
-        )

@@ -6,11 +6,10 @@ own commissioning window): the fleet's prior for the class
 (:class:`~skrbal.mixture.FleetPrior`, learned from the other structures) and
 the broad prior the structure would have alone. The weight of the fleet's
 component, the transfer strength, is updated by each component's marginal
-likelihood of the class's data beyond the commissioning window (the window
-sets the normalisation, so it is not evidence), so a structure whose labels
-are unlike the fleet's falls back to its own data. The fleet's component
-does not learn from the window either: its prior already states the class
-in the units the window sets, over every season the fleet has seen.
+likelihood of the class's data beyond the commissioning window (a partial
+Bayes factor: the window sets the normalisation, so it is the training
+sample, not evidence), so a structure whose labels are unlike the fleet's
+falls back to its own data.
 """
 
 from __future__ import annotations
@@ -52,9 +51,6 @@ from skrbal.mixture._pooled_components import (
 
 __all__ = ["PooledGMMClassifier"]
 
-#: ``transfer_prior``'s default, and that of a class a dict does not name.
-_TRANSFER_PRIOR = 0.9
-
 
 class PooledGMMClassifier(_JointLikelihoodClassifier):
     """Bayesian Gaussian classes that borrow strength from a fleet of structures.
@@ -72,9 +68,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
     conjugate: the posterior mixes the two NIW posteriors, each component's
     weight (the transfer strength, ``transfer_weight_``) updated by its
     marginal likelihood of the class's labels beyond the commissioning
-    window, and the predictive is a mixture of two Student-t densities. The
-    broad component learns from all the labels, the fleet's from those
-    beyond the window only (see Notes). A
+    window, and the predictive is a mixture of two Student-t densities. A
     structure whose labels are unlike the fleet's falls back to its own data
     and the broad prior; without a ``fleet`` the model is
     :class:`~skrbal.mixture.BayesianGMMClassifier` on the window-standardised
@@ -87,15 +81,10 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         ``window`` and ``reference_class`` must be this classifier's. A class
         that fewer than two structures labelled has the broad prior alone.
         ``None``: the structure learns alone.
-    transfer_prior : float or dict, default=0.9
+    transfer_prior : float, default=0.9
         Prior probability, in (0, 1), that a class of this structure is as
         the fleet's; the broad prior keeps the rest, so that a structure
-        unlike the fleet can still find its states. A dict ``{label: p}``
-        sets it per class (a class it does not name keeps 0.9). Until the
-        structure labels a class, the class's density is at least ``1 - p``
-        times the one it would have alone, wherever its samples lie: a lower
-        ``p`` for the damage states bounds what a structure whose damage is
-        unlike the fleet's loses (see Notes).
+        unlike the fleet can still find its states.
     reference_class : label, default=None
         The class whose commissioning window normalises the features.
         ``None``: the fleet's, or without a fleet the class with the most
@@ -153,27 +142,15 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
 
     Notes
     -----
-    With ``W`` the window's samples, ``A`` all of a class's samples and
-    ``B`` those beyond the window, the weight of the broad component is
-    proportional to ``pi_b p_b(A) / p_b(W)`` (the marginal likelihood of
-    ``B`` given ``W``) and that of the fleet's to ``pi_f p_f(B)``; the
-    fleet's posterior is its prior updated by ``B``. The window's samples
-    have mean 0 and unit variance by construction, so they say nothing
-    about whether the structure is like the fleet; and the window of a
-    structure is a few days of one season, not a sample of the class: as
-    data, it would narrow the fleet's healthy state (which has seen other
-    seasons) to that season, and judged on it, the fleet's prior would
-    always lose to the structure's own narrow one.
-
-    The broad component of a class is the class as the structure would learn
-    it alone (the same prior and data), so ``p(x | k) >= (1 - p_k)
-    p_alone(x | k)`` while the structure has no label of ``k`` beyond the
-    window: the damage states' evidence is at most ``-log(1 - p_k)`` nats
-    below learning alone (2.3 at 0.9, 0.69 at 0.5) where the structure's
-    damage is unlike the fleet's, and at most ``log(0.9 / p_k)`` below the
-    default where it is like it. The healthy state has no such bound: the
-    fleet's is wider than one structure's window, and a damage that lies
-    inside that width can still pass as healthy.
+    With ``W`` the window's samples and ``A`` all of a class's samples, the
+    weight of component ``j`` is proportional to
+    ``pi_j p_j(A) / p_j(W)``, the prior probability times the marginal
+    likelihood of the samples beyond the window given the window. The
+    window's samples have mean 0 and unit variance by construction, so they
+    say nothing about whether the structure is like the fleet, and the window
+    of a structure is a few days of one season: judged on it, the fleet's
+    prior (which has seen every season) would always lose to the structure's
+    own narrow one.
 
     References
     ----------
@@ -210,7 +187,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
 
     _parameter_constraints: ClassVar[dict] = {
         "fleet": [None, HasMethods(["class_priors"])],
-        "transfer_prior": [Interval(Real, 0, 1, closed="neither"), dict],
+        "transfer_prior": [Interval(Real, 0, 1, closed="neither")],
         "reference_class": "no_validation",
         "window": [Interval(Integral, 2, None, closed="left")],
         **_JointLikelihoodClassifier._parameter_constraints,
@@ -220,7 +197,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         self,
         *,
         fleet=None,
-        transfer_prior: float | dict = _TRANSFER_PRIOR,
+        transfer_prior: float = 0.9,
         reference_class=None,
         window: int = 50,
         mean_precision_prior: float = 1.0,
@@ -308,18 +285,18 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         y_idx = _label_indices(y, self.classes_)
         weight = _sample_weight(sample_weight, X)
         present, batch = _present_statistics(self._normalised(X), y_idx, weight)
-        for stored in (self._statistics, self._beyond):
-            for row, k in enumerate(present.tolist()):
-                merged = _merge(
-                    stored.count.item(k),
-                    stored.mean[k],
-                    stored.scatter[k],
-                    batch.count.item(row),
-                    batch.mean[row],
-                    batch.scatter[row],
-                )
-                for field, value in zip(stored, merged):
-                    field[k] = value
+        stored = self._statistics
+        for row, k in enumerate(present.tolist()):
+            merged = _merge(
+                stored.count.item(k),
+                stored.mean[k],
+                stored.scatter[k],
+                batch.count.item(row),
+                batch.mean[row],
+                batch.scatter[row],
+            )
+            for field, value in zip(stored, merged):
+                field[k] = value
         self._set_posterior()
         return self
 
@@ -381,11 +358,6 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         centre, scale = normaliser(X[window], weight[window])
         Z = (X - centre) / scale
         stats = _labelled_statistics(Z, y_idx, weight, len(classes))
-        outside = np.ones(X.shape[0], dtype=bool)
-        outside[window] = False
-        beyond = _labelled_statistics(
-            Z[outside], y_idx[outside], weight[outside], len(classes)
-        )
         # The window's samples are all of the reference class.
         window_stats = _empty_statistics(len(classes), d)
         for field, values in zip(
@@ -417,42 +389,19 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         self.reference_class_ = classes[reference]
         self.normaliser_mean_, self.normaliser_scale_ = centre, scale
         self.window_size_ = int(window.size)
-        self._statistics, self._window, self._beyond = stats, window_stats, beyond
+        self._statistics, self._window = stats, window_stats
         self._broad = broad
         self._fleet = [
             None if hyper is None else _NIWPrior(*hyper, concentration)
             for hyper in fleet
         ]
-        self._weights = [
-            Weights(log(p), log1p(-p)) for p in self._transfer_priors(classes)
-        ]
+        self._weights = Weights(log(self.transfer_prior), log1p(-self.transfer_prior))
         self._set_posterior()
         self.fit_warnings_ = []
         warning = self._unlabelled_warning()
         if warning is not None:
             warnings.warn(warning, stacklevel=caller_stacklevel())
             self.fit_warnings_.append(warning)
-
-    def _transfer_priors(self, classes) -> list:
-        """``transfer_prior`` as one probability per class, checked."""
-        value = self.transfer_prior
-        if not isinstance(value, dict):
-            return [float(value)] * len(classes)
-        found = [_TRANSFER_PRIOR] * len(classes)
-        for label, p in value.items():
-            matches = np.flatnonzero(classes == label)
-            if matches.size != 1:
-                raise ValueError(
-                    f"{type(self).__name__}: transfer_prior names {label!r}, not one "
-                    f"of the classes {classes.tolist()}."
-                )
-            if not (isinstance(p, Real) and 0.0 < p < 1.0):
-                raise ValueError(
-                    f"{type(self).__name__}: transfer_prior[{label!r}] must be in "
-                    f"(0, 1), got {p!r}."
-                )
-            found[int(matches[0])] = float(p)
-        return found
 
     def _unlabelled_warning(self):
         missing = self.unlabelled_classes_
@@ -462,18 +411,9 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         alone = [c.item() for c in missing if self._fleet[self._index(c)] is None]
         parts = []
         if pooled:
-            shares = {
-                c: f"{np.exp(self._weights[self._index(c)].log_weight):g}"
-                for c in pooled
-            }
-            weights = (
-                f"weight {next(iter(shares.values()))}"
-                if len(set(shares.values())) == 1
-                else "weights " + ", ".join(f"{c}: {w}" for c, w in shares.items())
-            )
             parts.append(
                 f"the belief in {pooled} rests on the fleet's labels of that state "
-                f"({weights}) mixed with the broad prior"
+                f"(weight {self.transfer_prior:g}) mixed with the broad prior"
             )
         if alone:
             parts.append(f"the belief in {alone} rests on the broad prior alone")
@@ -487,27 +427,22 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
 
     def _set_posterior(self) -> None:
         """Both components' posteriors, their weights and the fitted attributes."""
-        stats, window, beyond = self._statistics, self._window, self._beyond
+        stats, window = self._statistics, self._window
         broad_rows, fleet_rows, log_weights = [], [], []
         for k, alpha in enumerate(self._broad.concentration.tolist()):
             data = (stats.count.item(k), stats.mean[k], stats.scatter[k])
             seen = (window.count.item(k), window.mean[k], window.scatter[k])
-            later = (beyond.count.item(k), beyond.mean[k], beyond.scatter[k])
             broad_rows.append(_class_posterior(self._broad, *data, alpha))
             prior = self._fleet[k]
             if prior is None:
                 log_weights.append((0.0, -np.inf))
                 continue
-            # The fleet's component does not learn from the window: there the
-            # samples have mean 0 and unit variance by construction, and they
-            # are a few days of one season, not a sample of the class. The
-            # fleet's prior describes the class in the units the window sets.
-            fleet_rows.append(_class_posterior(prior, *later, alpha))
+            fleet_rows.append(_class_posterior(prior, *data, alpha))
             log_weights.append(
                 component_log_weights(
-                    self._weights[k],
+                    self._weights,
                     log_marginal(self._broad, *data) - log_marginal(self._broad, *seen),
-                    log_marginal(prior, *later),
+                    log_marginal(prior, *data) - log_marginal(prior, *seen),
                 )
             )
         self._fleet_index = np.array(
