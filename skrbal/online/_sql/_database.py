@@ -70,10 +70,14 @@ def _ping_when_idle(engine) -> None:
         if since is None or monotonic() - since < PING_AFTER_IDLE:
             return  # a new connection, or one used a moment ago
         try:
-            engine.dialect.do_ping(dbapi_connection)
+            # SQLAlchemy 2.0.0's psycopg dialect returns False for a
+            # connection the server ended; later versions raise.
+            alive = engine.dialect.do_ping(dbapi_connection)
         except engine.dialect.loaded_dbapi.Error:
+            alive = False
+        if alive is False:
             # The pool drops it and connects anew (up to three times).
-            raise DisconnectionError() from None
+            raise DisconnectionError()
 
 
 def _writable(path: str) -> bool:
