@@ -430,8 +430,10 @@ class EventRecord:
     ----------
     seq : int
         Its number (1, 2, ...).
-    kind : {'commission', 'observe', 'result', 'cancel', 'action'}
-        The call it records.
+    kind : {'commission', 'observe', 'result', 'cancel', 'action', 'expire', 'skip'}
+        The call it records (``'expire'``: requests that waited past
+        ``request_timeout``; ``'skip'``: rows skipped after the input's last
+        decided row, with no block of their own).
     step : int or None
         The step it concerns (the first of an ``observe``).
     request_id : int or None
