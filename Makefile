@@ -36,18 +36,24 @@ WITH_BYTECODE = PYTHONDONTWRITEBYTECODE=
 # An editable install writes skrbal.egg-info/ into this folder, so installs
 # made side by side (make -j) take turns where flock(1) exists.
 ONE_AT_A_TIME := $(if $(shell command -v flock 2>/dev/null),flock .install.lock)
+# Options of every pip install. CI passes INSTALL_FLAGS=--no-compile (.ci/run):
+# pip otherwise compiles every module it installs (8,000 files in .venv, 34
+# of its 50 CPU seconds), where a run imports a fraction of them, and writes
+# their bytecode on first import (WITH_BYTECODE). A developer's environment,
+# used for timings, keeps pip's compiled bytecode.
+PIP_INSTALL = -m pip install --quiet $(INSTALL_FLAGS)
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(ONE_AT_A_TIME) $(BIN)/python -m pip install --quiet \
+	$(BIN)/python $(PIP_INSTALL) --upgrade pip
+	$(ONE_AT_A_TIME) $(BIN)/python $(PIP_INSTALL) \
 		-e ".[test,plot,modal,parallel,crosscheck,parquet]"
 	touch $@
 
 $(MODAL_STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(MODAL_VENV)
-	$(MODAL_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(ONE_AT_A_TIME) $(MODAL_VENV)/bin/python -m pip install --quiet \
+	$(MODAL_VENV)/bin/python $(PIP_INSTALL) --upgrade pip
+	$(ONE_AT_A_TIME) $(MODAL_VENV)/bin/python $(PIP_INSTALL) \
 		"scikit-learn>=1.7,<1.8" modAL-python pytest hypothesis -e .
 	touch $@
 
@@ -112,9 +118,9 @@ test-modal: $(MODAL_STAMP)
 $(OLDEST_STAMP): pyproject.toml setup.cfg .ci/lowest_constraints.py
 	rm -rf $(OLDEST_VENV)
 	$(PYTHON) -m venv $(OLDEST_VENV)
-	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(OLDEST_VENV)/bin/python $(PIP_INSTALL) --upgrade pip
 	$(PYTHON) .ci/lowest_constraints.py $(OLDEST_EXTRAS) > $(OLDEST_VENV)/constraints.txt
-	$(ONE_AT_A_TIME) $(OLDEST_VENV)/bin/python -m pip install --quiet \
+	$(ONE_AT_A_TIME) $(OLDEST_VENV)/bin/python $(PIP_INSTALL) \
 		-c $(OLDEST_VENV)/constraints.txt -e ".[$(shell echo $(OLDEST_EXTRAS) | tr ' ' ',')]"
 	touch $@
 
@@ -139,11 +145,11 @@ docs: $(STAMP) $(DOCS_STAMP)
 # Regenerate the intersphinx inventories (docs/_intersphinx/*.inv) from the
 # installed packages; the build itself reads the committed files offline.
 docs-inventories: $(STAMP) $(DOCS_STAMP)
-	$(BIN)/python -m pip install --quiet "sphobjinv>=2.4"
+	$(BIN)/python $(PIP_INSTALL) "sphobjinv>=2.4"
 	$(BIN)/python docs/_intersphinx/make_inventories.py
 
 $(DOCS_STAMP): $(STAMP)
-	$(ONE_AT_A_TIME) $(BIN)/python -m pip install --quiet -e ".[docs]"
+	$(ONE_AT_A_TIME) $(BIN)/python $(PIP_INSTALL) -e ".[docs]"
 	touch $@
 
 # Benchmark modules are named bench_*.py so the test run never collects them.
