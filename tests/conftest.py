@@ -164,6 +164,13 @@ def _postgres_schema_url():
     engine.dispose()
 
 
+@pytest.fixture(scope="module")
+def postgres_module_schema_url():
+    """URL of a fresh schema on the test server that lasts for a module: a
+    template the tests of the module copy (``store_url``'s rules apply)."""
+    yield from _postgres_schema_url()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_url(request, tmp_path):
     """URL of an empty agent store, on each backend."""
