@@ -1,8 +1,12 @@
 """``skrbal agent status``: an agent's counts, spend and open requests.
 
-Apart from the other commands so that it starts fast: reading a store needs
-SQLAlchemy and numpy, not pandas or scikit-learn (``tests/test_packaging.py``
-checks), and a dashboard or a cron job may call it every minute.
+Apart from the other commands so that it starts fast: a dashboard or a cron
+job may call it every minute. A SQLite store is read with the standard
+library's ``sqlite3`` (the queries of ``skrbal.online._sql._summary``, which
+the store runs through SQLAlchemy too), so the command imports neither
+SQLAlchemy nor numpy, pandas or scikit-learn (``tests/test_packaging.py``
+checks); a PostgreSQL store, or a file the fast reader cannot read as a store
+of this version, is opened as an :class:`~skrbal.online.AgentStore`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import json
 
 from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._budget_words import budget_lines, duration_words
+from skrbal.cli._server_record import sqlite_file
 from skrbal.cli._times import iso_time
 
 __all__ = ["status", "unlabelled_states_text"]
@@ -46,17 +51,45 @@ def unlabelled_states_text(labelled: dict) -> str:
     )
 
 
-@guarded
-def status(args) -> int:
+def _read_fast(args):
+    """``(status, configuration)`` of a SQLite store read by ``sqlite3``.
+
+    None where it needs more than counts and open requests (the expired or
+    the methods of open requests, which are read as frames), or the fast
+    reader cannot answer (not a readable store of this version, no such
+    agent, damage): the store then reads it, or names what is wrong.
+    """
+    import sqlite3
+
+    from skrbal.online import StoreError, sqlite_summary
+
+    path = sqlite_file(args.store)
+    if path is None:
+        return None
+    with sqlite_summary(path) as summary:
+        if summary is None:
+            return None
+        try:
+            state = summary.status(args.agent)
+            configuration = summary.configuration(args.agent)
+        except (sqlite3.Error, StoreError):
+            return None
+    if (state["n_expired"] and not args.json) or (
+        state["n_open"] and "spend_by_method" in state
+    ):
+        return None
+    return state, configuration
+
+
+def _read(args):
+    """``(status, configuration, overdue, methods)`` of the agent."""
+    fast = _read_fast(args)
+    if fast is not None:
+        return (*fast, [], None)
     store = open_store(args)
     try:
         state = store.status(args.agent)
         configuration = store.configuration(args.agent)
-        iso = configuration["settings"].get("time_format") == "iso"
-        if iso:
-            # Given as datetimes: shown as ISO 8601, not as epoch seconds.
-            for request in state["open_requests"]:
-                request["timestamp"] = iso_time(request["timestamp"])
         overdue = []
         if state["n_expired"] and not args.json:
             # Rare, so pandas is paid for only then.
@@ -70,6 +103,17 @@ def status(args) -> int:
                 methods = requests.set_index("request_id")["method"].to_dict()
     finally:
         store.close()
+    return state, configuration, overdue, methods
+
+
+@guarded
+def status(args) -> int:
+    state, configuration, overdue, methods = _read(args)
+    iso = configuration["settings"].get("time_format") == "iso"
+    if iso:
+        # Given as datetimes: shown as ISO 8601, not as epoch seconds.
+        for request in state["open_requests"]:
+            request["timestamp"] = iso_time(request["timestamp"])
     if args.json:
         print(json.dumps(state))
         return 0
