@@ -51,59 +51,50 @@ def unlabelled_states_text(labelled: dict) -> str:
     )
 
 
-def _read_fast(args):
-    """``(status, configuration)`` of a SQLite store read by ``sqlite3``.
+def _requests_shown(summary, args, state) -> tuple:
+    """The overdue requests ``(request_id, step)`` and the open ones' methods."""
+    overdue = []
+    if state["n_expired"] and not args.json:
+        expired = summary.requests_in(args.agent, "expired")
+        overdue = [(request_id, step) for request_id, step, _ in expired]
+    methods = None
+    if state["n_open"] and "spend_by_method" in state:
+        opened = summary.requests_in(args.agent, "open")
+        methods = {request_id: method for request_id, _, method in opened}
+    return overdue, methods
 
-    None where it needs more than counts and open requests (the expired or
-    the methods of open requests, which are read as frames), or the fast
-    reader cannot answer (not a readable store of this version, no such
-    agent, damage): the store then reads it, or names what is wrong.
+
+def _read(args) -> tuple:
+    """``(status, configuration, overdue, methods)``, from ``sqlite3`` if it can.
+
+    A SQLite file is read by ``sqlite3``; where that reader cannot answer
+    (not a readable store of this version, no such agent, damage), or for
+    PostgreSQL, the store reads it with the same queries, or names what is
+    wrong.
     """
     import sqlite3
 
     from skrbal.online import StoreError, sqlite_summary
 
     path = sqlite_file(args.store)
-    if path is None:
-        return None
-    with sqlite_summary(path) as summary:
-        if summary is None:
-            return None
-        try:
-            state = summary.status(args.agent)
-            configuration = summary.configuration(args.agent)
-        except (sqlite3.Error, StoreError):
-            return None
-    if (state["n_expired"] and not args.json) or (
-        state["n_open"] and "spend_by_method" in state
-    ):
-        return None
-    return state, configuration
-
-
-def _read(args):
-    """``(status, configuration, overdue, methods)`` of the agent."""
-    fast = _read_fast(args)
-    if fast is not None:
-        return (*fast, [], None)
+    if path is not None:
+        with sqlite_summary(path) as summary:
+            if summary is not None:
+                try:
+                    state = summary.status(args.agent)
+                    configuration = summary.configuration(args.agent)
+                    return state, configuration, *_requests_shown(summary, args, state)
+                except (sqlite3.Error, StoreError):
+                    pass
     store = open_store(args)
     try:
+        # The store's own readers name the agent of a damaged store.
         state = store.status(args.agent)
         configuration = store.configuration(args.agent)
-        overdue = []
-        if state["n_expired"] and not args.json:
-            # Rare, so pandas is paid for only then.
-            requests = store.requests(args.agent)
-            overdue = requests.loc[requests["status"] == "expired", "step"]
-            overdue = list(zip(requests.loc[overdue.index, "request_id"], overdue))
-        methods = None
-        if state["n_open"] and "spend_by_method" in state:
-            requests = store.requests(args.agent)
-            if "method" in requests.columns:
-                methods = requests.set_index("request_id")["method"].to_dict()
+        with store.summary() as summary:
+            return state, configuration, *_requests_shown(summary, args, state)
     finally:
         store.close()
-    return state, configuration, overdue, methods
 
 
 @guarded

@@ -64,6 +64,10 @@ _SKIPPED = (
     "SELECT payload FROM skrbal_events WHERE agent_id = :agent "
     "AND kind IN ('observe', 'skip') AND payload LIKE :skipped"
 )
+_REQUESTS_IN = (
+    "SELECT request_id, step, method FROM skrbal_requests "
+    "WHERE agent_id = :agent AND status = :status ORDER BY request_id"
+)
 # The per-step columns ``last_of_block`` and ``requests_with`` may cut.
 _F8_COLUMNS = ("timestamp", "time", "evpi")
 
@@ -239,6 +243,21 @@ class AgentSummary:
             "created_at": agent.created_at,
             "skrbal_version": agent.skrbal_version,
         }
+
+    def requests_in(self, name: str, status: str) -> list[tuple]:
+        """``(request_id, step, method)`` of an agent's requests of a status.
+
+        In the order they were made; ``method`` is None for the process's
+        perfect inspection (and for every request of an agent without
+        inspection methods).
+        """
+        agent = self.agent(name)
+        return [
+            tuple(row)
+            for row in self.rows(
+                _REQUESTS_IN, {"agent": agent.agent_id, "status": status}
+            )
+        ]
 
     def status(self, name: str) -> dict:
         """See :meth:`~skrbal.online.AgentStore.status`."""
