@@ -9,12 +9,14 @@ on a copy of the store (``skrbal --server SOCKET agent ...``: the CPU of
 the forwarding process plus the server's for the call), the same three as
 plain command lines that find that server beside the store and are sent to
 it ("auto-forwarded"), and two floors:
-that of reading a store (``python -c "import sqlalchemy, numpy"`` with
-SQLite's dialect; ``agent status`` imports numpy no more, so it can go
-below) and that of
+that of reading a store through SQLAlchemy (``python -c "import
+sqlalchemy, numpy"`` with SQLite's dialect; ``agent status`` on a SQLite
+file imports neither now, so it goes below) and that of
 deciding (``import sklearn.base`` too: rebuilding the estimator needs
 scikit-learn, whose ``sklearn.utils`` imports ``scipy.stats``,
-``scipy.sparse.linalg`` and pandas). It keeps three
+``scipy.sparse.linalg`` and pandas); and the floors of a decision that
+would need numpy alone (a snapshot of the model, not built), writing
+through sqlite3 or SQLAlchemy. It keeps three
 measures per command: the wall time, the CPU time (user + system, what a
 loaded machine distorts least), and the import time ``python -X
 importtime`` reports (the sum of the listed modules' own times; a module
@@ -58,12 +60,27 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Commands that do not depend on the checkout, timed once per round.
 _READING = "import sqlalchemy, numpy, sqlite3, sqlalchemy.dialects.sqlite"
+# What a decision from a numpy-only snapshot of the model would import at
+# least (issue 28.25, not built): numpy, the CSV reader, the chain's hashes, and
+# the store's writer (SQLAlchemy, or the standard library's sqlite3).
+_SNAPSHOT = "import numpy, csv, json, hashlib, hmac, struct, argparse"
 _SHARED = {
     "python -c pass": ["-c", "pass"],
-    "floor of status: python -c 'import sqlalchemy, numpy'": ["-c", _READING],
+    "floor of status through SQLAlchemy: python -c 'import sqlalchemy, numpy'": [
+        "-c",
+        _READING,
+    ],
     "floor of observe: python -c 'import sklearn.base, sqlalchemy, numpy'": [
         "-c",
         f"{_READING}, sklearn.base",
+    ],
+    "floor of a snapshot decision, sqlite3 writes: numpy, sqlite3, csv": [
+        "-c",
+        f"{_SNAPSHOT}, sqlite3",
+    ],
+    "floor of a snapshot decision, SQLAlchemy writes: numpy, sqlalchemy, csv": [
+        "-c",
+        f"{_SNAPSHOT}, sqlalchemy, sqlite3, sqlalchemy.dialects.sqlite",
     ],
 }
 

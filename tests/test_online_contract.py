@@ -24,6 +24,7 @@ from skrbal.online import (
     InMemoryAgentStore,
     RiskBasedAgent,
     StoreError,
+    sqlite_summary,
 )
 
 PROCESS = synthetic_decision_process().set_params(inspection_cost=1.0)
@@ -102,6 +103,19 @@ def test_memory_and_sql_answer_alike(store_url):
     with _run(memory) as a, _run(sql) as b:
         assert a.status() == b.status()
         assert a.status()["n_skipped"] == 5
+        # 28.25: the status queries as text, through SQLAlchemy and (a SQLite
+        # file) sqlite3, answer as the store does.
+        frame = sql.requests("agent")
+        with sql.summary() as summary, sqlite_summary(sql.path or "") as fast:
+            for reader in (summary, fast or summary):
+                assert reader.status("agent") == b.status()
+                assert reader.configuration("agent") == sql.configuration("agent")
+                for status in ("open", "done", "cancelled", "expired"):
+                    rows = frame.loc[frame["status"] == status]
+                    assert reader.requests_in("agent", status) == list(
+                        zip(rows["request_id"], rows["step"], [None] * len(rows))
+                    )
+            assert (fast is None) == (sql.path is None)
         _same_frames(a.history_.steps, b.history_.steps)
         _same_frames(memory.requests("agent"), sql.requests("agent"))
         logged = sql.events("agent")

@@ -1,8 +1,12 @@
 """``skrbal agent status``: an agent's counts, spend and open requests.
 
-Apart from the other commands so that it starts fast: reading a store needs
-SQLAlchemy and numpy, not pandas or scikit-learn (``tests/test_packaging.py``
-checks), and a dashboard or a cron job may call it every minute.
+Apart from the other commands so that it starts fast: a dashboard or a cron
+job may call it every minute. A SQLite store is read with the standard
+library's ``sqlite3`` (the queries of ``skrbal.online._sql._summary``, which
+the store runs through SQLAlchemy too), so the command imports neither
+SQLAlchemy nor numpy, pandas or scikit-learn (``tests/test_packaging.py``
+checks); a PostgreSQL store, or a file the fast reader cannot read as a store
+of this version, is opened as an :class:`~skrbal.online.AgentStore`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import json
 
 from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._budget_words import budget_lines, duration_words
+from skrbal.cli._server_record import sqlite_file
 from skrbal.cli._times import iso_time
 
 __all__ = ["status", "unlabelled_states_text"]
@@ -46,30 +51,60 @@ def unlabelled_states_text(labelled: dict) -> str:
     )
 
 
-@guarded
-def status(args) -> int:
+def _requests_shown(summary, args, state) -> tuple:
+    """The overdue requests ``(request_id, step)`` and the open ones' methods."""
+    overdue = []
+    if state["n_expired"] and not args.json:
+        expired = summary.requests_in(args.agent, "expired")
+        overdue = [(request_id, step) for request_id, step, _ in expired]
+    methods = None
+    if state["n_open"] and "spend_by_method" in state:
+        opened = summary.requests_in(args.agent, "open")
+        methods = {request_id: method for request_id, _, method in opened}
+    return overdue, methods
+
+
+def _read(args) -> tuple:
+    """``(status, configuration, overdue, methods)``, from ``sqlite3`` if it can.
+
+    A SQLite file is read by ``sqlite3``; where that reader cannot answer
+    (not a readable store of this version, no such agent, damage), or for
+    PostgreSQL, the store reads it with the same queries, or names what is
+    wrong.
+    """
+    import sqlite3
+
+    from skrbal.online import StoreError, sqlite_summary
+
+    path = sqlite_file(args.store)
+    if path is not None:
+        with sqlite_summary(path) as summary:
+            if summary is not None:
+                try:
+                    state = summary.status(args.agent)
+                    configuration = summary.configuration(args.agent)
+                    return state, configuration, *_requests_shown(summary, args, state)
+                except (sqlite3.Error, StoreError):
+                    pass
     store = open_store(args)
     try:
+        # The store's own readers name the agent of a damaged store.
         state = store.status(args.agent)
         configuration = store.configuration(args.agent)
-        iso = configuration["settings"].get("time_format") == "iso"
-        if iso:
-            # Given as datetimes: shown as ISO 8601, not as epoch seconds.
-            for request in state["open_requests"]:
-                request["timestamp"] = iso_time(request["timestamp"])
-        overdue = []
-        if state["n_expired"] and not args.json:
-            # Rare, so pandas is paid for only then.
-            requests = store.requests(args.agent)
-            overdue = requests.loc[requests["status"] == "expired", "step"]
-            overdue = list(zip(requests.loc[overdue.index, "request_id"], overdue))
-        methods = None
-        if state["n_open"] and "spend_by_method" in state:
-            requests = store.requests(args.agent)
-            if "method" in requests.columns:
-                methods = requests.set_index("request_id")["method"].to_dict()
+        with store.summary() as summary:
+            return state, configuration, *_requests_shown(summary, args, state)
     finally:
         store.close()
+
+
+@guarded
+def status(args) -> int:
+    state, configuration, overdue, methods = _read(args)
+    iso = configuration["settings"].get("time_format") == "iso"
+    if iso:
+        # Given as datetimes: shown as ISO 8601, not as epoch seconds.
+        for request in state["open_requests"]:
+            request["timestamp"] = iso_time(request["timestamp"])
     if args.json:
         print(json.dumps(state))
         return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
 
 from skrbal.cli._server_record import sqlite_file
 
@@ -21,8 +22,6 @@ def guarded(handler):
 
     @functools.wraps(handler)
     def run(args) -> int:
-        from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
-
         from skrbal.online import AgentLockedError, StoreError
 
         try:
@@ -30,13 +29,20 @@ def guarded(handler):
         except AgentLockedError as exc:
             raise OSError(str(exc)) from exc
         except StoreError as exc:
-            if isinstance(exc.__cause__, OperationalError) and not _is_local(args):
+            if _unreachable(exc.__cause__) and not _is_local(args):
                 # An unreachable server: the system fails.
                 raise OSError(str(exc)) from exc
             raise ValueError(str(exc)) from exc
-        except ArgumentError as exc:
-            raise ValueError(f"--store {args.store!r}: {exc}") from exc
-        except DBAPIError as exc:
+        except Exception as exc:
+            if "sqlalchemy" not in sys.modules:
+                # Not a database error (status reads SQLite without SQLAlchemy).
+                raise
+            from sqlalchemy.exc import ArgumentError, DBAPIError
+
+            if isinstance(exc, ArgumentError):
+                raise ValueError(f"--store {args.store!r}: {exc}") from exc
+            if not isinstance(exc, DBAPIError):
+                raise
             if _is_local(args):
                 raise ValueError(
                     f"--store {args.store!r}: not a store ({exc.orig})"
@@ -45,6 +51,15 @@ def guarded(handler):
             raise OSError(f"store {args.store!r}: {exc.orig}") from exc
 
     return run
+
+
+def _unreachable(cause) -> bool:
+    """Whether a store error's cause is SQLAlchemy's OperationalError."""
+    if "sqlalchemy" not in sys.modules:
+        return False
+    from sqlalchemy.exc import OperationalError
+
+    return isinstance(cause, OperationalError)
 
 
 def _is_local(args) -> bool:

@@ -31,7 +31,8 @@ Reading a store needs no agent and takes no lock: :meth:`AgentStore.status`,
 :meth:`~AgentStore.history`, :meth:`~AgentStore.requests`,
 :meth:`~AgentStore.events`, :meth:`~AgentStore.configuration` and
 :meth:`~AgentStore.verify` (the agent's event chain and the tables against
-it).
+it). :func:`sqlite_summary` reads the status and configuration of an agent
+in a SQLite store with the standard library alone (no SQLAlchemy).
 """
 
 import importlib.util
@@ -66,6 +67,7 @@ _LAZY = {
     "RiskBasedAgent": "skrbal.online._agent",
     "SkippedRow": "skrbal.online._records",
     "StoreError": "skrbal.exceptions",
+    "sqlite_summary": "skrbal.online._sql._summary",
 }
 
 __all__ = sorted(_LAZY)

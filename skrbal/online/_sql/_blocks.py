@@ -11,9 +11,8 @@ read only the blocks (and columns) holding some steps, a chunk at a time.
 from __future__ import annotations
 
 import json
-import struct
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.online._sql import _schema as schema
@@ -142,70 +141,6 @@ def commissioning_arrays(rows, n_features: int):
     features = np.array([json.loads(r.features) for r in rows], dtype=np.float64)
     action = np.array([r.action for r in rows], dtype=np.int64)
     return step, features.reshape(len(rows), n_features), action
-
-
-def last_of_block(conn, agent_id: int, columns) -> tuple | None:
-    """The last step's value of some ``<f8`` columns of an agent's blocks.
-
-    Only the last 8 bytes of each are read (None without blocks).
-    """
-    b = schema.blocks
-    row = conn.execute(
-        select(*(func.substr(b.c[c], b.c.n_steps * 8 - 7, 8) for c in columns))
-        .where(b.c.agent_id == agent_id)
-        .order_by(b.c.first_step.desc())
-        .limit(1)
-    ).first()
-    if row is None:
-        return None
-    return tuple(struct.unpack("<d", bytes(v))[0] for v in row)
-
-
-def requests_with(conn, agent, status: str, column: str) -> list:
-    """An agent's requests of a status, each with a block column at its step.
-
-    ``(request_id, step, evpi, value)`` in the order of the steps, ``value``
-    being the ``<f8`` column's value at the request's step, or None where its
-    block has no such column (no timestamps). The database cuts the 8 bytes
-    out of each block, so no block is read whole and numpy is not needed
-    (``skrbal agent status`` reads the times of the open requests so).
-    """
-    req, b = schema.requests, schema.blocks
-    within = (
-        (b.c.agent_id == req.c.agent_id)
-        & (b.c.first_step <= req.c.step)
-        & (req.c.step < b.c.first_step + b.c.n_steps)
-    )
-    at = (req.c.step - b.c.first_step) * 8 + 1
-    rows = conn.execute(
-        select(
-            req.c.request_id,
-            req.c.step,
-            req.c.evpi,
-            b.c.first_step,
-            func.substr(b.c[column], at, 8).label("value"),
-        )
-        .select_from(req.outerjoin(b, within))
-        .where((req.c.agent_id == agent.agent_id) & (req.c.status == status))
-        .order_by(req.c.step)
-    ).all()
-    out = []
-    for row in rows:
-        if row.first_step is None:
-            raise StoreError(
-                f"agent {agent.name!r}: step {row.step} is in no block of "
-                f"table {b.name}; the store is damaged."
-            )
-        value = None if row.value is None else bytes(row.value)
-        if value is not None and len(value) != 8:
-            raise StoreError(
-                f"agent {agent.name!r}, table {b.name}: the block of steps "
-                f"{row.first_step}.. holds no {column!r} for step {row.step}: the "
-                "store is damaged."
-            )
-        stored = None if value is None else struct.unpack("<d", value)[0]
-        out.append((row.request_id, row.step, row.evpi, stored))
-    return out
 
 
 # Steps of small blocks read in one query; a larger block is read alone.

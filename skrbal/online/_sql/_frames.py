@@ -11,11 +11,8 @@ from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.exceptions import StoreError
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._blocks import commissioning_arrays, unpack_blocks
-from skrbal.online._sql._reading import (
-    StoreReader,
-    process_classes,
-    stored_inspections,
-)
+from skrbal.online._sql._reading import StoreReader, process_classes, sql_rows
+from skrbal.online._sql._summary import AgentSummary, stored_inspections
 
 # pandas is imported where a frame is made: a store's status makes none and
 # does not pay for it (``skrbal agent status`` starts in a fraction of a second).
@@ -237,19 +234,8 @@ class StoreFrames(StoreReader):
     def configuration(self, name: str) -> dict:
         """See :meth:`~skrbal.online.AgentStore.configuration`."""
         with self.database.engine.connect() as conn:
-            agent = self.agent_row(conn, name)
-        return {
-            "process": json.loads(agent.process),
-            "estimator": json.loads(agent.estimator),
-            "budget": json.loads(agent.budget),
-            "settings": json.loads(agent.settings),
-            "n_features": agent.n_features,
-            "feature_names": (
-                json.loads(agent.feature_names) if agent.feature_names else None
-            ),
-            "created_at": agent.created_at,
-            "skrbal_version": agent.skrbal_version,
-        }
+            summary = AgentSummary(sql_rows(conn), self.database.display_url)
+            return summary.configuration(name)
 
     def events(self, name: str) -> pd.DataFrame:
         """See :meth:`~skrbal.online.AgentStore.events`."""

@@ -10,10 +10,9 @@ many requests a block holds.
 from __future__ import annotations
 
 import json
-import math
 from contextlib import contextmanager
 
-from sqlalchemy import func, select
+from sqlalchemy import select, text
 from sqlalchemy.exc import DatabaseError
 
 from skrbal._lazy import numpy as np  # imported when first used
@@ -24,19 +23,16 @@ from skrbal.online._records import (
     ObserveBlock,
     Replay,
     RequestRecord,
-    SkippedRow,
 )
-from skrbal.online._spend import inspection_spend, routine_spend
 from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._anchor import parse_head
 from skrbal.online._sql._blocks import (
     commissioning_arrays,
     int_columns,
-    last_of_block,
     read_steps,
-    requests_with,
     unpack_blocks,
 )
+from skrbal.online._sql._summary import AgentSummary, last_of_block
 from skrbal.online._sql._verify import verify_agent
 from skrbal.online._storage import StoreError
 
@@ -103,9 +99,14 @@ def _observed_steps(conn, agent, every_step: bool) -> np.ndarray:
     return np.concatenate([np.arange(f, f + n) for f, n in zip(firsts, sizes)])
 
 
+def sql_rows(conn):
+    """A SQLAlchemy connection as the ``rows`` an :class:`AgentSummary` runs."""
+    return lambda sql, parameters: conn.execute(text(sql), parameters).all()
+
+
 def _last_observation(conn, agent_id: int):
     """The time of the last step and the EVPI of the last observation."""
-    last = last_of_block(conn, agent_id, ("time", "evpi"))
+    last = last_of_block(sql_rows(conn), agent_id, ("time", "evpi"))
     if last is not None:
         return last
     obs = schema.observations
@@ -153,39 +154,8 @@ def process_of(row):
     return process_from_json(row.process)
 
 
-def _cost_and_classes(row) -> tuple[float, list]:
-    """The inspection cost and the states of an agent's process, as stored.
-
-    Read from the JSON without building the process, which would import
-    scikit-learn (a second of ``skrbal agent status``); a description that
-    does not read plainly is validated in full, so damage still raises.
-    """
-    description = json.loads(row.process)
-    cost, classes = description.get("inspection_cost"), description.get("classes")
-    plain = (
-        isinstance(cost, (int, float))
-        and not isinstance(cost, bool)
-        and math.isfinite(cost)
-        and cost >= 0
-        and isinstance(classes, list)
-        and len(classes) > 0
-        and len({type(c) for c in classes}) == 1
-        and type(classes[0]) in (int, str)
-        and len(set(classes)) == len(classes)
-    )
-    if not plain:
-        process = process_of(row)
-        return float(process.inspection_cost), process.classes_.tolist()
-    return float(cost), classes
-
-
 def process_classes(row) -> np.ndarray:
     return process_of(row).classes_
-
-
-def stored_inspections(row) -> list | None:
-    """The agent's inspection methods as stored (plain JSON), or None."""
-    return json.loads(row.settings).get("inspections")
 
 
 class StoreReader:
@@ -231,88 +201,8 @@ class StoreReader:
 
     def status(self, name: str) -> dict:
         """See :meth:`~skrbal.online.AgentStore.status`."""
-        obs, req, b = schema.observations, schema.requests, schema.blocks
         with self.database.engine.connect() as conn:
-            agent = self.agent_row(conn, name)
-            cost, classes = _cost_and_classes(agent)
-            aid = agent.agent_id
-            n_commissioning = conn.execute(
-                select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
-            ).scalar()
-            n_observations = conn.execute(
-                select(func.coalesce(func.sum(b.c.n_steps), 0)).where(
-                    b.c.agent_id == aid
-                )
-            ).scalar()
-            by_method = conn.execute(
-                select(req.c.method, req.c.status, req.c.origin, func.count())
-                .where(req.c.agent_id == aid)
-                .group_by(req.c.method, req.c.status, req.c.origin)
-            ).all()
-            open_rows = requests_with(conn, agent, "open", "timestamp")
-            labels = (
-                conn.execute(
-                    select(obs.c.label, func.count())
-                    .where((obs.c.agent_id == aid) & obs.c.label.is_not(None))
-                    .group_by(obs.c.label)
-                ).all()
-                + conn.execute(
-                    select(req.c.label, func.count())
-                    .where((req.c.agent_id == aid) & req.c.label.is_not(None))
-                    .group_by(req.c.label)
-                ).all()
-            )
-            last_evpi = last_of_block(conn, aid, ("evpi",))
-            last_evpi = None if last_evpi is None else last_evpi[0]
-            n_skipped = _n_skipped(conn, aid)
-        statuses, counts_by, routine = {}, {}, {}
-        for method, status_, origin, n in by_method:
-            if origin is not None:  # a label the agent did not request
-                routine[method] = routine.get(method, 0) + n
-                continue
-            statuses[status_] = statuses.get(status_, 0) + n
-            counts_by[method, status_] = n
-        n_open, n_done = statuses.get("open", 0), statuses.get("done", 0)
-        counts = {}  # commissioning labels and inspection results
-        for text_, n in labels:
-            label = json.loads(text_)
-            counts[label] = counts.get(label, 0) + n
-        spend = inspection_spend(counts_by, cost, stored_inspections(agent))
-        return {
-            "name": agent.name,
-            "n_commissioning": n_commissioning,
-            "n_observations": int(n_observations),
-            "n_skipped": n_skipped,
-            "n_requests": sum(statuses.values()),
-            "n_open": n_open,
-            "n_results": n_done,
-            "n_cancelled": statuses.get("cancelled", 0),
-            "n_expired": statuses.get("expired", 0),
-            "inspection_cost": cost,
-            "spend": spend.pop("spend"),
-            "committed_spend": spend.pop("committed_spend"),
-            "open_requests": sorted(
-                (
-                    {
-                        "request_id": request_id,
-                        "step": step,
-                        "evpi": evpi,
-                        "timestamp": None
-                        if stamp is None or math.isnan(stamp)
-                        else stamp,
-                    }
-                    for request_id, step, evpi, stamp in open_rows
-                ),
-                key=lambda r: r["request_id"],
-            ),
-            "labelled": {c: counts.get(c, 0) for c in classes},
-            "last_evpi": last_evpi,
-            "budget_state": json.loads(agent.budget_state),
-            "clock": agent.clock,
-            **spend,
-            "n_routine": sum(routine.values()),
-            "routine_spend": routine_spend(routine, cost, stored_inspections(agent)),
-        }
+            return AgentSummary(sql_rows(conn), self.database.display_url).status(name)
 
     def _name_of(self, agent_id: int) -> str:
         """An agent's name for a message, if the store can still tell it."""
@@ -531,30 +421,3 @@ class StoreReader:
         with self._reading_agent(agent_id) as conn:
             agent = self._agent_by_id(conn, agent_id)
             return read_steps(conn, agent, steps, columns, process_classes(agent).size)
-
-
-def _n_skipped(conn, agent_id: int) -> int:
-    """The rows its ``observe`` calls skipped for a missing value.
-
-    They are listed in the payload of the call's ``observe`` event, which
-    only events of calls that skipped rows name, or of a ``skip`` event for
-    rows after the last decided row.
-    """
-    ev = schema.events
-    payloads = conn.execute(
-        select(ev.c.payload).where(
-            (ev.c.agent_id == agent_id)
-            & ev.c.kind.in_(("observe", "skip"))
-            & ev.c.payload.contains('"skipped"')
-        )
-    ).scalars()
-    try:
-        return sum(
-            len(SkippedRow.from_payload(json.loads(text).get("skipped", [])))
-            for text in payloads
-        )
-    except (ValueError, AttributeError):
-        raise StoreError(
-            f"table {ev.name}: an observe event's list of skipped rows is not "
-            "the store's (edited or damaged); run verify to find it"
-        ) from None

@@ -25,6 +25,8 @@ from skrbal.online._sql._chain import ANCHOR_ENV, chain_secret
 from skrbal.online._sql._database import Database
 from skrbal.online._sql._frames import StoreFrames
 from skrbal.online._sql._lock import AgentLock
+from skrbal.online._sql._reading import sql_rows
+from skrbal.online._sql._summary import AgentSummary
 from skrbal.online._sql._writing import StoreWriter, label_to_json
 from skrbal.online._storage import StoreError
 
@@ -678,6 +680,27 @@ class AgentStore:
             when it ends, a joined one (:meth:`joined`) is its owner's.
         """
         return self._writer.begin_write()
+
+    @contextmanager
+    def summary(self):
+        """The status queries of :func:`~skrbal.online.sqlite_summary` on this
+        store's connection (any backend), inside a ``with`` block.
+
+        Yields
+        ------
+        summary : AgentSummary
+            Its ``status(name)``, ``configuration(name)``, ``agent_names()``
+            and ``requests_in(name, status)``.
+
+        Examples
+        --------
+        >>> from skrbal.online import AgentStore
+        >>> with AgentStore(":memory:") as store, store.summary() as summary:
+        ...     summary.agent_names()
+        []
+        """
+        with self.engine.connect() as conn:
+            yield AgentSummary(sql_rows(conn), self.display_url)
 
     def close(self) -> None:
         """Close the store's connections."""
