@@ -77,3 +77,74 @@ def test_the_decisions_frame_is_built_once(agent, monkeypatch):
     assert list(made.columns[-2:]) == ["action", "action_name"]
     names = np.array(agent.process.action_names, dtype=object)
     assert made["action_name"].tolist() == names[made["action"]].tolist()
+
+
+def _frame_from_dict(arrays, agent):
+    """The decisions frame as ``pd.DataFrame(dict)`` builds it (the old way)."""
+    columns = {"step": arrays["step"], "timestamp": arrays["timestamp"]}
+    for j, label in enumerate(agent.classes_.tolist()):
+        columns[f"belief_{label}"] = arrays["belief"][:, j]
+    columns["evpi"] = arrays["evpi"]
+    columns["inspect"] = arrays["inspect"]
+    ids = arrays["request_id"]
+    columns["request_id"] = pd.arrays.IntegerArray(ids, mask=ids == 0)
+    if "method" in arrays:
+        columns["method"] = arrays["method"]
+    columns["action"] = arrays["action"]
+    names = agent.process.action_names
+    if names is not None:
+        columns["action_name"] = np.asarray(names, dtype=object)[arrays["action"]]
+    return pd.DataFrame(columns)
+
+
+@pytest.mark.parametrize("pandas_2", [False, True])
+@pytest.mark.parametrize("variant", ["plain", "named", "methods", "text states"])
+def test_the_frame_is_the_one_a_dict_of_its_columns_makes(
+    tmp_path, variant, pandas_2, monkeypatch
+):
+    # The frame is assembled from blocks of its final dtypes (from a dict
+    # where pandas 2 has no create_dataframe_from_blocks), on a column index
+    # made once per layout: it must equal, dtypes and column index included,
+    # the frame pd.DataFrame builds from the same columns.
+    from skrbal.inspection import InspectionMethod
+
+    if pandas_2:
+        monkeypatch.setattr(decisions_module, "create_dataframe_from_blocks", None)
+
+    process = synthetic_decision_process().set_params(inspection_cost=1e-6)
+    X, y = X0, Y0
+    params = {}
+    if variant == "plain":
+        process.set_params(action_names=None)
+    if variant == "methods":
+        params["inspections"] = [
+            InspectionMethod(
+                name="drone",
+                cost=1e-6,
+                confusion=np.eye(4),
+                outcomes=["none", "minor", "major", "failed"],
+            )
+        ]
+    if variant == "text states":
+        process.set_params(state_names=["ok", "minor", "major", "failed"])
+    agent = RiskBasedAgent(
+        estimator=GaussianNB(),
+        process=process,
+        store=str(tmp_path / "agent.db"),
+        **params,
+    ).fit(X, y)
+    try:
+        rows = np.array([[12.5], [-5.0], [12.0], [2.9]])
+        frames = []
+        for shift, key in ((0.0, "b1"), (0.01, "b2")):
+            frames.append(agent.observe(rows + shift, key=key))
+            # The retry returns the same decisions, as arrays.
+            arrays = agent.observe(rows + shift, key=key, output="arrays")
+            expected = _frame_from_dict(arrays, agent)
+            pd.testing.assert_frame_equal(frames[-1], expected, check_exact=True)
+            assert frames[-1].columns.dtype == expected.columns.dtype
+        assert frames[0]["inspect"].any()
+        # The column index is made once for the agent's frames.
+        assert (frames[0].columns is frames[1].columns) != pandas_2
+    finally:
+        agent.close()

@@ -5,6 +5,8 @@ execution and through the driver, and the frames it builds. The store's
 rows stay what Core wrote (the chain verifies, a retry rebuilds the call).
 """
 
+import threading
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -215,3 +217,62 @@ def test_a_lost_lock_is_found_by_the_move_itself(store_url):
         assert agent.store_.status(agent.name)["n_observations"] == len(ROWS)
     finally:
         agent.close()
+
+
+def test_a_sqlite_file_store_writes_on_one_held_connection(tmp_path):
+    # Taking a connection from the pool and giving it back cost a call as
+    # much as its statements: the old writer did it at every write.
+    from skrbal.online import AgentStore
+
+    store = AgentStore(str(tmp_path / "a.db"))
+    agent = RiskBasedAgent(
+        estimator=GaussianNB(),
+        process=synthetic_decision_process().set_params(inspection_cost=1e-6),
+        store=store,
+    ).fit(X0, Y0)
+    out, back = [], []
+    event.listen(store.engine, "checkout", lambda *args: out.append(1))
+    event.listen(store.engine, "checkin", lambda *args: back.append(1))
+    try:
+        made = agent.observe(ROWS)
+        agent.record_inspection(int(made["request_id"].dropna().iloc[0]), 4)
+        agent.observe(ROWS + 0.5)
+        # From another thread too, one write at a time.
+        worker = threading.Thread(target=agent.observe, args=(ROWS + 1.0,))
+        worker.start()
+        worker.join()
+        assert len(out) <= 1 and back == []
+        assert agent.store_.verify(agent.name)["seq"] == 5
+        assert agent.n_steps_ == len(X0) + 3 * len(ROWS)
+    finally:
+        agent.close()
+        store.close()
+    assert len(back) == len(out)  # given back when the store closes
+
+
+def test_a_write_while_the_held_connection_is_busy_takes_another(tmp_path):
+    # The held connection runs one transaction at a time: a second one (a
+    # write of another thread meanwhile) takes a connection from the pool.
+    from skrbal.online._sql._held import HeldConnection
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'held.db'}")
+    held = HeldConnection(engine)
+    with held.begin() as first:
+        first.exec_driver_sql("CREATE TABLE t (a INTEGER)")
+        with held.begin() as second:
+            assert second is not first
+            assert second.connection.dbapi_connection is not (
+                first.connection.dbapi_connection
+            )
+    with held.begin() as again:
+        assert again is first
+        again.exec_driver_sql("INSERT INTO t VALUES (1)")
+    with pytest.raises(RuntimeError):
+        with held.begin() as conn:
+            conn.exec_driver_sql("INSERT INTO t VALUES (2)")
+            raise RuntimeError("rolled back")
+    with held.begin() as conn:
+        assert conn.exec_driver_sql("SELECT a FROM t").fetchall() == [(1,)]
+    held.close()
+    assert engine.pool.checkedout() == 0
+    engine.dispose()

@@ -419,6 +419,8 @@ class Campaign:
     def open_requests(self, first: int, decided: BlockDecisions, proba, times):
         """Open the requests of a block decided from step ``first``; their ids."""
         requested = decided.requested
+        if not requested.size:  # the usual block: nothing to index or keep
+            return np.zeros(0, dtype=np.int64)
         return self.requests.open(
             first + requested, decided.methods, proba[requested], times[requested]
         )

@@ -424,12 +424,16 @@ class DecisionKernel:
         while start < n:
             k = int(best[start])
             run_stop = int(run_end[np.searchsorted(run_end, start, side="right")])
-            stop = min(run_stop, start + chunk)
+            has_room = self._room(n_open)
+            # Without room nothing can be requested before the block ends
+            # (requests only open within it): the run is scanned in the
+            # largest chunk at once.
+            stop = min(run_stop, start + (chunk if has_room else _MAX_CHUNK))
             cost = float(self.costs[k])
             options = self._scan_options
             if self._needs_beliefs:
                 options = {**options, "beliefs": proba[start:stop]}
-            if not self._room(n_open):
+            if not has_room:
                 blocked += self._blocked(
                     value[start:stop],
                     times[start:stop],
@@ -438,7 +442,7 @@ class DecisionKernel:
                     state,
                     options,
                 )
-            room = available[start:stop] & self._room(n_open)
+            room = available[start:stop] & has_room
             hit, state = self.budget.scan(
                 value[start:stop], times[start:stop], room, cost, state, **options
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,11 @@ from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal._learning import BlockDecisions
 from skrbal.online._settings import time_format
 from skrbal.online._timestamps import as_seconds, time_text
+
+try:  # pandas >= 3.0
+    from pandas.api.internals import create_dataframe_from_blocks
+except ImportError:  # pragma: no cover - pandas 2
+    create_dataframe_from_blocks = None
 
 __all__ = [
     "ObserveCall",
@@ -54,27 +60,93 @@ def decisions_frame(
     command line's decisions. The frame is built once from its columns.
     """
     decided, n = call.decided, call.proba.shape[0]
-    columns = {
-        "step": np.arange(call.first, call.first + n, dtype=np.int64),
-        "timestamp": np.full(n, np.nan) if call.stamps is None else call.stamps,
-    }
-    for j, label in enumerate(np.asarray(classes).tolist()):
-        columns[f"belief_{label}"] = call.proba[:, j]
-    columns["evpi"] = decided.evpi
-    columns["inspect"] = call.request_ids > 0
-    columns["request_id"] = pd.arrays.IntegerArray(
-        call.request_ids, mask=call.request_ids == 0
+    layout = _FrameLayout.of(
+        tuple(np.asarray(classes).tolist()),
+        inspections is not None,
+        None if action_names is None else tuple(action_names),
     )
+    columns = [
+        np.arange(call.first, call.first + n, dtype=np.int64),
+        np.full(n, np.nan) if call.stamps is None else call.stamps,
+        *call.proba.T,
+        decided.evpi,
+        call.request_ids > 0,
+        pd.arrays.IntegerArray(call.request_ids, mask=call.request_ids == 0),
+    ]
     if inspections is not None:
         names = np.full(n, None, dtype=object)
         names[decided.requested] = [inspections[k].name for k in decided.methods]
-        columns["method"] = names
-    columns["action"] = decided.action.astype(np.int64)
+        columns.append(_as_column(names))
+    action = decided.action.astype(np.int64)
+    columns.append(action)
     if action_names is not None:
-        columns["action_name"] = np.asarray(action_names, dtype=object)[
-            columns["action"]
-        ]
-    return pd.DataFrame(columns)
+        columns.append(layout.action_names.take(action))
+    return layout.frame(columns, n)
+
+
+def _as_column(values):
+    """An object array as a DataFrame built from it holds it (strings: the
+    string dtype where pandas infers one)."""
+    series = pd.Series(values, copy=False)
+    return series.to_numpy() if series.dtype == object else series.array
+
+
+class _FrameLayout:
+    """The columns of an agent's decisions frame, made once per layout.
+
+    ``pd.DataFrame(dict)`` infers the name index and each column's dtype at
+    every call, about as much CPU as a 1,000-row call's beliefs; an agent's
+    frames all have the same columns, so their index and the action names'
+    column are made once, and the frame is assembled from the blocks the
+    dict would have formed, of arrays that already have the dtypes it would
+    have given (pandas 3's ``create_dataframe_from_blocks``; with pandas 2,
+    from the dict).
+    """
+
+    _made: ClassVar[dict] = {}
+
+    def __init__(self, labels, with_methods, action_names):
+        names = ["step", "timestamp", *(f"belief_{label}" for label in labels)]
+        names += ["evpi", "inspect", "request_id"]
+        if with_methods:
+            names.append("method")
+        names.append("action")
+        self.action_names = None
+        if action_names is not None:
+            names.append("action_name")
+            self.action_names = _as_column(np.asarray(action_names, dtype=object))
+        self.columns = pd.Index(names)
+
+    @classmethod
+    def of(cls, labels, with_methods, action_names):
+        key = (labels, with_methods, action_names)
+        layout = cls._made.get(key)
+        if layout is None:
+            if len(cls._made) >= 64:  # many agents' layouts: no unbounded cache
+                cls._made.clear()
+            layout = cls._made[key] = cls(labels, with_methods, action_names)
+        return layout
+
+    def frame(self, columns, n: int) -> pd.DataFrame:
+        """The frame of ``columns`` (arrays of the frame's dtypes)."""
+        if create_dataframe_from_blocks is None:  # pandas 2: the dict's way
+            return pd.DataFrame(dict(zip(self.columns, columns)))
+        # The blocks pd.DataFrame would form: one 2-D block per numpy dtype
+        # (columns as rows), one per extension array.
+        blocks, by_dtype = [], {}
+        for position, values in enumerate(columns):
+            if isinstance(values, np.ndarray):
+                by_dtype.setdefault(values.dtype, []).append(position)
+            else:
+                blocks.append((values, np.array([position], dtype=np.intp)))
+        for dtype, positions in by_dtype.items():
+            block = np.empty((len(positions), n), dtype=dtype)
+            for row, position in enumerate(positions):
+                block[row] = columns[position]
+            blocks.append((block, np.array(positions, dtype=np.intp)))
+        return create_dataframe_from_blocks(
+            blocks, index=pd.RangeIndex(n), columns=self.columns
+        )
 
 
 def decisions_arrays(call: ObserveCall, inspections) -> dict:

@@ -13,6 +13,7 @@ becomes SQLAlchemy's exception of the same kind (``IntegrityError``,
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 
@@ -80,6 +81,7 @@ PREVIOUS_HASH = (
 )
 
 
+@functools.lru_cache(maxsize=64)  # a handful of column sets, one per write kind
 def move_text(columns, returning: bool, locked: bool = False) -> str:
     """The agent's move: ``last_seq`` and ``columns`` set where it still is
     at ``w_seq``; with ``returning``, the previous event's hash comes back

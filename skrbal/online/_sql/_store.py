@@ -704,6 +704,7 @@ class AgentStore:
 
     def close(self) -> None:
         """Close the store's connections."""
+        self._writer.close()
         self.database.close()
 
     def __enter__(self):

@@ -34,6 +34,7 @@ from skrbal.online._sql._chain import (
     event_hash,
     genesis_hash,
 )
+from skrbal.online._sql._held import HeldConnection
 from skrbal.online._storage import StoreError
 
 
@@ -128,6 +129,10 @@ class StoreWriter:
         self._drivers = {}
         # A caller's open transaction that the writes join (see joined()).
         self._joined = None
+        # A SQLite file's writes reuse one connection (see _held.py).
+        self._held = None
+        if database.path is not None and not database.read_only:
+            self._held = HeldConnection(database.engine)
 
     @contextmanager
     def joined(self, conn):
@@ -149,6 +154,20 @@ class StoreWriter:
             return self.database.engine.begin()
         return nullcontext(self._joined)
 
+    def _begin(self):
+        """The transaction of an agent's write: the joined one, or its own
+        (on the held connection of a SQLite file)."""
+        if self._joined is not None:
+            return nullcontext(self._joined)
+        if self._held is not None:
+            return self._held.begin()
+        return self.database.engine.begin()
+
+    def close(self) -> None:
+        """Give back the connection held for the writes."""
+        if self._held is not None:
+            self._held.close()
+
     def _driver(self, conn):
         """The SQL texts of ``conn``'s dialect (a joined connection's too)."""
         dialect = conn.dialect
@@ -166,7 +185,7 @@ class StoreWriter:
         which also reads the hash of event ``seq`` where the database can
         (``UPDATE ... RETURNING``). Yields the transaction's :class:`Write`.
         """
-        with self.begin_write() as conn:
+        with self._begin() as conn:
             run = self._driver(conn)
             cursor = run.cursor(conn)
             columns = tuple(sorted(values))
