@@ -85,11 +85,11 @@ def test_the_policy_caps_each_period():
     budget = FleetBudget(limit=2.0, period=10.0)
     budget.draw_snapshot(_snapshot(budget, 5))
     # Rising values: each a record, so each is granted while money lasts;
-    # in the fleet's first period (cold start) at most the elapsed share of
-    # the period's money, one inspection ahead (1 at time 0, 2 from time 5).
+    # every period spends at most the elapsed share of its money, one
+    # inspection ahead (1 at its start, 2 from its middle).
     evpi = np.arange(20.0) + 2.0
     granted, state = _grants(budget, evpi, np.arange(20.0), budget.initial_state())
-    assert granted == [0, 5, 10, 11]
+    assert granted == [0, 5, 10, 15]
     assert state["spent"] == {"0": 2.0, "1": 2.0}
     # Another agent's draw, period 0 already spent: nothing left in it.
     budget.draw_snapshot(_snapshot(budget, 6, clock=0.0, spent={"0": 2.0}))
@@ -101,20 +101,22 @@ def test_the_policy_caps_each_period():
     assert hit == -1
 
 
-def test_a_cold_start_paces_the_money_of_the_fleets_first_period():
+def test_the_money_of_every_period_is_paced():
     """With no history every new highest value was granted: a week's money
-    (10 inspections) went in the first 10 hours of rising values. Now the
-    fleet's first period spends at most its elapsed share, one ahead."""
+    (10 inspections) went in the first 10 hours of rising values. A period
+    spends at most its elapsed share, one ahead: the first (cold start) and
+    every later one, so a record that ends inside a period has spent that
+    period's share, as a deployment would have by then."""
     budget = FleetBudget(limit=10.0, period=168.0)
     budget.draw_snapshot(_snapshot(budget, 1))
     evpi = 2.0 + 0.1 * np.arange(48.0)
     granted, state = _grants(budget, evpi, np.arange(48.0), budget.initial_state())
     assert granted == [0, 17, 34]  # 10 * t / 168 + 1 inspections by hour t
-    # A full period seen: the auction alone decides (a record is granted).
+    # A full period seen: records are granted at the pace of the money.
     budget.draw_snapshot({"seq": 2, **budget.fleet_state(state)})
-    times = 168.0 + np.arange(5.0)
-    granted, _ = _grants(budget, np.full(5, 20.0) + np.arange(5.0), times, state)
-    assert granted == [0, 1, 2, 3, 4]
+    times = 168.0 + np.arange(48.0)
+    granted, _ = _grants(budget, 20.0 + np.arange(48.0), times, state)
+    assert granted == [0, 17, 34]
 
 
 def test_a_high_value_is_not_crowded_out_by_earlier_low_ones():
@@ -139,6 +141,73 @@ def test_a_high_value_is_not_crowded_out_by_earlier_low_ones():
     # The price now: what a step must be worth to be granted.
     price = budget.clearing_price(state)
     assert price > np.median(low - 1.0)
+
+
+def _period_of_a_damaged_structure(budget):
+    """Period 1's money spent before structure a's damage: its 100 steps,
+    each worth inspecting, are seen and none is granted."""
+    budget.draw_snapshot(
+        _snapshot(budget, 1, clock=99.0, first_time=0.0, spent={"1": budget.limit}),
+        agent="a",
+    )
+    values = 5.0 + 0.01 * np.arange(100.0)
+    granted, state = _grants(
+        budget, values, 100.0 + np.arange(100.0), budget.initial_state()
+    )
+    assert granted == []
+    return state
+
+
+def test_a_structure_that_stays_worth_inspecting_is_one_competitor():
+    """Crowd-out: a damaged structure's hundred high steps of the last period
+    held the fleet's money back from every other structure (each counted as
+    a competitor, so b's step ranked 101st for money for 2). They are one
+    competitor: one inspection of a, whose answer its model learns, serves
+    them."""
+    budget = FleetBudget(limit=2.0, period=100.0)
+    state = _period_of_a_damaged_structure(budget)
+    # One unit: a's newest value stays (it covers the older, lower ones).
+    assert state["recent_values"] == [pytest.approx(4.99)]
+    fleet = budget.fleet_state(state)
+    budget.draw_snapshot({"seq": 2, **fleet}, agent="b")
+    hit, state = budget.scan([4.0], [210.0], [True], 1.0, state)
+    assert hit == 0 and state["spent"]["2"] == 1.0
+    # The previous rule counted each of a's values: so does a window of an
+    # earlier version (values without structures), and b's step waited.
+    times = 100.0 + np.arange(100.0)
+    old = {k: v for k, v in fleet.items() if k != "recent_agents"}
+    old.update(recent_times=times.tolist(), recent_values=[4.99] * 100)
+    budget.draw_snapshot({"seq": 2, **old}, agent="b")
+    hit, _ = budget.scan([4.0], [210.0], [True], 1.0, budget.initial_state())
+    assert hit == -1
+    # a's own hundred values do not hold back a's next step either.
+    budget.draw_snapshot({"seq": 2, **fleet}, agent="a")
+    hit, _ = budget.scan([4.0], [210.0], [True], 1.0, budget.initial_state())
+    assert hit == 0
+
+
+def test_a_damaged_structure_does_not_starve_another(tmp_path):
+    """A small fleet, money for 2 inspections per 50 steps. Period 1's money
+    goes to c; a then stays worth inspecting (x = 7, between states 3 and 4)
+    for its 38 last steps of the period, none granted. In period 2, b's one
+    step worth inspecting (less than a's) waited behind a's steps, each a
+    competitor, and was refused; a is one competitor, so b is inspected."""
+    calm = np.full((50, 1), -5.0)  # nothing worth inspecting
+    with Fleet(
+        str(tmp_path / "f.db"), budget=FleetBudget(limit=2.0, period=50.0)
+    ) as fleet:
+        _commission(fleet, ["a", "b", "c"])
+        high = np.r_[calm, np.full((30, 1), -5.0)]
+        high[[50, 68]] = 7.0  # steps 62 and 80
+        c = fleet.observe("c", high)
+        assert c["step"][c["inspect"]].tolist() == [62, 80]
+        a = fleet.observe("a", np.r_[calm, np.full((38, 1), 7.0)])
+        assert not a["inspect"].any() and (a["evpi"].iloc[-38:] > 7.0).all()
+        b = fleet.observe("b", np.r_[calm, np.full((58, 1), -5.0), [[6.6]]])
+        assert b["evpi"].iloc[-1] < a["evpi"].iloc[-1]
+        assert b["step"][b["inspect"]].tolist() == [120]
+        assert fleet.ledger_.verify()["n_draws"] == 3
+        assert fleet.ledger_.status()["spent"] == {"1": 2.0, "2": 1.0}
 
 
 def test_a_fleet_never_overspends_and_its_chain_verifies(store_url):

@@ -118,7 +118,7 @@ def test_a_ledger_of_the_previous_version_verifies_and_draws_on(tmp_path):
         for seed in range(8):
             fleet.observe("bridge-1", _high(10, seed))
         spent = _as_previous_version(fleet.store_)
-    assert len(spent) == 8
+    assert len(spent) >= 8  # one grant in each of 8 periods at least
     with Fleet(path) as fleet:
         assert fleet.ledger_.verify()["n_draws"] == 8
         assert fleet.ledger_.status()["spent"] == spent
@@ -126,7 +126,8 @@ def test_a_ledger_of_the_previous_version_verifies_and_draws_on(tmp_path):
         assert Fleet(fleet.store_, budget=FleetBudget(limit=2.0, period=10.0))
         fleet.observe("bridge-1", _high(10, 9))
         assert fleet.ledger_.verify()["n_draws"] == 9
-        assert len(fleet.ledger_.status()["spent"]) == 9
+        after = fleet.ledger_.status()["spent"]
+        assert set(spent) < set(after)  # the older periods kept, and a new one
 
 
 def test_an_anchor_file_of_agents_and_fleets_keeps_each_apart(tmp_path):

@@ -177,7 +177,7 @@ class Fleet:
                 self.ledger_.draw(turn=turn) as draw,
                 self.store_.joined(draw.connection),
             ):
-                policy.draw_snapshot(draw.snapshot)
+                policy.draw_snapshot(draw.snapshot, agent=name)
                 decisions = agent.observe(X, timestamps, key=key)
                 state = agent.budget_state_
                 granted = []

@@ -10,12 +10,13 @@ from sklearn.utils._param_validation import Interval
 
 from skrbal.budget import BudgetPolicy
 from skrbal.exceptions import BudgetStarvedError, FleetDrawError
+from skrbal.fleet._window import UNIT, DemandWindow, agent_key
 
 __all__ = ["FleetBudget"]
 
 _EPS = 1e-9
 # The largest window of competing values: each draw writes the window to the
-# budget's row, so it bounds the row (about 40 bytes per value).
+# budget's row, so it bounds the row (about 60 bytes per value).
 MAX_WINDOW = 20_000
 
 
@@ -25,23 +26,33 @@ class FleetBudget(BudgetPolicy):
     The agents of one store share ``limit`` per ``period``. A step is a
     *competitor* when an inspection is worth its cost on its own (net value
     ``EVPI - cost > 0``). The fleet keeps the net values of its competitors
-    of the last period, from every structure, and grants an inspection to a
-    step when the money left in its period can buy the competitors expected,
-    over the rest of the period, to be worth more than it:
+    of the last period, from every structure, as units of demand: a
+    structure's values not yet served by an inspection are one unit, worth
+    its best (a structure that stays worth inspecting for a hundred steps
+    needs one inspection, whose answer its model learns, not a hundred),
+    and each granted inspection is a unit (the demand it met; the
+    structure's values before it leave the window). A step is granted when
+    the money its period may spend now can buy the units expected, over the
+    rest of the period, to be worth more than it:
 
     .. math::
 
-        r \\, s \\, (1 - f) < (L - S_q) / c
+        r \\, s \\, (1 - f) < \\min(L - S_q, \\; L f + c - S_q) / c
 
-    where ``r`` is the number of competitors of the last ``period`` (in the
-    window) worth strictly more, ``s >= 1`` scales them to a whole period
-    while the fleet has seen less than one, ``f`` is the elapsed fraction of
-    the step's period, ``L - S_q`` the money left in it and ``c`` the cost.
-    The rule is a clearing price that moves with each draw: high values from
+    where ``r`` is the number of units of the last ``period`` (in the
+    window) worth strictly more, other than the step's own structure's,
+    ``s >= 1`` scales them to a whole period while the fleet has seen less
+    than one, ``f`` is the elapsed fraction of the step's period, ``L - S_q``
+    the money left in it and ``c`` the cost. The period's money is paced: by
+    the fraction ``f`` it spends at most that share, one inspection ahead
+    (``L f + c``), so wherever a record ends, a period has spent no more
+    than its share, and money is left for damage later in the period. The
+    rule is a clearing price that moves with each draw: high values from
     any structure are granted, low ones only while money is left over for
     the rest of the period, so a high-value request of one structure is not
-    crowded out by the earlier low-value requests of others. A period's money
-    is a hard cap that no draw of any agent can pass.
+    crowded out by the earlier low-value requests of others, nor by the
+    many steps of one structure that stays worth inspecting. A period's
+    money is a hard cap that no draw of any agent can pass.
 
     The policy decides only within a draw of its fleet: the window and the
     money spent are the fleet's, read under the fleet's lock in the
@@ -90,14 +101,14 @@ class FleetBudget(BudgetPolicy):
     ``s = period / max(span, period * c / L)``, where ``span`` is the time
     the window covers, at most one period (from the fleet's first step or
     the oldest value the window had to drop, to the latest time seen). In
-    the fleet's first period (``span`` below one period, the window not
-    full) there are too few values to rank against, and each new highest
-    value would be granted: a period then spends at most the share of its
-    money elapsed since the fleet's first step in it, one inspection ahead
-    (``L (t - t_0) / period + c``). At the end of a period every competitor
-    is granted, while money is left. Within one call, a step is ranked also
-    against the competitors of the call before it, so deciding a block or
-    its pieces in turn gives the same grants (while the window is not full).
+    the fleet's first period, ``f`` counts from the fleet's first step in
+    it (``L (t - t_0) / period + c``). Near the end of a period every
+    competitor is granted, while money is left. Each agent drawing through
+    :class:`~skrbal.fleet.Fleet` is named (:meth:`draw_snapshot`); values
+    of an unnamed drawer, and those of a window written by an earlier
+    version, count one each, as steps. A structure's step is not ranked
+    against its own pending values, so deciding a block or its pieces in
+    turn gives the same grants (while the window is not full).
 
     Examples
     --------
@@ -126,6 +137,7 @@ class FleetBudget(BudgetPolicy):
         "cost": ("amount", True),
         "recent_times": ("floats", False),
         "recent_values": ("floats", False),
+        "recent_agents": ("floats", False),
     }
 
     def __init__(
@@ -150,7 +162,7 @@ class FleetBudget(BudgetPolicy):
     # -------------------------------------------------------------- #
     # the draw this policy decides in
     # -------------------------------------------------------------- #
-    def draw_snapshot(self, snapshot) -> None:
+    def draw_snapshot(self, snapshot, agent=None) -> None:
         """Decide within a fleet draw whose state is ``snapshot`` (None: none).
 
         Parameters
@@ -158,8 +170,14 @@ class FleetBudget(BudgetPolicy):
         snapshot : dict or None
             The fleet's state read under its lock: ``seq`` (its last event,
             unique to the draw) and the entries of :meth:`fleet_state`.
+        agent : str, default=None
+            The name of the agent that draws. Its competing values carry a
+            key of it, so the fleet counts each structure's pending demand
+            once; ``None``: an unnamed drawer, each of whose values counts
+            on its own.
         """
         self._snapshot = None if snapshot is None else dict(snapshot)
+        self._agent_key = agent_key(agent)
 
     def fleet_state(self, state) -> dict:
         """The fleet's part of a state of this policy (all but the draw).
@@ -207,6 +225,13 @@ class FleetBudget(BudgetPolicy):
             "cost": snapshot["cost"],
             "recent_times": [float(t) for t in snapshot["recent_times"]],
             "recent_values": [float(v) for v in snapshot["recent_values"]],
+            # A window of an earlier version: each of its values a unit.
+            "recent_agents": [
+                float(a)
+                for a in snapshot.get(
+                    "recent_agents", [UNIT] * len(snapshot["recent_values"])
+                )
+            ],
             "spent": {str(k): float(v) for k, v in snapshot["spent"].items()},
         }
 
@@ -231,17 +256,20 @@ class FleetBudget(BudgetPolicy):
         if time is None or cost is None:
             return 0.0
         times = np.array([float(time)])
-        values = np.asarray(state["recent_values"], dtype=float)
-        allowed = self._allowed_rank(times, cost, state)[0]
-        if allowed < 0:
+        k_left, per_rank = self._money_left(times, cost, state)
+        if k_left[0] <= 0:
             return float("inf")
-        live = values[np.asarray(state["recent_times"]) > time - self._memory]
-        ranked = np.sort(live)[::-1]
-        allowed = int(allowed)
+        allowed = int(np.ceil(k_left[0] / per_rank[0]) - 1.0)
+        ranked = np.sort(self._window(state).units(time - self._memory))[::-1]
         return float(ranked[allowed]) if allowed < ranked.size else 0.0
 
-    def _allowed_rank(self, times, cost, state, clock=None) -> np.ndarray:
-        """The most competitors above a step that still let it be granted."""
+    def _money_left(self, times, cost, state, clock=None):
+        """Inspections the money left buys (0: none), and competitors per rank.
+
+        Per step: the money its period may spend now, in inspections, and
+        ``s (1 - f)``, the competitors expected over the rest of the period
+        per unit of the window above it.
+        """
         spent = self._spent_at(times, state)
         left = self.limit - spent
         first = state["first_time"] if state["first_time"] is not None else times[0]
@@ -251,27 +279,22 @@ class FleetBudget(BudgetPolicy):
                 latest = max(latest, state["clock"])
             clock = np.full(times.shape, latest)
         span = np.minimum(clock - first, self._memory)
-        if len(state["recent_values"]) < self.n_recent:
-            # Cold start (less than one period seen, the window not full):
-            # too few values to rank against, so the money is paced too,
-            # the period's money spread evenly over the time since the
-            # fleet's first step in it, one inspection ahead.
-            start = np.maximum(
-                first,
-                self.origin
-                + np.floor((times - self.origin) / self.period) * self.period,
-            )
-            paced = self.limit * (times - start) / self.period + cost - spent
-            left = np.where(span < self._memory, np.minimum(left, paced), left)
-        # Money for an inspection left: at most that many above, else -1.
+        # Paced: by a fraction f of its period (from the fleet's first step,
+        # in its first period), a period spends at most f of its money, one
+        # inspection ahead. Wherever a record ends, it has spent its share of
+        # the period's money, no more; the ranking decides what it buys.
+        start = np.maximum(
+            first,
+            self.origin + np.floor((times - self.origin) / self.period) * self.period,
+        )
+        paced = self.limit * (times - start) / self.period + cost - spent
+        left = np.minimum(left, paced)
         k_left = np.where(left + _EPS * self.limit >= cost, left / cost, 0.0)
         shortest = min(self._memory, self.period * cost / self.limit)
         scale = self.period / np.maximum(span, shortest)
         elapsed = (times - self.origin) / self.period
         remaining = 1.0 - (elapsed - np.floor(elapsed))
-        expected_per_rank = scale * remaining
-        allowed = np.ceil(k_left / expected_per_rank) - 1.0
-        return np.where(k_left > 0, allowed, -1.0)
+        return k_left, scale * remaining
 
     def _current(self, state) -> dict:
         snapshot = getattr(self, "_snapshot", None)
@@ -296,16 +319,34 @@ class FleetBudget(BudgetPolicy):
             "cost": None,
             "recent_times": [],
             "recent_values": [],
+            "recent_agents": [],
             "spent": {},
         }
 
     def _check_state(self, state) -> None:
+        if isinstance(state, dict) and "recent_agents" not in state:
+            # An agent's state of an earlier version (a draw starts from the
+            # fleet's state anyway): each of its window's values a unit.
+            state = {**state, "recent_agents": [UNIT] * len(state["recent_values"])}
         super()._check_state(state)
-        if len(state["recent_times"]) != len(state["recent_values"]):
+        lengths = {len(state[k]) for k in ("recent_times", "recent_values")}
+        if len(lengths | {len(state["recent_agents"])}) != 1:
             raise ValueError(
-                "state['recent_times'] and state['recent_values'] of FleetBudget "
-                "must have one entry each per competitor."
+                "state['recent_times'], state['recent_values'] and "
+                "state['recent_agents'] of FleetBudget must have one entry each "
+                "per competitor."
             )
+
+    @staticmethod
+    def _window(state) -> DemandWindow:
+        agents = state.get("recent_agents")
+        if agents is None:
+            agents = [UNIT] * len(state["recent_values"])
+        return DemandWindow(state["recent_times"], state["recent_values"], agents)
+
+    @property
+    def _own(self) -> float:
+        return getattr(self, "_agent_key", UNIT)
 
     def first_open_period(self, clock) -> int:
         """The oldest period whose spend the fleet keeps at ``clock``.
@@ -363,28 +404,28 @@ class FleetBudget(BudgetPolicy):
         value = evpi - cost
         worth = value > 0
         self._check_open(times[worth], state)
-        recent_t = np.asarray(state["recent_times"], dtype=float)
-        recent_v = np.asarray(state["recent_values"], dtype=float)
         horizon = times - self._memory
-        # Competitors above each step: in the window, and earlier in the call.
-        above = np.count_nonzero(
-            (recent_v[None, :] > value[:, None])
-            & (recent_t[None, :] > horizon[:, None]),
-            axis=1,
-        )
-        earlier = np.tri(times.shape[0], k=-1, dtype=bool)
-        above += np.count_nonzero(
-            earlier
-            & worth[None, :]
-            & (value[None, :] > value[:, None])
-            & (times[None, :] > horizon[:, None]),
-            axis=1,
-        )
         clock = np.maximum.accumulate(times)
         if state["clock"] is not None:
             clock = np.maximum(clock, state["clock"])
-        allowed = self._allowed_rank(times, cost, state, clock=clock)
-        return worth & (above <= allowed)
+        k_left, per_rank = self._money_left(times, cost, state, clock=clock)
+        # Units of demand above each step: in the window and, for an unnamed
+        # drawer, its steps earlier in the call (a named structure's own
+        # pending values are its demand, of which the step is the latest
+        # view).
+        above = self._window(state).above(value, horizon, self._own)
+        if self._own == UNIT:
+            earlier = np.tri(times.shape[0], k=-1, dtype=bool)
+            above += np.count_nonzero(
+                earlier
+                & worth[None, :]
+                & (value[None, :] > value[:, None])
+                & (times[None, :] > horizon[:, None]),
+                axis=1,
+            )
+        # Granted when the money left buys every competitor expected above.
+        allowed = np.ceil(k_left / per_rank) - 1.0
+        return worth & (k_left > 0) & (above <= allowed)
 
     def _advance(self, evpi, times, cost, state, inspected) -> dict:
         state = self._current(state)
@@ -395,10 +436,12 @@ class FleetBudget(BudgetPolicy):
         clock = float(times.max())
         if state["clock"] is not None:
             clock = max(clock, float(state["clock"]))
-        recent_t = np.concatenate([state["recent_times"], times[worth]])
-        recent_v = np.concatenate([state["recent_values"], (evpi - cost)[worth]])
-        live = recent_t > clock - self._memory
-        recent_t, recent_v = recent_t[live], recent_v[live]
+        window = self._window(state).add(
+            times[worth], (evpi - cost)[worth], self._own, served=inspected
+        )
+        live = window.times > clock - self._memory
+        recent_t, recent_v = window.times[live], window.values[live]
+        recent_a = window.agents[live]
         if recent_t.size > self.n_recent:
             # The newest values stay: the window covers less than a period.
             order = np.argsort(recent_t, kind="stable")
@@ -406,6 +449,7 @@ class FleetBudget(BudgetPolicy):
             first = max(first, float(recent_t[dropped].max()))
             kept = np.sort(order[recent_t.size - self.n_recent :])
             recent_t, recent_v = recent_t[kept], recent_v[kept]
+            recent_a = recent_a[kept]
         spent = dict(state["spent"])
         if inspected:
             key = str(int(self._period_of(times[-1:])[0]))
@@ -417,5 +461,6 @@ class FleetBudget(BudgetPolicy):
             "cost": float(cost),
             "recent_times": recent_t.tolist(),
             "recent_values": recent_v.tolist(),
+            "recent_agents": recent_a.tolist(),
             "spent": spent,
         }

@@ -94,6 +94,9 @@ def state_of(row, where: str) -> dict:
         and isinstance(state["recent_times"], list)
         and isinstance(state["recent_values"], list)
         and len(state["recent_times"]) == len(state["recent_values"])
+        and isinstance(state.get("recent_agents", []), list)
+        and len(state.get("recent_agents", state["recent_values"]))
+        == len(state["recent_values"])
     )
     if not good:
         raise damaged_row(row, where, "state", row.state)
@@ -114,7 +117,10 @@ def recorded(state: dict, *, whole_spend: bool = False) -> dict:
     ``whole_spend``: as the draws of earlier versions recorded it, the spend
     dict whole.
     """
-    window = json.dumps([state["recent_times"], state["recent_values"]])
+    window = [state["recent_times"], state["recent_values"]]
+    if "recent_agents" in state:  # not in the windows of earlier versions
+        window.append(state["recent_agents"])
+    window = json.dumps(window)
     kept = {k: v for k, v in state.items() if not k.startswith("recent_")}
     kept["window"] = hashlib.sha256(window.encode()).hexdigest()
     if not whole_spend:
