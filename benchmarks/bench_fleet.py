@@ -149,6 +149,7 @@ def run_repetition(
     n_commissioning: int = 50,
     hindsight: bool = False,
     shared_unlabelled: bool = False,
+    unlabelled_weight: float = 1.0,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy."""
     warnings.simplefilter("ignore")  # UnlabelledClassesWarning at every start
@@ -172,6 +173,8 @@ def run_repetition(
                 estimator = PooledGMMClassifier(
                     fleet=fleet_prior, classes=CLASSES, window=n_commissioning
                 )
+                if arm == "shared":
+                    estimator.set_params(unlabelled_weight=unlabelled_weight)
                 policy_params = {}
                 if policy == "paced":
                     policy_params["budget"] = PacedBudget(
@@ -328,6 +331,12 @@ def main(argv=None) -> None:
         help="the shared arm's learner also passes the structure's unlabelled "
         "steps (semi_supervised='em'), which shape its healthy class",
     )
+    parser.add_argument(
+        "--unlabelled-weight",
+        type=float,
+        default=1.0,
+        help="with --shared-unlabelled, the weight of an unlabelled step",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="fleet", help="file stem of the results")
     args = parser.parse_args(argv)
@@ -342,6 +351,7 @@ def main(argv=None) -> None:
             n_commissioning=args.commissioning,
             hindsight=args.fleet_record == "hindsight",
             shared_unlabelled=args.shared_unlabelled,
+            unlabelled_weight=args.unlabelled_weight,
         )
         for r in range(args.repeats)
     )
@@ -363,7 +373,11 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         f"--samples {args.samples} --seed {args.seed} --jobs {args.jobs} "
         f"--commissioning {args.commissioning} "
         f"--fleet-record {args.fleet_record} --name {args.name}"
-        + (" --shared-unlabelled" if args.shared_unlabelled else "")
+        + (
+            f" --shared-unlabelled --unlabelled-weight {args.unlabelled_weight:g}"
+            if args.shared_unlabelled
+            else ""
+        )
     )
     header = [
         "# A fleet commissioned on healthy data: shared strength against alone "

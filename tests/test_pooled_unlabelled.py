@@ -212,3 +212,22 @@ def _z24(fleet):
         reference_class=1,
         window=50,
     )
+
+
+def test_unlabelled_weight_scales_the_stream_as_sample_weights(fleet):
+    rng = np.random.RandomState(7)
+    X, y = _commissioned(rng, n_stream=100)
+    tempered = _fit(
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=0.1), X, y
+    )
+    weighted = _fit(
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES),
+        X,
+        y,
+        sample_weight=np.where(y == -1, 0.1, 1.0),
+    )
+    X_new = rng.normal([10.0, 20.0], 2.0, size=(10, 2))
+    np.testing.assert_allclose(
+        tempered.predict_proba(X_new), weighted.predict_proba(X_new), rtol=1e-12
+    )
+    assert tempered.unlabelled_count_ < 10.0 + 1e-9

@@ -128,6 +128,10 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         :class:`~skrbal.mixture.BayesianGMMClassifier`.
     classes : array-like of shape (n_classes,), default=None
         The full label set (``fit`` then accepts data holding only some).
+    unlabelled_weight : float, default=1.0
+        Weight, in (0, 1], of an unlabelled sample relative to a label: the
+        steps of a stream are not independent (an hour is much like the
+        next), so a count of them overstates what they show.
 
     Attributes
     ----------
@@ -216,6 +220,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         "transfer_prior": [Interval(Real, 0, 1, closed="neither")],
         "reference_class": "no_validation",
         "window": [Interval(Integral, 2, None, closed="left")],
+        "unlabelled_weight": [Interval(Real, 0, 1, closed="right")],
         **_JointLikelihoodClassifier._parameter_constraints,
     }
 
@@ -230,6 +235,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         degrees_of_freedom_prior: float | None = None,
         weight_concentration_prior=1.0,
         classes=None,
+        unlabelled_weight: float = 1.0,
     ):
         self.fleet = fleet
         self.transfer_prior = transfer_prior
@@ -239,6 +245,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         self.degrees_of_freedom_prior = degrees_of_freedom_prior
         self.weight_concentration_prior = weight_concentration_prior
         self.classes = classes
+        self.unlabelled_weight = unlabelled_weight
 
     # ------------------------------------------------------------------ #
     # fitting
@@ -319,7 +326,9 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
             )
         weight = _sample_weight(sample_weight, X)
         Z = self._normalised(X)
-        self._unlabelled.extend(Z[unlabelled], weight[unlabelled])
+        self._unlabelled.extend(
+            Z[unlabelled], self.unlabelled_weight * weight[unlabelled]
+        )
         labelled = ~unlabelled
         y_idx = _label_indices(y[labelled], self.classes_)
         present, batch = _present_statistics(Z[labelled], y_idx, weight[labelled])
@@ -413,7 +422,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         window = commissioning_window(y_idx, reference, self.window, weight)
         centre, scale = normaliser(X[window], weight[window])
         Z = (X - centre) / scale
-        stream.extend((X_u - centre) / scale, weight_u)
+        stream.extend((X_u - centre) / scale, self.unlabelled_weight * weight_u)
         stats = _labelled_statistics(Z, y_idx, weight, len(classes))
         # The window's samples are all of the reference class.
         window_stats = _empty_statistics(len(classes), d)
