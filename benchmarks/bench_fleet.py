@@ -149,7 +149,7 @@ def run_repetition(
     n_commissioning: int = 50,
     hindsight: bool = False,
     shared_unlabelled: bool = False,
-    unlabelled_weight: float = 1.0,
+    unlabelled_weight: float = 0.02,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy."""
     warnings.simplefilter("ignore")  # UnlabelledClassesWarning at every start
@@ -334,7 +334,7 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--unlabelled-weight",
         type=float,
-        default=1.0,
+        default=0.02,
         help="with --shared-unlabelled, the weight of an unlabelled step",
     )
     parser.add_argument("--out", type=Path, default=RESULTS)

@@ -74,14 +74,16 @@ def test_unlabelled_samples_weigh_into_the_reference_class_by_responsibility(fle
     )
     X = np.vstack([X_l, X_u])
     y = np.r_[y_l, -np.ones(len(X_u), dtype=int)]
-    clf = _fit(PooledGMMClassifier(fleet=fleet, classes=CLASSES), X, y)
+    clf = _fit(
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=1.0), X, y
+    )
 
     counts = np.bincount(np.searchsorted(CLASSES, y_l), minlength=3)
     log_prior = np.log(1.0 + counts) - np.log((1.0 + counts).sum())
     weights = np.zeros(len(X_u))  # pass 0: the labelled model
     for _ in range(2):
         model = _fit(
-            PooledGMMClassifier(fleet=fleet, classes=CLASSES),
+            PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=1.0),
             np.vstack([X_l, X_u]),
             np.r_[y_l, np.ones(len(X_u), dtype=int)],
             sample_weight=np.r_[np.ones(len(X_l)), weights],
@@ -89,7 +91,7 @@ def test_unlabelled_samples_weigh_into_the_reference_class_by_responsibility(fle
         joint = model.class_log_density(X_u) + log_prior
         weights = np.exp(joint[:, 0] - logsumexp(joint, axis=1))
     reference = _fit(
-        PooledGMMClassifier(fleet=fleet, classes=CLASSES),
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=1.0),
         np.vstack([X_l, X_u]),
         np.r_[y_l, np.ones(len(X_u), dtype=int)],
         sample_weight=np.r_[np.ones(len(X_l)), weights],
@@ -112,8 +114,10 @@ def test_partial_fit_equals_fit_with_unlabelled_steps(fleet):
     X, y = _commissioned(rng, n_stream=120)
     y[[70, 130]] = [2, 1]  # two inspections in the stream
     X[70] = [10.0 - 5 * 0.3, 20.0]
-    whole = _fit(PooledGMMClassifier(fleet=fleet, classes=CLASSES), X, y)
-    parts = PooledGMMClassifier(fleet=fleet, classes=CLASSES)
+    whole = _fit(
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=1.0), X, y
+    )
+    parts = PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnlabelledClassesWarning)
         parts.partial_fit(X[:55], y[:55])
@@ -135,9 +139,13 @@ def test_the_own_narrow_healthy_spread_raises_the_belief_in_damage(fleet):
     X, y = _commissioned(rng)
     labelled = y != -1
     damaged = np.array([[10.8, 19.2]])  # 8 own deviations across the seasons
-    with_stream = _fit(PooledGMMClassifier(fleet=fleet, classes=CLASSES), X, y)
+    with_stream = _fit(
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=1.0), X, y
+    )
     labels_only = _fit(
-        PooledGMMClassifier(fleet=fleet, classes=CLASSES), X[labelled], y[labelled]
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=1.0),
+        X[labelled],
+        y[labelled],
     )
     assert with_stream.predict_proba(damaged)[0, 0] < 0.05
     assert labels_only.predict_proba(damaged)[0, 0] > 0.9
@@ -157,8 +165,10 @@ def test_a_healthy_stream_unlike_the_fleets_falls_back_to_alone(fleet):
     X = [10.0, 20.0] + 0.05 * rng.normal(size=(650, 2))
     X[:50] = np.array([10.0, 20.0]) + rng.normal(size=(50, 2))
     y = np.r_[np.ones(50, dtype=int), -np.ones(600, dtype=int)]
-    shared = _fit(PooledGMMClassifier(fleet=fleet, classes=CLASSES), X, y)
-    alone = _fit(PooledGMMClassifier(classes=CLASSES), X, y)
+    shared = _fit(
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=1.0), X, y
+    )
+    alone = _fit(PooledGMMClassifier(classes=CLASSES, unlabelled_weight=1.0), X, y)
     assert shared.transfer_weight_[0] < 1e-6
     healthy = [10.0, 20.0] + 0.05 * rng.normal(size=(40, 2))
     np.testing.assert_allclose(
@@ -221,7 +231,7 @@ def test_unlabelled_weight_scales_the_stream_as_sample_weights(fleet):
         PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=0.1), X, y
     )
     weighted = _fit(
-        PooledGMMClassifier(fleet=fleet, classes=CLASSES),
+        PooledGMMClassifier(fleet=fleet, classes=CLASSES, unlabelled_weight=1.0),
         X,
         y,
         sample_weight=np.where(y == -1, 0.1, 1.0),

@@ -128,10 +128,12 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         :class:`~skrbal.mixture.BayesianGMMClassifier`.
     classes : array-like of shape (n_classes,), default=None
         The full label set (``fit`` then accepts data holding only some).
-    unlabelled_weight : float, default=1.0
+    unlabelled_weight : float, default=0.02
         Weight, in (0, 1], of an unlabelled sample relative to a label: the
         steps of a stream are not independent (an hour is much like the
-        next), so a count of them overstates what they show.
+        next), so a count of them overstates what they show. With 1, a
+        healthy class learned from the stream so far asked an inspection at
+        every season it had not seen yet (``benchmarks/bench_fleet.py``).
 
     Attributes
     ----------
@@ -235,7 +237,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         degrees_of_freedom_prior: float | None = None,
         weight_concentration_prior=1.0,
         classes=None,
-        unlabelled_weight: float = 1.0,
+        unlabelled_weight: float = 0.02,
     ):
         self.fleet = fleet
         self.transfer_prior = transfer_prior
