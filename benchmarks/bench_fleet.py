@@ -148,6 +148,8 @@ def run_repetition(
     seed: int = 0,
     n_commissioning: int = 50,
     hindsight: bool = False,
+    shared_unlabelled: bool = False,
+    unlabelled_weight: float = 0.02,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy."""
     warnings.simplefilter("ignore")  # UnlabelledClassesWarning at every start
@@ -171,11 +173,17 @@ def run_repetition(
                 estimator = PooledGMMClassifier(
                     fleet=fleet_prior, classes=CLASSES, window=n_commissioning
                 )
+                if arm == "shared":
+                    estimator.set_params(unlabelled_weight=unlabelled_weight)
                 policy_params = {}
                 if policy == "paced":
                     policy_params["budget"] = PacedBudget(
                         limit=budget * cost, period=float(n_samples)
                     )
+                if arm == "shared" and shared_unlabelled:
+                    # The learner refits on every observation so far, the
+                    # unlabelled ones marked -1 (its semi-supervised mode).
+                    policy_params["semi_supervised"] = "em"
                 learner = RiskBasedLearner(
                     estimator=estimator,
                     process=process,
@@ -317,6 +325,18 @@ def main(argv=None) -> None:
         help="what an earlier structure gives the fleet: its labels, or its "
         "labels and the undamaged steps known in hindsight",
     )
+    parser.add_argument(
+        "--shared-unlabelled",
+        action="store_true",
+        help="the shared arm's learner also passes the structure's unlabelled "
+        "steps (semi_supervised='em'), which shape its healthy class",
+    )
+    parser.add_argument(
+        "--unlabelled-weight",
+        type=float,
+        default=0.02,
+        help="with --shared-unlabelled, the weight of an unlabelled step",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="fleet", help="file stem of the results")
     args = parser.parse_args(argv)
@@ -330,6 +350,8 @@ def main(argv=None) -> None:
             seed=args.seed,
             n_commissioning=args.commissioning,
             hindsight=args.fleet_record == "hindsight",
+            shared_unlabelled=args.shared_unlabelled,
+            unlabelled_weight=args.unlabelled_weight,
         )
         for r in range(args.repeats)
     )
@@ -351,6 +373,11 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         f"--samples {args.samples} --seed {args.seed} --jobs {args.jobs} "
         f"--commissioning {args.commissioning} "
         f"--fleet-record {args.fleet_record} --name {args.name}"
+        + (
+            f" --shared-unlabelled --unlabelled-weight {args.unlabelled_weight:g}"
+            if args.shared_unlabelled
+            else ""
+        )
     )
     header = [
         "# A fleet commissioned on healthy data: shared strength against alone "

@@ -9,7 +9,8 @@ component, the transfer strength, is updated by each component's marginal
 likelihood of the class's data beyond the commissioning window (a partial
 Bayes factor: the window sets the normalisation, so it is the training
 sample, not evidence), so a structure whose labels are unlike the fleet's
-falls back to its own data.
+falls back to its own data. The structure's unlabelled steps (``-1``) shape
+its healthy class (see :mod:`skrbal.mixture._pooled_unlabelled`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from skrbal._logspace import logsumexp
 from skrbal.exceptions import UnlabelledClassesWarning, caller_stacklevel
 from skrbal.mixture._base import _JointLikelihoodClassifier
 from skrbal.mixture._class_priors import (
@@ -48,8 +50,19 @@ from skrbal.mixture._pooled_components import (
     stacked,
     student_t,
 )
+from skrbal.mixture._pooled_unlabelled import (
+    UNLABELLED,
+    UnlabelledStream,
+    split_unlabelled,
+)
 
 __all__ = ["PooledGMMClassifier"]
+
+# Passes that find the reference class's responsibility for the unlabelled
+# samples: the first from the labelled model, the second from the model that
+# the first pass's weights shaped (which gives the stream's outliers, such as
+# an undetected damage, less weight than the round labelled model did).
+_UNLABELLED_PASSES = 2
 
 
 class PooledGMMClassifier(_JointLikelihoodClassifier):
@@ -73,6 +86,17 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
     and the broad prior; without a ``fleet`` the model is
     :class:`~skrbal.mixture.BayesianGMMClassifier` on the window-standardised
     features. ``partial_fit`` is exact.
+
+    The structure's unlabelled steps, marked ``-1`` in ``y`` as in
+    :mod:`sklearn.semi_supervised` (the stream learner and the agent pass
+    them with ``semi_supervised='em'``), shape the reference class: a window
+    of a few days shows one season of the healthy state, the stream shows
+    all of them and how narrow the state is across them. They join the
+    reference class's statistics weighted by its responsibility for them
+    (two fixed passes from the labelled model, so that an outlier of the
+    stream, such as damage not yet found, gets little weight), and so also
+    weigh the fleet's healthy state against the broad prior. The class prior
+    counts the labels only.
 
     Parameters
     ----------
@@ -104,6 +128,12 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         :class:`~skrbal.mixture.BayesianGMMClassifier`.
     classes : array-like of shape (n_classes,), default=None
         The full label set (``fit`` then accepts data holding only some).
+    unlabelled_weight : float, default=0.02
+        Weight, in (0, 1], of an unlabelled sample relative to a label: the
+        steps of a stream are not independent (an hour is much like the
+        next), so a count of them overstates what they show. With 1, a
+        healthy class learned from the stream so far asked an inspection at
+        every season it had not seen yet (``benchmarks/bench_fleet.py``).
 
     Attributes
     ----------
@@ -124,6 +154,8 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         Standard deviation of the commissioning window.
     window_size_ : int
         Number of samples in the commissioning window (at most ``window``).
+    unlabelled_count_ : float
+        Total weight of the unlabelled samples given to the reference class.
     unlabelled_classes_ : ndarray
         Classes without a labelled sample of this structure yet.
     fit_warnings_ : list of Warning
@@ -190,6 +222,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         "transfer_prior": [Interval(Real, 0, 1, closed="neither")],
         "reference_class": "no_validation",
         "window": [Interval(Integral, 2, None, closed="left")],
+        "unlabelled_weight": [Interval(Real, 0, 1, closed="right")],
         **_JointLikelihoodClassifier._parameter_constraints,
     }
 
@@ -204,6 +237,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         degrees_of_freedom_prior: float | None = None,
         weight_concentration_prior=1.0,
         classes=None,
+        unlabelled_weight: float = 0.02,
     ):
         self.fleet = fleet
         self.transfer_prior = transfer_prior
@@ -213,6 +247,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         self.degrees_of_freedom_prior = degrees_of_freedom_prior
         self.weight_concentration_prior = weight_concentration_prior
         self.classes = classes
+        self.unlabelled_weight = unlabelled_weight
 
     # ------------------------------------------------------------------ #
     # fitting
@@ -237,30 +272,38 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
             The fitted classifier.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        unlabelled = split_unlabelled(y)
+        labelled = ~unlabelled
         if self.classes is None:
-            classes, y_idx = np.unique(y, return_inverse=True)
+            if not labelled.any():
+                raise ValueError(
+                    "y has no labelled sample (every label is -1): pass classes= "
+                    "and the commissioning window's labels."
+                )
+            check_classification_targets(y[labelled])
+            classes, y_idx = np.unique(y[labelled], return_inverse=True)
         else:
-            classes = _as_classes(self.classes)
-            y_idx = _label_indices(y, classes)
-        self._start(X, y_idx, classes, _sample_weight(sample_weight, X))
+            classes = self._checked_classes(_as_classes(self.classes))
+            y_idx = _label_indices(y[labelled], classes)
+        self._start(X, y_idx, classes, _sample_weight(sample_weight, X), unlabelled)
         return self
 
     def partial_fit(
         self, X, y, classes=None, sample_weight=None
     ) -> PooledGMMClassifier:
-        """Update the posterior with a batch of labelled data.
+        """Update the posterior with a batch of labelled and unlabelled data.
 
         The first call starts the model as ``fit`` does (its batch holds the
-        commissioning window); later calls merge their samples exactly, so
-        any split into batches after the first gives the same model.
+        commissioning window); later calls merge their labelled samples
+        exactly and keep their unlabelled ones (``-1``), so any split into
+        batches after the first gives the model ``fit`` gives on them all.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Training samples.
         y : array-like of shape (n_samples,)
-            Class labels.
+            Class labels, ``-1`` for the unlabelled samples.
         classes : array-like of shape (n_classes,), default=None
             All the labels; required on the first call unless the ``classes``
             parameter is set, and if given later must equal ``classes_``.
@@ -275,6 +318,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         if not hasattr(self, "_statistics"):
             return self._first_partial_fit(X, y, classes, sample_weight)
         X, y = validate_data(self, X, y, reset=False, dtype=np.float64)
+        unlabelled = split_unlabelled(y)
         if classes is not None and not np.array_equal(
             _as_classes(classes), self.classes_
         ):
@@ -282,9 +326,14 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
                 f"classes={np.asarray(classes).tolist()} differs from classes_="
                 f"{self.classes_.tolist()} of the previous call to partial_fit."
             )
-        y_idx = _label_indices(y, self.classes_)
         weight = _sample_weight(sample_weight, X)
-        present, batch = _present_statistics(self._normalised(X), y_idx, weight)
+        Z = self._normalised(X)
+        self._unlabelled.extend(
+            Z[unlabelled], self.unlabelled_weight * weight[unlabelled]
+        )
+        labelled = ~unlabelled
+        y_idx = _label_indices(y[labelled], self.classes_)
+        present, batch = _present_statistics(Z[labelled], y_idx, weight[labelled])
         stored = self._statistics
         for row, k in enumerate(present.tolist()):
             merged = _merge(
@@ -303,7 +352,9 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
     @_fit_context(prefer_skip_nested_validation=True)
     def _first_partial_fit(self, X, y, classes, sample_weight):
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        unlabelled = split_unlabelled(y)
+        if np.any(~unlabelled):
+            check_classification_targets(y[~unlabelled])
         if classes is None and self.classes is None:
             raise ValueError(
                 "classes must be passed on the first call to partial_fit (or set "
@@ -317,10 +368,23 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
                 f"classes={found.tolist()} passed to partial_fit differs from the "
                 f"classes parameter {_as_classes(self.classes).tolist()}."
             )
+        found = self._checked_classes(found)
         self._start(
-            X, _label_indices(y, found), found, _sample_weight(sample_weight, X)
+            X,
+            _label_indices(y[~unlabelled], found),
+            found,
+            _sample_weight(sample_weight, X),
+            unlabelled,
         )
         return self
+
+    @staticmethod
+    def _checked_classes(classes: np.ndarray) -> np.ndarray:
+        if classes.dtype.kind not in "US" and np.any(classes == UNLABELLED):
+            raise ValueError(
+                "classes must not contain -1, which marks unlabelled samples."
+            )
+        return classes
 
     def _reference(self, classes, y_idx, weight) -> int:
         """Index of the class that normalises, checked against the fleet's."""
@@ -343,7 +407,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
             )
         return int(matches[0])
 
-    def _start(self, X, y_idx, classes, weight) -> None:
+    def _start(self, X, y_idx, classes, weight, unlabelled) -> None:
         """Normalise, set the priors and compute the posterior from one batch."""
         owner = type(self).__name__
         if self.fleet is not None and self.fleet.window != self.window:
@@ -353,10 +417,14 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
                 "alike."
             )
         d = X.shape[1]
+        stream = UnlabelledStream(d)
+        X_u, weight_u = X[unlabelled], weight[unlabelled]
+        X, weight = X[~unlabelled], weight[~unlabelled]
         reference = self._reference(classes, y_idx, weight)
         window = commissioning_window(y_idx, reference, self.window, weight)
         centre, scale = normaliser(X[window], weight[window])
         Z = (X - centre) / scale
+        stream.extend((X_u - centre) / scale, self.unlabelled_weight * weight_u)
         stats = _labelled_statistics(Z, y_idx, weight, len(classes))
         # The window's samples are all of the reference class.
         window_stats = _empty_statistics(len(classes), d)
@@ -390,6 +458,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         self.normaliser_mean_, self.normaliser_scale_ = centre, scale
         self.window_size_ = int(window.size)
         self._statistics, self._window = stats, window_stats
+        self._unlabelled, self._reference_index = stream, reference
         self._broad = broad
         self._fleet = [
             None if hyper is None else _NIWPrior(*hyper, concentration)
@@ -426,8 +495,48 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         return int(np.flatnonzero(self.classes_ == label)[0])
 
     def _set_posterior(self) -> None:
-        """Both components' posteriors, their weights and the fitted attributes."""
-        stats, window = self._statistics, self._window
+        """Both components' posteriors, their weights and the fitted attributes.
+
+        The class prior counts the labels only. With unlabelled samples, the
+        reference class's statistics add theirs weighted by its
+        responsibility, found in ``_UNLABELLED_PASSES`` fixed passes from the
+        labelled model (a fixed number, so the model is a function of the
+        data alone and ``partial_fit`` equals ``fit``).
+        """
+        labelled = self._statistics
+        concentration = self._broad.concentration + labelled.count
+        self._log_class_prior = np.log(concentration) - log(
+            fsum(concentration.tolist())
+        )
+        stats = labelled
+        self._set_components(stats)
+        self.unlabelled_count_ = 0.0
+        if self._unlabelled.size:
+            for _ in range(_UNLABELLED_PASSES):
+                joint = self._joint_log_likelihood(self._unlabelled.Z)
+                responsibility = np.exp(
+                    joint[:, self._reference_index] - logsumexp(joint, axis=1)
+                )
+                stats = self._unlabelled.merged_into(
+                    labelled, self._reference_index, responsibility
+                )
+                self._set_components(stats)
+            self.unlabelled_count_ = float(stats.count[self._reference_index]) - float(
+                labelled.count[self._reference_index]
+            )
+        self.class_count_ = labelled.count.copy()
+        self.transfer_weight_ = np.exp(self._log_fleet_weight)
+        means = self._broad_t.means * (1.0 - self.transfer_weight_)[:, None]
+        if self._fleet_t is not None:
+            means[self._fleet_index] += (
+                self._fleet_t.means * self.transfer_weight_[self._fleet_index, None]
+            )
+        self.means_ = self.normaliser_mean_ + self.normaliser_scale_ * means
+        self.unlabelled_classes_ = self.classes_[~(labelled.count > 0)]
+
+    def _set_components(self, stats) -> None:
+        """Each component's posterior and weight from the classes' statistics."""
+        window = self._window
         broad_rows, fleet_rows, log_weights = [], [], []
         for k, alpha in enumerate(self._broad.concentration.tolist()):
             data = (stats.count.item(k), stats.mean[k], stats.scatter[k])
@@ -453,19 +562,6 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         self._fleet_t = stacked(fleet_rows) if fleet_rows else None
         log_weights = np.array(log_weights)
         self._log_broad_weight, self._log_fleet_weight = log_weights.T
-        self.class_count_ = stats.count.copy()
-        self.transfer_weight_ = np.exp(self._log_fleet_weight)
-        concentration = self._broad.concentration + stats.count
-        self._log_class_prior = np.log(concentration) - log(
-            fsum(concentration.tolist())
-        )
-        means = self._broad_t.means * (1.0 - self.transfer_weight_)[:, None]
-        if self._fleet_t is not None:
-            means[self._fleet_index] += (
-                self._fleet_t.means * self.transfer_weight_[self._fleet_index, None]
-            )
-        self.means_ = self.normaliser_mean_ + self.normaliser_scale_ * means
-        self.unlabelled_classes_ = self.classes_[~(stats.count > 0)]
 
     # ------------------------------------------------------------------ #
     # prediction
