@@ -274,3 +274,30 @@ def test_a_model_without_class_weights_is_named():
     RiskBasedLearner(**{**_params(0.5), "estimator": GaussianNB()}, random_state=0).fit(
         X, y, initial=np.arange(N0)
     )
+
+
+def test_a_label_inside_the_block_restarts_the_prediction():
+    # A learner's initial labels (an agent's commissioning steps) are known
+    # before their block is decided: after one, the prediction is the
+    # label's, carried under the action its state calls for.
+    rng = np.random.default_rng(3)
+    y = np.array(["healthy", "healthy", "severe", "healthy", "healthy"], dtype=object)
+    state = StreamState(
+        X=np.zeros((5, 1)),
+        y=y,
+        known=np.array([True, False, True, False, False]),
+        labelled=[0, 2],
+        action=np.zeros(5, dtype=int),
+        exogenous_actions=None,
+    )
+    proba = rng.dirichlet(np.ones(3), size=4)
+    weights = np.array([0.7, 0.2, 0.1])
+    got = HistoryPrior(SMALL, 1.0).beliefs(proba, weights, state, 1)
+    # Step 1 from the label at 0; steps 3 and 4 from the severe label at 2,
+    # repaired there (severe's perfect action).
+    repaired = int(SMALL.perfect_information_action(["severe"])[0])
+    assert repaired == 1
+    first = _brute_force(SMALL, np.eye(3)[0], 0, [0], proba[:1], weights, 1.0)
+    after = _brute_force(SMALL, np.eye(3)[2], 2, [repaired], proba[2:], weights, 1.0)
+    np.testing.assert_allclose(got[:1], first, rtol=1e-12)
+    np.testing.assert_allclose(got[2:], after, rtol=1e-12)
