@@ -238,6 +238,17 @@ RELATIVE_STATEMENT = {
 ARMS["z24-relative"] = Method(
     "z24-relative", partial(BayesianGMMClassifier, class_priors=RELATIVE_STATEMENT)
 )
+#: The class prior from the labelled history through the process (issue 26.3):
+#: arm ``<arm>+h<percent>`` is ``<arm>`` with ``history_prior`` = percent / 100
+#: (results/unseen_gradual.md, "The class prior from the labelled history").
+HISTORY_SHARES = {"h30": 0.3, "h50": 0.5, "h100": 1.0}
+for _base in ("default", "z24-directed", "synthetic-directed", "z24-relative"):
+    for _tag, _share in HISTORY_SHARES.items():
+        ARMS[f"{_base}+{_tag}"] = Method(
+            f"{_base}+{_tag}",
+            ARMS[_base].make_estimator,
+            learner_params={"history_prior": _share},
+        )
 CASES = ("z24-hard", "synthetic-hard")
 PROTOCOLS = ("paper", "healthy-only")
 FRACTION = 0.25

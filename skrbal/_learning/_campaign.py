@@ -29,6 +29,12 @@ import numpy as np
 
 from skrbal._decision import DecisionProcess
 from skrbal._learning._fantasy import MAX_FANTASISED, PendingFantasies
+from skrbal._learning._history import (
+    HistoryFantasies,
+    HistoryPrior,
+    check_history_prior,
+    class_weights,
+)
 from skrbal._learning._kernel import (
     PENDING_VALUES,
     BlockDecisions,
@@ -61,6 +67,7 @@ def check_campaign_params(
     max_open_requests,
     pending_value,
     request_timeout=None,
+    history_prior=0.0,
 ) -> None:
     """Name any invalid parameter that the learner and the agent share.
 
@@ -75,6 +82,7 @@ def check_campaign_params(
         )
     process._validated()
     check_learning_params(semi_supervised, update, em_start)
+    check_history_prior(history_prior)
     if pending_value not in PENDING_VALUES:
         raise ValueError(
             f"pending_value must be one of {PENDING_VALUES}, got {pending_value!r}."
@@ -292,6 +300,10 @@ class Campaign:
     follow_up : bool, default=False
         Value imperfect methods with a perfect follow-up and name it in the
         results that warrant one (:class:`DecisionKernel`).
+    history_prior : float, default=0.0
+        The share of the process's prediction from the labelled history in
+        the class prior of the beliefs (:class:`HistoryPrior`); 0 keeps the
+        model's beliefs.
 
     Attributes
     ----------
@@ -326,6 +338,7 @@ class Campaign:
         pending_value="fantasy",
         request_timeout=None,
         follow_up=False,
+        history_prior=0.0,
     ):
         self.process = process
         self.inspections = inspections
@@ -338,6 +351,9 @@ class Campaign:
         )
         self.pending_value = pending_value
         self.request_timeout = request_timeout
+        self.history = (
+            HistoryPrior(process, history_prior) if history_prior > 0 else None
+        )
         self.requests = RequestBook()
         self.model = None
         self.steps = None
@@ -359,11 +375,25 @@ class Campaign:
         self.model = self.rule.initial_fit(model, steps.stream_state())
         self._model_version += 1
         self.budget_state = self.budget.initial_state()
+        if self.history is not None:
+            class_weights(self.model, self.process.classes_)  # names a model without
         return self.model
 
-    def beliefs(self, X, **kwargs) -> np.ndarray:
-        """The model's beliefs over ``X`` (:meth:`DecisionKernel.beliefs`)."""
-        return self.kernel.beliefs(self.model, X, **kwargs)
+    def beliefs(self, X, *, step=None, **kwargs) -> np.ndarray:
+        """The beliefs over ``X``, a block of steps from ``step`` on.
+
+        The model's (:meth:`DecisionKernel.beliefs`); with ``history_prior``,
+        their class prior is the process's prediction from the labelled
+        history (:class:`HistoryPrior`). ``step`` is the block's first step
+        (``None``: the step after those kept).
+        """
+        proba = self.kernel.beliefs(self.model, X, **kwargs)
+        if self.history is None:
+            return proba
+        if step is None:
+            step = self.steps.n_steps
+        weights = class_weights(self.model, self.process.classes_)
+        return self.history.beliefs(proba, weights, self.steps.stream_state(), step)
 
     def decide(
         self,
@@ -391,6 +421,8 @@ class Campaign:
         fantasies = None
         if n_open and plan is None and self.pending_value == "fantasy":
             fantasies = self._fantasise(X)
+            if fantasies is not None and self.history is not None:
+                fantasies = self._under_history(fantasies, proba)
         decided = self.kernel.decide(
             proba,
             times,
@@ -415,6 +447,20 @@ class Campaign:
             X_pending = self.steps.rows(self.requests.steps_of(pending))
             self.fantasies.learn(self.model, X_pending, key)
         return self.fantasies.predict(X)
+
+    def _under_history(self, fantasies, proba):
+        """The fantasised beliefs with each copy's class weights replaced by
+        the block's prior from the history, as the model's are.
+
+        For beliefs that are not the last block's (whose prior is unknown),
+        the pending results are ignored (``None``).
+        """
+        history = self.history
+        if history.block is None or history.block[0] is not proba:
+            return None
+        classes = self.process.classes_
+        weights = np.stack([class_weights(m, classes) for m in self.fantasies.models])
+        return HistoryFantasies(fantasies, weights, history)
 
     def open_requests(self, first: int, decided: BlockDecisions, proba, times):
         """Open the requests of a block decided from step ``first``; their ids."""

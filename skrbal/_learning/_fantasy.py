@@ -249,6 +249,11 @@ class PendingFantasies:
         self._stacked = stacked_predictor(self._models)
         return True
 
+    @property
+    def models(self) -> tuple:
+        """The copies, one per fantasised joint outcome (empty: none)."""
+        return self._models
+
     def predict(self, X) -> BlockFantasies | None:
         """The beliefs over ``X`` after the fantasised results (``None``: none).
 

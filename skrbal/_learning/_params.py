@@ -1,8 +1,9 @@
 """The parameters of a campaign that the stream learner and the agent share.
 
-Both drivers take the same ten parameters (the process, the budget policy,
-the inspection methods, the update rule and its options, the cap on open
-requests, how pending requests count, the request timeout); one
+Both drivers take the same eleven parameters (the process, the budget
+policy, the inspection methods, the update rule and its options, the cap on
+open requests, how pending requests count, the request timeout, the history's
+share in the class prior); one
 :class:`CampaignParams` read from either checks them
 (:func:`check_campaign_params`) and makes the :class:`Campaign`, so a
 parameter added to one driver cannot be forgotten by the other.
@@ -29,7 +30,7 @@ class CampaignParams:
         As resolved by the driver (its own default, or ``None`` for the
         campaign's :class:`~skrbal.budget.CostThreshold`).
     inspections, semi_supervised, update, em_start, initial_state,
-    max_open_requests, pending_value, request_timeout
+    max_open_requests, pending_value, request_timeout, history_prior
         As :class:`~skrbal.active.RiskBasedLearner` and
         :class:`~skrbal.online.RiskBasedAgent` take them.
 
@@ -52,6 +53,7 @@ class CampaignParams:
     max_open_requests: int | None = None
     pending_value: str = "fantasy"
     request_timeout: float | None = None
+    history_prior: float = 0.0
 
     @classmethod
     def of(cls, driver, **given) -> CampaignParams:

@@ -149,6 +149,22 @@ class RiskBasedLearner(BaseEstimator):
         fantasised; the result is still learnt when it arrives.
         ``history_.totals["n_expired"]`` counts them. ``None``: requests
         wait for ever.
+    history_prior : float, default=0.0
+        The share, in [0, 1], of the process's own prediction in the prior
+        over each step's state. That prediction is the state of the last
+        labelled step before it (one-hot, or an imperfect report's
+        posterior) carried through the process's ``transition`` under the
+        actions taken since (a repair resets as the process says); the rest
+        is the estimator's class weights, which read the labels taken so
+        far as how often each state occurs now. A state the process
+        predicts (damage grows while nothing is repaired) is then believed
+        though it was never labelled; with a share below 1, a state the
+        history rules out keeps part of its weight. Each step's features
+        count once (no filtering through the correlated steps since the
+        label). Needs an estimator with ``weight_concentration_`` (the
+        Bayesian mixtures) or ``class_prior_`` (naive Bayes). 0: the
+        estimator's beliefs, as before. See the user guide, "Commissioning
+        a new structure".
     block_size : int, default=256
         Steps predicted at once while no inspection happens; the block doubles
         (up to 64 times) after each block without one. Only speed depends on
@@ -284,6 +300,7 @@ class RiskBasedLearner(BaseEstimator):
         max_open_requests: int | None = None,
         pending_value: str = "fantasy",
         request_timeout: float | None = None,
+        history_prior: float = 0.0,
         block_size: int = 256,
         history: str = "full",
         random_state=None,
@@ -304,6 +321,7 @@ class RiskBasedLearner(BaseEstimator):
         self.max_open_requests = max_open_requests
         self.pending_value = pending_value
         self.request_timeout = request_timeout
+        self.history_prior = history_prior
         self.block_size = block_size
         self.history = history
         self.random_state = random_state

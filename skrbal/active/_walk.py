@@ -165,7 +165,7 @@ class StreamWalk:
         """
         campaign, state = self.campaign, self.state
         rows = take_rows(self.X, slice(start, stop))
-        proba = campaign.beliefs(rows, first=start, rows="X (stream)")
+        proba = campaign.beliefs(rows, step=start, first=start, rows="X (stream)")
         # A block ends at its first request: the model does not change until
         # that request's result arrives, so this only splits the work, and
         # keeps one request (and its method) per block.

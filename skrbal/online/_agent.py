@@ -128,6 +128,23 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         :class:`~skrbal.exceptions.StalledRequestsWarning` (when a stall
         begins, then at 3, 7, 15, ... blocked inspections while it lasts),
         so results that never come back are never silent.
+    history_prior : float, default=0.0
+        The share, in [0, 1], of the process's own prediction in the prior
+        over each step's state. That prediction is the state of the last
+        labelled step before it (one-hot, or an imperfect report's
+        posterior) carried through the process's ``transition`` under the
+        actions taken since (a repair resets as the process says); the rest
+        is the estimator's class weights, which read the labels taken so
+        far as how often each state occurs now. A state the process
+        predicts (damage grows while nothing is repaired) is then believed
+        though it was never labelled; with a share below 1, a state the
+        history rules out keeps part of its weight. Each step's features
+        count once (no filtering through the correlated steps since the
+        label). Needs an estimator with ``weight_concentration_`` (the
+        Bayesian mixtures) or ``class_prior_`` (naive Bayes). 0: the
+        estimator's beliefs, as before. See the user guide, "Commissioning
+        a new structure".
+        The agent then keeps every observation (as with ``semi_supervised``).
     store : AgentStorage, str or path-like, default=None
         Where the agent lives: an :class:`AgentStore` or its URL / SQLite
         path (durable), or any other object of the storage contract
@@ -246,6 +263,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         max_open_requests: int | None = None,
         pending_value: str = "fantasy",
         request_timeout: float | None = None,
+        history_prior: float = 0.0,
         store=None,
         name: str = "agent",
     ):
@@ -260,6 +278,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         self.max_open_requests = max_open_requests
         self.pending_value = pending_value
         self.request_timeout = request_timeout
+        self.history_prior = history_prior
         self.store = store
         self.name = name
 
@@ -451,7 +470,7 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         self._recent.warn_if_repeated(self.name, X, first, clock)
         self._expire_overdue(float(times[0]))
         campaign = self._campaign
-        proba = campaign.beliefs(X)
+        proba = campaign.beliefs(X, step=first)
         call = None
 
         def commit(decided):

@@ -241,7 +241,7 @@ class StartCalls:
         times = np.arange(X.shape[0], dtype=float) if timestamps is None else timestamps
         # The policy sees the commissioning steps as steps it cannot inspect,
         # valued as every later step is (the best method's EVSI).
-        beliefs = campaign.beliefs(X)
+        beliefs = campaign.beliefs(X, step=0)
         decided = campaign.decide(
             X, beliefs, times, available=np.zeros(X.shape[0], dtype=bool)
         )
@@ -343,8 +343,9 @@ class StartCalls:
 
     @property
     def _dense(self) -> bool:
-        """Whether the update rule reads every step (EM, smoothing)."""
-        return self.semi_supervised is not None
+        """Whether every step is kept: EM and smoothing read them all, the
+        history prior their actions."""
+        return self.semi_supervised is not None or self.history_prior > 0
 
     def _params(self) -> CampaignParams:
         """The parameters the agent shares with the stream learner."""

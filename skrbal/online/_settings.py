@@ -92,6 +92,7 @@ def settings_of(params) -> dict:
         "max_open_requests": params.max_open_requests,
         "pending_value": params.pending_value,
         "request_timeout": params.request_timeout,
+        "history_prior": params.history_prior,
         "inspections": inspections_to_config(params.inspections),
     }
 
@@ -111,6 +112,7 @@ def parameters_of(settings: dict, process) -> dict:
         "max_open_requests": settings["max_open_requests"],
         "pending_value": settings.get("pending_value", "ignore"),
         "request_timeout": settings.get("request_timeout"),
+        "history_prior": settings.get("history_prior", 0.0),
     }
 
 
