@@ -462,13 +462,27 @@ class Campaign:
         """The result of request ``request_id`` when its step's state is known."""
         request = self.requests[request_id]
         k = 0 if request.method is None else request.method
-        return self.kernel.simulate_result(k, request.belief, true_state, random_state)
+        return self.kernel.simulate_result(
+            k, request.belief, true_state, random_state, known=self.known_states()
+        )
 
     def read_result(self, k, belief, *, label=None, report=None) -> Result:
-        """A checked label or report of method ``k`` read by the kernel."""
+        """A checked label or report of method ``k`` read by the kernel.
+
+        A report is read with the states labelled so far
+        (:meth:`known_states`): its mass on a never-labelled state it counts
+        against is not learnt.
+        """
+        known = None if report is None else self.known_states()
         return self.kernel.read_result(
-            0 if k is None else k, belief, label=label, report=report
+            0 if k is None else k, belief, label=label, report=report, known=known
         )
+
+    def known_states(self) -> np.ndarray:
+        """Whether each of the process's states has a label learnt so far."""
+        state = self.steps.stream_state()
+        labels = np.asarray(state.y[state.labelled]) if state.labelled else []
+        return np.isin(self.kernel.classes, labels)
 
     def answer(self, request_id: int, result: Result, *, commit=None) -> int:
         """Learn request ``request_id``'s result and close it; the action.
