@@ -94,9 +94,13 @@ def healthy_start():
     return X[order], y[order], healthy.size
 
 
-def _params(process):
+#: Where damage lies, stated as a user would: up the first feature.
+STATED = {3: {"shift": [4.0, 0.0]}, 4: {"shift": [8.0, 0.0]}}
+
+
+def _params(process, class_priors=STATED):
     return dict(
-        estimator=BayesianGMMClassifier(),
+        estimator=BayesianGMMClassifier(class_priors=class_priors),
         process=process,
         inspections=[perfect_inspection(process), _cheap(process)],
     )
@@ -120,6 +124,19 @@ def test_a_no_damage_report_teaches_no_never_labelled_damage(healthy_start):
     assert len(before) > 0
     np.testing.assert_array_equal(before[columns[2:]].to_numpy(), 0.0)
     assert np.all(before[columns[:2]].to_numpy().sum(axis=1) == pytest.approx(1.0))
+
+
+def test_without_a_statement_the_whole_posterior_is_learnt(healthy_start):
+    """The broad default prior has no stated location to keep: nothing removed."""
+    X, y, n0 = healthy_start
+    process = synthetic_decision_process()
+    learner = RiskBasedLearner(**_params(process, None), random_state=SEED)
+    learner.fit(X, y, initial=np.arange(n0))
+    queries = learner.history_.queries
+    columns = [f"posterior_{c}" for c in process.classes_]
+    reports = queries[queries["report"] == "no damage found"]
+    assert len(reports) > 0
+    assert np.all(reports[columns[2:]].to_numpy() > 0)
 
 
 def test_learner_and_agent_learn_the_same_reports(healthy_start):

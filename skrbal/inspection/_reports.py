@@ -93,7 +93,9 @@ def learnable_posterior(posterior, likelihood, known) -> np.ndarray:
     lose to a perfect one under a stated direction (issue 26,
     ``benchmarks/results/unseen_evsi.md``).
 
-    The rule: a state without a label whose likelihood of the report is
+    The rule: a state without a label (``known`` False; the learners and
+    the agent also count as known a state with no stated prior, which has
+    no stated location to lose) whose likelihood of the report is
     below that of some labelled state (the report counts against it
     relative to a state the model knows) gets none of the mass; the rest is
     renormalised. A report that points at a never-labelled state (a "damage
