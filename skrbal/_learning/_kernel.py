@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skrbal._decision import DecisionProcess
+from skrbal._labels import label_positions
 from skrbal._learning._fantasy import Fantasies, PendingFantasies, top_combinations
 from skrbal.budget import BudgetPolicy, CostThreshold
 from skrbal.inspection import (
@@ -31,6 +32,7 @@ from skrbal.inspection import (
     check_methods,
     evsi,
     follow_up_cost,
+    learnable_posterior,
     report_posterior,
     simulate_reports,
 )
@@ -124,8 +126,11 @@ class Result:
         The state the result reveals, learnt as a label; ``None`` when it
         leaves the state uncertain (soft evidence).
     posterior : ndarray of shape (n_states,) or None
-        The posterior over the states after a report (one-hot for a report
-        that reveals the state); ``None`` without inspection methods.
+        What is learnt from a report (one-hot for a report that reveals the
+        state): the posterior over the states after it, less the mass of
+        the never-labelled states the report counts against
+        (:func:`~skrbal.inspection.learnable_posterior`); ``None`` without
+        inspection methods. The action is that of the full posterior.
     action : int
         The optimal action once the result is known.
     report : outcome or None
@@ -185,6 +190,8 @@ class DecisionKernel:
             self.reveals = [True]
         else:
             confusions = check_methods(inspections, process)
+            #: Each method's confusion matrix, rows in the process's states.
+            self.confusions = confusions
             self.costs = np.array([m.cost_ for m in inspections])
             self.reveals = [reveals_state(c) for c in confusions]
         self.follow_up = bool(follow_up)
@@ -495,7 +502,9 @@ class DecisionKernel:
         return count
 
     # -------------------------------------------------------------- #
-    def read_result(self, k: int, belief, *, label=None, report=None) -> Result:
+    def read_result(
+        self, k: int, belief, *, label=None, report=None, known=None
+    ) -> Result:
         """What a result teaches and the action it calls for.
 
         Parameters
@@ -508,6 +517,11 @@ class DecisionKernel:
             A state of the process (checked by the caller).
         report : outcome, default=None
             A report of method ``k`` (checked by the caller).
+        known : ndarray of bool of shape (n_states,), default=None
+            Which states have a label in the training data: a report's mass
+            on a never-labelled state it counts against is not learnt
+            (:func:`~skrbal.inspection.learnable_posterior`). ``None``
+            learns the whole posterior.
         """
         process = self.process
         if label is not None:
@@ -523,7 +537,13 @@ class DecisionKernel:
             found = self.classes[certain[0]]
             return Result(found, posterior, int(self._perfect[found.item()]), report)
         action = int(process.optimal_action(posterior[None])[0])
-        return Result(None, posterior, action, report, self.follow_up_of(posterior))
+        follow_up = self.follow_up_of(posterior)
+        if known is not None:
+            outcomes = self.inspections[k].outcomes_
+            column = label_positions([report], outcomes, owner="outcomes")[0]
+            likelihood = self.confusions[k][:, column]
+            posterior = learnable_posterior(posterior, likelihood, known)
+        return Result(None, posterior, action, report, follow_up)
 
     def follow_up_of(self, posterior) -> int | None:
         """The method that should inspect again after ``posterior``, or None.
@@ -551,14 +571,17 @@ class DecisionKernel:
             uniform = np.full((1, process.n_states), 1.0 / process.n_states)
             return report_posterior(uniform, [report], process, method)[0]
 
-    def simulate_result(self, k: int, belief, true_state, random_state) -> Result:
+    def simulate_result(
+        self, k: int, belief, true_state, random_state, known=None
+    ) -> Result:
         """The result of inspecting a step whose true state is known (a study).
 
         Without methods the label itself; with methods a report drawn from
-        method ``k``'s confusion model (one draw of ``random_state``).
+        method ``k``'s confusion model (one draw of ``random_state``), read
+        with ``known`` (:meth:`read_result`).
         """
         if self.inspections is None:
             return self.read_result(k, belief, label=true_state)
         method = self.inspections[k]
         report = simulate_reports([true_state], self.process, method, random_state)
-        return self.read_result(k, belief, report=report[0])
+        return self.read_result(k, belief, report=report[0], known=known)

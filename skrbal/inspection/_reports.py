@@ -11,7 +11,7 @@ from skrbal._labels import label_positions
 from skrbal._validation import check_belief_sums
 from skrbal.inspection._method import InspectionMethod
 
-__all__ = ["simulate_reports", "weighted_copies"]
+__all__ = ["learnable_posterior", "simulate_reports", "weighted_copies"]
 
 
 def simulate_reports(
@@ -77,6 +77,89 @@ def simulate_reports(
     last_positive = confusion.shape[1] - 1 - np.argmax(confusion[:, ::-1] > 0, axis=1)
     index = np.minimum(index, last_positive[rows])
     return outcomes[index]
+
+
+def learnable_posterior(posterior, likelihood, known) -> np.ndarray:
+    """The part of a report's posterior that a model may learn as data.
+
+    After a report ``z``, the posterior gives some mass to every state the
+    report does not rule out, including states no label has yet shown (a
+    new structure's damage states). For such a state that mass comes from
+    the prior's tail, not from data, and learning it as soft evidence
+    (:func:`weighted_copies`) places the state, by a small weight at each
+    report, where the reports were made. Reports of healthy steps then pull
+    a never-labelled damage state into the healthy data, raising its belief
+    there, which buys more reports: the loop that makes an imperfect method
+    lose to a perfect one under a stated direction (issue 26,
+    ``benchmarks/results/unseen_evsi.md``).
+
+    The rule: a state without a label (``known`` False; the learners and
+    the agent also count as known a state with no stated prior, which has
+    no stated location to lose) whose likelihood of the report is
+    below that of some labelled state (the report counts against it
+    relative to a state the model knows) gets none of the mass; the rest is
+    renormalised. A report that points at a never-labelled state (a "damage
+    found" as likely under it as under any labelled state) is learnt as it
+    is, and so is every report once each state has a label. The action is
+    still taken on the full posterior: this is what is learnt, not what is
+    believed.
+
+    Parameters
+    ----------
+    posterior : array-like of shape (n_states,)
+        The posterior after the report (:func:`report_posterior`).
+    likelihood : array-like of shape (n_states,)
+        ``P(z | y)`` of the report ``z`` for each state ``y``: the report's
+        column of the method's confusion matrix.
+    known : array-like of bool of shape (n_states,)
+        Whether each state has at least one label in the training data.
+
+    Returns
+    -------
+    learnable : ndarray of shape (n_states,)
+        The posterior with the mass of the states described above removed
+        and renormalised; the posterior itself when nothing is removed, no
+        state has a label, or the removed states hold all the mass.
+
+    See Also
+    --------
+    weighted_copies : Training rows for a posterior.
+
+    Examples
+    --------
+    A "no damage found" report (damage detected with probability 0.85,
+    false calls 0.04) on a structure with labels of the first state only:
+
+    >>> import numpy as np
+    >>> from skrbal.inspection import learnable_posterior
+    >>> posterior = np.array([0.9, 0.0965, 0.00175, 0.00175])
+    >>> learnable_posterior(posterior, [0.96, 0.96, 0.15, 0.15],
+    ...                     [True, False, False, False]).round(4).tolist()
+    [0.9032, 0.0968, 0.0, 0.0]
+
+    A "damage found" report is learnt whole:
+
+    >>> learnable_posterior([0.3, 0.1, 0.3, 0.3], [0.04, 0.04, 0.85, 0.85],
+    ...                     [True, False, False, False]).tolist()
+    [0.3, 0.1, 0.3, 0.3]
+    """
+    posterior = np.asarray(posterior, dtype=np.float64)
+    likelihood = np.asarray(likelihood, dtype=np.float64)
+    known = np.asarray(known, dtype=bool)
+    if not (posterior.shape == likelihood.shape == known.shape) or posterior.ndim != 1:
+        raise ValueError(
+            "posterior, likelihood and known must be 1-d arrays of one entry per "
+            f"state, got shapes {posterior.shape}, {likelihood.shape} and "
+            f"{known.shape}."
+        )
+    if not known.any():
+        return posterior
+    drop = ~known & (likelihood < likelihood[known].max())
+    kept = np.where(drop, 0.0, posterior)
+    total = kept.sum()
+    if not drop.any() or total <= 0.0:
+        return posterior
+    return kept / total
 
 
 def weighted_copies(X, posterior, classes, mean_precision=None):
