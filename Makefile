@@ -82,9 +82,9 @@ test: test-suite test-modal
 test-suite: lint
 	$(WITH_BYTECODE) $(ONE_BLAS_THREAD) $(WITH_POSTGRES) $(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
-# The environments of the oldest versions and of the docs. Their installs
-# mostly wait on the package index, so CI builds them while a suite runs
-# (.ci/run); the docs tools go into .venv, so never while .venv's suite runs.
+# The environments of the oldest versions and of the docs. The docs tools go
+# into .venv, so never while .venv's suite runs: CI installs them first, then
+# runs the suites and the docs build side by side (.ci/run).
 env-oldest: $(OLDEST_STAMP)
 env-docs: $(DOCS_STAMP)
 
@@ -138,7 +138,7 @@ test-oldest: $(OLDEST_STAMP)
 		$(OLDEST_VENV)/bin/python -m pytest $(PYTEST_PARALLEL) \
 		-p no:cacheprovider -q --ignore=tests/test_packaging.py -m "not stress"
 
-# One BLAS thread: in CI the gallery's examples run beside the oldest suite.
+# One BLAS thread: in CI the gallery's examples run beside the suites.
 docs: $(STAMP) $(DOCS_STAMP)
 	$(ONE_BLAS_THREAD) $(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 

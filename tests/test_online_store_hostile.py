@@ -599,46 +599,22 @@ def rich_sqlite_store(tmp_path_factory):
 @pytest.fixture(scope="module")
 def rich_postgres_schema(postgres_module_schema_url):
     """The schema of ``_rich_agent``'s store on PostgreSQL, built once a module."""
-    import re
+    from _store_copies import schema_of
 
     _rich_agent(postgres_module_schema_url)
-    return re.search(r"search_path%3D(\w+)", postgres_module_schema_url)[1]
-
-
-def _copy_postgres_store(store_url, template):
-    """The rows of the store in schema ``template``, in the (empty) store at
-    ``store_url``, whose tables skrbal creates as for any new store."""
-    from sqlalchemy import func, select, text
-
-    from skrbal.online._sql import _schema as schema
-
-    AgentStore(store_url).close()  # its own tables and schema version
-    with AgentStore(store_url) as store, store.engine.begin() as conn:
-        for table in schema.metadata.sorted_tables:  # referenced tables first
-            if table is not schema.schema_version:
-                name = table.name
-                copy = f"INSERT INTO {name} SELECT * FROM {template}.{name}"
-                conn.execute(text(copy))
-        # the next agent created gets the id it would have got
-        last = conn.execute(select(func.max(schema.agents.c.agent_id))).scalar()
-        sequence = "pg_get_serial_sequence('skrbal_agents', 'agent_id')"
-        conn.execute(text(f"SELECT setval({sequence}, :n)"), {"n": last})
+    return schema_of(postgres_module_schema_url)
 
 
 def _rich_store(store_url, sqlite_template, request):
-    """``_rich_agent`` at ``store_url``: a copy of a template built once.
-
-    The ~160 edits below each need the rows unedited; building them costs
-    three times the edit and its checks. On SQLite the copy is the template's
-    file; on PostgreSQL, the template schema's rows inserted into the tables
-    skrbal created in the test's schema.
-    """
-    import shutil
+    """``_rich_agent`` at ``store_url``: a copy of a template built once
+    (tests/_store_copies.py). The ~160 edits below each need the rows
+    unedited; building them costs three times the edit and its checks."""
+    from _store_copies import copy_store
 
     if "://" in store_url:
-        _copy_postgres_store(store_url, request.getfixturevalue("rich_postgres_schema"))
+        copy_store(store_url, None, request.getfixturevalue("rich_postgres_schema"))
     else:
-        shutil.copyfile(sqlite_template, store_url)
+        copy_store(store_url, sqlite_template)
 
 
 @pytest.mark.parametrize(("table", "column", "kind"), _edits())

@@ -55,6 +55,39 @@ def _build(url):
         return store.events("agent").set_index("seq")["kind"].to_dict()
 
 
+@pytest.fixture(scope="module")
+def built_sqlite(tmp_path_factory):
+    """``_build``'s SQLite store and event kinds, built once a module."""
+    path = tmp_path_factory.mktemp("tamper") / "agents.db"
+    kinds = _build(str(path))
+    # closed, so the file holds every row: no write-ahead log beside it
+    assert not path.with_name("agents.db-wal").exists()
+    return path, kinds
+
+
+@pytest.fixture(scope="module")
+def built_postgres(postgres_module_schema_url):
+    """``_build``'s schema on PostgreSQL and event kinds, built once a module."""
+    from _store_copies import schema_of
+
+    return schema_of(postgres_module_schema_url), _build(postgres_module_schema_url)
+
+
+@pytest.fixture
+def built(store_url, request):
+    """``_build`` at ``store_url``, copied from a store built once a module
+    (tests/_store_copies.py); its event kinds."""
+    from _store_copies import copy_store
+
+    if "://" in store_url:
+        template, kinds = request.getfixturevalue("built_postgres")
+        copy_store(store_url, None, template)
+    else:
+        template, kinds = request.getfixturevalue("built_sqlite")
+        copy_store(store_url, template)
+    return dict(kinds)
+
+
 def _first(kinds, kind):
     return min(seq for seq, k in kinds.items() if k == kind)
 
@@ -190,8 +223,8 @@ EDITS = {
 
 
 @pytest.mark.parametrize("edit", list(EDITS))
-def test_every_edit_is_named(store_url, edit):
-    kinds = _build(store_url)
+def test_every_edit_is_named(store_url, built, edit):
+    kinds = built
     change, words = EDITS[edit]
     with AgentStore(store_url) as store:
         with store.engine.begin() as conn:
@@ -202,16 +235,14 @@ def test_every_edit_is_named(store_url, edit):
         RiskBasedAgent.from_store(store_url)
 
 
-def test_an_untouched_store_verifies(store_url):
-    _build(store_url)
+def test_an_untouched_store_verifies(store_url, built):
     with AgentStore(store_url) as store:
         store.verify("agent")
     with RiskBasedAgent.from_store(store_url) as agent:
         assert agent.status()["n_results"] == 2
 
 
-def test_a_dropped_table_is_named(store_url):
-    _build(store_url)
+def test_a_dropped_table_is_named(store_url, built):
     with AgentStore(store_url) as store:
         with store.engine.begin() as conn:
             conn.execute(text("DROP TABLE skrbal_requests"))
