@@ -84,3 +84,24 @@ def test_a_model_without_a_prior_refuses_a_statement(tmp_path, campaign):
     )  # fmt: skip
     assert code == 2
     assert "--class-priors states a Gaussian mixture's prior" in one_line(err)
+
+
+def test_history_prior_is_stored_with_the_agent_and_a_bad_share_named(
+    tmp_path, campaign
+):
+    # ``RiskBasedAgent(history_prior=...)`` had no command-line form, so the
+    # user guide's option for a structure commissioned on healthy data could
+    # not be tried from the command line.
+    from skrbal.online import RiskBasedAgent
+
+    code, _, err = _init(tmp_path, campaign, "--history-prior", "0.3")
+    assert code == 0, err
+    agent = RiskBasedAgent.from_store(str(tmp_path / "a.db"))
+    try:
+        assert agent.history_prior == 0.3
+    finally:
+        agent.close()
+    code, _, err = _init(tmp_path, campaign, "--history-prior", "1.5", store="b.db")
+    assert code == 2
+    assert one_line(err) == "skrbal: --history-prior must be in [0, 1], got 1.5"
+    assert not (tmp_path / "b.db").exists()

@@ -394,6 +394,18 @@ def _add_init(verbs, common, handler) -> None:
         "'Commissioning a new structure on healthy data'; default: no "
         "statement, the broad prior)",
     )
+    init.add_argument(
+        "--history-prior",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="the share, in [0, 1], of the decision process's prediction from "
+        "the last inspected state (carried through the process's transitions) "
+        "in the prior over each step's state; the rest is the model's class "
+        "weights (gmm-* methods; see the user guide, 'Commissioning a new "
+        "structure on healthy data', for what it costs; default: 0, the "
+        "model's own weights)",
+    )
     _add_budget(init)
     init.set_defaults(handler=handler)
 

@@ -280,6 +280,8 @@ def _check_init_options(args) -> None:
         check_output(args.stream_out, "--stream-out")
     if args.max_open_requests is not None and args.max_open_requests < 1:
         raise ValueError("--max-open-requests must be >= 1")
+    if not 0.0 <= args.history_prior <= 1.0:
+        raise ValueError(f"--history-prior must be in [0, 1], got {args.history_prior}")
 
 
 @guarded
@@ -309,6 +311,7 @@ def init(args) -> int:
             max_open_requests=args.max_open_requests,
             request_timeout=timeout,
             inspections=inspections,
+            history_prior=args.history_prior,
             store=store,
             name=args.agent,
         )
