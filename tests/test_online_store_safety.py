@@ -201,6 +201,20 @@ def test_a_read_only_store_can_be_read(folder_writable):
     assert "can be read (status, history, export)" in outcome[5]
 
 
+def test_a_lone_surrogate_in_a_name_is_named_not_sent_to_the_database(store_url):
+    """A name no database can store (a lone surrogate, which UTF-8 cannot
+    encode) ended in the driver's raw UnicodeEncodeError when the agent was
+    first written."""
+    bad = RiskBasedAgent(
+        estimator=GaussianNB(),
+        process=synthetic_decision_process(),
+        store=store_url,
+        name="bridge\ud800-7",
+    )
+    with pytest.raises(ValueError, match="character 6 is a lone surrogate"):
+        bad.fit(X0, Y0)
+
+
 def test_a_nul_character_is_named_not_sent_to_the_database(store_url):
     """#21.7: a NUL byte in a name reached PostgreSQL, whose text cannot hold
     one, and came back as psycopg's error (SQLite stored it)."""

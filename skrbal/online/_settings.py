@@ -50,6 +50,13 @@ def check_params(params, name, estimator):
         )
     if "\x00" in name:  # PostgreSQL's text cannot hold it
         raise ValueError(f"name must not contain a NUL character, got {name!r}.")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as exc:  # nor can any database's text hold this
+        raise ValueError(
+            f"name must be text a database can store (UTF-8), got {name!r}: "
+            f"character {exc.start} is a lone surrogate."
+        ) from None
     random_state = getattr(estimator, "random_state", None)
     if isinstance(random_state, np.random.RandomState):
         raise ValueError(
