@@ -201,31 +201,30 @@ def test_a_read_only_store_can_be_read(folder_writable):
     assert "can be read (status, history, export)" in outcome[5]
 
 
-def test_a_lone_surrogate_in_a_name_is_named_not_sent_to_the_database(store_url):
-    """A name no database can store (a lone surrogate, which UTF-8 cannot
-    encode) ended in the driver's raw UnicodeEncodeError when the agent was
-    first written."""
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        # #21.7: a NUL byte reached PostgreSQL, whose text cannot hold one,
+        # and came back as psycopg's error (SQLite stored it).
+        ("bridge\x00-7", "name must not contain a NUL"),
+        # A lone surrogate, which UTF-8 cannot encode, ended in the driver's
+        # raw UnicodeEncodeError when the agent was first written.
+        ("bridge\ud800-7", "character 6 is a lone surrogate"),
+    ],
+)
+def test_a_name_no_database_can_hold_is_named_not_sent_to_it(store_url, name, message):
     bad = RiskBasedAgent(
         estimator=GaussianNB(),
         process=synthetic_decision_process(),
         store=store_url,
-        name="bridge\ud800-7",
+        name=name,
     )
-    with pytest.raises(ValueError, match="character 6 is a lone surrogate"):
+    with pytest.raises(ValueError, match=message):
         bad.fit(X0, Y0)
 
 
-def test_a_nul_character_is_named_not_sent_to_the_database(store_url):
-    """#21.7: a NUL byte in a name reached PostgreSQL, whose text cannot hold
-    one, and came back as psycopg's error (SQLite stored it)."""
-    bad = RiskBasedAgent(
-        estimator=GaussianNB(),
-        process=synthetic_decision_process(),
-        store=store_url,
-        name="bridge\x00-7",
-    )
-    with pytest.raises(ValueError, match="name must not contain a NUL"):
-        bad.fit(X0, Y0)
+def test_a_nul_character_elsewhere_is_named_not_sent_to_the_database(store_url):
+    """#21.7: a NUL byte in a cancel reason or a name looked up is named."""
     cheap = synthetic_decision_process().set_params(inspection_cost=1e-3)
     agent = RiskBasedAgent(estimator=GaussianNB(), process=cheap, store=store_url)
     decisions = agent.fit(X0, Y0).observe(np.linspace(-10.0, 25.0, 60)[:, None])
