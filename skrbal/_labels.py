@@ -8,6 +8,39 @@ from __future__ import annotations
 
 import numpy as np
 
+#: The label that marks an unlabelled sample, as in ``sklearn.semi_supervised``.
+UNLABELLED = -1
+
+
+def split_unlabelled(y) -> np.ndarray:
+    """Mask of the samples of ``y`` marked unlabelled (the integer ``-1``).
+
+    A string array cannot hold the integer marker: a string array holding
+    ``'-1'`` raises (it was meant as the marker); otherwise it has no
+    unlabelled sample (numpy 1 would compare it with ``-1`` as a whole,
+    giving one ``False``, not a mask).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal._labels import split_unlabelled
+    >>> split_unlabelled(np.array([1, -1, 2])).tolist()
+    [False, True, False]
+    >>> split_unlabelled(np.array(["ok", "damaged"])).tolist()
+    [False, False]
+    """
+    y = np.asarray(y)
+    if y.dtype.kind in "US":
+        if np.any(y == y.dtype.type("-1")):
+            raise ValueError(
+                "y is a string array holding '-1': a string array cannot hold "
+                "the unlabelled marker, the integer -1. Pass an object array, "
+                "e.g. y.astype(object), with the integer -1 for the unlabelled "
+                "samples."
+            )
+        return np.zeros(y.shape[0], dtype=bool)
+    return np.asarray(y == UNLABELLED, dtype=bool).reshape(y.shape[0])
+
 
 def labels_differ(a, b) -> np.ndarray:
     """Elementwise ``a != b`` for labels, all ``True`` where the kinds cannot match.

@@ -26,6 +26,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from skrbal._labels import UNLABELLED, split_unlabelled
 from skrbal._logspace import logsumexp
 from skrbal.exceptions import UnlabelledClassesWarning, caller_stacklevel
 from skrbal.mixture._base import _JointLikelihoodClassifier
@@ -50,11 +51,7 @@ from skrbal.mixture._pooled_components import (
     stacked,
     student_t,
 )
-from skrbal.mixture._pooled_unlabelled import (
-    UNLABELLED,
-    UnlabelledStream,
-    split_unlabelled,
-)
+from skrbal.mixture._pooled_unlabelled import UnlabelledStream
 
 __all__ = ["PooledGMMClassifier"]
 

@@ -15,30 +15,7 @@ import numpy as np
 
 from skrbal.mixture._niw import _merge, _sample_statistics, _Statistics
 
-__all__ = ["UNLABELLED", "UnlabelledStream", "split_unlabelled"]
-
-#: The label that marks an unlabelled sample, as in ``sklearn.semi_supervised``.
-UNLABELLED = -1
-
-
-def split_unlabelled(y: np.ndarray) -> np.ndarray:
-    """Mask of the samples of ``y`` marked unlabelled (``-1``).
-
-    A string array cannot hold the integer marker: such a ``y`` holding the
-    string ``'-1'`` raises, as in
-    :class:`~skrbal.mixture.SemiSupervisedGMMClassifier`.
-    """
-    y = np.asarray(y)
-    if y.dtype.kind in "US":
-        if np.any(y == y.dtype.type("-1")):
-            raise ValueError(
-                "y is a string array holding '-1': a string array cannot hold "
-                "the unlabelled marker, the integer -1. Pass an object array, "
-                "e.g. y.astype(object), with the integer -1 for the unlabelled "
-                "samples."
-            )
-        return np.zeros(y.shape[0], dtype=bool)
-    return np.asarray(y == UNLABELLED, dtype=bool).reshape(y.shape[0])
+__all__ = ["UnlabelledStream"]
 
 
 class UnlabelledStream:

@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from skrbal._labels import UNLABELLED, split_unlabelled
 from skrbal._logspace import exp_normalise, logsumexp
 from skrbal.exceptions import caller_stacklevel
 from skrbal.mixture._class_priors import statement_groups
@@ -50,7 +51,6 @@ from skrbal.mixture._niw import (
 
 __all__ = ["SemiSupervisedGMMClassifier"]
 
-UNLABELLED = -1
 # Smallest effective count behind a class weight, in samples: with alpha = 1
 # the Dirichlet mode gives a class without any responsibility weight exactly
 # 0, and EM could then never give it responsibility back.
@@ -482,23 +482,9 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
             if self.warm_start and hasattr(self, "_statistics")
             else None
         )
-        y_array = np.asarray(y)
-        if y_array.dtype.kind in "US" and np.any(y_array == y_array.dtype.type("-1")):
-            raise ValueError(
-                "y is a string array holding '-1': a string array cannot hold "
-                "the unlabelled marker, the integer -1. Pass an object array, "
-                "e.g. y.astype(object), with the integer -1 for the unlabelled "
-                "samples."
-            )
         X, y = validate_data(self, X, y, dtype=np.float64)
         weight = _sample_weight(sample_weight, X)
-        # A string array holds no integer -1 (checked above); numpy 1 would
-        # compare it with -1 as a whole, giving one False, not a mask.
-        unlabelled = (
-            np.zeros(len(y), dtype=bool)
-            if y.dtype.kind in "US"
-            else np.asarray(y == UNLABELLED, dtype=bool)
-        )
+        unlabelled = split_unlabelled(y)
         classes, y_idx = self._semi_supervised_classes(y[~unlabelled])
         X_l, X_u = X[~unlabelled], X[unlabelled]
         labelled_stats = _labelled_statistics(
