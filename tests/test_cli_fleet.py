@@ -236,3 +236,20 @@ def test_the_report_in_a_headless_browser(campaign, tmp_path, capsys):
         assert _ink(browser.get_screenshot_as_png())[0] > 0.01
     finally:
         browser.quit()
+
+
+def test_one_draw_is_said_in_the_singular(campaign, tmp_path, capsys):
+    # Status and report said "1 draws" after one asset's feed.
+    store = str(tmp_path / "fleet.db")
+    _init(campaign, store, capsys)
+    feed = pd.read_csv(campaign / "feed.csv")
+    one = tmp_path / "one.csv"
+    feed[feed["asset"] == feed["asset"].iloc[0]].to_csv(one, index=False)
+    argv = ["fleet", "observe", "--store", store, "--data", one, "--out", "-"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["fleet", "status", "--store", store]) == 0
+    assert "; 1 draw\n" in capsys.readouterr().out
+    page = tmp_path / "fleet.html"
+    assert main(["fleet", "report", "--store", store, "--out", page]) == 0
+    assert ", 1 draw.</p>" in page.read_text()

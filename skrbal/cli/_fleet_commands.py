@@ -21,6 +21,11 @@ from skrbal.cli._output import check_output, write_output
 __all__ = ["init", "inspect", "observe", "report", "status"]
 
 
+def draws_words(n: int) -> str:
+    """``"1 draw"``, ``"3 draws"``: the fleet budget's draws in words."""
+    return f"{n} draw" if n == 1 else f"{n} draws"
+
+
 def _seconds(times) -> np.ndarray:
     """Times as seconds: numbers as they are, dates since the epoch (UTC)."""
     values = np.asarray(times)
@@ -359,7 +364,7 @@ def status(args) -> int:
     print(
         f"fleet budget {budget['name']!r}: {budget['limit']:g} per "
         f"{period}; spent {spent or 'nothing'}; price now "
-        f"{_price(budget)}; {budget['n_draws']} draws"
+        f"{_price(budget)}; {draws_words(budget['n_draws'])}"
     )
     print(table.to_string(index=False))
     return 0
@@ -434,7 +439,7 @@ style-src 'unsafe-inline'">
 <h1>Fleet {_e(budget["name"])}</h1>
 <p>Written {made} by skrbal {_e(skrbal.__version__)}: {len(table)} structures,
 one budget of {budget["limit"]:.6g} per {_e(period)},
-price now {_e(_price(budget))}, {budget["n_draws"]} draws.</p>
+price now {_e(_price(budget))}, {draws_words(budget["n_draws"])}.</p>
 <h2>Structures</h2>
 <table id="structures"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
 <h2>Spend by period</h2>
