@@ -1080,6 +1080,42 @@ def test_errors_show_plain_numbers(tmp_path, capsys):
     assert "5 s, is before the agent's last observation, step 1 at 20 s" in line
 
 
+@pytest.mark.parametrize(
+    "option, value, expected",
+    [
+        # A lone surrogate (what a shell gives for bytes that are not UTF-8).
+        ("--agent", "bridge\udced", "--agent: name must be text a database"),
+        ("--class-priors", '{"2": {"shift": "x"}}', "class_priors[2]['shift']"),
+    ],
+)
+def test_a_failed_init_leaves_no_store_behind(
+    campaign, tmp_path, capsys, option, value, expected
+):
+    """A refused init created the store file (empty of agents) all the same,
+    said 'name' for --agent, and showed np.str_('2') for a state."""
+    process, data = campaign
+    store = tmp_path / "new.db"
+    code, _, err = run(
+        ["agent", "init", "--store", store, "--process", process, "--data", data,
+         option, value],
+        capsys,
+    )  # fmt: skip
+    line = one_line_error(err)
+    assert code == 2 and expected in line and "np." not in line, line
+    left = sorted(path.name for path in tmp_path.iterdir())
+    assert left == ["campaign.csv", "process.json"]
+
+
+def test_a_failed_init_keeps_a_store_that_was_there(campaign, tmp_path, capsys):
+    process, data = campaign
+    store = tmp_path / "agents.db"
+    common = ["agent", "init", "--store", store, "--process", process, "--data", data]
+    assert run(common, capsys)[0] == 0
+    code, _, err = run([*common, "--agent", "bridge\udced"], capsys)
+    assert code == 2, err
+    assert AgentStore(str(store)).agent_names() == ["agent"]
+
+
 def test_errors_name_the_command_not_python_methods(synthetic, capsys):
     """#18.5: an error suggested record_inspection(3, report=...)."""
     store, stream = synthetic

@@ -12,7 +12,7 @@ import pandas as pd
 
 from skrbal.cli._agent import CASE_FEATURES
 from skrbal.cli._agent_status import status
-from skrbal.cli._agent_store import guarded, open_store, resumed_agent
+from skrbal.cli._agent_store import guarded, new_store, open_store, resumed_agent
 from skrbal.cli._data import (
     CAMPAIGN_COLUMNS,
     given_options,
@@ -301,8 +301,7 @@ def init(args) -> int:
     timeout = _request_timeout(args, times)
     method = get_method(args.method)
     estimator = _estimator(method, case, args, process.classes)
-    store = open_store(args, create=True)
-    try:
+    with new_store(args) as store:
         agent = RiskBasedAgent(
             estimator=estimator,
             process=process,
@@ -319,9 +318,14 @@ def init(args) -> int:
             try:
                 agent.fit(X, y, timestamps=times)
             except ValueError as exc:
-                if args.class_priors is None or not str(exc).startswith("class_priors"):
-                    raise
-                raise ValueError(f"--class-priors: {exc}") from None
+                # A message about a parameter the user gave names its option.
+                given = {"name must": "--agent"}
+                if args.class_priors is not None:
+                    given["class_priors"] = "--class-priors"
+                for start, option in given.items():
+                    if str(exc).startswith(start):
+                        raise ValueError(f"{option}: {exc}") from None
+                raise
             summary = agent.status()
             # The commissioning rows are the agent's first steps.
             for step, action in enumerate([] if actions is None else actions):
@@ -336,8 +340,6 @@ def init(args) -> int:
             to_file = write_output(
                 args.stream_out, stream.to_csv(index=False), option="--stream-out"
             )
-    finally:
-        store.close()
     # Messages cannot go where the stream went (stdout, /dev/stdout).
     note = sys.stderr if args.stream_out is not None and not to_file else sys.stdout
     print(

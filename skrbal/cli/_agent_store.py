@@ -14,7 +14,7 @@ import sys
 
 from skrbal.cli._server_record import sqlite_file
 
-__all__ = ["guarded", "open_store", "resumed_agent"]
+__all__ = ["guarded", "new_store", "open_store", "resumed_agent"]
 
 
 def guarded(handler):
@@ -87,6 +87,31 @@ def open_store(args, *, create: bool = False):
                 f"--store {args.store!r}: no such store; create {first}."
             )
     return AgentStore(args.store)
+
+
+@contextlib.contextmanager
+def new_store(args):
+    """The store of ``--store`` for ``init``, created if need be; closed after.
+
+    A SQLite file that this call created is removed again if ``init`` fails
+    before an agent is stored in it, so a refused ``init`` leaves nothing
+    behind (a file holding only the empty tables would look like a store).
+    """
+    path = sqlite_file(args.store)
+    fresh = path is not None and not os.path.exists(path)
+    store = open_store(args, create=True)
+    try:
+        yield store
+    except BaseException:
+        empty = fresh and not store.agent_names()
+        store.close()
+        if empty:
+            for end in ("", "-wal", "-shm", "-journal", "-lock"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path + end)
+        raise
+    finally:
+        store.close()
 
 
 @contextlib.contextmanager

@@ -131,7 +131,9 @@ def read_class_priors(value, classes, option: str = "--class-priors") -> dict:
             f'{option}: expected a JSON object {{"state": {{"shift": -0.02, '
             f'"units": "relative"}}, ...}}, got {type(statement).__name__}'
         )
-    labels = {str(label): label for label in classes}
+    # Plain values (a numpy label's repr, np.str_('2'), would reach messages).
+    plain = [label.item() if hasattr(label, "item") else label for label in classes]
+    labels = {str(label): label for label in plain}
     priors = {}
     for key, spec in statement.items():
         if key not in labels:
