@@ -307,6 +307,27 @@ def test_a_block_and_its_pieces_borrow_alike():
     assert piece_fleet == whole_fleet
 
 
+def test_a_granted_value_keeps_its_structure_and_old_windows_still_count():
+    """A granted value is a unit of its own that names its structure
+    (served_key), so the window knows who was served; a window of the
+    previous version (granted values of key UNIT) counts the same units,
+    and its structures have no grant on record (each may borrow once)."""
+    from skrbal.fleet._window import UNIT, DemandWindow, served_key
+
+    new = DemandWindow([0.0, 1.0, 2.0], [5.0, 6.0, 7.0], [served_key(1.0)] * 2 + [1.0])
+    old = DemandWindow([0.0, 1.0, 2.0], [5.0, 6.0, 7.0], [UNIT, UNIT, 1.0])
+    for window in (new, old):
+        assert window.units(-1.0).tolist() == [5.0, 6.0, 7.0]
+        assert window.above([4.0], [-1.0], own=2.0).tolist() == [3]
+        assert window.best_before([1.5], [-1.0], own=1.0).tolist() == [6.0]
+    assert new.served_since([0.5, 1.5], own=1.0).tolist() == [True, False]
+    assert not old.served_since([-1.0], own=1.0).any()
+    # Served by a grant: the structure's pending values leave, the grant stays.
+    served = new.add([3.0], [8.0], 1.0, served=True)
+    assert served.agents.tolist() == [served_key(1.0)] * 3
+    assert served.values.tolist() == [5.0, 6.0, 8.0]
+
+
 def _observe_damage_at_once(url, names, reopen):
     """Period 1 quiet; at step 101, a and b each show damage for one step."""
     rng = np.random.default_rng(4)
