@@ -255,8 +255,9 @@ class FleetBudget(BudgetPolicy):
         Returns
         -------
         price : float
-            The smallest ``EVPI - cost`` granted at ``time`` if the period
-            has money left (0 before any draw), ``inf`` if it has none.
+            The smallest ``EVPI - cost`` granted at ``time`` within the
+            pace (0 before any draw), ``inf`` if the pace has no money now.
+            A step below it may still borrow beyond the pace (see above).
         """
         time = state["clock"] if time is None else time
         cost = state["cost"]
