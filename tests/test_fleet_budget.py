@@ -210,6 +210,160 @@ def test_a_damaged_structure_does_not_starve_another(tmp_path):
         assert fleet.ledger_.status()["spent"] == {"1": 2.0, "2": 1.0}
 
 
+def _quiet_period(budget):
+    """Period 0 (168 hours, money for 10): structure c's healthy noise, net
+    values 1 to 2 each hour, granted at the pace; then the fleet's state."""
+    budget.draw_snapshot(_snapshot(budget, 1), agent="c")
+    noise = 2.0 + np.random.default_rng(5).uniform(0.0, 1.0, 168)
+    _, state = _grants(budget, noise, np.arange(168.0), budget.initial_state())
+    return budget.fleet_state(state), float(noise.max() - 1.0)
+
+
+def _draw(budget, fleet, seq, agent, value, time):
+    budget.draw_snapshot({"seq": seq, **fleet}, agent=agent)
+    hit, state = budget.scan([value + 1.0], [time], [True], 1.0, budget.initial_state())
+    return hit == 0, budget.fleet_state(state)
+
+
+def test_simultaneous_damage_on_two_structures_is_inspected_on_both():
+    """Damage shows at once on a and b at the start of a period. The pace
+    frees one inspection per 16.8 hours: a took it, and b's step, worth
+    inspecting for that hour only, was refused (on the previous rule), with
+    9 of the period's 10 inspections unspent. Worth more than anything the
+    other structures offered over the last period, b borrows against the
+    rest of the period; c's noise, a's next step and a burst past the
+    period's money do not."""
+    budget = FleetBudget(limit=10.0, period=168.0)
+    fleet, noisiest = _quiet_period(budget)
+    granted, fleet = _draw(budget, fleet, 2, "a", 10.0, 169.0)
+    assert granted and fleet["spent"]["1"] == 1.0  # the pace's inspection
+    granted, fleet = _draw(budget, fleet, 3, "b", 9.0, 169.0)
+    assert granted and fleet["spent"]["1"] == 2.0
+    # Noise no higher than the last period's does not borrow ...
+    assert not _draw(budget, fleet, 4, "c", noisiest, 170.0)[0]
+    # ... nor does a structure already served in the period (its next step
+    # waits for the pace) ...
+    assert not _draw(budget, fleet, 4, "a", 12.0, 170.0)[0]
+    # ... and of nine more structures' damage at once, a step borrows while
+    # the period's money left buys the units above it expected over the
+    # rest of the period (a, b and the bursts granted before it).
+    for k in range(9):
+        granted, fleet = _draw(budget, fleet, 5 + k, f"d{k}", 8.0 - 0.1 * k, 170.0)
+        assert granted == (k < 4)
+    assert fleet["spent"]["1"] == 6.0
+    # Its money spent, a period grants nothing, however high the value.
+    fleet["spent"]["1"] = 10.0
+    assert not _draw(budget, fleet, 20, "e", 50.0, 300.0)[0]
+
+
+def test_borrowing_never_overspends_a_period():
+    """Random fleets of 8 structures, money for 4 per period, damage bursts
+    on several at once: spend per period never passes the money, while
+    bursts do spend past the pace."""
+    rng = np.random.default_rng(11)
+    budget = FleetBudget(limit=4.0, period=40.0)
+    names = [f"s{i}" for i in range(8)]
+    fleet = budget.fleet_state(budget.initial_state())
+    grants, seq = {}, 0
+    for block in range(30):
+        times = 10.0 * block + np.arange(10.0)
+        burst = rng.random(8) < 0.3
+        for i in rng.permutation(8):
+            evpi = 1.0 + rng.uniform(0.0, 1.5, 10) + 20.0 * burst[i] * (times % 20 < 3)
+            seq += 1
+            budget.draw_snapshot({"seq": seq, **fleet}, agent=names[i])
+            granted, state = _grants(budget, evpi, times, budget.initial_state())
+            fleet = budget.fleet_state(state)
+            for t in times[granted]:
+                grants.setdefault(int(t // 40), []).append(t % 40)
+    assert max(len(g) for g in grants.values()) == 4
+    assert all(fleet["spent"][k] <= 4.0 for k in fleet["spent"])
+    # Borrowed: some period spent more by some hour than the pace allows.
+    ahead = [
+        np.sum(np.array(g) <= t) > 4.0 * t / 40 + 1 for g in grants.values() for t in g
+    ]
+    assert any(ahead)
+
+
+def test_a_block_and_its_pieces_borrow_alike():
+    """Deciding a structure's block at once, or its pieces in turn, gives the
+    same grants and the same fleet state (the pace and borrowing both)."""
+    budget = FleetBudget(limit=10.0, period=168.0)
+    fleet, _ = _quiet_period(budget)
+    _, fleet = _draw(budget, fleet, 2, "a", 10.0, 169.0)
+    evpi = np.r_[11.0, 3.0, 2.0, 14.0, np.full(40, 2.5), 30.0]
+    times = 169.0 + np.arange(evpi.size)
+    budget.draw_snapshot({"seq": 3, **fleet}, agent="b")
+    whole, state = _grants(budget, evpi, times, budget.initial_state())
+    whole_fleet = budget.fleet_state(state)
+    pieces, piece_fleet = [], fleet
+    for seq, cut in enumerate((slice(0, 2), slice(2, 9), slice(9, None))):
+        budget.draw_snapshot({"seq": 4 + seq, **piece_fleet}, agent="b")
+        got, state = _grants(budget, evpi[cut], times[cut], budget.initial_state())
+        piece_fleet = budget.fleet_state(state)
+        pieces += [cut.start + g for g in got]
+    assert whole == pieces and whole[0] == 0  # step 0 borrowed
+    assert len(whole) >= 2
+    assert piece_fleet == whole_fleet
+
+
+def test_a_granted_value_keeps_its_structure_and_old_windows_still_count():
+    """A granted value is a unit of its own that names its structure
+    (served_key), so the window knows who was served; a window of the
+    previous version (granted values of key UNIT) counts the same units,
+    and its structures have no grant on record (each may borrow once)."""
+    from skrbal.fleet._window import UNIT, DemandWindow, served_key
+
+    new = DemandWindow([0.0, 1.0, 2.0], [5.0, 6.0, 7.0], [served_key(1.0)] * 2 + [1.0])
+    old = DemandWindow([0.0, 1.0, 2.0], [5.0, 6.0, 7.0], [UNIT, UNIT, 1.0])
+    for window in (new, old):
+        assert window.units(-1.0).tolist() == [5.0, 6.0, 7.0]
+        assert window.above([4.0], [-1.0], own=2.0).tolist() == [3]
+        assert window.best_before([1.5], [-1.0], own=1.0).tolist() == [6.0]
+    assert new.served_since([0.5, 1.5], own=1.0).tolist() == [True, False]
+    assert not old.served_since([-1.0], own=1.0).any()
+    # Served by a grant: the structure's pending values leave, the grant stays.
+    served = new.add([3.0], [8.0], 1.0, served=True)
+    assert served.agents.tolist() == [served_key(1.0)] * 3
+    assert served.values.tolist() == [5.0, 6.0, 8.0]
+
+
+def _observe_damage_at_once(url, names, reopen):
+    """Period 1 quiet; at step 101, a and b each show damage for one step."""
+    rng = np.random.default_rng(4)
+    budget = FleetBudget(limit=2.0, period=50.0)
+    calls = [(name, rng.normal(-5.0, 0.1, (50, 1))) for name in names]  # 12-61
+    calls += [(name, rng.normal(-5.0, 0.1, (39, 1))) for name in names]  # to 100
+    burst = np.r_[[[7.0]], rng.normal(-5.0, 0.1, (5, 1))]  # step 101, then calm
+    calls += [("a", burst[:3]), ("b", burst), ("a", burst[3:])]
+    fleet = Fleet(url, budget=budget)
+    _commission(fleet, names)
+    for name, x in calls:
+        if reopen:
+            fleet.close()
+            fleet = Fleet(url)
+        fleet.observe(name, x)
+    grants = {name: fleet.store_.requests(name)["step"].tolist() for name in names}
+    status = fleet.ledger_.status()
+    fleet.ledger_.verify()
+    spent = _spent_by_period(fleet.store_, names, budget)
+    fleet.close()
+    return grants, status["spent"], spent
+
+
+def test_simultaneous_damage_in_a_fleet_and_a_resumed_fleet(store_url, tmp_path):
+    """Two structures damaged at the same step, each worth inspecting there
+    only: both are inspected (the pace alone took a's and refused b's), and
+    a fleet closed and reopened before every call, a's block in pieces,
+    decides the same as one left open."""
+    names = ["a", "b", "c"]
+    grants, status, spent = _observe_damage_at_once(store_url, names, reopen=False)
+    assert grants == {"a": [101], "b": [101], "c": []}
+    assert status == {"2": 2.0} and spent == {2: 2.0}
+    again = _observe_damage_at_once(str(tmp_path / "r.db"), names, reopen=True)
+    assert again == (grants, status, spent)
+
+
 def test_a_fleet_never_overspends_and_its_chain_verifies(store_url):
     budget = FleetBudget(limit=3.0, period=24.0)
     names = [f"bridge-{i}" for i in range(3)]

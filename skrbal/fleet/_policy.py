@@ -46,7 +46,14 @@ class FleetBudget(BudgetPolicy):
     the money left in it and ``c`` the cost. The period's money is paced: by
     the fraction ``f`` it spends at most that share, one inspection ahead
     (``L f + c``), so wherever a record ends, a period has spent no more
-    than its share, and money is left for damage later in the period. The
+    than its share, and money is left for damage later in the period. A
+    step may *borrow* beyond the pace, up to the period's money, when its
+    structure was not granted an inspection within the last ``memory``,
+    its net value is above every value of the other structures over the
+    last period but the latest ``h = period c / L`` (what the held-back
+    money was expected to buy), and the ranking above holds with all the
+    money left in the period: damage seen on several structures at once
+    is inspected on each, not one per ``h``. The
     rule is a clearing price that moves with each draw: high values from
     any structure are granted, low ones only while money is left over for
     the rest of the period, so a high-value request of one structure is not
@@ -248,8 +255,9 @@ class FleetBudget(BudgetPolicy):
         Returns
         -------
         price : float
-            The smallest ``EVPI - cost`` granted at ``time`` if the period
-            has money left (0 before any draw), ``inf`` if it has none.
+            The smallest ``EVPI - cost`` granted at ``time`` within the
+            pace (0 before any draw), ``inf`` if the pace has no money now.
+            A step below it may still borrow beyond the pace (see above).
         """
         time = state["clock"] if time is None else time
         cost = state["cost"]
@@ -263,12 +271,12 @@ class FleetBudget(BudgetPolicy):
         ranked = np.sort(self._window(state).units(time - self._memory))[::-1]
         return float(ranked[allowed]) if allowed < ranked.size else 0.0
 
-    def _money_left(self, times, cost, state, clock=None):
+    def _money_left(self, times, cost, state, clock=None, *, paced=True):
         """Inspections the money left buys (0: none), and competitors per rank.
 
-        Per step: the money its period may spend now, in inspections, and
-        ``s (1 - f)``, the competitors expected over the rest of the period
-        per unit of the window above it.
+        Per step: the money its period may spend now, in inspections (paced,
+        or all that is left in it), and ``s (1 - f)``, the competitors
+        expected over the rest of the period per unit of the window above it.
         """
         spent = self._spent_at(times, state)
         left = self.limit - spent
@@ -287,8 +295,10 @@ class FleetBudget(BudgetPolicy):
             first,
             self.origin + np.floor((times - self.origin) / self.period) * self.period,
         )
-        paced = self.limit * (times - start) / self.period + cost - spent
-        left = np.minimum(left, paced)
+        if paced:
+            left = np.minimum(
+                left, self.limit * (times - start) / self.period + cost - spent
+            )
         k_left = np.where(left + _EPS * self.limit >= cost, left / cost, 0.0)
         shortest = min(self._memory, self.period * cost / self.limit)
         scale = self.period / np.maximum(span, shortest)
@@ -425,7 +435,42 @@ class FleetBudget(BudgetPolicy):
             )
         # Granted when the money left buys every competitor expected above.
         allowed = np.ceil(k_left / per_rank) - 1.0
-        return worth & (k_left > 0) & (above <= allowed)
+        paced = (k_left > 0) & (above <= allowed)
+        borrows = self._borrows(value, times, cost, state, above, clock)
+        return worth & (paced | borrows)
+
+    def _borrows(self, value, times, cost, state, above, clock) -> np.ndarray:
+        """Per step: whether it may spend beyond the pace, from the period's rest.
+
+        The pace holds money back for what the rest of the period may offer.
+        A step worth more than anything the fleet's other structures offered
+        over the last period, before the latest ``h = period c / L`` (the
+        time the pace takes to free one inspection), is worth more than what
+        that money is held back for, so it may borrow it: damage seen on
+        several structures at once is inspected on each, not one per ``h``.
+        The burst of the last ``h`` does not raise the bar for its own
+        members. A structure borrows at most once per ``memory`` (its
+        granted value is in the window): after the answer, its model knows
+        what it saw, and its next steps wait for the pace. Only a named
+        drawer, with a whole period seen, borrows; the period's money is
+        still the cap, and the ranking is on all of it.
+        """
+        own = self._own
+        if own == UNIT or state["first_time"] is None:
+            return np.zeros(times.shape, dtype=bool)
+        horizon = times - self._memory
+        k_full, per_rank = self._money_left(
+            times, cost, state, clock=clock, paced=False
+        )
+        window = self._window(state)
+        bar = window.best_before(times - self.period * cost / self.limit, horizon, own)
+        return (
+            (times - state["first_time"] >= self._memory)
+            & (value > np.maximum(bar, 0.0))
+            & ~window.served_since(horizon, own)
+            & (k_full > 0)
+            & (above <= np.ceil(k_full / per_rank) - 1.0)
+        )
 
     def _advance(self, evpi, times, cost, state, inspected) -> dict:
         state = self._current(state)

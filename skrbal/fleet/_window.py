@@ -7,10 +7,11 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-__all__ = ["UNIT", "DemandWindow", "agent_key"]
+__all__ = ["UNIT", "DemandWindow", "agent_key", "served_key"]
 
 # The key of a value that counts on its own: one of an unnamed drawer, or of
-# a window written before values had structures.
+# a window written before values had structures (or before a granted value
+# kept its structure, see served_key).
 UNIT = -1.0
 
 
@@ -26,6 +27,21 @@ def agent_key(name) -> float:
     return float(int(hashlib.sha256(str(name).encode()).hexdigest()[:12], 16))
 
 
+def served_key(key: float) -> float:
+    """The key of a granted value of the structure of key ``key`` (>= 0).
+
+    Below :data:`UNIT`, so it counts on its own as a unit, yet names the
+    structure it served: ``-2 - key``.
+
+    Examples
+    --------
+    >>> from skrbal.fleet._window import served_key
+    >>> served_key(5.0)
+    -7.0
+    """
+    return -2.0 - key
+
+
 class DemandWindow:
     """The competitors of the last period, as units of demand for inspections.
 
@@ -34,9 +50,10 @@ class DemandWindow:
     yet served by an inspection are *one* unit of demand, worth its best
     live value: a structure that stays worth inspecting for a hundred steps
     (damage) needs one inspection, whose answer its model learns, not a
-    hundred. A granted inspection is a unit of its own (the demand it met),
-    and so is each value of key :data:`UNIT` (an unnamed drawer, or a
-    window written before values had structures).
+    hundred. A granted inspection is a unit of its own (the demand it met,
+    keyed by :func:`served_key` of its structure), and so is each value of
+    key :data:`UNIT` (an unnamed drawer, or a window written before values
+    had structures): every negative key is a unit on its own.
 
     Parameters
     ----------
@@ -65,7 +82,7 @@ class DemandWindow:
         """The values of the units of demand later than ``horizon``."""
         live = self.times > horizon
         values, agents = self.values[live], self.agents[live]
-        single = agents == UNIT
+        single = agents < 0
         keys, where = np.unique(agents[~single], return_inverse=True)
         best = np.full(keys.shape[0], -np.inf)
         np.maximum.at(best, where.reshape(-1), values[~single])
@@ -93,7 +110,7 @@ class DemandWindow:
         higher = (self.values[None, :] > values[:, None]) & (
             self.times[None, :] > np.asarray(horizon, dtype=float)[:, None]
         )
-        single = self.agents == UNIT
+        single = self.agents < 0
         count = np.count_nonzero(higher[:, single], axis=1)
         pending = ~single & (self.agents != own)
         if not pending.any():
@@ -103,6 +120,41 @@ class DemandWindow:
         rows, cols = np.nonzero(higher[:, pending])
         by_agent[rows, where.reshape(-1)[cols]] = True
         return count + np.count_nonzero(by_agent, axis=1)
+
+    def best_before(self, cutoff, horizon, own: float) -> np.ndarray:
+        """Per step: the best value live at its horizon and seen by its cutoff.
+
+        The values of other structures and the units (granted values, those
+        of unnamed drawers) with ``horizon < time <= cutoff``; not the
+        structure's own pending values (its demand, of which the step is
+        the latest view). ``-inf`` where there are none.
+
+        Parameters
+        ----------
+        cutoff, horizon : ndarray of shape (n_steps,)
+        own : float
+            The key of the steps' structure.
+
+        Returns
+        -------
+        best : ndarray of shape (n_steps,)
+        """
+        cutoff = np.asarray(cutoff, dtype=float)
+        horizon = np.asarray(horizon, dtype=float)
+        keep = self.agents != own if own != UNIT else np.ones(self.agents.shape, bool)
+        times, values = self.times[keep], self.values[keep]
+        seen = (times[None, :] > horizon[:, None]) & (times[None, :] <= cutoff[:, None])
+        if values.size == 0:
+            return np.full(cutoff.shape, -np.inf)
+        return np.where(seen, values[None, :], -np.inf).max(axis=1)
+
+    def served_since(self, horizon, own: float) -> np.ndarray:
+        """Per step: whether structure ``own`` was granted after its horizon."""
+        horizon = np.asarray(horizon, dtype=float)
+        if own == UNIT:
+            return np.ones(horizon.shape, dtype=bool)
+        times = self.times[self.agents == served_key(own)]
+        return (times[None, :] > horizon[:, None]).any(axis=1)
 
     def add(self, times, values, own: float, *, served: bool) -> DemandWindow:
         """The window with a structure's new competing values.
@@ -122,13 +174,13 @@ class DemandWindow:
         if served and own != UNIT and new.size:
             keep = agents != own
             keep[-1] = True
-            agents[-1] = UNIT
+            agents[-1] = served_key(own)
             times, values, agents = times[keep], values[keep], agents[keep]
         return DemandWindow(times, values, agents)._compact()
 
     def _compact(self) -> DemandWindow:
         """Without the pending values a later one of their structure covers."""
-        index = np.flatnonzero(self.agents != UNIT)
+        index = np.flatnonzero(self.agents >= 0)
         if index.size < 2:
             return self
         # Newest first, by structure: a value is covered when a newer value
