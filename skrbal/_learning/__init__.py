@@ -23,8 +23,8 @@ from skrbal._lazy import lazy_attributes
 
 _LAZY = {
     "Campaign": "skrbal._learning._campaign",
-    "Request": "skrbal._learning._campaign",
-    "RequestBook": "skrbal._learning._campaign",
+    "Request": "skrbal._learning._requests",
+    "RequestBook": "skrbal._learning._requests",
     "check_campaign_params": "skrbal._learning._campaign",
     "reissue": "skrbal._learning._campaign",
     "warning_texts": "skrbal._learning._campaign",
