@@ -22,6 +22,7 @@ not import scikit-learn through this package (issue 28.25).
 from skrbal._lazy import lazy_attributes
 
 _LAZY = {
+    "DecisionState": "skrbal._learning._decision_state",
     "Campaign": "skrbal._learning._campaign",
     "Request": "skrbal._learning._requests",
     "RequestBook": "skrbal._learning._requests",

@@ -26,6 +26,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from skrbal._decision import DecisionProcess
+from skrbal._learning._decision_state import DecisionState
 from skrbal._learning._fantasy import MAX_FANTASISED, PendingFantasies
 from skrbal._learning._history import (
     HistoryFantasies,
@@ -169,12 +170,10 @@ class Campaign:
         The current model (after :meth:`fit`).
     steps : RecordedSteps, DenseSteps or SparseSteps
         The steps the rule reads (after :meth:`fit`).
-    requests : RequestBook
-    budget_state : dict or None
-        The budget policy's running state.
-    n_blocked : int
-        Steps the policy wanted to inspect while every allowed request was
-        open.
+    decisions : DecisionState
+        The requests, the budget policy's running state and the steps the
+        cap on open requests blocked (also as ``requests``, ``budget_state``
+        and ``n_blocked``).
     fantasies : PendingFantasies
         The model copies that learnt the pending results, kept while the
         model and the fantasised requests stay the same.
@@ -206,15 +205,13 @@ class Campaign:
             semi_supervised, process, update, initial_state, em_start=em_start
         )
         self.pending_value = pending_value
-        self.request_timeout = request_timeout
         self.history = (
             HistoryPrior(process, history_prior) if history_prior > 0 else None
         )
-        self.requests = RequestBook()
+        #: The requests, the budget's state and the blocked count.
+        self.decisions = DecisionState(self.kernel, request_timeout)
         self.model = None
         self.steps = None
-        self.budget_state = None
-        self.n_blocked = 0
         self.fantasies = PendingFantasies(process)
         # Bumped whenever the model changes (it may learn in place), so
         # that fantasies are kept only for the model they were built on.
@@ -230,7 +227,7 @@ class Campaign:
         model = self.rule.prepare(clone_for(estimator, self.process))
         self.model = self.rule.initial_fit(model, steps.stream_state())
         self._model_version += 1
-        self.budget_state = self.budget.initial_state()
+        self.decisions.start()
         if self.history is not None:
             class_weights(self.model, self.process.classes_)  # names a model without
         return self.model
@@ -273,27 +270,20 @@ class Campaign:
         if it raises, nothing does. The requests are opened by
         :meth:`open_requests`.
         """
-        n_open = self.requests.n_open
         fantasies = None
-        if n_open and plan is None and self.pending_value == "fantasy":
+        if self.requests.n_open and plan is None and self.pending_value == "fantasy":
             fantasies = self._fantasise(X)
             if fantasies is not None and self.history is not None:
                 fantasies = self._under_history(fantasies, proba)
-        decided = self.kernel.decide(
+        return self.decisions.decide(
             proba,
             times,
-            self.budget_state,
+            fantasies=fantasies,
             available=available,
-            n_open=n_open,
             first_only=first_only,
             plan=plan,
-            fantasies=fantasies,
+            commit=commit,
         )
-        if commit is not None:
-            commit(decided)
-        self.budget_state = decided.budget_state
-        self.n_blocked += decided.n_blocked
-        return decided
 
     def _fantasise(self, X):
         """The block's beliefs after the fantasised pending results."""
@@ -320,46 +310,51 @@ class Campaign:
 
     def open_requests(self, first: int, decided: BlockDecisions, proba, times):
         """Open the requests of a block decided from step ``first``; their ids."""
-        requested = decided.requested
-        if not requested.size:  # the usual block: nothing to index or keep
-            return np.zeros(0, dtype=np.int64)
-        return self.requests.open(
-            first + requested, decided.methods, proba[requested], times[requested]
-        )
+        return self.decisions.open_requests(first, decided, proba, times)
 
     def next_request_ids(self, decided: BlockDecisions) -> np.ndarray:
         """The ids :meth:`open_requests` will give the block's requests."""
-        n = decided.requested.size
-        return np.arange(1, n + 1, dtype=np.int64) + self.requests.n_requests
+        return self.decisions.next_request_ids(decided)
 
     def stall_report(self, n_blocked: int) -> int:
-        """Blocked inspections so far in this stall, when a report is due; else 0.
-
-        A stall is reported when it begins, then each time its count of
-        blocked inspections has passed twice the count at the last report
-        (1, 3, 7, 15, ...): at a rising interval while it lasts, so that a
-        long one is not reported once and then forgotten.
-        """
-        book = self.requests
-        if not n_blocked:
-            return 0
-        book.stall_blocked += n_blocked
-        if book.stall_blocked <= 2 * book.stall_reported:
-            return 0
-        book.stall_reported = book.stall_blocked
-        return book.stall_blocked
+        """Blocked inspections in this stall when a report is due, else 0
+        (:meth:`DecisionState.stall_report`)."""
+        return self.decisions.stall_report(n_blocked)
 
     def overdue(self, now: float) -> list[int]:
         """Open requests past ``request_timeout`` at ``now`` (:meth:`expire` them)."""
-        return self.requests.overdue(now, self.request_timeout)
+        return self.decisions.overdue(now)
 
     def next_expiry(self) -> float | None:
         """When the oldest open request expires (None: no timeout, none open)."""
-        return self.requests.next_expiry(self.request_timeout)
+        return self.decisions.next_expiry()
 
     def expire(self, ids) -> None:
         """Expire the requests ``ids``: their slots free; a late result is taken."""
-        self.requests.expire(ids)
+        self.decisions.expire(ids)
+
+    @property
+    def requests(self) -> RequestBook:
+        """The requests (:attr:`DecisionState.requests`)."""
+        return self.decisions.requests
+
+    @requests.setter
+    def requests(self, book: RequestBook) -> None:
+        self.decisions.requests = book
+
+    @property
+    def budget_state(self) -> dict | None:
+        """The budget policy's running state (:attr:`DecisionState.budget_state`)."""
+        return self.decisions.budget_state
+
+    @budget_state.setter
+    def budget_state(self, state: dict) -> None:
+        self.decisions.budget_state = state
+
+    @property
+    def n_blocked(self) -> int:
+        """Steps the cap on open requests blocked (:attr:`DecisionState.n_blocked`)."""
+        return self.decisions.n_blocked
 
     # -------------------------------------------------------------- #
     def simulate_result(self, request_id: int, true_state, random_state) -> Result:
