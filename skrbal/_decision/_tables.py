@@ -17,12 +17,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from skrbal._decision._beliefs import align_beliefs, check_beliefs, check_row_sums
 from skrbal._labels import label_positions
 from skrbal._params import same_value, snapshot
 from skrbal._validation import (
     BELIEF_TOL,
     as_finite_array,
-    check_belief_sums,
     check_cost,
     check_probability_rows,
 )
@@ -242,95 +242,7 @@ class ProcessTables:
         >>> process.align_proba([[0.3, 0.7]], classes=[4, 1])
         array([[0.7, 0. , 0. , 0.3]])
         """
-        return self._align(proba, classes, self._validated()[2])
-
-    @staticmethod
-    def _align(
-        proba, classes, process_classes, check_sums=True, check_values=True
-    ) -> np.ndarray:
-        proba = np.asarray(proba, dtype=float)
-        if proba.ndim == 1:
-            raise ValueError(
-                "proba must be 2-d of shape (n_samples, n_states), got a 1-d "
-                f"array of shape {proba.shape}; use proba.reshape(1, -1) for one "
-                "belief."
-            )
-        if proba.ndim != 2:
-            raise ValueError(
-                f"proba must be 2-d of shape (n_samples, n_states), got {proba.shape}."
-            )
-        n_states = len(process_classes)
-        if classes is None:
-            if proba.shape[1] != n_states:
-                raise ValueError(
-                    f"proba has {proba.shape[1]} columns but the process has "
-                    f"{n_states} states; pass classes= to map columns to states."
-                )
-        else:
-            classes = np.asarray(classes)
-            if classes.shape != (proba.shape[1],):
-                raise ValueError(
-                    f"classes has shape {classes.shape} but proba has "
-                    f"{proba.shape[1]} columns."
-                )
-        if check_values:
-            ProcessTables._check_beliefs(proba, check_sums)
-        if classes is None:
-            return proba
-        index = {label: k for k, label in enumerate(process_classes.tolist())}
-        try:
-            columns = [index[label] for label in classes.tolist()]
-        except KeyError as exc:
-            raise ValueError(
-                f"unknown label {exc.args[0]!r}: the process's classes are "
-                f"{process_classes.tolist()}."
-            ) from None
-        if len(set(columns)) != len(columns):
-            raise ValueError(f"classes has repeated labels: {classes.tolist()}.")
-        if columns == list(range(n_states)):
-            return proba
-        aligned = np.zeros((proba.shape[0], n_states))
-        aligned[:, columns] = proba
-        return aligned
-
-    @staticmethod
-    def _check_beliefs(
-        proba: np.ndarray, check_sums: bool = True, first_row: int = 0
-    ) -> None:
-        """Raise if a row is not a probability distribution.
-
-        Whole-array reductions first, so valid beliefs cost one pass and one
-        matrix-vector product; the row-by-row search only runs to name a bad
-        entry. With ``check_sums=False`` the caller checks the row sums
-        itself (see :meth:`_check_row_sums`). ``first_row`` is the row number
-        of ``proba[0]`` in the caller's array, for the messages.
-        """
-        if proba.size == 0:
-            return
-        # Non-negative rows that sum to one lie in [0, 1], so the minimum and
-        # the row sums suffice; a NaN propagates through the minimum.
-        if not proba.min() >= -BELIEF_TOL:
-            if not np.isfinite(proba).all():
-                row = int(np.argwhere(~np.isfinite(proba))[0, 0])
-                raise ValueError(
-                    f"proba has a non-finite value in row {first_row + row}."
-                )
-            row, col = (int(v) for v in np.argwhere(proba < -BELIEF_TOL)[0])
-            raise ValueError(
-                f"proba[{first_row + row}, {col}] = {float(proba[row, col]):.10g} "
-                "is outside [0, 1]."
-            )
-        if check_sums:
-            ProcessTables._check_row_sums(proba @ np.ones(proba.shape[1]), first_row)
-
-    @staticmethod
-    def _check_row_sums(sums: np.ndarray, first_row: int = 0) -> None:
-        check_belief_sums(
-            sums,
-            "proba",
-            "beliefs must be probability distributions over the health states",
-            first_row,
-        )
+        return align_beliefs(proba, classes, self._validated()[2])
 
     # ------------------------------------------------------------------ #
     # decisions
@@ -356,7 +268,7 @@ class ProcessTables:
         array([[  9.5, -20. ]])
         """
         _, q, process_classes, _ = self._validated()
-        return self._align(proba, classes, process_classes) @ q
+        return align_beliefs(proba, classes, process_classes) @ q
 
     def optimal_action(self, proba, classes=None) -> np.ndarray:
         """Action of maximum expected utility for each belief.
@@ -428,7 +340,7 @@ class ProcessTables:
         array([14.75,  0.  ])
         """
         _, _, process_classes, weights = self._validated()
-        proba = self._align(proba, classes, process_classes, check_values=False)
+        proba = align_beliefs(proba, classes, process_classes, check_values=False)
         # EVPI = E[max_d Q] - max_d E[Q] = min_d E[max_d' Q - Q(., d)]: the
         # expected regret of the best action. One matrix product gives each
         # action's expected regret and the row sums (for validation), in an
@@ -444,12 +356,12 @@ class ProcessTables:
             # the sums suffice, and a NaN propagates through the minimum.
             lowest = block.min()
             if not lowest >= -BELIEF_TOL:
-                self._check_beliefs(block, check_sums=False, first_row=start)
+                check_beliefs(block, check_sums=False, first_row=start)
             products = buffer[:, : block.shape[0]]
             np.matmul(weights, block.T, out=products)
             sums = products[n_actions]
             if sums.max() > 1.0 + BELIEF_TOL or sums.min() < 1.0 - BELIEF_TOL:
-                self._check_row_sums(sums, first_row=start)
+                check_row_sums(sums, first_row=start)
             out = value[start : start + block.shape[0]]
             if n_actions == 1:
                 out[:] = products[0]
