@@ -24,6 +24,7 @@ import numpy as np
 from skrbal._logspace import exp_normalise
 
 __all__ = [
+    "PredictiveClassifier",
     "StudentTPredictive",
     "log1p_mahalanobis",
     "squared_mahalanobis",
@@ -200,6 +201,52 @@ class StudentTPredictive:
             )
         except (ValueError, TypeError, KeyError, AttributeError) as error:
             raise ValueError(f"not a StudentTPredictive's JSON: {error}") from None
+
+
+class PredictiveClassifier:
+    """One model's snapshot, with the classifier interface deciding reads.
+
+    ``predict_proba`` and ``classes_`` of the model whose
+    :class:`StudentTPredictive` this is: the decision kernel's beliefs
+    (:meth:`~skrbal._learning.DecisionKernel.beliefs`) read only these, so it
+    decides from the snapshot as from the model.
+
+    Parameters
+    ----------
+    predictive : StudentTPredictive
+        Of one model.
+    classes : array-like of shape (n_classes,)
+        The model's ``classes_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrbal._predictive import PredictiveClassifier, StudentTPredictive
+    >>> predictive = StudentTPredictive(
+    ...     means=np.array([[0.0], [4.0]]), whiteners=np.ones((2, 1, 1)),
+    ...     df=np.array([5.0, 5.0]), offset=np.log([0.5, 0.5]), n_classes=2)
+    >>> model = PredictiveClassifier(predictive, ["healthy", "damaged"])
+    >>> model.predict_proba(np.array([[4.0]])).round(3), model.classes_
+    (array([[0.013, 0.987]]), array(['healthy', 'damaged'], dtype='<U7'))
+    """
+
+    def __init__(self, predictive: StudentTPredictive, classes):
+        if predictive.n_models != 1:
+            raise ValueError(
+                f"PredictiveClassifier: one model's predictive, got "
+                f"{predictive.n_models}."
+            )
+        self.predictive = predictive
+        self.classes_ = np.asarray(classes)
+        if self.classes_.shape != (predictive.n_classes,):
+            raise ValueError(
+                f"PredictiveClassifier: {predictive.n_classes} classes, got "
+                f"{self.classes_.tolist()}."
+            )
+
+    def predict_proba(self, X) -> np.ndarray:
+        """The beliefs over ``X``, shape (n_samples, n_classes)."""
+        return self.predictive.proba(X)[0]
 
 
 def squared_mahalanobis(

@@ -27,7 +27,11 @@ import numpy as np
 
 from skrbal._decision import DecisionProcess
 from skrbal._learning._decision_state import DecisionState
-from skrbal._learning._fantasy import MAX_FANTASISED, PendingFantasies
+from skrbal._learning._fantasy import (
+    MAX_FANTASISED,
+    PendingFantasies,
+    stacked_predictor,
+)
 from skrbal._learning._history import (
     HistoryFantasies,
     HistoryPrior,
@@ -287,12 +291,47 @@ class Campaign:
 
     def _fantasise(self, X):
         """The block's beliefs after the fantasised pending results."""
+        self._learn_fantasies()
+        return self.fantasies.predict(X)
+
+    def _learn_fantasies(self) -> list[int]:
+        """Fantasise the oldest open requests' results, unless done for this
+        model and these requests; their ids."""
         pending = self.requests.oldest_open(MAX_FANTASISED)
         key = (self._model_version, tuple(pending))
         if key != self.fantasies.key:
             X_pending = self.steps.rows(self.requests.steps_of(pending))
             self.fantasies.learn(self.model, X_pending, key)
-        return self.fantasies.predict(X)
+        return pending
+
+    def snapshot(self) -> dict | None:
+        """What deciding the next block needs of the model, as JSON-ready values.
+
+        ``classes`` (the model's), ``model`` (its
+        :class:`~skrbal._predictive.StudentTPredictive` as JSON) and, when the
+        pending results count (``pending_value='fantasy'`` with requests
+        open), ``fantasies``: the ids of the fantasised requests and
+        :meth:`PendingFantasies.snapshot`. From these, the beliefs and the
+        fantasised beliefs of a block, hence its decisions, are computed bit
+        for bit without the model (issue 28.25). ``None`` when the beliefs are
+        not such a predictive (another kind of model, a class with a directed
+        prior) or the class prior follows the history (``history_prior``).
+        """
+        if self.model is None or self.history is not None:
+            return None
+        stacked = stacked_predictor([self.model])
+        predictive = getattr(stacked, "predictive", None)
+        if predictive is None or getattr(stacked, "directed", True):
+            return None
+        classes = self.model.classes_.tolist()
+        snapshot = {"classes": classes, "model": predictive.to_json()}
+        if self.requests.n_open and self.pending_value == "fantasy":
+            pending = self._learn_fantasies()
+            fantasies = self.fantasies.snapshot()
+            if fantasies is None:
+                return None
+            snapshot["fantasies"] = {"pending": pending, **fantasies}
+        return snapshot
 
     def _under_history(self, fantasies, proba):
         """The fantasised beliefs with each copy's class weights replaced by
