@@ -8,15 +8,18 @@ budget -> request, and results read back) and learns with the update rules
 of :func:`make_update` (supervised, EM, smoothing) over the steps it keeps.
 Nothing here is public API: the drivers are.
 
-Modules: ``_campaign`` (the running state and its request book), ``_kernel``
+Modules: ``_campaign`` (the running state: model, learning, fantasies, and
+its snapshot), ``_decision_state`` (the decisions' running state: requests,
+budget state, stall, expiry), ``_requests`` (the request book), ``_kernel``
 (the decision step and results), ``_fantasy`` (the pending results
 fantasised, bounded and kept between calls), ``_updates`` (the update rules,
 :func:`clone_for` and the shared parameter checks), ``_steps`` (the steps
 the rules read: a recorded stream, or an agent's buffers).
 
-The names are imported when first used (PEP 562): the decision step
-(``_kernel``) imports numpy alone, and the command line's decision step must
-not import scikit-learn through this package (issue 28.25).
+The names are imported when first used (PEP 562): ``_kernel``,
+``_decision_state``, ``_requests`` and ``_fantasy`` import numpy alone, so
+that deciding from a snapshot of the model (issue 28.25) does not import
+scikit-learn through this package.
 """
 
 from skrbal._lazy import lazy_attributes
