@@ -16,7 +16,9 @@ deciding (``import sklearn.base`` too: rebuilding the estimator needs
 scikit-learn, whose ``sklearn.utils`` imports ``scipy.stats``,
 ``scipy.sparse.linalg`` and pandas); and the floors of a decision that
 would need numpy alone (a snapshot of the model, not built), writing
-through sqlite3 or SQLAlchemy. It keeps three
+through sqlite3 or SQLAlchemy; and, on a checkout that has them, the import of
+the modules such a decision would share with the full path (the decision
+step, the model's predictive, the requests, the store's writer). It keeps three
 measures per command: the wall time, the CPU time (user + system, what a
 loaded machine distorts least), and the import time ``python -X
 importtime`` reports (the sum of the listed modules' own times; a module
@@ -64,6 +66,12 @@ _READING = "import sqlalchemy, numpy, sqlite3, sqlalchemy.dialects.sqlite"
 # least (issue 28.25, not built): numpy, the CSV reader, the chain's hashes, and
 # the store's writer (SQLAlchemy, or the standard library's sqlite3).
 _SNAPSHOT = "import numpy, csv, json, hashlib, hmac, struct, argparse"
+_DECISION_STEP = (
+    "import csv, argparse, skrbal._learning._kernel, skrbal._learning._requests, "
+    "skrbal._decision._tables, skrbal._decision._serialisation, "
+    "skrbal.budget._rules, skrbal.budget._paced_rule, skrbal._predictive, "
+    "skrbal.online._sql._store, skrbal.online._records, sqlalchemy.dialects.sqlite"
+)
 _SHARED = {
     "python -c pass": ["-c", "pass"],
     "floor of status through SQLAlchemy: python -c 'import sqlalchemy, numpy'": [
@@ -206,6 +214,14 @@ def _store(root: Path, folder: str, rounds: int) -> dict:
         "skrbal agent observe (one row)": (observe, None),
         "skrbal agent inspect": (inspect, None),
     }
+    if (root / "skrbal" / "_predictive.py").exists():
+        # The modules a numpy-only observe would share with the full path
+        # (issue 28.25): the decision step, the model's predictive, the
+        # requests and the store's writer (SQLAlchemy), and a CSV reader.
+        commands["floor of a snapshot decision with its real modules"] = (
+            ["-c", _DECISION_STEP],
+            None,
+        )
     if (root / "skrbal" / "cli" / "_serve.py").exists():
         commands.update(_served(root, folder, base, rows, first, pairs))
     return commands

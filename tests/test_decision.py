@@ -462,7 +462,7 @@ def test_pickle_and_clone_drop_the_cache():
 
 
 def test_evpi_over_many_blocks_and_errors_name_the_global_row():
-    from skrbal._decision._process import _EVPI_BLOCK
+    from skrbal._decision._tables import _EVPI_BLOCK
 
     process = _random_process(np.random.default_rng(2), n_actions=3, n_states=4)
     n = 2 * _EVPI_BLOCK + 17

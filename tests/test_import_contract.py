@@ -31,7 +31,8 @@ PACKAGE = Path(skrbal.__file__).resolve().parent
 # - the leaves import no other part of skrbal;
 # - the decision process needs only labels and parameter checks, the Z24
 #   labelling protocol (shared by the datasets and the Z24 case study) only
-#   argument checks;
+#   argument checks, the Student-t predictive (the mixtures' beliefs, numpy
+#   only, for the command line's decision step) only the log-space sums;
 # - plotting and datasets need only the decision process, and experiments
 #   uses plotting (its report's query curves), so both sit low, not at the
 #   top as "figures come last" would suggest;
@@ -60,7 +61,7 @@ LAYERS = [
         "_datetimes",
         "_separators",
     },
-    {"_decision", "_z24_labels"},
+    {"_decision", "_z24_labels", "_predictive"},
     {"mixture", "rvm", "smoothing", "budget", "datasets", "plotting"},
     {"inspection", "skrbal"},
     {"query", "metrics"},

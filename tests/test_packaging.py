@@ -236,3 +236,84 @@ def test_install_docs_list_every_extra_and_the_python_version():
     assert f"Python {version} or newer" in index
     assert f"Python {version} or newer" in readme
     assert "Python 3.10" not in index
+
+
+_DECISION_STEP = """
+import json, sys
+import numpy as np
+from skrbal._decision._serialisation import process_from_dict
+from skrbal._decision._tables import ProcessTables
+from skrbal._learning._kernel import DecisionKernel
+from skrbal.budget._paced_rule import PacedRule
+from skrbal.budget._rules import CostThresholdRule, MinimumGapRule
+from skrbal.budget._scan import AllOfRule
+
+given = json.loads(sys.stdin.read())
+process = process_from_dict(ProcessTables, given["process"])
+rules = {
+    "paced": PacedRule(**given["paced"]),
+    "threshold_gap": AllOfRule(
+        policies=[CostThresholdRule(), MinimumGapRule(gap=given["gap"])]
+    ),
+}
+proba, times = np.array(given["proba"]), np.array(given["times"])
+out = {}
+for name, rule in rules.items():
+    kernel = DecisionKernel(process, None, rule, max_open_requests=3)
+    decided = kernel.decide(proba, times, rule.initial_state(), n_open=1)
+    out[name] = [decided.evpi.tobytes().hex(), decided.action.tolist(),
+                 decided.requested.tolist(), decided.budget_state, decided.n_blocked]
+heavy = ("sklearn", "pandas", "scipy", "sqlalchemy")
+out["imported"] = [m for m in heavy if m in sys.modules]
+print(json.dumps(out))
+"""
+
+
+def test_the_decision_step_decides_without_sklearn_alike(tmp_path):
+    """#28.25: the decision step (EVPI, the budget's scan, the cap on open
+    requests) imported scikit-learn, pandas and scipy.stats through the
+    process and the budget policies (estimators), so a command that decides
+    could not start in under 2 s. Its rules now import numpy alone, and the
+    estimators are those rules with scikit-learn's API on top: a kernel built
+    from the stored parameters decides bit for bit as the estimators'."""
+    from skrbal import synthetic_decision_process
+    from skrbal._learning import DecisionKernel
+    from skrbal.budget import AllOf, CostThreshold, MinimumGap, PacedBudget
+
+    process = synthetic_decision_process()
+    rng = np.random.default_rng(0)
+    proba = rng.dirichlet(np.full(4, 0.3), size=400)
+    times = np.cumsum(rng.exponential(1.0, size=400))
+    paced = PacedBudget(limit=40.0, period=50.0, explore=0.1)
+    policies = {
+        "paced": paced,
+        "threshold_gap": AllOf(policies=[CostThreshold(), MinimumGap(gap=3.0)]),
+    }
+    expected = {}
+    for name, policy in policies.items():
+        kernel = DecisionKernel(process, None, policy, max_open_requests=3)
+        decided = kernel.decide(proba, times, policy.initial_state(), n_open=1)
+        expected[name] = [decided.evpi.tobytes().hex(), decided.action.tolist(),
+                          decided.requested.tolist(), decided.budget_state,
+                          decided.n_blocked]  # fmt: skip
+        assert decided.requested.size > 1
+    given = {
+        "process": process.to_dict(),
+        "paced": paced.get_params(),
+        "gap": 3.0,
+        "proba": proba.tolist(),
+        "times": times.tolist(),
+    }
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        [sys.executable, "-c", _DECISION_STEP],
+        input=json.dumps(given),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    got = json.loads(result.stdout)
+    assert got.pop("imported") == []
+    assert got == json.loads(json.dumps(expected))

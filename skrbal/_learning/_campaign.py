@@ -20,15 +20,18 @@ nothing: a driver that must record a change before it happens passes a
 from __future__ import annotations
 
 import copy
-import itertools
 import warnings
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 
 from skrbal._decision import DecisionProcess
-from skrbal._learning._fantasy import MAX_FANTASISED, PendingFantasies
+from skrbal._learning._decision_state import DecisionState
+from skrbal._learning._fantasy import (
+    MAX_FANTASISED,
+    PendingFantasies,
+    stacked_predictor,
+)
 from skrbal._learning._history import (
     HistoryFantasies,
     HistoryPrior,
@@ -42,14 +45,12 @@ from skrbal._learning._kernel import (
     Result,
     check_anchor_methods,
 )
+from skrbal._learning._requests import RequestBook
 from skrbal._learning._updates import check_learning_params, clone_for, make_update
-from skrbal.exceptions import RequestError
 from skrbal.inspection import check_methods
 
 __all__ = [
     "Campaign",
-    "Request",
-    "RequestBook",
     "check_campaign_params",
     "reissue",
     "warning_texts",
@@ -136,157 +137,6 @@ def reissue(caught) -> None:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-@dataclass
-class Request:
-    """One inspection request, as a campaign keeps it."""
-
-    step: int
-    status: str  # open, done, cancelled or expired
-    # The decision kernel's method index (0 without inspection methods);
-    # None for a routine label taken without one of the methods.
-    method: int | None
-    belief: np.ndarray | None  # kept while a result may come
-    time: float | None  # the budget's time at its step, while a result may come
-
-
-class RequestBook:
-    """A campaign's requests, by id (1, 2, ... in the order they were made).
-
-    Parameters
-    ----------
-    n_requests : int, default=0
-        Requests made so far (the ids in use).
-    """
-
-    def __init__(self, n_requests: int = 0):
-        self.n_requests = n_requests
-        self._requests: dict[int, Request] = {}
-        # The open ones, oldest first (a dict keeps their order): a walk asks
-        # for them at every block, and most requests are closed.
-        self._open: dict[int, None] = {}
-        # Inspections the budget wanted but the cap blocked in the current
-        # stall, and their count at its last report (both 0 when a slot frees).
-        self.stall_blocked = self.stall_reported = 0
-
-    def load(self, request_id: int, request: Request) -> None:
-        """Add a request read back from a store."""
-        self._requests[int(request_id)] = request
-        if request.status == "open":
-            self._open[int(request_id)] = None
-
-    def open(self, steps, methods, beliefs, times) -> np.ndarray:
-        """Open one request per step; return their ids."""
-        ids = np.arange(1, len(steps) + 1, dtype=np.int64) + self.n_requests
-        for request_id, step, k, belief, time in zip(
-            ids, steps, methods, beliefs, times
-        ):
-            self._requests[int(request_id)] = Request(
-                int(step), "open", int(k), np.array(belief), float(time)
-            )
-            self._open[int(request_id)] = None
-        self.n_requests += len(steps)
-        return ids
-
-    def add_done(self, step: int, method: int | None) -> int:
-        """A request made and answered at once (a routine label); its id."""
-        self.n_requests += 1
-        self._requests[self.n_requests] = Request(step, "done", method, None, None)
-        return self.n_requests
-
-    def open_ids(self) -> list[int]:
-        """Ids of the open requests, oldest first."""
-        return list(self._open)
-
-    @property
-    def n_open(self) -> int:
-        """Requests awaiting a result."""
-        return len(self._open)
-
-    def oldest_open(self, limit: int) -> list[int]:
-        """Ids of the ``limit`` oldest open requests, oldest first."""
-        return list(itertools.islice(self._open, limit))
-
-    def steps_of(self, ids) -> list[int]:
-        """The steps of the requests ``ids``."""
-        return [self._requests[i].step for i in ids]
-
-    def of_step(self, step: int) -> tuple[int, Request] | None:
-        """The request made for ``step`` (id and request), if any."""
-        for request_id, request in self._requests.items():
-            if request.step == step:
-                return request_id, request
-        return None
-
-    def __getitem__(self, request_id: int) -> Request:
-        return self._requests[request_id]
-
-    def check(self, request_id, verb: str, agent: str) -> tuple[int, int, bool]:
-        """The request that may take a result (or a cancellation).
-
-        Returns ``(request_id, step, late)``: ``late`` for an expired request,
-        whose result is still taken (late results are data).
-
-        Raises
-        ------
-        RequestError
-            For an unknown request, a cancelled one or one with a result; an
-            expired one cannot be cancelled.
-        """
-        if (
-            not isinstance(request_id, Integral)
-            or isinstance(request_id, bool)
-            or int(request_id) not in self._requests
-        ):
-            raise RequestError(
-                f"request_id {request_id!r} is not a request of agent {agent!r}: "
-                f"its requests are numbered 1 to {self.n_requests}; nothing was "
-                f"{verb}."
-            )
-        request_id = int(request_id)
-        request = self._requests[request_id]
-        late = request.status == "expired" and verb == "recorded"
-        if request.status != "open" and not late:
-            why = {
-                "cancelled": "was cancelled",
-                "done": "already has a result",
-                "expired": "expired (its slot is free; a late result is still taken)",
-            }[request.status]
-            raise RequestError(
-                f"request {request_id} (step {request.step}) {why}; nothing was {verb}."
-            )
-        return request_id, request.step, late
-
-    def close(self, request_id: int, status: str) -> None:
-        """Mark a request done or cancelled; a slot frees, a stall ends."""
-        request = self._requests[request_id]
-        if request.status == "open":
-            self.stall_blocked = self.stall_reported = 0
-            del self._open[request_id]
-        request.status, request.belief, request.time = status, None, None
-
-    def overdue(self, now: float, timeout) -> list[int]:
-        """Open requests whose age at ``now`` reaches ``timeout`` (None: none)."""
-        if timeout is None:
-            return []
-        requests = self._requests
-        return [i for i in self._open if now - requests[i].time >= timeout]
-
-    def next_expiry(self, timeout) -> float | None:
-        """The earliest time at which an open request expires (None: never)."""
-        if timeout is None:
-            return None
-        times = [self._requests[i].time for i in self._open]
-        return min(times) + timeout if times else None
-
-    def expire(self, ids) -> None:
-        """Mark requests expired: their slots free, a late result is taken."""
-        for request_id in ids:
-            self._requests[request_id].status = "expired"
-            del self._open[request_id]
-        if ids:
-            self.stall_blocked = self.stall_reported = 0
-
-
 class Campaign:
     """The running state of one campaign, shared by the learner and the agent.
 
@@ -324,12 +174,10 @@ class Campaign:
         The current model (after :meth:`fit`).
     steps : RecordedSteps, DenseSteps or SparseSteps
         The steps the rule reads (after :meth:`fit`).
-    requests : RequestBook
-    budget_state : dict or None
-        The budget policy's running state.
-    n_blocked : int
-        Steps the policy wanted to inspect while every allowed request was
-        open.
+    decisions : DecisionState
+        The requests, the budget policy's running state and the steps the
+        cap on open requests blocked (also as ``requests``, ``budget_state``
+        and ``n_blocked``).
     fantasies : PendingFantasies
         The model copies that learnt the pending results, kept while the
         model and the fantasised requests stay the same.
@@ -361,15 +209,13 @@ class Campaign:
             semi_supervised, process, update, initial_state, em_start=em_start
         )
         self.pending_value = pending_value
-        self.request_timeout = request_timeout
         self.history = (
             HistoryPrior(process, history_prior) if history_prior > 0 else None
         )
-        self.requests = RequestBook()
+        #: The requests, the budget's state and the blocked count.
+        self.decisions = DecisionState(self.kernel, request_timeout)
         self.model = None
         self.steps = None
-        self.budget_state = None
-        self.n_blocked = 0
         self.fantasies = PendingFantasies(process)
         # Bumped whenever the model changes (it may learn in place), so
         # that fantasies are kept only for the model they were built on.
@@ -385,7 +231,7 @@ class Campaign:
         model = self.rule.prepare(clone_for(estimator, self.process))
         self.model = self.rule.initial_fit(model, steps.stream_state())
         self._model_version += 1
-        self.budget_state = self.budget.initial_state()
+        self.decisions.start()
         if self.history is not None:
             class_weights(self.model, self.process.classes_)  # names a model without
         return self.model
@@ -428,36 +274,64 @@ class Campaign:
         if it raises, nothing does. The requests are opened by
         :meth:`open_requests`.
         """
-        n_open = self.requests.n_open
         fantasies = None
-        if n_open and plan is None and self.pending_value == "fantasy":
+        if self.requests.n_open and plan is None and self.pending_value == "fantasy":
             fantasies = self._fantasise(X)
             if fantasies is not None and self.history is not None:
                 fantasies = self._under_history(fantasies, proba)
-        decided = self.kernel.decide(
+        return self.decisions.decide(
             proba,
             times,
-            self.budget_state,
+            fantasies=fantasies,
             available=available,
-            n_open=n_open,
             first_only=first_only,
             plan=plan,
-            fantasies=fantasies,
+            commit=commit,
         )
-        if commit is not None:
-            commit(decided)
-        self.budget_state = decided.budget_state
-        self.n_blocked += decided.n_blocked
-        return decided
 
     def _fantasise(self, X):
         """The block's beliefs after the fantasised pending results."""
+        self._learn_fantasies()
+        return self.fantasies.predict(X)
+
+    def _learn_fantasies(self) -> list[int]:
+        """Fantasise the oldest open requests' results, unless done for this
+        model and these requests; their ids."""
         pending = self.requests.oldest_open(MAX_FANTASISED)
         key = (self._model_version, tuple(pending))
         if key != self.fantasies.key:
             X_pending = self.steps.rows(self.requests.steps_of(pending))
             self.fantasies.learn(self.model, X_pending, key)
-        return self.fantasies.predict(X)
+        return pending
+
+    def snapshot(self) -> dict | None:
+        """What deciding the next block needs of the model, as JSON-ready values.
+
+        ``classes`` (the model's), ``model`` (its
+        :class:`~skrbal._predictive.StudentTPredictive` as JSON) and, when the
+        pending results count (``pending_value='fantasy'`` with requests
+        open), ``fantasies``: the ids of the fantasised requests and
+        :meth:`PendingFantasies.snapshot`. From these, the beliefs and the
+        fantasised beliefs of a block, hence its decisions, are computed bit
+        for bit without the model (issue 28.25). ``None`` when the beliefs are
+        not such a predictive (another kind of model, a class with a directed
+        prior) or the class prior follows the history (``history_prior``).
+        """
+        if self.model is None or self.history is not None:
+            return None
+        stacked = stacked_predictor([self.model])
+        predictive = getattr(stacked, "predictive", None)
+        if predictive is None or getattr(stacked, "directed", True):
+            return None
+        classes = self.model.classes_.tolist()
+        snapshot = {"classes": classes, "model": predictive.to_json()}
+        if self.requests.n_open and self.pending_value == "fantasy":
+            pending = self._learn_fantasies()
+            fantasies = self.fantasies.snapshot()
+            if fantasies is None:
+                return None
+            snapshot["fantasies"] = {"pending": pending, **fantasies}
+        return snapshot
 
     def _under_history(self, fantasies, proba):
         """The fantasised beliefs with each copy's class weights replaced by
@@ -475,46 +349,51 @@ class Campaign:
 
     def open_requests(self, first: int, decided: BlockDecisions, proba, times):
         """Open the requests of a block decided from step ``first``; their ids."""
-        requested = decided.requested
-        if not requested.size:  # the usual block: nothing to index or keep
-            return np.zeros(0, dtype=np.int64)
-        return self.requests.open(
-            first + requested, decided.methods, proba[requested], times[requested]
-        )
+        return self.decisions.open_requests(first, decided, proba, times)
 
     def next_request_ids(self, decided: BlockDecisions) -> np.ndarray:
         """The ids :meth:`open_requests` will give the block's requests."""
-        n = decided.requested.size
-        return np.arange(1, n + 1, dtype=np.int64) + self.requests.n_requests
+        return self.decisions.next_request_ids(decided)
 
     def stall_report(self, n_blocked: int) -> int:
-        """Blocked inspections so far in this stall, when a report is due; else 0.
-
-        A stall is reported when it begins, then each time its count of
-        blocked inspections has passed twice the count at the last report
-        (1, 3, 7, 15, ...): at a rising interval while it lasts, so that a
-        long one is not reported once and then forgotten.
-        """
-        book = self.requests
-        if not n_blocked:
-            return 0
-        book.stall_blocked += n_blocked
-        if book.stall_blocked <= 2 * book.stall_reported:
-            return 0
-        book.stall_reported = book.stall_blocked
-        return book.stall_blocked
+        """Blocked inspections in this stall when a report is due, else 0
+        (:meth:`DecisionState.stall_report`)."""
+        return self.decisions.stall_report(n_blocked)
 
     def overdue(self, now: float) -> list[int]:
         """Open requests past ``request_timeout`` at ``now`` (:meth:`expire` them)."""
-        return self.requests.overdue(now, self.request_timeout)
+        return self.decisions.overdue(now)
 
     def next_expiry(self) -> float | None:
         """When the oldest open request expires (None: no timeout, none open)."""
-        return self.requests.next_expiry(self.request_timeout)
+        return self.decisions.next_expiry()
 
     def expire(self, ids) -> None:
         """Expire the requests ``ids``: their slots free; a late result is taken."""
-        self.requests.expire(ids)
+        self.decisions.expire(ids)
+
+    @property
+    def requests(self) -> RequestBook:
+        """The requests (:attr:`DecisionState.requests`)."""
+        return self.decisions.requests
+
+    @requests.setter
+    def requests(self, book: RequestBook) -> None:
+        self.decisions.requests = book
+
+    @property
+    def budget_state(self) -> dict | None:
+        """The budget policy's running state (:attr:`DecisionState.budget_state`)."""
+        return self.decisions.budget_state
+
+    @budget_state.setter
+    def budget_state(self, state: dict) -> None:
+        self.decisions.budget_state = state
+
+    @property
+    def n_blocked(self) -> int:
+        """Steps the cap on open requests blocked (:attr:`DecisionState.n_blocked`)."""
+        return self.decisions.n_blocked
 
     # -------------------------------------------------------------- #
     def simulate_result(self, request_id: int, true_state, random_state) -> Result:

@@ -254,6 +254,24 @@ class PendingFantasies:
         """The copies, one per fantasised joint outcome (empty: none)."""
         return self._models
 
+    def snapshot(self) -> dict | None:
+        """The fantasies as JSON-ready values, or ``None`` if they have none.
+
+        ``{"weights": [...], "predictive": text}``: the joint outcomes'
+        weights and the copies' stacked
+        :class:`~skrbal._predictive.StudentTPredictive` as JSON, from which
+        :meth:`predict` is computed bit for bit; ``{"weights": None}`` when
+        nothing is fantasised (the value ignores the pending results). Copies
+        whose beliefs are not such a predictive (another kind of model, a
+        class with a directed prior) have no snapshot: ``None``.
+        """
+        if not self._models:
+            return {"weights": None}
+        predictive = getattr(self._stacked, "predictive", None)
+        if predictive is None or getattr(self._stacked, "directed", True):
+            return None
+        return {"weights": self._weights.tolist(), "predictive": predictive.to_json()}
+
     def predict(self, X) -> BlockFantasies | None:
         """The beliefs over ``X`` after the fantasised results (``None``: none).
 

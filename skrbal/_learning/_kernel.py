@@ -23,19 +23,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skrbal._decision import DecisionProcess
 from skrbal._labels import label_positions
+from skrbal._lazy import LazyModule
 from skrbal._learning._fantasy import Fantasies, PendingFantasies, top_combinations
-from skrbal.budget import BudgetPolicy, CostThreshold
-from skrbal.inspection import (
-    ImpossibleReportError,
-    check_methods,
-    evsi,
-    follow_up_cost,
-    learnable_posterior,
-    report_posterior,
-    simulate_reports,
-)
+from skrbal.exceptions import ImpossibleReportError
+
+# The kernel decides with a process's tables and a budget's rule, which import
+# numpy alone (skrbal._decision._tables, skrbal.budget._scan), so that the
+# command line's decision step does not import scikit-learn (issue 28.25).
+# Inspection methods, and the default policy, are scikit-learn estimators:
+# imported only by a kernel that has them.
+inspection = LazyModule("skrbal.inspection")
+budgets = LazyModule("skrbal.budget")
 
 __all__ = [
     "PENDING_VALUES",
@@ -72,7 +71,9 @@ def reveals_state(confusion) -> bool:
 
 def check_anchor_methods(inspections, process) -> None:
     """Smoothing anchors its segments at labels: every method must reveal the state."""
-    for method, confusion in zip(inspections, check_methods(inspections, process)):
+    for method, confusion in zip(
+        inspections, inspection.check_methods(inspections, process)
+    ):
         if not reveals_state(confusion):
             raise ValueError(
                 "semi_supervised='smoothing' anchors its segments at known "
@@ -153,12 +154,12 @@ class DecisionKernel:
 
     Parameters
     ----------
-    process : DecisionProcess
+    process : DecisionProcess or ProcessTables
         The decision and its inspection cost (validated by the caller).
     inspections : list of InspectionMethod or None
         The inspection methods; ``None`` is one perfect inspection at the
         process's cost.
-    budget : BudgetPolicy or None
+    budget : BudgetPolicy, ScanRule or None
         Which requests to make; ``None`` is :class:`~skrbal.budget.CostThreshold`.
     max_open_requests : int or None
         At most this many requests awaiting a result at once.
@@ -171,7 +172,7 @@ class DecisionKernel:
 
     def __init__(
         self,
-        process: DecisionProcess,
+        process,
         inspections=None,
         budget=None,
         max_open_requests=None,
@@ -179,7 +180,7 @@ class DecisionKernel:
     ):
         self.process = process
         self.inspections = inspections
-        self.budget = CostThreshold() if budget is None else budget
+        self.budget = budgets.CostThreshold() if budget is None else budget
         # The kernel scans arrays it built and states the policy returned:
         # unchecked.
         self._scan_options = {"check_params": False, "check_input": False}
@@ -189,7 +190,7 @@ class DecisionKernel:
             self.costs = np.array([float(process.inspection_cost)])
             self.reveals = [True]
         else:
-            confusions = check_methods(inspections, process)
+            confusions = inspection.check_methods(inspections, process)
             #: Each method's confusion matrix, rows in the process's states.
             self.confusions = confusions
             self.costs = np.array([m.cost_ for m in inspections])
@@ -203,7 +204,7 @@ class DecisionKernel:
                     "follow_up needs inspections: an imperfect method to follow "
                     "up and a perfect one to follow up with."
                 )
-            cost = follow_up_cost(inspections, process)
+            cost = inspection.follow_up_cost(inspections, process)
             revealing = [
                 k
                 for k, reveals in enumerate(self.reveals)
@@ -292,7 +293,9 @@ class DecisionKernel:
 
     def _evsi(self, proba):
         """Each method's EVSI (with its follow-up, if any) for aligned beliefs."""
-        return evsi(proba, self.process, self.inspections, follow_up=self.follow_up)
+        return inspection.evsi(
+            proba, self.process, self.inspections, follow_up=self.follow_up
+        )
 
     @staticmethod
     def _after(proba, value):
@@ -472,7 +475,7 @@ class DecisionKernel:
         The policy's state moves as it does while the cap holds (nothing is
         inspected); each step it would have inspected is counted.
         """
-        if type(self.budget).scan is BudgetPolicy.scan:
+        if type(self.budget).scan is budgets.ScanRule.scan:
             # The protocol's scan: counted by chunks, not one scan a step.
             return self.budget.count_wanted(value, times, available, cost, state)
         count, position, n = 0, 0, value.shape[0]
@@ -542,7 +545,7 @@ class DecisionKernel:
             outcomes = self.inspections[k].outcomes_
             column = label_positions([report], outcomes, owner="outcomes")[0]
             likelihood = self.confusions[k][:, column]
-            posterior = learnable_posterior(posterior, likelihood, known)
+            posterior = inspection.learnable_posterior(posterior, likelihood, known)
         return Result(None, posterior, action, report, follow_up)
 
     def follow_up_of(self, posterior) -> int | None:
@@ -566,10 +569,12 @@ class DecisionKernel:
         """
         process, method = self.process, self.inspections[k]
         try:
-            return report_posterior(belief[None], [report], process, method)[0]
+            return inspection.report_posterior(belief[None], [report], process, method)[
+                0
+            ]
         except ImpossibleReportError:
             uniform = np.full((1, process.n_states), 1.0 / process.n_states)
-            return report_posterior(uniform, [report], process, method)[0]
+            return inspection.report_posterior(uniform, [report], process, method)[0]
 
     def simulate_result(
         self, k: int, belief, true_state, random_state, known=None
@@ -583,5 +588,7 @@ class DecisionKernel:
         if self.inspections is None:
             return self.read_result(k, belief, label=true_state)
         method = self.inspections[k]
-        report = simulate_reports([true_state], self.process, method, random_state)
+        report = inspection.simulate_reports(
+            [true_state], self.process, method, random_state
+        )
         return self.read_result(k, belief, report=report[0], known=known)

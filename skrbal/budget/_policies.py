@@ -5,10 +5,10 @@ from __future__ import annotations
 from numbers import Real
 from typing import ClassVar
 
-import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from skrbal.budget._base import BudgetPolicy, check_not_starved
+from skrbal.budget._base import BudgetPolicy
+from skrbal.budget._rules import CostThresholdRule, MinimumGapRule, SpendCapRule
 
 __all__ = ["CostThreshold", "MinimumGap", "SpendCap"]
 
@@ -22,20 +22,7 @@ PERIODIC_BUDGET_CONSTRAINTS = {
 }
 
 
-def _check_time_continues(times, state) -> None:
-    last = state["last_time"]
-    if last is not None and times.size and times[0] < last:
-        raise ValueError(
-            f"times must continue from the previous scan: got {times[0]!r} after "
-            f"{last!r}."
-        )
-
-
-def _last_time(times, state):
-    return float(times[-1]) if times.size else state["last_time"]
-
-
-class CostThreshold(BudgetPolicy):
+class CostThreshold(CostThresholdRule, BudgetPolicy):
     """The paper's rule: inspect when the EVPI exceeds the inspection cost.
 
     Stateless and unlimited: every available step with ``evpi > cost`` is
@@ -57,20 +44,8 @@ class CostThreshold(BudgetPolicy):
     (2, {})
     """
 
-    def __init__(self):
-        pass
 
-    def _initial_state(self) -> dict:
-        return {}
-
-    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
-        return evpi > cost
-
-    def _advance(self, evpi, times, cost, state, inspected) -> dict:
-        return {}
-
-
-class SpendCap(BudgetPolicy):
+class SpendCap(SpendCapRule, BudgetPolicy):
     """At most ``limit`` of inspection spend in each period of time.
 
     Time is cut into periods ``[origin + j * period, origin + (j + 1) *
@@ -141,48 +116,8 @@ class SpendCap(BudgetPolicy):
 
     _parameter_constraints: ClassVar[dict] = PERIODIC_BUDGET_CONSTRAINTS
 
-    _state_schema: ClassVar[dict] = {
-        "period": ("int", True),
-        "spent": ("amount", False),
-        "last_time": ("float", True),
-    }
 
-    def __init__(self, *, limit, period, origin=0.0, allow_starved=False):
-        self.limit = limit
-        self.period = period
-        self.origin = origin
-        self.allow_starved = allow_starved
-
-    def _initial_state(self) -> dict:
-        return {"period": None, "spent": 0.0, "last_time": None}
-
-    def _period_of(self, times) -> np.ndarray:
-        return np.floor((times - self.origin) / self.period)
-
-    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
-        _check_time_continues(times, state)
-        check_not_starved(
-            self,
-            self.limit,
-            cost,
-            "Raise the limit, lengthen the period, or use PacedBudget with "
-            "carry_over=True to save up.",
-        )
-        if state["period"] is None:
-            return np.full(times.shape[0], cost <= self.limit)
-        spent = np.where(self._period_of(times) == state["period"], state["spent"], 0.0)
-        return spent + cost <= self.limit
-
-    def _advance(self, evpi, times, cost, state, inspected) -> dict:
-        new = dict(state, last_time=_last_time(times, state))
-        if inspected:
-            period = int(self._period_of(times[-1:])[0])
-            spent = state["spent"] if period == state["period"] else 0.0
-            new.update(period=period, spent=spent + cost)
-        return new
-
-
-class MinimumGap(BudgetPolicy):
+class MinimumGap(MinimumGapRule, BudgetPolicy):
     """At least ``gap`` of time between two inspections.
 
     A step may be inspected when it comes ``gap`` or more after the previous
@@ -211,27 +146,3 @@ class MinimumGap(BudgetPolicy):
     _parameter_constraints: ClassVar[dict] = {
         "gap": [Interval(Real, 0, None, closed="left")],
     }
-
-    _state_schema: ClassVar[dict] = {
-        "last_inspection": ("float", True),
-        "last_time": ("float", True),
-    }
-
-    def __init__(self, *, gap):
-        self.gap = gap
-
-    def _initial_state(self) -> dict:
-        return {"last_inspection": None, "last_time": None}
-
-    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
-        _check_time_continues(times, state)
-        last = state["last_inspection"]
-        if last is None:
-            return np.ones(times.shape[0], dtype=bool)
-        return times - last >= self.gap
-
-    def _advance(self, evpi, times, cost, state, inspected) -> dict:
-        new = dict(state, last_time=_last_time(times, state))
-        if inspected:
-            new["last_inspection"] = float(times[-1])
-        return new

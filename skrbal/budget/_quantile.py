@@ -5,19 +5,15 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import ClassVar
 
-import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 from sklearn.utils._param_validation import Interval
 
 from skrbal.budget._base import BudgetPolicy
+from skrbal.budget._rules import MAX_WINDOW, QuantileRule
 
 __all__ = ["QuantileThreshold"]
 
-# The largest window: see the ``window`` parameter for why.
-MAX_WINDOW = 10_000
 
-
-class QuantileThreshold(BudgetPolicy):
+class QuantileThreshold(QuantileRule, BudgetPolicy):
     """Inspect the top ``rate`` fraction of steps by EVPI, balancing the spend.
 
     A step is inspected when its EVPI ranks in the top fraction ``q`` of the
@@ -99,57 +95,3 @@ class QuantileThreshold(BudgetPolicy):
         "window": [Interval(Integral, 1, MAX_WINDOW, closed="both")],
         "tolerance": [Interval(Real, 0, None, closed="neither")],
     }
-
-    _state_schema: ClassVar[dict] = {
-        "recent": ("floats", False),
-        "n_seen": ("count", False),
-        "n_inspected": ("count", False),
-    }
-
-    def __init__(self, *, rate, window=100, tolerance=50):
-        self.rate = rate
-        self.window = window
-        self.tolerance = tolerance
-
-    @property
-    def _chunk_size(self):
-        # The rank compares each step with ``window`` values at once.
-        return max(64, 2**22 // self.window)
-
-    def _initial_state(self) -> dict:
-        return {"recent": [], "n_seen": 0, "n_inspected": 0}
-
-    def _check_state(self, state) -> None:
-        super()._check_state(state)
-        if len(state["recent"]) > min(self.window, state["n_seen"]):
-            raise ValueError(
-                f"state['recent'] must hold at most window={self.window} EVPIs, "
-                "and no more than n_seen."
-            )
-        if state["n_inspected"] > state["n_seen"]:
-            raise ValueError("state['n_inspected'] cannot exceed state['n_seen'].")
-
-    def _candidates(self, evpi, times, cost, state) -> np.ndarray:
-        n, window = evpi.shape[0], self.window
-        recent = np.asarray(state["recent"], dtype=float)
-        # The window moves at every step, but given no inspection earlier in
-        # the block (what a candidate means) step i's decision depends only on
-        # the EVPIs before it and on counts that move by one per step, so the
-        # block needs no loop. Step i is ranked against the ``window`` values
-        # before it; -inf pads the start and is never above a finite EVPI.
-        padded = np.concatenate([np.full(window - recent.size, -np.inf), recent, evpi])
-        before = sliding_window_view(padded, window)[:n]
-        above = np.count_nonzero(before > evpi[:, None], axis=1)
-        n_compared = np.minimum(window, recent.size + np.arange(n))
-        n_seen = state["n_seen"] + np.arange(n)
-        owed = self.rate * n_seen - state["n_inspected"]
-        share = np.clip(self.rate + owed / self.tolerance, 0.0, 1.0)
-        return above < share * (n_compared + 1)
-
-    def _advance(self, evpi, times, cost, state, inspected) -> dict:
-        recent = state["recent"] + evpi[-self.window :].tolist()
-        return {
-            "recent": recent[-self.window :],
-            "n_seen": state["n_seen"] + int(evpi.shape[0]),
-            "n_inspected": state["n_inspected"] + int(inspected),
-        }

@@ -35,6 +35,7 @@ __all__ = ["BayesianGMMClassifier"]
 from skrbal._labels import labels_differ
 from skrbal._logspace import exp_normalise
 from skrbal._params import same_value
+from skrbal._predictive import StudentTPredictive, student_t_log_density
 from skrbal.exceptions import PriorScaleWarning, caller_stacklevel
 from skrbal.mixture._base import _JointLikelihoodClassifier
 from skrbal.mixture._class_priors import (
@@ -48,7 +49,6 @@ from skrbal.mixture._niw import (
     _CLASS_ATTRIBUTES,
     _class_posterior,
     _labelled_statistics,
-    _log1p_mahalanobis,
     _merge,
     _NIWPrior,
     _pooled_moments,
@@ -389,15 +389,13 @@ class _BaseNIWClassifier(_JointLikelihoodClassifier):
         A Student-t per class; a class with a directed prior has the mixture
         of its two components' Student-t densities, summed in log space.
         """
-        density = _log1p_mahalanobis(
-            X, self.mean_posterior_, self._t_whiteners, self._t_df
-        )
-        density *= -0.5 * (self._t_df[:, None] + X.shape[1])
         # The normalisers and the class prior in one pass.
         offset = self._t_log_norm
         if log_class_prior is not None:
             offset = offset + log_class_prior
-        density += offset[:, None]
+        density = student_t_log_density(
+            X, self.mean_posterior_, self._t_whiteners, self._t_df, offset
+        )
         if self._prior.directed:
             self._directed.mix(X, density, log_class_prior)
         return density
@@ -490,42 +488,29 @@ class _BaseNIWClassifier(_JointLikelihoodClassifier):
 
 class _StackedNIW:
     """The posterior predictives of several NIW classifiers, stacked (see
-    :meth:`_BaseNIWClassifier.stacked_predictor`)."""
+    :meth:`_BaseNIWClassifier.stacked_predictor`).
+
+    Their Student-t densities are a :class:`~skrbal._predictive.StudentTPredictive`
+    (``predictive``), which a store keeps as the models' snapshot when no
+    class has a directed prior (``directed`` is empty).
+    """
 
     def __init__(self, models):
         self.models = models
-        means = np.concatenate([m.mean_posterior_ for m in models])
-        whiteners = np.concatenate([m._t_whiteners for m in models])
-        df = np.concatenate([m._t_df for m in models])
-        # Each class's density depends on its own posterior only: a posterior
-        # repeated across the models (bit for bit) is computed once.
-        seen: dict = {}
-        self.index = np.array(
-            [
-                seen.setdefault(
-                    (means[j].tobytes(), whiteners[j].tobytes(), df[j].tobytes()),
-                    len(seen),
-                )
-                for j in range(df.shape[0])
-            ],
-            dtype=np.intp,
+        self.predictive = StudentTPredictive(
+            means=np.concatenate([m.mean_posterior_ for m in models]),
+            whiteners=np.concatenate([m._t_whiteners for m in models]),
+            df=np.concatenate([m._t_df for m in models]),
+            offset=np.concatenate([m._t_log_norm + m._log_class_prior for m in models]),
+            n_classes=models[0].classes_.shape[0],
         )
-        unique = np.unique(self.index, return_index=True)[1]
-        self.means, self.whiteners = means[unique], whiteners[unique]
-        self.unique_df, self.df = df[unique], df[:, None]
-        self.offset = np.concatenate(
-            [m._t_log_norm + m._log_class_prior for m in models]
-        )[:, None]
         self.directed = [(i, m) for i, m in enumerate(models) if m._prior.directed]
 
     def __call__(self, X) -> np.ndarray:
         models = self.models
         X = models[0]._check_X(X)
         n_classes = models[0].classes_.shape[0]
-        density = _log1p_mahalanobis(X, self.means, self.whiteners, self.unique_df)
-        density = density[self.index]
-        density *= -0.5 * (self.df + X.shape[1])
-        density += self.offset
+        density = self.predictive.log_density(X)
         for i, m in self.directed:
             block = density[i * n_classes : (i + 1) * n_classes]
             m._directed.mix(X, block, m._log_class_prior)

@@ -13,6 +13,13 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg.lapack import dpotrf, dtrtri
 
+# The Student-t kernels live with the numpy-only predictive (issue 28.25);
+# the mixture modules import them from here under their old names.
+from skrbal._predictive import log1p_mahalanobis as _log1p_mahalanobis  # noqa: F401
+from skrbal._predictive import (  # noqa: F401
+    squared_mahalanobis as _squared_mahalanobis,
+)
+
 
 class _NIWPrior(NamedTuple):
     """Validated hyperparameters of the NIW prior and the Dirichlet prior."""
@@ -318,77 +325,3 @@ def _class_posterior(prior: _NIWPrior, count, mean, scatter, concentration) -> t
         _whitener(cholesky),
         log_norm,
     )
-
-
-def _squared_mahalanobis(
-    X: np.ndarray, means: np.ndarray, whiteners: np.ndarray
-) -> np.ndarray:
-    """``(x - m_k)^T (L_k L_k^T)^{-1} (x - m_k)`` for all samples and classes.
-
-    Returns an array of shape (n_classes, n_samples): each row is written
-    contiguously, which is markedly faster than filling strided columns.
-    The work runs on the transposed data, features as contiguous rows, in two
-    buffers reused by every class: one subtraction, one ``(D, D) @ (D, n)``
-    product and the squares summed over the D rows. No copy of ``X`` is made
-    per class, and with few features this is several times faster than
-    ``(X - m) @ W`` on (n, D) arrays, whose short rows the matrix product
-    handles poorly.
-    """
-    data = np.ascontiguousarray(X.T)
-    out = np.empty((means.shape[0], X.shape[0]))
-    centred = np.empty_like(data)
-    whitened = np.empty_like(data)
-    for k, (mean, whitener) in enumerate(zip(means, whiteners)):
-        np.subtract(data, mean[:, None], out=centred)
-        np.matmul(whitener.T, centred, out=whitened)
-        np.multiply(whitened, whitened, out=whitened)
-        np.add.reduce(whitened, axis=0, out=out[k])
-    return out
-
-
-def _log1p_mahalanobis(
-    X: np.ndarray, means: np.ndarray, whiteners: np.ndarray, df: np.ndarray
-) -> np.ndarray:
-    """``log(1 + maha_k(x) / df_k)`` for all classes and samples, shape (K, n).
-
-    The Student-t kernel. A squared distance beyond the float range (a point
-    around 1e154 or further from a class) is recomputed in log space, so every
-    finite ``X`` gets a finite value.
-    """
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = _squared_mahalanobis(X, means, whiteners)
-        np.divide(out, df[:, None], out=out)
-    np.log1p(out, out=out)
-    # Finite entries are at most about 710 each, so their sum is finite: one
-    # reduction tells whether any entry overflowed.
-    if not np.isfinite(out.sum()):
-        classes, rows = np.nonzero(~np.isfinite(out))
-        for k in np.unique(classes).tolist():
-            at = rows[classes == k]
-            out[k, at] = _log1p_mahalanobis_far(X[at], means[k], whiteners[k], df[k])
-    return out
-
-
-def _log1p_mahalanobis_far(X, mean, whitener, df) -> np.ndarray:
-    """``log(1 + maha / df)`` for one class, with every magnitude in log space.
-
-    Differences are taken on data scaled by its largest magnitude and the
-    whitened vectors scaled by theirs, so nothing overflows; the result is the
-    same function as the direct path, evaluated where its squares cannot be.
-    """
-    scale = np.maximum(np.abs(X).max(axis=1), np.abs(mean).max())[:, None]
-    z = (X / scale - mean / scale) @ whitener
-    size = np.abs(z).max(axis=1, keepdims=True)
-    with np.errstate(divide="ignore"):
-        log_maha = (
-            2.0 * np.log(scale[:, 0])
-            + 2.0 * np.log(size[:, 0])
-            + np.log(((z / size) ** 2).sum(axis=1))
-        )
-    value = np.logaddexp(0.0, log_maha - log(df))
-    if not np.isfinite(value).all():
-        raise ValueError(
-            "X holds a sample whose distance to a class cannot be represented in "
-            "double precision; rescale X."
-        )
-    return value
