@@ -178,6 +178,10 @@ SCREENS = {
     # One claim for every damage state: a label of one tests it for all.
     "tied": {"statement": "damage"},
     "w25tied": {"weight": 0.25, "statement": "damage"},
+    # Also weighed by the labels of the states without a statement: healthy
+    # labels found where the statement puts damage count against it.
+    "chk": {"check": True},
+    "chktied": {"check": True, "statement": "damage"},
 }
 
 

@@ -20,7 +20,7 @@ import sys
 
 import pandas as pd
 
-TAGS = r"-(w50k03|w25k03|k03|w50|w25|w25tied|tied)$"
+TAGS = r"-(w50k03|w25k03|k03|w50|w25|w25tied|tied|chktied|chk)$"
 WEIGHT = {
     "w50": "0.5",
     "w25": "0.25",
@@ -41,6 +41,7 @@ def load(paths) -> pd.DataFrame:
         {True: "one statement", False: "per class"}
     )
     runs["mean_precision"] = tag.str.contains("k03").map({True: "0.03", False: "0.1"})
+    runs["check"] = tag.str.contains("chk").map({True: "yes", False: "no"})
     runs["statement"] = (
         runs.arm.str.replace(TAGS, "", regex=True)
         .str.replace(r"^(z24|synthetic)-directed", "right", regex=True)
@@ -51,19 +52,23 @@ def load(paths) -> pd.DataFrame:
 
 def table(runs: pd.DataFrame) -> str:
     lines = [
-        "| case | protocol | indicator | weight | mean precision | default "
-        "| right | reversed | half | double | wrong ones within 10 % of default |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| case | protocol | indicator | weight | mean precision | other labels "
+        "| default | right | reversed | half | double "
+        "| wrong ones within 10 % of default |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    settings = ["indicator", "weight", "mean_precision"]
+    settings = ["indicator", "weight", "mean_precision", "check"]
     for (case, protocol), group in runs.groupby(["case", "protocol"], sort=False):
         default = group[group.statement == "default"]
         base = default.regret.median()
         stated = group[group.statement != "default"]
-        for (indicator, weight, precision), arm in stated.groupby(settings):
+        for (indicator, weight, precision, check), arm in stated.groupby(settings):
             cells, within = [], 0
             for statement in STATEMENTS:
                 rows = arm[arm.statement == statement]
+                if rows.empty:
+                    cells.append("")
+                    continue
                 median = rows.regret.median()
                 cells.append(
                     f"{median:,.0f} ({rows.n_inspections.median():.0f}; "
@@ -73,6 +78,7 @@ def table(runs: pd.DataFrame) -> str:
             n = arm.groupby("statement").repetition.nunique().min()
             lines.append(
                 f"| {case} | {protocol} | {indicator} | {weight} | {precision} "
+                f"| {check} "
                 f"| {base:,.0f} ({default.n_inspections.median():.0f}) | "
                 + " | ".join(cells)
                 + f" | {within} of 3 (n={n}) |"

@@ -37,8 +37,13 @@ __all__ = ["process_weight_concentration"]
 
 _UNITS = ("std", "relative", "absolute")
 _SPEC_KEYS = frozenset(
-    "shift units reference weight mean_precision degrees_of_freedom statement".split()
+    (
+        "shift units reference weight mean_precision degrees_of_freedom statement check"
+    ).split()
 )
+# Whether a statement is also weighed by the labels of the classes without one
+# (see ``_statement_check``) when the entry does not say.
+_DEFAULT_CHECK = False
 # The prior probability of the directed component when none is stated: the
 # broad component keeps a tenth, enough for the data of a state the statement
 # misplaces to find it (see the user guide, "Commissioning").
@@ -68,6 +73,7 @@ class _DirectedPrior(NamedTuple):
     mean_precision: float | None  # kappa of the directed component; None: 1 / d^2
     degrees_of_freedom: float | None  # v of the directed component; None: D + 2
     statement: object = None  # entries with the same name share the indicator
+    check: bool = False  # also weighed by the unstated classes' labels
 
 
 def _positive(value, name: str) -> float:
@@ -147,7 +153,14 @@ def _validate_entry(label, spec, classes, n_features) -> _DirectedPrior:
         else _positive(spec["mean_precision"], f"{owner}['mean_precision']"),
         dof,
         _statement_name(spec.get("statement"), owner),
+        _flag(spec.get("check", _DEFAULT_CHECK), f"{owner}['check']"),
     )
+
+
+def _flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
 
 
 def _statement_name(name, owner: str):
@@ -488,7 +501,7 @@ class DirectedComponents:
     failed update leaves the model as it was.
     """
 
-    def __init__(self, prior, stats, reference, components=None):
+    def __init__(self, prior, stats, reference, components=None, evidence=None):
         self.entries = prior.directed
         if components is None:
             components = tuple(
@@ -504,9 +517,12 @@ class DirectedComponents:
             )
         self.components = components
         self.index = np.array([entry.index for entry in self.entries], dtype=np.intp)
-        self.log_weights = tied_log_weights(
-            self.entries, [c.log_marginals for c in components]
-        )
+        log_marginals = np.array([c.log_marginals for c in components]).reshape(-1, 2)
+        if evidence is not None:
+            # The unstated classes' labels (``_statement_check``).
+            log_marginals = log_marginals + evidence
+        self.evidence = evidence
+        self.log_weights = tied_log_weights(self.entries, log_marginals)
         if self.entries:
             columns = list(zip(*(c.attributes for c in components)))
             self._means = np.array(columns[1])
@@ -516,7 +532,7 @@ class DirectedComponents:
             self._log_broad = log_w[:, 0]
             self._offset = np.array(columns[10]) + log_w[:, 1]
 
-    def updated(self, prior, stats, present) -> DirectedComponents:
+    def updated(self, prior, stats, present, evidence=None) -> DirectedComponents:
         """The components after the classes ``present`` received data.
 
         A class's component is recomputed when it or its reference class
@@ -535,7 +551,7 @@ class DirectedComponents:
             else:
                 continue
             components[j] = _component(prior, entry, hyper, stats)
-        return DirectedComponents(prior, stats, stats, tuple(components))
+        return DirectedComponents(prior, stats, stats, tuple(components), evidence)
 
     def mix(self, X, density, log_class_prior=None) -> None:
         """Replace the directed classes' rows of ``density`` by the mixtures.
