@@ -160,10 +160,17 @@ ARMS = {
 def _stated(claims: dict, factor: float, **extra) -> dict:
     """``class_priors`` of a statement with every shift multiplied by ``factor``.
 
-    ``extra`` keys (e.g. ``weight``) are added to every entry.
+    ``extra`` keys (e.g. ``weight``) are added to every entry; ``damaged``
+    names the damaged states' entries (3 and 4) one ``'statement'``.
     """
+    named = extra.pop("damaged", None)
     return {
-        state: {**spec, "shift": (np.asarray(spec["shift"]) * factor).tolist(), **extra}
+        state: {
+            **spec,
+            "shift": (np.asarray(spec["shift"]) * factor).tolist(),
+            **extra,
+            **({"statement": named} if named and state in (3, 4) else {}),
+        }
         for state, spec in claims.items()
     }
 
@@ -182,6 +189,9 @@ SCREENS = {
     # labels found where the statement puts damage count against it.
     "chk": {"check": True},
     "chktied": {"check": True, "statement": "damage"},
+    # The damaged states (DAMAGED) named one statement, the others apart.
+    "chkdmg": {"check": True, "damaged": "damage"},
+    "dmg": {"damaged": "damage"},
 }
 
 

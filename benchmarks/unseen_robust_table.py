@@ -20,7 +20,7 @@ import sys
 
 import pandas as pd
 
-TAGS = r"-(w50k03|w25k03|k03|w50|w25|w25tied|tied|chktied|chk)$"
+TAGS = r"-(w50k03|w25k03|k03|w50|w25|w25tied|tied|chktied|chkdmg|chk|dmg)$"
 WEIGHT = {
     "w50": "0.5",
     "w25": "0.25",
@@ -37,9 +37,9 @@ def load(paths) -> pd.DataFrame:
     runs = runs[runs.policy == "evpi"].copy()
     tag = runs.arm.str.extract(TAGS)[0].fillna("")
     runs["weight"] = tag.map(WEIGHT).fillna("0.9")
-    runs["indicator"] = tag.str.contains("tied").map(
-        {True: "one statement", False: "per class"}
-    )
+    runs["indicator"] = "per class"
+    runs.loc[tag.str.contains("tied"), "indicator"] = "one statement"
+    runs.loc[tag.str.contains("dmg"), "indicator"] = "one for the damaged states"
     runs["mean_precision"] = tag.str.contains("k03").map({True: "0.03", False: "0.1"})
     runs["check"] = tag.str.contains("chk").map({True: "yes", False: "no"})
     runs["statement"] = (

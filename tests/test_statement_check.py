@@ -64,8 +64,8 @@ def test_weight_is_the_brute_force_pairwise_prequential_likelihood(shift):
         broad = _component_density(X[before], y[before], X[i], shift, False)
         directed = _component_density(X[before], y[before], X[i], shift, True)
         own = broad[1]  # class 2 has no statement: its broad predictive
-        evidence[0] += own - np.logaddexp(own, broad[2])
-        evidence[1] += own - np.logaddexp(own, directed[2])
+        ratio = np.logaddexp(own, broad[2]) - np.logaddexp(own, directed[2])
+        evidence[1] += min(ratio, 0.0)
     checked = _fit(
         BayesianGMMClassifier(classes=CLASSES, class_priors=_stated(shift)), X, y
     )
@@ -109,7 +109,8 @@ def test_a_statement_away_from_the_healthy_labels_keeps_its_weight():
     model = _fit(
         BayesianGMMClassifier(classes=CLASSES, class_priors=_stated(-6.0)), X, y
     )
-    assert model.directed_prior_weight_[2] >= 0.9
+    # Neither lowered nor raised: labels elsewhere do not show where it is.
+    assert model.directed_prior_weight_[2] == pytest.approx(0.9, abs=1e-3)
 
 
 def test_reference_and_stated_classes_labels_do_not_count():

@@ -18,7 +18,16 @@ between the two classes::
 
     log p_j(x_i | D_<i) - log(p_j(x_i | D_<i) + p_k^c(x_i | D_<i))
 
-for each component ``c`` (broad, directed) of ``k``. Even odds, not the
+for each component ``c`` (broad, directed) of ``k``; the directed
+component's weight is multiplied by the ratio of the two, where it is below
+one. Only where it is below one: a label can show that the state is not
+where the statement puts it, but not where it is, and above one the ratio
+measures nothing but the broad prior's indifference between two classes
+that have no labels yet (with neither labelled, the broad prior gives the
+label even odds, the statement, if it puts the state elsewhere, certainty),
+which would make a statement more confident, and a misplaced one slower to
+give way to the state's own data, for every new healthy state found away
+from it. Even odds, not the
 Dirichlet class weights: the statement is a claim about where the state
 lies, not about how often the learner labelled it, and with the weights a
 never-labelled state's share of a few percent makes every label nearly
@@ -132,12 +141,15 @@ def _directed_prior(entry, mean_r, dof_r, scale_r):
 def other_label_evidence(prior, X, y_idx, weight) -> np.ndarray:
     """Log evidence of the unstated classes' labels for each directed entry.
 
-    For every entry of ``prior.directed`` with ``check`` set and each of its
-    two components (broad, directed), the sum over the labelled samples of
-    the classes without a statement, other than the entry's reference, of
-    ``w_i [log p_j(x_i) - log(p_j(x_i) + p_k^c(x_i))]``, every predictive
-    from the samples before ``i`` (in the order given, the order they were
-    learnt in). Entries without ``check`` get zeros.
+    For every entry of ``prior.directed`` with ``check`` set, the sum over
+    the labelled samples of the classes without a statement, other than the
+    entry's reference, of ``w_i min(0, l_i^d - l_i^b)`` with
+    ``l_i^c = log p_j(x_i) - log(p_j(x_i) + p_k^c(x_i))`` for the broad
+    (``b``) and directed (``d``) component of the entry's class ``k``, every
+    predictive from the samples before ``i`` (in the order given, the order
+    they were learnt in). It is added to the directed component's log
+    marginal likelihood (column 1; column 0, the broad one's, stays 0).
+    Entries without ``check`` get zeros.
 
     Parameters
     ----------
@@ -185,7 +197,9 @@ def other_label_evidence(prior, X, y_idx, weight) -> np.ndarray:
         )
         directed = _student_t_log_density(X[scored], *posterior)
         label = own[scored]
-        w = weight[scored]
-        evidence[j, 0] = w @ (label - np.logaddexp(label, density[scored, k]))
-        evidence[j, 1] = w @ (label - np.logaddexp(label, directed))
+        broad_term = label - np.logaddexp(label, density[scored, k])
+        directed_term = label - np.logaddexp(label, directed)
+        # Refutation only: a label counts against the statement where it was
+        # less expected under it, never for it (see the module docstring).
+        evidence[j, 1] = weight[scored] @ np.minimum(directed_term - broad_term, 0.0)
     return evidence
