@@ -20,7 +20,10 @@ import sys
 
 import pandas as pd
 
-TAGS = r"-(w50k03|w25k03|k03|w50|w25|w25tied|tied|chktied|chkdmg|chk|dmg)$"
+TAGS = (
+    r"-(w50k03|w25k03|k03|w50|w25|w25tied|tied|chktied|chkdmgsz2|chksz2|sz2|chkdmg"
+    r"|chk|dmg)$"
+)
 WEIGHT = {
     "w50": "0.5",
     "w25": "0.25",
@@ -42,6 +45,7 @@ def load(paths) -> pd.DataFrame:
     runs.loc[tag.str.contains("dmg"), "indicator"] = "one for the damaged states"
     runs["mean_precision"] = tag.str.contains("k03").map({True: "0.03", False: "0.1"})
     runs["check"] = tag.str.contains("chk").map({True: "yes", False: "no"})
+    runs["size_factor"] = tag.str.contains("sz2").map({True: "2", False: "1"})
     runs["statement"] = (
         runs.arm.str.replace(TAGS, "", regex=True)
         .str.replace(r"^(z24|synthetic)-directed", "right", regex=True)
@@ -53,16 +57,19 @@ def load(paths) -> pd.DataFrame:
 def table(runs: pd.DataFrame) -> str:
     lines = [
         "| case | protocol | indicator | weight | mean precision | other labels "
+        "| size factor "
         "| default | right | reversed | half | double "
         "| wrong ones within 10 % of default |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    settings = ["indicator", "weight", "mean_precision", "check"]
+    settings = ["indicator", "weight", "mean_precision", "check", "size_factor"]
     for (case, protocol), group in runs.groupby(["case", "protocol"], sort=False):
         default = group[group.statement == "default"]
         base = default.regret.median()
         stated = group[group.statement != "default"]
-        for (indicator, weight, precision, check), arm in stated.groupby(settings):
+        for (indicator, weight, precision, check, size), arm in stated.groupby(
+            settings
+        ):
             cells, within = [], 0
             for statement in STATEMENTS:
                 rows = arm[arm.statement == statement]
@@ -78,7 +85,7 @@ def table(runs: pd.DataFrame) -> str:
             n = arm.groupby("statement").repetition.nunique().min()
             lines.append(
                 f"| {case} | {protocol} | {indicator} | {weight} | {precision} "
-                f"| {check} "
+                f"| {check} | {size} "
                 f"| {base:,.0f} ({default.n_inspections.median():.0f}) | "
                 + " | ".join(cells)
                 + f" | {within} of 3 (n={n}) |"

@@ -1,16 +1,19 @@
-"""A directed class prior weighed by the labels of the classes without a statement.
+"""Wrong statements (issue 26): the other labels' check and the size factor.
 
-``class_priors[...]['check']`` (issue 26, wrong statements): healthy labels
-found where a statement puts damage count against the statement.
+``class_priors[...]['check']``: healthy labels found where a statement puts
+damage count against the statement. ``class_priors[...]['size_factor']``:
+the stated size known within a factor, a mixture of directed components
+over sizes.
 """
 
 import warnings
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.special import logsumexp
 
-from skrbal.mixture import BayesianGMMClassifier
+from skrbal.mixture import BayesianGMMClassifier, SemiSupervisedGMMClassifier
 
 CLASSES = [1, 2, 3]
 
@@ -194,4 +197,128 @@ def test_check_must_be_a_boolean():
     X, y = _cold_labels(rng)
     model = BayesianGMMClassifier(classes=CLASSES, class_priors=_stated(6.0, "yes"))
     with pytest.raises(ValueError, match=r"\['check'\] must be True or False"):
+        _fit(model, X, y)
+
+
+# ---------------------------------------------------------------------- #
+# the size known within a factor: a mixture over sizes
+# ---------------------------------------------------------------------- #
+def _textbook_posterior(X, m0, kappa0, v0, S0):
+    """NIW posterior (Murphy 2012, eq. 4.209-4.214)."""
+    n = len(X)
+    xbar = X.mean(axis=0) if n else np.zeros_like(m0)
+    scatter = (X - xbar).T @ (X - xbar) if n else np.zeros_like(S0)
+    kappa = kappa0 + n
+    mean = (kappa0 * m0 + n * xbar) / kappa
+    scale = S0 + scatter + kappa0 * n / kappa * np.outer(xbar - m0, xbar - m0)
+    return mean, kappa, v0 + n, scale
+
+
+def _textbook_predictive(mean, kappa, dof, scale):
+    df = dof - len(mean) + 1
+    return stats.multivariate_t(
+        loc=mean, shape=(kappa + 1) / (kappa * df) * scale, df=df
+    )
+
+
+def _one_step_ahead(X, hyper):
+    """``log p(x_1..x_n)`` as the product of one-step-ahead predictives."""
+    return sum(
+        _textbook_predictive(*_textbook_posterior(X[:i], *hyper)).logpdf(X[i])
+        for i in range(len(X))
+    )
+
+
+def _sized_hyper(X_ref, broad, shift, size):
+    mean, _, dof, scale = _textbook_posterior(X_ref, *broad)
+    d = len(mean)
+    cov = scale / (dof + d + 2)
+    step = size * shift * np.sqrt(np.diag(cov))
+    kappa = min(1.0, max(0.1, 1.0 / (step @ np.linalg.inv(cov) @ step)))
+    return mean + step, kappa, d + 2.0, cov
+
+
+@pytest.mark.parametrize("n_damaged", [0, 3])
+def test_sizes_predictive_is_the_brute_force_mixture(n_damaged):
+    rng = np.random.default_rng(7)
+    healthy = rng.normal(size=(40, 2)) * [0.5, 0.3] + [1.0, 2.0]
+    # Damage at twice the stated size.
+    damaged = rng.normal(size=(n_damaged, 2)) * [0.5, 0.3] + [1.0, 2.0]
+    damaged -= 6.0 * np.array([0.5, 0.3])
+    X, y = np.vstack([healthy, damaged]), np.r_[[0] * 40, [1] * n_damaged]
+    spec = {1: {"shift": -3.0, "weight": 0.7, "size_factor": 2.0}}
+    model = _fit(BayesianGMMClassifier(classes=[0, 1], class_priors=spec), X, y)
+    broad = (np.zeros(2), 1.0, 2.0, np.eye(2))
+    hypers = [broad] + [
+        _sized_hyper(healthy, broad, -3.0, size)
+        for size in 2.0 ** np.linspace(-1, 1, 5)
+    ]
+    log_prior = np.log([0.3] + [0.7 / 5] * 5)
+    log_post = log_prior + [_one_step_ahead(damaged, h) for h in hypers]
+    post = np.exp(log_post - logsumexp(log_post))
+    X_test = np.array([[1.0, 2.0], [-0.5, 1.1], [-2.0, 0.2], [0.0, 1.5]])
+    expected = sum(
+        p * _textbook_predictive(*_textbook_posterior(damaged, *h)).pdf(X_test)
+        for p, h in zip(post, hypers)
+    )
+    exact = np.exp(model.class_log_density(X_test)[:, 1])
+    np.testing.assert_allclose(exact, expected, rtol=1e-8)
+    np.testing.assert_allclose(model.directed_prior_weight_[1], post[1:].sum())
+
+
+def test_a_size_known_within_two_covers_a_doubled_statement():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(40, 2)) * [0.5, 0.3] + [1.0, 2.0]
+    truth = np.array([[1.0, 2.0]]) - 4.0 * np.array([0.5, 0.3])
+    densities = []
+    for factor in (1.0, 2.0):
+        spec = {1: {"shift": -8.0, "size_factor": factor}}
+        model = _fit(
+            BayesianGMMClassifier(classes=[0, 1], class_priors=spec),
+            X,
+            np.zeros(40, int),
+        )
+        densities.append(model.class_log_density(truth)[0, 1])
+    assert densities[1] > densities[0] + 1.0
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_sizes_and_check_partial_fit_equals_fit(batch):
+    rng = np.random.default_rng(9)
+    X, y = _cold_labels(rng)
+    X = np.vstack([X, [[5.5, 0.3], [4.0, -0.2]]])
+    y = np.append(y, [3, 3])
+    spec = {3: {"shift": [6.0, 0.0], "check": True, "size_factor": 3.0}}
+    fitted = _fit(BayesianGMMClassifier(classes=CLASSES, class_priors=spec), X, y)
+    model = _fit(
+        BayesianGMMClassifier(classes=CLASSES, class_priors=spec),
+        X[:batch],
+        y[:batch],
+    )
+    for start in range(batch, len(y), batch):
+        model.partial_fit(X[start : start + batch], y[start : start + batch])
+    grid = rng.normal(size=(20, 2)) * 4
+    np.testing.assert_allclose(
+        model.directed_prior_weight_, fitted.directed_prior_weight_, rtol=1e-9
+    )
+    np.testing.assert_allclose(
+        model.predict_proba(grid), fitted.predict_proba(grid), rtol=1e-9, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize("factor", [0.5, True, float("inf"), "2"])
+def test_size_factor_must_be_at_least_one(factor):
+    rng = np.random.default_rng(10)
+    X, y = _cold_labels(rng)
+    spec = {3: {"shift": [6.0, 0.0], "size_factor": factor}}
+    with pytest.raises(ValueError, match=r"\['size_factor'\] .* must be a finite"):
+        _fit(BayesianGMMClassifier(classes=CLASSES, class_priors=spec), X, y)
+
+
+def test_semi_supervised_takes_the_stated_size_only():
+    rng = np.random.default_rng(11)
+    X, y = _cold_labels(rng)
+    spec = {3: {"shift": [6.0, 0.0], "size_factor": 2.0}}
+    model = SemiSupervisedGMMClassifier(classes=CLASSES, class_priors=spec)
+    with pytest.raises(ValueError, match=r"\['size_factor'\] must be 1"):
         _fit(model, X, y)

@@ -38,12 +38,12 @@ from skrbal._params import same_value
 from skrbal.exceptions import PriorScaleWarning, caller_stacklevel
 from skrbal.mixture._base import _JointLikelihoodClassifier
 from skrbal.mixture._class_priors import (
-    DirectedComponents,
     resolve_references,
     unlabelled_classes_warning,
     validate_class_priors,
     validate_concentration,
 )
+from skrbal.mixture._directed_components import DirectedComponents
 from skrbal.mixture._niw import (
     _CLASS_ATTRIBUTES,
     _class_posterior,
@@ -636,6 +636,13 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
           damage where the frost is loses its weight as the frost is
           inspected and found healthy, before any damage label. The model
           keeps its labelled samples for this.
+        - ``'size_factor'``: the factor within which the shift's size is
+          known (default 1: as stated). ``f > 1`` makes the directed
+          component a mixture of five, the shift scaled by ``f^u`` for ``u``
+          evenly spaced in [-1, 1] (a log-uniform size, on a grid), equally
+          likely a priori and weighed by the class's data like the two
+          components; a size stated half or twice too large then still puts
+          directed mass where the state is (``f = 2``).
 
         Such a class has a mixture of two NIW priors, the directed one (its
         mean at the reference class's posterior mean moved by the shift, its

@@ -493,6 +493,15 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         prior = self._validate_prior(
             _sample_statistics(X, weight), classes, labelled_stats.count
         )
+        sized = [e for e in prior.directed if e.size_factor != 1.0]
+        if sized:
+            # EM's prior mixes two NIW components; a statement of several
+            # sizes would need one per size.
+            raise ValueError(
+                f"{type(self).__name__} takes class_priors with the stated size "
+                f"only: class_priors[{classes[sized[0].index]!r}]['size_factor'] "
+                "must be 1 (BayesianGMMClassifier takes other size factors)."
+            )
         self.classes_ = classes
         resp = self._initial_responsibilities(X_u, labelled_stats, prior, previous)
         # The directed priors are stated against the labelled samples of their

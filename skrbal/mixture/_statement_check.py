@@ -45,7 +45,9 @@ from __future__ import annotations
 from math import pi
 
 import numpy as np
-from scipy.special import gammaln
+from scipy.special import gammaln, logsumexp
+
+from skrbal.mixture._class_priors import niw_log_marginal, stated_sizes
 
 __all__ = ["other_label_evidence"]
 
@@ -138,6 +140,34 @@ def _directed_prior(entry, mean_r, dof_r, scale_r):
     return mean_r + step, kappa, dof, divisor * cov
 
 
+def _sizes_log_density(entry, X, reference, data) -> np.ndarray:
+    """The directed predictive of the entry's class at each sample, shape (n,).
+
+    ``reference`` ``(mean, dof, scale)`` is the reference class's broad
+    posterior before each sample, ``data`` ``(count, mean, scatter)`` the
+    class's own statistics; with several sizes (``size_factor``) their
+    Student-t densities are mixed with the sizes' posterior weights given
+    the class's data.
+    """
+    sizes = stated_sizes(entry)
+    densities, marginals = [], []
+    for size in sizes:
+        hyper = _directed_prior(entry._replace(shift=entry.shift * size), *reference)
+        posterior = _niw_posteriors(*hyper, *data)
+        densities.append(_student_t_log_density(X, *posterior))
+        if sizes.size > 1:
+            _, kappa0, dof0, scale0 = hyper
+            _, kappa_n, dof_n, scale_n = posterior
+            marginals.append(
+                niw_log_marginal(kappa0, dof0, scale0, data[0], kappa_n, dof_n, scale_n)
+            )
+    if sizes.size == 1:
+        return densities[0]
+    joint = np.array(marginals)  # (S, n), the sizes' prior weights are even
+    log_size = joint - logsumexp(joint, axis=0)
+    return logsumexp(log_size + np.array(densities), axis=0)
+
+
 def other_label_evidence(prior, X, y_idx, weight) -> np.ndarray:
     """Log evidence of the unstated classes' labels for each directed entry.
 
@@ -191,11 +221,8 @@ def other_label_evidence(prior, X, y_idx, weight) -> np.ndarray:
         if not scored.any():
             continue
         m_r, _, dof_r, scale_r = (part[scored, r] for part in broad)
-        hyper = _directed_prior(entry, m_r, dof_r, scale_r)
-        posterior = _niw_posteriors(
-            *hyper, count[scored, k], mean[scored, k], scatter[scored, k]
-        )
-        directed = _student_t_log_density(X[scored], *posterior)
+        data = count[scored, k], mean[scored, k], scatter[scored, k]
+        directed = _sizes_log_density(entry, X[scored], (m_r, dof_r, scale_r), data)
         label = own[scored]
         broad_term = label - np.logaddexp(label, density[scored, k])
         directed_term = label - np.logaddexp(label, directed)
