@@ -40,7 +40,7 @@ def _stated(shift, check=True, **extra):
     return {3: {"shift": [shift, 0.0], "check": check, **extra}}
 
 
-def _component_density(X_before, y_before, x, shift, directed):
+def _component_density(X_before, y_before, x, shift, directed, size_factor=1.0):
     """Class 3's broad or directed predictive at ``x`` from the samples before.
 
     Brute force through the public model: a model without a statement gives
@@ -49,7 +49,9 @@ def _component_density(X_before, y_before, x, shift, directed):
     no label here, so the component weights stay the prior's).
     """
     if directed:
-        spec = {3: {"shift": [shift, 0.0], "weight": 1 - 1e-15}}
+        spec = {
+            3: {"shift": [shift, 0.0], "weight": 1 - 1e-15, "size_factor": size_factor}
+        }
         model = BayesianGMMClassifier(classes=CLASSES, class_priors=spec)
     else:
         model = BayesianGMMClassifier(classes=CLASSES)
@@ -57,21 +59,23 @@ def _component_density(X_before, y_before, x, shift, directed):
     return model.class_log_density(x[None])[0]
 
 
+@pytest.mark.parametrize("size_factor", [1.0, 2.0])
 @pytest.mark.parametrize("shift", [6.0, -6.0])
-def test_weight_is_the_brute_force_pairwise_prequential_likelihood(shift):
+def test_weight_is_the_brute_force_pairwise_prequential_likelihood(shift, size_factor):
     rng = np.random.default_rng(0)
     X, y = _cold_labels(rng)
     evidence = np.zeros(2)
     for i in np.flatnonzero(y == 2):
         before = slice(0, i)
         broad = _component_density(X[before], y[before], X[i], shift, False)
-        directed = _component_density(X[before], y[before], X[i], shift, True)
+        directed = _component_density(
+            X[before], y[before], X[i], shift, True, size_factor
+        )
         own = broad[1]  # class 2 has no statement: its broad predictive
         ratio = np.logaddexp(own, broad[2]) - np.logaddexp(own, directed[2])
         evidence[1] += min(ratio, 0.0)
-    checked = _fit(
-        BayesianGMMClassifier(classes=CLASSES, class_priors=_stated(shift)), X, y
-    )
+    spec = _stated(shift, size_factor=size_factor)
+    checked = _fit(BayesianGMMClassifier(classes=CLASSES, class_priors=spec), X, y)
     # Class 3 has no data: without the check its weights are the prior's.
     log_w = np.log([0.1, 0.9]) + evidence
     expected = np.exp(log_w[1] - logsumexp(log_w))
