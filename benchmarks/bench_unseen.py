@@ -107,6 +107,13 @@ Wrong statements (``results/unseen_robust.md``): the arms ``*-directed``,
 (``mean_precision`` 0.03 instead of 0.1; ``*-w50k03``, ``*-w25k03``
 both), and with all entries named one ``'statement'``, ``*-tied`` and
 ``*-w25tied`` (a label of one damage state tests the claim for all).
+Two more settings (``results/unseen_robust.md``, "Checked statements of
+uncertain size"): ``*-chk`` weighs each statement also by the labels of the
+states it says nothing about (``'check'``: healthy labels found where it
+puts damage count against it), ``*-sz2`` gives its size within a factor of
+two (``'size_factor'``), ``*-dmg`` names only the damaged states (3, 4) one
+statement, and ``*-chkdmgsz2`` (the recommended configuration),
+``*-chksz2`` and ``*-chkdmg`` combine them.
 ``--no-choice`` skips the EVSI choice's runs. Besides "damage found" (a
 damaged state inspected), the found-vs-acted table gives
 "actionable damage found": a step in a state whose perfect-information

@@ -12,6 +12,10 @@ Run (from the repository root)::
 
     python benchmarks/unseen_robust_table.py \
         benchmarks/results/unseen_robust_weights_z24_runs.csv ...
+
+The "other labels" column is ``'check'`` (arms ``*-chk*``), "size factor"
+``'size_factor'`` (``*sz2``), and "one for the damaged states" the arms
+``*dmg*``, which name only the damaged states one ``'statement'``.
 """
 
 from __future__ import annotations

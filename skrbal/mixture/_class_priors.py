@@ -171,20 +171,24 @@ def _size_factor(value, owner: str) -> float:
 
 #: Sizes (relative to the stated one) of a statement's directed components.
 _N_SIZES = 5
+#: Their prior probabilities: binomial, a discretised log-normal size whose
+#: standard deviation is half the log of the factor (the factor at two).
+_SIZE_PRIOR = np.array([1.0, 4.0, 6.0, 4.0, 1.0]) / 16.0
 
 
-def stated_sizes(entry: _DirectedPrior) -> np.ndarray:
-    """The size factors of an entry's directed components, log-evenly spaced.
+def stated_sizes(entry: _DirectedPrior) -> tuple:
+    """The size factors of an entry's directed components and their log prior.
 
     A statement whose size is known within a factor ``f`` (``size_factor``)
     has ``_N_SIZES`` directed components, its shift scaled by ``f^u`` for
-    ``u`` evenly spaced in [-1, 1] (a log-uniform prior on the size, on a
-    grid), each with the same prior probability; ``f = 1`` is the stated
-    size alone.
+    ``u`` evenly spaced in [-1, 1], with binomial prior probabilities
+    (1, 4, 6, 4, 1) / 16: a log-normal size about the stated one, on a grid,
+    with ``f`` two standard deviations away. ``f = 1`` is the stated size
+    alone.
     """
     if entry.size_factor == 1.0:
-        return np.ones(1)
-    return entry.size_factor ** np.linspace(-1.0, 1.0, _N_SIZES)
+        return np.ones(1), np.zeros(1)
+    return entry.size_factor ** np.linspace(-1.0, 1.0, _N_SIZES), np.log(_SIZE_PRIOR)
 
 
 def _flag(value, name: str) -> bool:

@@ -80,7 +80,7 @@ def directed_priors(entry, reference_mean, reference_covariance) -> tuple:
             reference_mean,
             reference_covariance,
         )
-        for size in stated_sizes(entry)
+        for size in stated_sizes(entry)[0]
     )
 
 
@@ -109,9 +109,8 @@ def _component(prior, entry, priors, stats) -> _Component:
             niw_log_marginal(kappa_d, dof_d, scale_d, count, row[2], row[3], row[4])
         )
         attributes.append(row)
-    n = len(priors)
     return _Component(
-        priors, broad, np.array(directed), np.full(n, -np.log(n)), tuple(attributes)
+        priors, broad, np.array(directed), stated_sizes(entry)[1], tuple(attributes)
     )
 
 

@@ -149,7 +149,7 @@ def _sizes_log_density(entry, X, reference, data) -> np.ndarray:
     Student-t densities are mixed with the sizes' posterior weights given
     the class's data.
     """
-    sizes = stated_sizes(entry)
+    sizes, log_size_prior = stated_sizes(entry)
     densities, marginals = [], []
     for size in sizes:
         hyper = _directed_prior(entry._replace(shift=entry.shift * size), *reference)
@@ -163,7 +163,7 @@ def _sizes_log_density(entry, X, reference, data) -> np.ndarray:
             )
     if sizes.size == 1:
         return densities[0]
-    joint = np.array(marginals)  # (S, n), the sizes' prior weights are even
+    joint = np.array(marginals) + log_size_prior[:, None]  # (S, n)
     log_size = joint - logsumexp(joint, axis=0)
     return logsumexp(log_size + np.array(densities), axis=0)
 
