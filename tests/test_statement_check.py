@@ -319,10 +319,13 @@ def test_size_factor_must_be_at_least_one(factor):
         _fit(BayesianGMMClassifier(classes=CLASSES, class_priors=spec), X, y)
 
 
-def test_semi_supervised_takes_the_stated_size_only():
+@pytest.mark.parametrize(
+    ("key", "value", "allowed"), [("size_factor", 2.0, "1.0"), ("check", True, "False")]
+)
+def test_semi_supervised_refuses_sizes_and_the_check_by_name(key, value, allowed):
     rng = np.random.default_rng(11)
     X, y = _cold_labels(rng)
-    spec = {3: {"shift": [6.0, 0.0], "size_factor": 2.0}}
+    spec = {3: {"shift": [6.0, 0.0], key: value}}
     model = SemiSupervisedGMMClassifier(classes=CLASSES, class_priors=spec)
-    with pytest.raises(ValueError, match=r"\['size_factor'\] must be 1"):
+    with pytest.raises(ValueError, match=rf"\['{key}'\]: it must be {allowed}"):
         _fit(model, X, y)
