@@ -107,6 +107,13 @@ Wrong statements (``results/unseen_robust.md``): the arms ``*-directed``,
 (``mean_precision`` 0.03 instead of 0.1; ``*-w50k03``, ``*-w25k03``
 both), and with all entries named one ``'statement'``, ``*-tied`` and
 ``*-w25tied`` (a label of one damage state tests the claim for all).
+Two more settings (``results/unseen_robust.md``, "Checked statements of
+uncertain size"): ``*-chk`` weighs each statement also by the labels of the
+states it says nothing about (``'check'``: healthy labels found where it
+puts damage count against it), ``*-sz2`` gives its size within a factor of
+two (``'size_factor'``), ``*-dmg`` names only the damaged states (3, 4) one
+statement, and ``*-chkdmgsz2`` (the recommended configuration),
+``*-chksz2`` and ``*-chkdmg`` combine them.
 ``--no-choice`` skips the EVSI choice's runs. Besides "damage found" (a
 damaged state inspected), the found-vs-acted table gives
 "actionable damage found": a step in a state whose perfect-information
@@ -160,10 +167,17 @@ ARMS = {
 def _stated(claims: dict, factor: float, **extra) -> dict:
     """``class_priors`` of a statement with every shift multiplied by ``factor``.
 
-    ``extra`` keys (e.g. ``weight``) are added to every entry.
+    ``extra`` keys (e.g. ``weight``) are added to every entry; ``damaged``
+    names the damaged states' entries (3 and 4) one ``'statement'``.
     """
+    named = extra.pop("damaged", None)
     return {
-        state: {**spec, "shift": (np.asarray(spec["shift"]) * factor).tolist(), **extra}
+        state: {
+            **spec,
+            "shift": (np.asarray(spec["shift"]) * factor).tolist(),
+            **extra,
+            **({"statement": named} if named and state in (3, 4) else {}),
+        }
         for state, spec in claims.items()
     }
 
@@ -178,6 +192,17 @@ SCREENS = {
     # One claim for every damage state: a label of one tests it for all.
     "tied": {"statement": "damage"},
     "w25tied": {"weight": 0.25, "statement": "damage"},
+    # Also weighed by the labels of the states without a statement: healthy
+    # labels found where the statement puts damage count against it.
+    "chk": {"check": True},
+    "chktied": {"check": True, "statement": "damage"},
+    # The damaged states (DAMAGED) named one statement, the others apart.
+    "chkdmg": {"check": True, "damaged": "damage"},
+    "dmg": {"damaged": "damage"},
+    # The size known within a factor of 2 (five sizes, log-uniform).
+    "sz2": {"size_factor": 2.0},
+    "chksz2": {"check": True, "size_factor": 2.0},
+    "chkdmgsz2": {"check": True, "damaged": "damage", "size_factor": 2.0},
 }
 
 

@@ -12,6 +12,10 @@ Run (from the repository root)::
 
     python benchmarks/unseen_robust_table.py \
         benchmarks/results/unseen_robust_weights_z24_runs.csv ...
+
+The "other labels" column is ``'check'`` (arms ``*-chk*``), "size factor"
+``'size_factor'`` (``*sz2``), and "one for the damaged states" the arms
+``*dmg*``, which name only the damaged states one ``'statement'``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ import sys
 
 import pandas as pd
 
-TAGS = r"-(w50k03|w25k03|k03|w50|w25|w25tied|tied)$"
+TAGS = (
+    r"-(w50k03|w25k03|k03|w50|w25|w25tied|tied|chktied|chkdmgsz2|chksz2|sz2|chkdmg"
+    r"|chk|dmg)$"
+)
 WEIGHT = {
     "w50": "0.5",
     "w25": "0.25",
@@ -37,10 +44,12 @@ def load(paths) -> pd.DataFrame:
     runs = runs[runs.policy == "evpi"].copy()
     tag = runs.arm.str.extract(TAGS)[0].fillna("")
     runs["weight"] = tag.map(WEIGHT).fillna("0.9")
-    runs["indicator"] = tag.str.contains("tied").map(
-        {True: "one statement", False: "per class"}
-    )
+    runs["indicator"] = "per class"
+    runs.loc[tag.str.contains("tied"), "indicator"] = "one statement"
+    runs.loc[tag.str.contains("dmg"), "indicator"] = "one for the damaged states"
     runs["mean_precision"] = tag.str.contains("k03").map({True: "0.03", False: "0.1"})
+    runs["check"] = tag.str.contains("chk").map({True: "yes", False: "no"})
+    runs["size_factor"] = tag.str.contains("sz2").map({True: "2", False: "1"})
     runs["statement"] = (
         runs.arm.str.replace(TAGS, "", regex=True)
         .str.replace(r"^(z24|synthetic)-directed", "right", regex=True)
@@ -51,19 +60,26 @@ def load(paths) -> pd.DataFrame:
 
 def table(runs: pd.DataFrame) -> str:
     lines = [
-        "| case | protocol | indicator | weight | mean precision | default "
-        "| right | reversed | half | double | wrong ones within 10 % of default |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| case | protocol | indicator | weight | mean precision | other labels "
+        "| size factor "
+        "| default | right | reversed | half | double "
+        "| wrong ones within 10 % of default |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    settings = ["indicator", "weight", "mean_precision"]
+    settings = ["indicator", "weight", "mean_precision", "check", "size_factor"]
     for (case, protocol), group in runs.groupby(["case", "protocol"], sort=False):
         default = group[group.statement == "default"]
         base = default.regret.median()
         stated = group[group.statement != "default"]
-        for (indicator, weight, precision), arm in stated.groupby(settings):
+        for (indicator, weight, precision, check, size), arm in stated.groupby(
+            settings
+        ):
             cells, within = [], 0
             for statement in STATEMENTS:
                 rows = arm[arm.statement == statement]
+                if rows.empty:
+                    cells.append("")
+                    continue
                 median = rows.regret.median()
                 cells.append(
                     f"{median:,.0f} ({rows.n_inspections.median():.0f}; "
@@ -73,6 +89,7 @@ def table(runs: pd.DataFrame) -> str:
             n = arm.groupby("statement").repetition.nunique().min()
             lines.append(
                 f"| {case} | {protocol} | {indicator} | {weight} | {precision} "
+                f"| {check} | {size} "
                 f"| {base:,.0f} ({default.n_inspections.median():.0f}) | "
                 + " | ".join(cells)
                 + f" | {within} of 3 (n={n}) |"

@@ -25,20 +25,21 @@ from scipy.special import multigammaln
 
 from skrbal._labels import label_positions
 from skrbal.exceptions import UnlabelledClassesWarning
-from skrbal.mixture._niw import (
-    _class_posterior,
-    _log1p_mahalanobis,
-    _map_covariances,
-    _niw_merge,
-    _NIWPrior,
-)
 
 __all__ = ["process_weight_concentration"]
 
 _UNITS = ("std", "relative", "absolute")
 _SPEC_KEYS = frozenset(
-    "shift units reference weight mean_precision degrees_of_freedom statement".split()
+    (
+        "shift units reference weight mean_precision degrees_of_freedom statement "
+        "check size_factor"
+    ).split()
 )
+# Whether a statement is also weighed by the labels of the classes without one
+# (see ``_statement_check``) when the entry does not say.
+_DEFAULT_CHECK = False
+# The factor within which a statement's size is known when it does not say.
+_DEFAULT_SIZE_FACTOR = 1.0
 # The prior probability of the directed component when none is stated: the
 # broad component keeps a tenth, enough for the data of a state the statement
 # misplaces to find it (see the user guide, "Commissioning").
@@ -68,6 +69,8 @@ class _DirectedPrior(NamedTuple):
     mean_precision: float | None  # kappa of the directed component; None: 1 / d^2
     degrees_of_freedom: float | None  # v of the directed component; None: D + 2
     statement: object = None  # entries with the same name share the indicator
+    check: bool = False  # also weighed by the unstated classes' labels
+    size_factor: float = 1.0  # the shift's size is known within this factor
 
 
 def _positive(value, name: str) -> float:
@@ -147,7 +150,51 @@ def _validate_entry(label, spec, classes, n_features) -> _DirectedPrior:
         else _positive(spec["mean_precision"], f"{owner}['mean_precision']"),
         dof,
         _statement_name(spec.get("statement"), owner),
+        _flag(spec.get("check", _DEFAULT_CHECK), f"{owner}['check']"),
+        _size_factor(spec.get("size_factor", _DEFAULT_SIZE_FACTOR), owner),
     )
+
+
+def _size_factor(value, owner: str) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, Real)
+        or not np.isfinite(value)
+        or not value >= 1
+    ):
+        raise ValueError(
+            f"{owner}['size_factor'] (the factor within which the shift's size "
+            f"is known) must be a finite number >= 1, got {value!r}."
+        )
+    return float(value)
+
+
+#: Sizes (relative to the stated one) of a statement's directed components.
+_N_SIZES = 5
+#: Their prior probabilities: binomial, a discretised log-normal size whose
+#: standard deviation is half the log of the factor (the factor at two).
+_SIZE_PRIOR = np.array([1.0, 4.0, 6.0, 4.0, 1.0]) / 16.0
+
+
+def stated_sizes(entry: _DirectedPrior) -> tuple:
+    """The size factors of an entry's directed components and their log prior.
+
+    A statement whose size is known within a factor ``f`` (``size_factor``)
+    has ``_N_SIZES`` directed components, its shift scaled by ``f^u`` for
+    ``u`` evenly spaced in [-1, 1], with binomial prior probabilities
+    (1, 4, 6, 4, 1) / 16: a log-normal size about the stated one, on a grid,
+    with ``f`` two standard deviations away. ``f = 1`` is the stated size
+    alone.
+    """
+    if entry.size_factor == 1.0:
+        return np.ones(1), np.zeros(1)
+    return entry.size_factor ** np.linspace(-1.0, 1.0, _N_SIZES), np.log(_SIZE_PRIOR)
+
+
+def _flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
 
 
 def _statement_name(name, owner: str):
@@ -402,48 +449,6 @@ def process_weight_concentration(
     return {label: float(value) for label, value in zip(classes.tolist(), alpha)}
 
 
-def _reference_moments(prior, stats, r: int):
-    """Posterior mean and MAP covariance of class ``r`` under the broad prior."""
-    _, mean_n, scale_n = _niw_merge(
-        prior, stats.count.item(r), stats.mean[r], stats.scatter[r]
-    )
-    dof_n = prior.degrees_of_freedom + stats.count.item(r)
-    return mean_n, _map_covariances(scale_n, dof_n)
-
-
-class _Component(NamedTuple):
-    """The directed component of one class: prior, posterior, predictive."""
-
-    prior: tuple  # (m, kappa, v, S) of the directed NIW
-    log_marginals: tuple  # (broad, directed) log marginal likelihood of its data
-    attributes: tuple  # _CLASS_ATTRIBUTES of the directed posterior
-
-
-def _component(prior, entry, hyper, stats) -> _Component:
-    k = entry.index
-    count, mean, scatter = stats.count.item(k), stats.mean[k], stats.scatter[k]
-    alpha = prior.concentration.item(k)
-    directed_prior = _NIWPrior(*hyper, prior.concentration)
-    attributes = _class_posterior(directed_prior, count, mean, scatter, alpha)
-    kappa_b, _, scale_b = _niw_merge(prior, count, mean, scatter)
-    dof_b = prior.degrees_of_freedom + count
-    broad = niw_log_marginal(
-        prior.mean_precision,
-        prior.degrees_of_freedom,
-        prior.scale,
-        count,
-        kappa_b,
-        dof_b,
-        scale_b,
-    )
-    _, kappa_d, dof_d, scale_d = hyper
-    # attributes: count, m_n, kappa_n, v_n, S_n, ...
-    directed = niw_log_marginal(
-        kappa_d, dof_d, scale_d, count, attributes[2], attributes[3], attributes[4]
-    )
-    return _Component(hyper, (broad, directed), attributes)
-
-
 def statement_groups(entries) -> np.ndarray:
     """The statement each directed entry belongs to, as a group number.
 
@@ -475,112 +480,6 @@ def tied_log_weights(entries, log_marginals) -> np.ndarray:
     for j, entry in enumerate(entries):
         out[j] = component_log_weights(entry, *totals[groups[j]])
     return out
-
-
-class DirectedComponents:
-    """The directed prior components of a fitted mixture classifier.
-
-    Holds, for every class with a directed prior, its directed NIW prior
-    (computed from the reference class's statistics), the posterior weights
-    of the two components and the directed component's Student-t; the broad
-    component is the class's ordinary posterior, kept by the classifier.
-    Instances are not changed once built: an update builds a new one, so a
-    failed update leaves the model as it was.
-    """
-
-    def __init__(self, prior, stats, reference, components=None):
-        self.entries = prior.directed
-        if components is None:
-            components = tuple(
-                _component(
-                    prior,
-                    entry,
-                    directed_niw(
-                        entry, *_reference_moments(prior, reference, entry.reference)
-                    ),
-                    stats,
-                )
-                for entry in self.entries
-            )
-        self.components = components
-        self.index = np.array([entry.index for entry in self.entries], dtype=np.intp)
-        self.log_weights = tied_log_weights(
-            self.entries, [c.log_marginals for c in components]
-        )
-        if self.entries:
-            columns = list(zip(*(c.attributes for c in components)))
-            self._means = np.array(columns[1])
-            self._df = np.array(columns[8])
-            self._whiteners = np.array(columns[9])
-            log_w = self.log_weights
-            self._log_broad = log_w[:, 0]
-            self._offset = np.array(columns[10]) + log_w[:, 1]
-
-    def updated(self, prior, stats, present) -> DirectedComponents:
-        """The components after the classes ``present`` received data.
-
-        A class's component is recomputed when it or its reference class
-        received data: a directed prior follows its reference as labels of
-        the reference class arrive.
-        """
-        present = set(present.tolist())
-        components = list(self.components)
-        for j, entry in enumerate(self.entries):
-            if entry.reference in present:
-                hyper = directed_niw(
-                    entry, *_reference_moments(prior, stats, entry.reference)
-                )
-            elif entry.index in present:
-                hyper = components[j].prior
-            else:
-                continue
-            components[j] = _component(prior, entry, hyper, stats)
-        return DirectedComponents(prior, stats, stats, tuple(components))
-
-    def mix(self, X, density, log_class_prior=None) -> None:
-        """Replace the directed classes' rows of ``density`` by the mixtures.
-
-        ``density`` (K, n) holds each class's broad Student-t log density
-        (plus ``log_class_prior``); the directed classes' rows become
-        ``log(w_b t_b(x) + w_d t_d(x))`` (plus the class prior).
-        """
-        directed = _log1p_mahalanobis(X, self._means, self._whiteners, self._df)
-        directed *= -0.5 * (self._df[:, None] + X.shape[1])
-        offset = self._offset
-        if log_class_prior is not None:
-            offset = offset + log_class_prior[self.index]
-        directed += offset[:, None]
-        broad = density[self.index] + self._log_broad[:, None]
-        density[self.index] = np.logaddexp(broad, directed)
-
-    def store(self, model) -> None:
-        """Write the directed classes' summaries into the fitted attributes.
-
-        ``directed_prior_weight_`` and ``directed_mean_prior_``; ``means_``
-        and ``covariances_`` of a directed class become the posterior means
-        of the class mean and of the MAP covariance under the mixture.
-        """
-        n_classes, d = model.means_.shape
-        weight = np.zeros(n_classes)
-        mean_prior = np.full((n_classes, d), np.nan)
-        for entry, component, log_w in zip(
-            self.entries, self.components, self.log_weights
-        ):
-            k = entry.index
-            w_d = float(np.exp(log_w[1]))
-            weight[k] = w_d
-            mean_prior[k] = component.prior[0]
-            model.means_[k] = (1 - w_d) * model.mean_posterior_[k] + w_d * (
-                component.attributes[1]
-            )
-            broad_cov = _map_covariances(
-                model.covariance_posterior_[k], model.degrees_of_freedom_posterior_[k]
-            )
-            model.covariances_[k] = (1 - w_d) * broad_cov + w_d * component.attributes[
-                7
-            ]
-        model.directed_prior_weight_ = weight
-        model.directed_mean_prior_ = mean_prior
 
 
 def _describe(entry, classes) -> str:

@@ -39,12 +39,12 @@ from skrbal._predictive import StudentTPredictive, student_t_log_density
 from skrbal.exceptions import PriorScaleWarning, caller_stacklevel
 from skrbal.mixture._base import _JointLikelihoodClassifier
 from skrbal.mixture._class_priors import (
-    DirectedComponents,
     resolve_references,
     unlabelled_classes_warning,
     validate_class_priors,
     validate_concentration,
 )
+from skrbal.mixture._directed_components import DirectedComponents
 from skrbal.mixture._niw import (
     _CLASS_ATTRIBUTES,
     _class_posterior,
@@ -55,6 +55,7 @@ from skrbal.mixture._niw import (
     _present_statistics,
     _Statistics,
 )
+from skrbal.mixture._statement_check import other_label_evidence
 
 
 def _label_indices(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -307,12 +308,19 @@ class _BaseNIWClassifier(_JointLikelihoodClassifier):
     # conjugate update
     # ------------------------------------------------------------------ #
     def _set_posterior(
-        self, stats: _Statistics, prior: _NIWPrior, reference: _Statistics | None = None
+        self,
+        stats: _Statistics,
+        prior: _NIWPrior,
+        reference: _Statistics | None = None,
+        points: tuple | None = None,
     ) -> None:
         """Store the statistics, the NIW posterior and its predictive factors.
 
         ``reference`` holds the statistics the directed priors are stated
-        against (default: ``stats``, refreshed by every update).
+        against (default: ``stats``, refreshed by every update). ``points``
+        ``(X, y_idx, weight)``, the labelled samples in the order learnt,
+        weigh the statements that ask for it by the unstated classes' labels
+        (:func:`~skrbal.mixture._statement_check.other_label_evidence`).
         """
         columns = zip(
             *(
@@ -328,17 +336,23 @@ class _BaseNIWClassifier(_JointLikelihoodClassifier):
         for name, column in zip(_CLASS_ATTRIBUTES, columns):
             setattr(self, name, np.array(column))
         self._directed = DirectedComponents(
-            prior, stats, stats if reference is None else reference
+            prior,
+            stats,
+            stats if reference is None else reference,
+            evidence=_evidence(prior, points),
         )
         self._directed.store(self)
         self._set_class_prior()
 
-    def _update_posterior(self, present: np.ndarray, batch: _Statistics) -> None:
+    def _update_posterior(
+        self, present: np.ndarray, batch: _Statistics, points: tuple | None = None
+    ) -> None:
         """Merge the statistics of a batch into those of the classes ``present``.
 
         Only those classes are refreshed (and the directed priors stated
-        against them). Everything is computed before anything is stored, so
-        a failure leaves the model as it was.
+        against them; ``points``, all the labelled samples, as in
+        :meth:`_set_posterior`). Everything is computed before anything is
+        stored, so a failure leaves the model as it was.
         """
         stored = self._statistics
         updates = []
@@ -358,7 +372,9 @@ class _BaseNIWClassifier(_JointLikelihoodClassifier):
             for k, merged, _ in updates:
                 for field, value in zip(stats, merged):
                     field[k] = value
-            directed = self._directed.updated(self._prior, stats, present)
+            directed = self._directed.updated(
+                self._prior, stats, present, _evidence(self._prior, points)
+            )
         for k, merged, attributes in updates:
             for field, value in zip(stored, merged):
                 field[k] = value
@@ -596,6 +612,23 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
           claim). They must give the same ``'weight'``; they share which
           component is true, so a label of one class tests the claim for
           all of them.
+        - ``'check'``: also weigh the statement by the labels of the
+          classes it says nothing about (not the reference, no statement
+          of their own; default False). Each such label counts, with even
+          odds between its class and the stated one, how much less expected
+          it was where the directed component puts the state than under
+          the broad prior (prequential, exact): a statement that puts
+          damage where the frost is loses its weight as the frost is
+          inspected and found healthy, before any damage label. The model
+          keeps its labelled samples for this.
+        - ``'size_factor'``: the factor within which the shift's size is
+          known (default 1: as stated). ``f > 1`` makes the directed
+          component a mixture of five, the shift scaled by ``f^u`` for ``u``
+          evenly spaced in [-1, 1], with prior probabilities (1, 4, 6, 4,
+          1) / 16 (a log-normal size about the stated one, ``f`` two
+          standard deviations away, on a grid), weighed by the class's data
+          like the two components; a size stated half or twice too large
+          then still puts directed mass where the state is (``f = 2``).
 
         Such a class has a mixture of two NIW priors, the directed one (its
         mean at the reference class's posterior mean moved by the shift, its
@@ -827,7 +860,11 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
             )
         y_idx = _label_indices(y, self.classes_)
         weight = _sample_weight(sample_weight, X)
-        self._update_posterior(*_present_statistics(X, y_idx, weight))
+        points = self._labelled_points
+        if points is not None:
+            points = tuple(map(np.concatenate, zip(points, (X, y_idx, weight))))
+        self._update_posterior(*_present_statistics(X, y_idx, weight), points)
+        self._labelled_points = points
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -851,7 +888,10 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         stats = _labelled_statistics(X, y_idx, weight, len(classes))
         prior = self._validate_prior(stats, classes, stats.count)
         self.classes_ = classes
-        self._set_posterior(stats, prior)
+        # Kept only where a statement is checked against the other labels.
+        points = (X.copy(), y_idx, weight) if _checks(prior) else None
+        self._set_posterior(stats, prior, points=points)
+        self._labelled_points = points
         self._record_unlabelled(stats.count)
         self._seen_parameters = copy.deepcopy(_parameter_values(self))
 
@@ -886,7 +926,15 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
                 f"from classes_={self.classes_.tolist()} of the fitted model; call "
                 "fit to start again with other classes."
             )
-        self._set_posterior(self._statistics, prior)
+        points = getattr(self, "_labelled_points", None)
+        if _checks(prior) and points is None:
+            raise ValueError(
+                "class_priors now checks a statement against the other classes' "
+                "labels ('check'), but the model was fitted without it and did "
+                "not keep its labelled samples; call fit to start again."
+            )
+        self._set_posterior(self._statistics, prior, points=points)
+        self._labelled_points = points if _checks(prior) else None
         self._seen_parameters = copy.deepcopy(current)
 
     def _partial_fit_classes(self, classes) -> np.ndarray:
@@ -943,6 +991,18 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
         ):
             return X_fast, y_fast
         return validate_data(self, X, y, reset=False, dtype=np.float64)
+
+
+def _checks(prior: _NIWPrior) -> bool:
+    """Whether a directed entry is checked against the unstated classes' labels."""
+    return any(entry.check for entry in prior.directed)
+
+
+def _evidence(prior: _NIWPrior, points):
+    """The unstated classes' labels' evidence per directed entry, or None."""
+    if points is None or not _checks(prior):
+        return None
+    return other_label_evidence(prior, *points)
 
 
 _parameter_values = operator.attrgetter(*BayesianGMMClassifier._get_param_names())

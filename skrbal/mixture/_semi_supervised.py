@@ -493,6 +493,20 @@ class SemiSupervisedGMMClassifier(_BaseNIWClassifier):
         prior = self._validate_prior(
             _sample_statistics(X, weight), classes, labelled_stats.count
         )
+        for entry in prior.directed:
+            # EM's prior mixes two NIW components (a statement of several
+            # sizes would need one per size), and its labels are not kept in
+            # the order learnt (the other labels' check needs them).
+            for key, value, allowed in (
+                ("size_factor", entry.size_factor, 1.0),
+                ("check", entry.check, False),
+            ):
+                if value != allowed:
+                    raise ValueError(
+                        f"{type(self).__name__} does not take class_priors["
+                        f"{classes[entry.index]!r}][{key!r}]: it must be "
+                        f"{allowed} here (BayesianGMMClassifier takes it)."
+                    )
         self.classes_ = classes
         resp = self._initial_responsibilities(X_u, labelled_stats, prior, previous)
         # The directed priors are stated against the labelled samples of their
