@@ -408,3 +408,39 @@ def test_a_departure_raises_the_learnt_rate():
     reference = _learnt_idle(SMALL, 3, [6])
     expected = _brute_force(reference, np.eye(3)[0], 10, [0, 0], proba, weights, 1.0)
     np.testing.assert_allclose(got, expected, rtol=1e-9)
+
+
+def test_learner_and_agent_decide_identically_with_imperfect_reports():
+    # A cheap method's reports are soft evidence for the learnt rate as well
+    # as anchors: the agent, given the learner's reports, decides as it did.
+    from skrbal.inspection import InspectionMethod, perfect_inspection
+
+    cheap = InspectionMethod(
+        name="cheap",
+        cost=1.5,
+        confusion=[[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.05, 0.95]],
+        outcomes=["ok", "damage"],
+    )
+    X, y = _stream()
+    delay = 3
+    params = dict(_params(0.5), inspections=[perfect_inspection(PROCESS), cheap])
+    learner = RiskBasedLearner(**params, result_delay=delay, random_state=0).fit(
+        X, y, initial=np.arange(N0)
+    )
+    steps = learner.history_.steps.iloc[N0:]
+    queries = learner.history_.queries.iloc[1:]
+    reports = dict(zip(queries["step"], queries["report"]))
+    assert any(isinstance(r, str) for r in reports.values())
+    agent = RiskBasedAgent(**params)
+    inspected, due = [], {}
+    with agent.fit(X[:N0], y[:N0]):
+        for t in range(N0, y.size):
+            row = next(agent.observe(X[t : t + 1]).itertuples())
+            inspected.append(bool(row.inspect))
+            if row.inspect:
+                due.setdefault(t + delay, []).append((int(row.request_id), t))
+            for late in [s for s in sorted(due) if s <= t]:
+                for request_id, step in due.pop(late):
+                    agent.record_inspection(request_id, report=reports[step])
+    assert sum(inspected) > 0
+    np.testing.assert_array_equal(inspected, steps["inspected"])
