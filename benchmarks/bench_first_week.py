@@ -26,7 +26,10 @@ With ``--history-prior 0 0.9 1`` each record is replayed with each share of
 the process's prediction from the labelled history in the class prior
 (``history_prior``), and with ``--random-states 0 1 ... 11`` over several
 records; the table then gives medians over the records and, per share, in
-how many records a measure is higher / lower than at share 0 (paired).
+how many records a measure is higher / lower than at share 0 (paired). The
+prediction's damage rate is learnt from the labelled history, the process's
+rate its prior mean, so ``--hazard-scale`` now scales only that prior
+(``results/unseen_learnt_rate.md``).
 """
 
 from __future__ import annotations

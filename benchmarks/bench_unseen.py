@@ -266,7 +266,7 @@ ARMS["z24-relative"] = Method(
 #: The class prior from the labelled history through the process (issue 26.3):
 #: arm ``<arm>+h<percent>`` is ``<arm>`` with ``history_prior`` = percent / 100
 #: (results/unseen_gradual.md, "The class prior from the labelled history").
-HISTORY_SHARES = {"h30": 0.3, "h50": 0.5, "h100": 1.0}
+HISTORY_SHARES = {"h10": 0.1, "h30": 0.3, "h50": 0.5, "h100": 1.0}
 for _base in ("default", "z24-directed", "synthetic-directed", "z24-relative"):
     for _tag, _share in HISTORY_SHARES.items():
         ARMS[f"{_base}+{_tag}"] = Method(

@@ -301,3 +301,146 @@ def test_a_label_inside_the_block_restarts_the_prediction():
     after = _brute_force(SMALL, np.eye(3)[2], 2, [repaired], proba[2:], weights, 1.0)
     np.testing.assert_allclose(got[:1], first, rtol=1e-12)
     np.testing.assert_allclose(got[2:], after, rtol=1e-12)
+
+
+def _learnt_idle(process, stays, departures):
+    """The reference transition: the healthy state's exit rate the posterior
+    mean of its Beta prior (mean the stated rate, one stated sojourn) after
+    ``stays`` idle steps of labels that stay and ``departures`` departure
+    intervals' lengths, by adaptive quadrature."""
+    from scipy import integrate
+
+    transition = np.array(process.transition, dtype=float)
+    q0 = 1.0 - transition[0, 0, 0]
+    a, b = 1.0, 1.0 / q0 - 1.0 + stays
+
+    def density(q, power):
+        like = np.prod([1.0 - (1.0 - q) ** L for L in departures])
+        return q ** (power + a - 1) * (1 - q) ** (b - 1) * like
+
+    q = (
+        integrate.quad(density, 0, 1, args=(1,), limit=500)[0]
+        / integrate.quad(density, 0, 1, args=(0,), limit=500)[0]
+    )
+    transition[0, 0, 1:] *= q / q0
+    transition[0, 0, 0] = 1.0 - q
+    return DecisionProcess(
+        transition=transition,
+        state_utility=process.state_utility,
+        action_utility=process.action_utility,
+        inspection_cost=process.inspection_cost,
+        classes=process.classes,
+    )
+
+
+def test_the_prediction_uses_the_rate_learnt_from_the_labels_before_each_step():
+    # Healthy labels at 0, 4 and 8, and one inside the block at 12: the rows
+    # before it are predicted with the rate learnt from 8 stays, those after
+    # it with 12 (the brute-force sum over paths, through the reference
+    # transition).
+    rng = np.random.default_rng(5)
+    n = 16
+    state = StreamState(
+        X=np.zeros((n, 1)),
+        y=np.array(["healthy"] * n, dtype=object),
+        known=np.isin(np.arange(n), [0, 4, 8, 12]),
+        labelled=[0, 4, 8, 12],
+        action=np.zeros(n, dtype=int),
+        exogenous_actions=np.zeros(n, dtype=int),
+    )
+    proba = rng.dirichlet(np.ones(3), size=6)
+    weights = np.array([0.8, 0.15, 0.05])
+    got = HistoryPrior(SMALL, 0.6).beliefs(proba, weights, state, 10)
+    before = _learnt_idle(SMALL, 8, [])
+    after = _learnt_idle(SMALL, 12, [])
+
+    # The given actions (do nothing) move the prediction, row by row.
+    def rows(process, anchor, first, last):
+        return np.concatenate(
+            [
+                _brute_force(
+                    process,
+                    np.eye(3)[0],
+                    anchor,
+                    [0] * (10 + i - anchor),
+                    proba[[i]],
+                    weights,
+                    0.6,
+                )
+                for i in range(first, last)
+            ]
+        )
+
+    np.testing.assert_allclose(got[:3], rows(before, 8, 0, 3), rtol=1e-9)
+    np.testing.assert_allclose(got[3:], rows(after, 12, 3, 6), rtol=1e-9)
+    # The stated rate would predict otherwise.
+    assert np.abs(got[3:] - rows(SMALL, 12, 3, 6)).max() > 1e-3
+    # A block decides as its steps one by one, bit for bit.
+    single = np.concatenate(
+        [
+            HistoryPrior(SMALL, 0.6).beliefs(proba[[i]], weights, state, 10 + i)
+            for i in range(6)
+        ]
+    )
+    np.testing.assert_array_equal(got, single)
+
+
+def test_a_departure_raises_the_learnt_rate():
+    # Healthy at 0 and 3, severe at 9 (a departure within 6 idle steps),
+    # repaired there, healthy again at 10: the prediction from 10 uses the
+    # rate the departure raised.
+    n = 13
+    y = np.array(["healthy"] * n, dtype=object)
+    y[9] = "severe"
+    action = np.zeros(n, dtype=int)
+    action[9] = 1
+    state = StreamState(
+        X=np.zeros((n, 1)),
+        y=y,
+        known=np.isin(np.arange(n), [0, 3, 9, 10]),
+        labelled=[0, 3, 9, 10],
+        action=action,
+        exogenous_actions=None,
+    )
+    proba = np.full((1, 3), 1 / 3)
+    weights = np.full(3, 1 / 3)
+    got = HistoryPrior(SMALL, 1.0).beliefs(proba, weights, state, 12)
+    reference = _learnt_idle(SMALL, 3, [6])
+    expected = _brute_force(reference, np.eye(3)[0], 10, [0, 0], proba, weights, 1.0)
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+
+
+def test_learner_and_agent_decide_identically_with_imperfect_reports():
+    # A cheap method's reports are soft evidence for the learnt rate as well
+    # as anchors: the agent, given the learner's reports, decides as it did.
+    from skrbal.inspection import InspectionMethod, perfect_inspection
+
+    cheap = InspectionMethod(
+        name="cheap",
+        cost=1.5,
+        confusion=[[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.05, 0.95]],
+        outcomes=["ok", "damage"],
+    )
+    X, y = _stream()
+    delay = 3
+    params = dict(_params(0.5), inspections=[perfect_inspection(PROCESS), cheap])
+    learner = RiskBasedLearner(**params, result_delay=delay, random_state=0).fit(
+        X, y, initial=np.arange(N0)
+    )
+    steps = learner.history_.steps.iloc[N0:]
+    queries = learner.history_.queries.iloc[1:]
+    reports = dict(zip(queries["step"], queries["report"]))
+    assert any(isinstance(r, str) for r in reports.values())
+    agent = RiskBasedAgent(**params)
+    inspected, due = [], {}
+    with agent.fit(X[:N0], y[:N0]):
+        for t in range(N0, y.size):
+            row = next(agent.observe(X[t : t + 1]).itertuples())
+            inspected.append(bool(row.inspect))
+            if row.inspect:
+                due.setdefault(t + delay, []).append((int(row.request_id), t))
+            for late in [s for s in sorted(due) if s <= t]:
+                for request_id, step in due.pop(late):
+                    agent.record_inspection(request_id, report=reports[step])
+    assert sum(inspected) > 0
+    np.testing.assert_array_equal(inspected, steps["inspected"])

@@ -30,6 +30,14 @@ are the model's.
 Within a block of steps, the action taken at a step (the optimal one under
 its belief, as the decision kernel chooses it) moves the prediction to the
 next step, so a block decided at once equals its steps decided one by one.
+
+The prediction is carried through the process's transition model with the
+idle action's rates of leaving each state *learnt* from the labelled history
+(:class:`~skrbal._learning._hazard.LearntHazard`: a Beta posterior whose mean
+is the stated rate, weighing one stated sojourn, updated by how long labels
+of a state survive between inspections), so a process that overstates the
+damage rate no longer drags the prediction towards damage over a healthy
+record. At each step the rates use the steps known before it.
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
+
+from skrbal._learning._hazard import LearntHazard
 
 __all__ = ["HistoryPrior", "check_history_prior", "class_weights"]
 
@@ -115,6 +125,7 @@ class HistoryPrior:
         self._position = {c: i for i, c in enumerate(classes.tolist())}
         #: The action a known state calls for, by its position.
         self.perfect = process.perfect_information_action(classes)
+        self.hazard = LearntHazard(transition, process.action_utility)
         # (anchor step, anchor distribution, step reached, prediction there,
         # the actions it was propagated under): a walk extends it.
         self._cache = None
@@ -165,25 +176,30 @@ class HistoryPrior:
                 best, dist = int(reported), np.asarray(posterior, dtype=np.float64)
         return None if dist is None else (best, dist)
 
-    def predict(self, anchor_step: int, dist, step: int, actions) -> np.ndarray:
+    def predict(
+        self, anchor_step: int, dist, step: int, actions, transition=None
+    ) -> np.ndarray:
         """The distribution of the state at ``step`` from ``dist`` at ``anchor_step``.
 
         ``dist @ transition[actions[anchor_step]] @ ... @
         transition[actions[step - 1]]``, one step at a time (so that every
         driver gets the same bits), extending the last prediction when the
-        anchor and the actions since are unchanged.
+        anchor, the transition model and the actions since are unchanged.
+        ``transition`` defaults to the process's.
         """
+        if transition is None:
+            transition = self.transition
         cache = self._cache
         a, t = dist, anchor_step
         if (
             cache is not None
+            and cache[5] is transition
             and cache[0] == anchor_step
             and cache[2] <= step
             and np.array_equal(cache[1], dist)
             and np.array_equal(actions[anchor_step : cache[2]], cache[4])
         ):
             a, t = cache[3], cache[2]
-        transition = self.transition
         for d in np.asarray(actions[t:step]).tolist():
             a = a @ transition[d]
         self._cache = (
@@ -192,8 +208,33 @@ class HistoryPrior:
             step,
             a,
             np.array(actions[anchor_step:step]),
+            transition,
         )
         return a
+
+    def known_before(self, state, step: int):
+        """The steps known before ``step`` in increasing order, and their
+        distributions (a label one-hot, a report its posterior; a label wins)."""
+        labelled = np.asarray(state.labelled, dtype=np.int64)
+        labelled = np.unique(labelled[labelled < step])
+        soft = [s for s in state.soft if s < step]
+        steps = np.union1d(labelled, np.asarray(soft, dtype=np.int64))
+        dists = np.zeros((steps.size, self.classes.size))
+        if soft:
+            soft_steps = np.asarray(soft, dtype=np.int64)
+            rows = np.searchsorted(steps, soft_steps)
+            dists[rows] = np.asarray([state.soft[s] for s in soft], dtype=np.float64)
+        if labelled.size:
+            rows = np.searchsorted(steps, labelled)
+            dists[rows] = 0.0
+            labels = np.asarray(state.y[labelled]).tolist()
+            dists[rows, [self._position[c] for c in labels]] = 1.0
+        return steps, dists
+
+    def learnt_transition(self, state, step: int, actions) -> np.ndarray:
+        """The transition model with the rates learnt from the steps known
+        before ``step`` (``actions``: those taken at every step before it)."""
+        return self.hazard.learnt(*self.known_before(state, step), actions)
 
     def beliefs(self, proba, weights, state, step: int) -> np.ndarray:
         """The beliefs over a block whose first step is ``step``.
@@ -212,11 +253,15 @@ class HistoryPrior:
         actions = state.exogenous_actions
         if actions is None:
             actions = state.action
-        a = None if anchor is None else self.predict(*anchor, step, actions)
+        transition = None
+        if anchor is not None:
+            transition = self.learnt_transition(state, step, actions)
+        a = None if anchor is None else self.predict(*anchor, step, actions, transition)
         given = actions[step : step + n] if actions is state.exogenous_actions else None
         share, rest = self.share, 1.0 - self.share
         scale = share / np.maximum(weights, np.finfo(np.float64).tiny)
-        transition, utilities = self.transition, self.utilities
+        utilities = self.utilities
+        taken = []
         out = np.empty_like(proba)
         prior = np.empty_like(proba)
         for i in range(n):
@@ -231,10 +276,16 @@ class HistoryPrior:
                 out[i] = row / total if total > 0 else proba[i]
             if i in known:
                 a, d = known[i]
+                # The rates for the next step learn from this one too.
+                before = np.concatenate(
+                    [np.asarray(actions[:step]), np.asarray(taken, dtype=np.intp)]
+                )
+                transition = self.learnt_transition(state, step + i + 1, before)
             else:
                 d = given[i] if given is not None and i < given.size else None
                 if d is None:
                     d = int(np.argmax(out[i][None] @ utilities, axis=1)[0])
+            taken.append(int(d))
             if a is not None:
                 a = a @ transition[d]
         self.block = (out, prior)

@@ -133,7 +133,10 @@ class RiskBasedAgent(StartCalls, RecordCalls, BaseEstimator):
         over each step's state. That prediction is the state of the last
         labelled step before it (one-hot, or an imperfect report's
         posterior) carried through the process's ``transition`` under the
-        actions taken since (a repair resets as the process says); the rest
+        actions taken since (a repair resets as the process says), with
+        the rates of leaving each state when nothing is done learnt from
+        how long the labelled states lasted (the process's rates are the
+        prior, weighing one stated stay); the rest
         is the estimator's class weights, which read the labels taken so
         far as how often each state occurs now. A state the process
         predicts (damage grows while nothing is repaired) is then believed
