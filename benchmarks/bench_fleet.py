@@ -17,7 +17,11 @@ Z24 decision process. Two arms see the same data:
   :class:`~skrbal.mixture.FleetPrior` learned from the labels the earlier
   structures of the same arm (and policy) had at the end of their records
   (their commissioning windows and their inspections' results; nothing else).
-  The first two structures have no fleet yet (a fleet prior needs two).
+  The first two structures have no fleet yet (a fleet prior needs two). Its
+  learner also passes the structure's own unlabelled steps
+  (``semi_supervised='em'``, each step weighted ``--unlabelled-weight``),
+  which shape its healthy class; ``--shared-labels-only`` gives the shared
+  arm of earlier sessions, which learned from the labels alone.
 
 and two policies: ``evpi``, the plain rule (inspect when EVPI exceeds the
 cost), and ``paced``, :class:`~skrbal.budget.PacedBudget` with money for 25 %
@@ -72,6 +76,8 @@ POLICIES = ("evpi", "paced")
 #: The paced budget: this share of the alone arm's plain-rule inspections.
 FRACTION = 0.25
 ORDERS = (1, 5, 10, 20, 30)
+#: Weight of one of the shared arm's unlabelled steps (its model's default).
+UNLABELLED_WEIGHT = 0.02
 
 
 def seed_of(seed: int, repetition: int) -> int:
@@ -148,8 +154,8 @@ def run_repetition(
     seed: int = 0,
     n_commissioning: int = 50,
     hindsight: bool = False,
-    shared_unlabelled: bool = False,
-    unlabelled_weight: float = 0.02,
+    shared_unlabelled: bool = True,
+    unlabelled_weight: float = UNLABELLED_WEIGHT,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy."""
     warnings.simplefilter("ignore")  # UnlabelledClassesWarning at every start
@@ -326,16 +332,18 @@ def main(argv=None) -> None:
         "labels and the undamaged steps known in hindsight",
     )
     parser.add_argument(
-        "--shared-unlabelled",
-        action="store_true",
-        help="the shared arm's learner also passes the structure's unlabelled "
-        "steps (semi_supervised='em'), which shape its healthy class",
+        "--shared-labels-only",
+        dest="shared_unlabelled",
+        action="store_false",
+        help="the shared arm learns from the labels alone (the judged arm of "
+        "earlier sessions); by default its learner also passes the structure's "
+        "unlabelled steps (semi_supervised='em'), which shape its healthy class",
     )
     parser.add_argument(
         "--unlabelled-weight",
         type=float,
-        default=0.02,
-        help="with --shared-unlabelled, the weight of an unlabelled step",
+        default=UNLABELLED_WEIGHT,
+        help="the weight of an unlabelled step in the shared arm",
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="fleet", help="file stem of the results")
@@ -374,9 +382,9 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         f"--commissioning {args.commissioning} "
         f"--fleet-record {args.fleet_record} --name {args.name}"
         + (
-            f" --shared-unlabelled --unlabelled-weight {args.unlabelled_weight:g}"
+            f" --unlabelled-weight {args.unlabelled_weight:g}"
             if args.shared_unlabelled
-            else ""
+            else " --shared-labels-only"
         )
     )
     header = [
@@ -392,7 +400,14 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         "the damaged repaired), the same for both arms. Each structure "
         f"commissioned on its first {args.commissioning} healthy observations "
         "only; stream = its whole record; Z24 decision process. Means over "
-        "repetitions; ratios are shared / alone of the means; delay is the "
+        "repetitions; ratios are shared / alone of the means; "
+        + (
+            "the shared arm's learner also passes the structure's unlabelled "
+            f"steps (semi_supervised='em'), each weighted {args.unlabelled_weight:g}; "
+            if args.shared_unlabelled
+            else "the shared arm learns from labels only; "
+        )
+        + "delay is the "
         "median number of steps from onset to the first damaged inspection "
         "(damaged structures that found it); 'shared found no later' counts a "
         "structure whose damage neither arm found as no later. `paced`: the "
