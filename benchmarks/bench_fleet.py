@@ -156,19 +156,27 @@ def run_repetition(
     hindsight: bool = False,
     shared_unlabelled: bool = True,
     unlabelled_weight: float = UNLABELLED_WEIGHT,
+    policies: tuple[str, ...] = POLICIES,
 ) -> list[dict]:
-    """Commission one fleet's structures in order, every arm and policy."""
+    """Commission one fleet's structures in order, every arm and policy.
+
+    ``policies`` in the order of :data:`POLICIES`: ``'paced'`` takes its budget
+    from the ``'evpi'`` run of the ``alone`` arm, so it needs ``'evpi'``.
+    """
+    if "paced" in policies and "evpi" not in policies:
+        raise ValueError("the paced policy's budget comes from the plain rule's run")
+    policies = tuple(p for p in POLICIES if p in policies)
     warnings.simplefilter("ignore")  # UnlabelledClassesWarning at every start
     rng_seed = seed_of(seed, repetition)
     fleet = make_fleet(n_structures, n_samples=n_samples, random_state=rng_seed)
     process = z24_decision_process()
     cost = float(process.inspection_cost)
-    known = {(arm, policy): [] for arm in ARMS for policy in POLICIES}
+    known = {(arm, policy): [] for arm in ARMS for policy in policies}
     rows = []
     for k, structure in enumerate(fleet.structures, start=1):
         initial = np.flatnonzero(structure.y == CLASSES[0])[:n_commissioning]
         budget = None
-        for policy in POLICIES:
+        for policy in policies:
             for arm in ARMS:
                 records = known[arm, policy]
                 fleet_prior = None
@@ -272,7 +280,7 @@ def summarise(runs: pd.DataFrame, n_structures: int) -> str:
     """The markdown tables: by commissioning order, and the unlike structures."""
     lines = []
     orders = [k for k in ORDERS if k <= n_structures]
-    for policy in POLICIES:
+    for policy in [p for p in POLICIES if p in set(runs["policy"])]:
         part = runs[runs["policy"] == policy]
         cells = {f"k = {k}": _cell(part[part["k"] == k]) for k in orders}
         cells["k >= 10"] = _cell(part[part["k"] >= 10])
@@ -345,6 +353,14 @@ def main(argv=None) -> None:
         default=UNLABELLED_WEIGHT,
         help="the weight of an unlabelled step in the shared arm",
     )
+    parser.add_argument(
+        "--policies",
+        nargs="+",
+        choices=POLICIES,
+        default=list(POLICIES),
+        help="the policies to run ('paced' needs 'evpi', whose alone run sets "
+        "its budget)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="fleet", help="file stem of the results")
     args = parser.parse_args(argv)
@@ -360,6 +376,7 @@ def main(argv=None) -> None:
             hindsight=args.fleet_record == "hindsight",
             shared_unlabelled=args.shared_unlabelled,
             unlabelled_weight=args.unlabelled_weight,
+            policies=tuple(args.policies),
         )
         for r in range(args.repeats)
     )
@@ -381,6 +398,11 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         f"--samples {args.samples} --seed {args.seed} --jobs {args.jobs} "
         f"--commissioning {args.commissioning} "
         f"--fleet-record {args.fleet_record} --name {args.name}"
+        + (
+            ""
+            if tuple(args.policies) == POLICIES
+            else " --policies " + " ".join(args.policies)
+        )
         + (
             f" --unlabelled-weight {args.unlabelled_weight:g}"
             if args.shared_unlabelled
