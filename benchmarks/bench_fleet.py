@@ -115,6 +115,45 @@ def undamaged_in_hindsight(structure, labelled: np.ndarray) -> np.ndarray:
     return steps
 
 
+#: Where a step lies in a structure's record (:func:`phases`).
+PHASES = ("first 300", "healthy", "after repair", "damaged")
+
+
+def phases(structure) -> np.ndarray:
+    """The phase of each step: where inspections and false repairs come from.
+
+    ``'damaged'``: a damaged step (states 3 and 4); ``'after repair'``: an
+    undamaged step after the recorded repair; ``'first 300'``: an undamaged
+    step among the first 300 of the record (the first weeks after
+    commissioning); ``'healthy'``: any other undamaged step (before the
+    onset, or on a structure never damaged).
+    """
+    n = structure.y.shape[0]
+    phase = np.full(n, "healthy", dtype=object)
+    phase[:300] = "first 300"
+    if structure.repair is not None:
+        phase[structure.repair + 1 :] = "after repair"
+    phase[np.isin(structure.y, DAMAGED)] = "damaged"
+    return phase
+
+
+def phase_counts(structure, inspected, actions) -> dict:
+    """Inspections and false repairs per phase, and on cold undamaged steps."""
+    phase = phases(structure)
+    undamaged = ~np.isin(structure.y, DAMAGED)
+    false = (actions != 0) & undamaged
+    cold = structure.y == 2
+    counts = {}
+    for name in PHASES:
+        inside = phase == name
+        counts[f"inspections {name}"] = int((inspected & inside).sum())
+        if name != "damaged":
+            counts[f"false repairs {name}"] = int((false & inside).sum())
+    counts["inspections cold"] = int((inspected & cold).sum())
+    counts["false repairs cold"] = int((false & cold).sum())
+    return counts
+
+
 def measure(learner, structure, initial, hindsight: bool = False) -> dict:
     """Run ``learner`` on a structure's record and measure the run."""
     X, y = structure.X, structure.y
@@ -142,6 +181,7 @@ def measure(learner, structure, initial, hindsight: bool = False) -> dict:
         if damaged.any()
         else np.nan,
         **{f"transfer_{c}": float(w) for c, w in zip(CLASSES, weights)},
+        **phase_counts(structure, inspected, actions),
         "_labelled": (X[labelled], y[labelled]),
     }
 
@@ -300,7 +340,31 @@ def summarise(runs: pd.DataFrame, n_structures: int) -> str:
             _markdown(weights),
             "",
         ]
+        if "inspections healthy" in part.columns:
+            lines += [
+                "Where the inspections and false repairs of the structures from "
+                "the 10th on fall (mean per structure; phases of `phases`: "
+                "undamaged steps among the record's first 300, other undamaged "
+                "steps before any damage, undamaged steps after the recorded "
+                "repair, damaged steps; cold = undamaged steps below 0 degC):",
+                "",
+                _markdown(phase_table(part[part["k"] >= 10])),
+                "",
+            ]
     return "\n".join(lines)
+
+
+def phase_table(part: pd.DataFrame) -> pd.DataFrame:
+    """Mean inspections and false repairs per phase, per arm, and the ratio."""
+    columns = [
+        f"{what} {name}"
+        for what in ("inspections", "false repairs")
+        for name in (*PHASES, "cold")
+        if f"{what} {name}" in part.columns
+    ]
+    means = part.groupby("arm")[columns].mean().T
+    means["ratio"] = means["shared"] / means["alone"]
+    return means[["alone", "shared", "ratio"]]
 
 
 def _markdown(table: pd.DataFrame) -> str:
