@@ -147,12 +147,27 @@ def phases(structure) -> np.ndarray:
     return phase
 
 
+#: A spike: a step this many commissioning-window standard deviations
+#: from the median of the 13 steps around it, in some feature (about 1 % of
+#: the undamaged steps: the identification noise's heavy tail).
+SPIKE = 5.0
+
+
+def spikes(structure, window: int = 50) -> np.ndarray:
+    """Steps that stand out from their neighbours: single-step noise outliers."""
+    X = pd.DataFrame(structure.X)
+    median = X.rolling(13, center=True, min_periods=1).median()
+    scale = X.iloc[np.flatnonzero(structure.y == CLASSES[0])[:window]].std()
+    return ((X - median).abs() / scale).max(axis=1).to_numpy() > SPIKE
+
+
 def phase_counts(structure, inspected, actions) -> dict:
-    """Inspections and false repairs per phase, and on cold undamaged steps."""
+    """Inspections and false repairs per phase, on cold and on spiky steps."""
     phase = phases(structure)
     undamaged = ~np.isin(structure.y, DAMAGED)
     false = (actions != 0) & undamaged
     cold = structure.y == 2
+    spiky = spikes(structure) & undamaged
     counts = {}
     for name in PHASES:
         inside = phase == name
@@ -161,6 +176,9 @@ def phase_counts(structure, inspected, actions) -> dict:
             counts[f"false repairs {name}"] = int((false & inside).sum())
     counts["inspections cold"] = int((inspected & cold).sum())
     counts["false repairs cold"] = int((false & cold).sum())
+    counts["inspections spike"] = int((inspected & spiky).sum())
+    counts["false repairs spike"] = int((false & spiky).sum())
+    counts["undamaged spikes"] = int(spiky.sum())
     return counts
 
 
@@ -360,7 +378,9 @@ def summarise(runs: pd.DataFrame, n_structures: int) -> str:
                 "the 10th on fall (mean per structure; phases of `phases`: "
                 "undamaged steps among the record's first 300, other undamaged "
                 "steps before any damage, undamaged steps after the recorded "
-                "repair, damaged steps; cold = undamaged steps below 0 degC):",
+                "repair, damaged steps; cold = undamaged steps below 0 degC; "
+                f"spike = undamaged steps {SPIKE:g} window standard deviations "
+                "from the median of the 13 steps around them, in some feature):",
                 "",
                 _markdown(phase_table(part[part["k"] >= 10])),
                 "",
@@ -373,7 +393,7 @@ def phase_table(part: pd.DataFrame) -> pd.DataFrame:
     columns = [
         f"{what} {name}"
         for what in ("inspections", "false repairs")
-        for name in (*PHASES, "cold")
+        for name in (*PHASES, "cold", "spike")
         if f"{what} {name}" in part.columns
     ]
     means = part.groupby("arm")[columns].mean().T
