@@ -17,7 +17,15 @@ Z24 decision process. Two arms see the same data:
   :class:`~skrbal.mixture.FleetPrior` learned from the labels the earlier
   structures of the same arm (and policy) had at the end of their records
   (their commissioning windows and their inspections' results; nothing else).
-  The first two structures have no fleet yet (a fleet prior needs two).
+  The first two structures have no fleet yet (a fleet prior needs two). Its
+  learner also passes the structure's own unlabelled steps
+  (``semi_supervised='em'``, each step weighted ``--unlabelled-weight``),
+  which shape its healthy class; ``--shared-labels-only`` gives the shared
+  arm of earlier sessions, which learned from the labels alone. Its model's
+  ``mean_precision_prior`` is ``--shared-mean-precision`` (0.1; alone keeps
+  the model's default, 1): the broad component is the fallback of a state
+  unlike the fleet's, and with the weight of one observation at the healthy
+  centre it stretched a damage state back over the healthy one.
 
 and two policies: ``evpi``, the plain rule (inspect when EVPI exceeds the
 cost), and ``paced``, :class:`~skrbal.budget.PacedBudget` with money for 25 %
@@ -72,6 +80,14 @@ POLICIES = ("evpi", "paced")
 #: The paced budget: this share of the alone arm's plain-rule inspections.
 FRACTION = 0.25
 ORDERS = (1, 5, 10, 20, 30)
+#: Weight of one of the shared arm's unlabelled steps (its model's default).
+UNLABELLED_WEIGHT = 0.02
+#: ``mean_precision_prior`` of the shared arm's broad component: how many
+#: observations the prior of a state's mean at the healthy centre is worth.
+#: At 1 (the model's default, the alone arm's), a damage state whose own
+#: labels left the fleet's component stretches back over the healthy state,
+#: and after a repair every healthy step looked 3-5 % advanced damage.
+SHARED_MEAN_PRECISION = 0.1
 
 
 def seed_of(seed: int, repetition: int) -> int:
@@ -109,6 +125,63 @@ def undamaged_in_hindsight(structure, labelled: np.ndarray) -> np.ndarray:
     return steps
 
 
+#: Where a step lies in a structure's record (:func:`phases`).
+PHASES = ("first 300", "healthy", "after repair", "damaged")
+
+
+def phases(structure) -> np.ndarray:
+    """The phase of each step: where inspections and false repairs come from.
+
+    ``'damaged'``: a damaged step (states 3 and 4); ``'after repair'``: an
+    undamaged step after the recorded repair; ``'first 300'``: an undamaged
+    step among the first 300 of the record (the first weeks after
+    commissioning); ``'healthy'``: any other undamaged step (before the
+    onset, or on a structure never damaged).
+    """
+    n = structure.y.shape[0]
+    phase = np.full(n, "healthy", dtype=object)
+    phase[:300] = "first 300"
+    if structure.repair is not None:
+        phase[structure.repair + 1 :] = "after repair"
+    phase[np.isin(structure.y, DAMAGED)] = "damaged"
+    return phase
+
+
+#: A spike: a step this many commissioning-window standard deviations
+#: from the median of the 13 steps around it, in some feature (about 1 % of
+#: the undamaged steps: the identification noise's heavy tail).
+SPIKE = 5.0
+
+
+def spikes(structure, window: int = 50) -> np.ndarray:
+    """Steps that stand out from their neighbours: single-step noise outliers."""
+    X = pd.DataFrame(structure.X)
+    median = X.rolling(13, center=True, min_periods=1).median()
+    scale = X.iloc[np.flatnonzero(structure.y == CLASSES[0])[:window]].std()
+    return ((X - median).abs() / scale).max(axis=1).to_numpy() > SPIKE
+
+
+def phase_counts(structure, inspected, actions) -> dict:
+    """Inspections and false repairs per phase, on cold and on spiky steps."""
+    phase = phases(structure)
+    undamaged = ~np.isin(structure.y, DAMAGED)
+    false = (actions != 0) & undamaged
+    cold = structure.y == 2
+    spiky = spikes(structure) & undamaged
+    counts = {}
+    for name in PHASES:
+        inside = phase == name
+        counts[f"inspections {name}"] = int((inspected & inside).sum())
+        if name != "damaged":
+            counts[f"false repairs {name}"] = int((false & inside).sum())
+    counts["inspections cold"] = int((inspected & cold).sum())
+    counts["false repairs cold"] = int((false & cold).sum())
+    counts["inspections spike"] = int((inspected & spiky).sum())
+    counts["false repairs spike"] = int((false & spiky).sum())
+    counts["undamaged spikes"] = int(spiky.sum())
+    return counts
+
+
 def measure(learner, structure, initial, hindsight: bool = False) -> dict:
     """Run ``learner`` on a structure's record and measure the run."""
     X, y = structure.X, structure.y
@@ -136,6 +209,7 @@ def measure(learner, structure, initial, hindsight: bool = False) -> dict:
         if damaged.any()
         else np.nan,
         **{f"transfer_{c}": float(w) for c, w in zip(CLASSES, weights)},
+        **phase_counts(structure, inspected, actions),
         "_labelled": (X[labelled], y[labelled]),
     }
 
@@ -148,21 +222,30 @@ def run_repetition(
     seed: int = 0,
     n_commissioning: int = 50,
     hindsight: bool = False,
-    shared_unlabelled: bool = False,
-    unlabelled_weight: float = 0.02,
+    shared_unlabelled: bool = True,
+    unlabelled_weight: float = UNLABELLED_WEIGHT,
+    policies: tuple[str, ...] = POLICIES,
+    shared_mean_precision: float = SHARED_MEAN_PRECISION,
 ) -> list[dict]:
-    """Commission one fleet's structures in order, every arm and policy."""
+    """Commission one fleet's structures in order, every arm and policy.
+
+    ``policies`` in the order of :data:`POLICIES`: ``'paced'`` takes its budget
+    from the ``'evpi'`` run of the ``alone`` arm, so it needs ``'evpi'``.
+    """
+    if "paced" in policies and "evpi" not in policies:
+        raise ValueError("the paced policy's budget comes from the plain rule's run")
+    policies = tuple(p for p in POLICIES if p in policies)
     warnings.simplefilter("ignore")  # UnlabelledClassesWarning at every start
     rng_seed = seed_of(seed, repetition)
     fleet = make_fleet(n_structures, n_samples=n_samples, random_state=rng_seed)
     process = z24_decision_process()
     cost = float(process.inspection_cost)
-    known = {(arm, policy): [] for arm in ARMS for policy in POLICIES}
+    known = {(arm, policy): [] for arm in ARMS for policy in policies}
     rows = []
     for k, structure in enumerate(fleet.structures, start=1):
         initial = np.flatnonzero(structure.y == CLASSES[0])[:n_commissioning]
         budget = None
-        for policy in POLICIES:
+        for policy in policies:
             for arm in ARMS:
                 records = known[arm, policy]
                 fleet_prior = None
@@ -174,7 +257,10 @@ def run_repetition(
                     fleet=fleet_prior, classes=CLASSES, window=n_commissioning
                 )
                 if arm == "shared":
-                    estimator.set_params(unlabelled_weight=unlabelled_weight)
+                    estimator.set_params(
+                        unlabelled_weight=unlabelled_weight,
+                        mean_precision_prior=shared_mean_precision,
+                    )
                 policy_params = {}
                 if policy == "paced":
                     policy_params["budget"] = PacedBudget(
@@ -266,7 +352,7 @@ def summarise(runs: pd.DataFrame, n_structures: int) -> str:
     """The markdown tables: by commissioning order, and the unlike structures."""
     lines = []
     orders = [k for k in ORDERS if k <= n_structures]
-    for policy in POLICIES:
+    for policy in [p for p in POLICIES if p in set(runs["policy"])]:
         part = runs[runs["policy"] == policy]
         cells = {f"k = {k}": _cell(part[part["k"] == k]) for k in orders}
         cells["k >= 10"] = _cell(part[part["k"] >= 10])
@@ -286,7 +372,33 @@ def summarise(runs: pd.DataFrame, n_structures: int) -> str:
             _markdown(weights),
             "",
         ]
+        if "inspections healthy" in part.columns and (part["k"] >= 10).any():
+            lines += [
+                "Where the inspections and false repairs of the structures from "
+                "the 10th on fall (mean per structure; phases of `phases`: "
+                "undamaged steps among the record's first 300, other undamaged "
+                "steps before any damage, undamaged steps after the recorded "
+                "repair, damaged steps; cold = undamaged steps below 0 degC; "
+                f"spike = undamaged steps {SPIKE:g} window standard deviations "
+                "from the median of the 13 steps around them, in some feature):",
+                "",
+                _markdown(phase_table(part[part["k"] >= 10])),
+                "",
+            ]
     return "\n".join(lines)
+
+
+def phase_table(part: pd.DataFrame) -> pd.DataFrame:
+    """Mean inspections and false repairs per phase, per arm, and the ratio."""
+    columns = [
+        f"{what} {name}"
+        for what in ("inspections", "false repairs")
+        for name in (*PHASES, "cold", "spike")
+        if f"{what} {name}" in part.columns
+    ]
+    means = part.groupby("arm")[columns].mean().T
+    means["ratio"] = means["shared"] / means["alone"]
+    return means[["alone", "shared", "ratio"]]
 
 
 def _markdown(table: pd.DataFrame) -> str:
@@ -326,16 +438,33 @@ def main(argv=None) -> None:
         "labels and the undamaged steps known in hindsight",
     )
     parser.add_argument(
-        "--shared-unlabelled",
-        action="store_true",
-        help="the shared arm's learner also passes the structure's unlabelled "
-        "steps (semi_supervised='em'), which shape its healthy class",
+        "--shared-labels-only",
+        dest="shared_unlabelled",
+        action="store_false",
+        help="the shared arm learns from the labels alone (the judged arm of "
+        "earlier sessions); by default its learner also passes the structure's "
+        "unlabelled steps (semi_supervised='em'), which shape its healthy class",
     )
     parser.add_argument(
         "--unlabelled-weight",
         type=float,
-        default=0.02,
-        help="with --shared-unlabelled, the weight of an unlabelled step",
+        default=UNLABELLED_WEIGHT,
+        help="the weight of an unlabelled step in the shared arm",
+    )
+    parser.add_argument(
+        "--shared-mean-precision",
+        type=float,
+        default=SHARED_MEAN_PRECISION,
+        help="mean_precision_prior of the shared arm's model (the alone arm "
+        "keeps the model's default, 1)",
+    )
+    parser.add_argument(
+        "--policies",
+        nargs="+",
+        choices=POLICIES,
+        default=list(POLICIES),
+        help="the policies to run ('paced' needs 'evpi', whose alone run sets "
+        "its budget)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="fleet", help="file stem of the results")
@@ -352,6 +481,8 @@ def main(argv=None) -> None:
             hindsight=args.fleet_record == "hindsight",
             shared_unlabelled=args.shared_unlabelled,
             unlabelled_weight=args.unlabelled_weight,
+            policies=tuple(args.policies),
+            shared_mean_precision=args.shared_mean_precision,
         )
         for r in range(args.repeats)
     )
@@ -374,10 +505,16 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         f"--commissioning {args.commissioning} "
         f"--fleet-record {args.fleet_record} --name {args.name}"
         + (
-            f" --shared-unlabelled --unlabelled-weight {args.unlabelled_weight:g}"
-            if args.shared_unlabelled
-            else ""
+            ""
+            if tuple(args.policies) == POLICIES
+            else " --policies " + " ".join(args.policies)
         )
+        + (
+            f" --unlabelled-weight {args.unlabelled_weight:g}"
+            if args.shared_unlabelled
+            else " --shared-labels-only"
+        )
+        + f" --shared-mean-precision {args.shared_mean_precision:g}"
     )
     header = [
         "# A fleet commissioned on healthy data: shared strength against alone "
@@ -392,7 +529,15 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         "the damaged repaired), the same for both arms. Each structure "
         f"commissioned on its first {args.commissioning} healthy observations "
         "only; stream = its whole record; Z24 decision process. Means over "
-        "repetitions; ratios are shared / alone of the means; delay is the "
+        "repetitions; ratios are shared / alone of the means; "
+        + (
+            "the shared arm's learner also passes the structure's unlabelled "
+            f"steps (semi_supervised='em'), each weighted {args.unlabelled_weight:g}; "
+            if args.shared_unlabelled
+            else "the shared arm learns from labels only; "
+        )
+        + f"the shared arm's mean_precision_prior is {args.shared_mean_precision:g} "
+        "(alone's 1); delay is the "
         "median number of steps from onset to the first damaged inspection "
         "(damaged structures that found it); 'shared found no later' counts a "
         "structure whose damage neither arm found as no later. `paced`: the "
