@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, event, text
 
 from skrbal import synthetic_decision_process
 from skrbal.online import RiskBasedAgent, StoreError
-from skrbal.online import _agent as agent_module
+from skrbal.online import _agent_observe as observe_module
 from skrbal.online._sql import _database as database_module
 
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
@@ -111,7 +111,7 @@ def test_arrays_are_the_frame_without_building_one(store_url, monkeypatch):
         def refuse(*args, **kwargs):
             raise AssertionError("a frame was built")
 
-        monkeypatch.setattr(agent_module, "decisions_frame", refuse)
+        monkeypatch.setattr(observe_module, "decisions_frame", refuse)
         # A retry with the key rebuilds the stored call, as arrays now.
         arrays = agent.observe(ROWS, key="batch-1", output="arrays")
         beliefs = frame[[f"belief_{c}" for c in agent.classes_]].to_numpy()

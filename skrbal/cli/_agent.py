@@ -62,7 +62,9 @@ def add_parser(commands, name: str, help_text: str) -> None:
     verbs = agent.add_subparsers(dest="verb", required=True, metavar="COMMAND")
     common = _common_options()
     commands_module = "skrbal.cli._agent_commands"
-    _add_init(verbs, common, _handler(commands_module, "init"))
+    init_module = "skrbal.cli._agent_init"
+    export_module = "skrbal.cli._agent_export"
+    _add_init(verbs, common, _handler(init_module, "init"))
     _add_observe(verbs, common, _handler("skrbal.cli._observe", "observe"))
     inspect = _writer(
         verbs,
@@ -170,7 +172,7 @@ def add_parser(commands, name: str, help_text: str) -> None:
         metavar="FILE",
         help="the file to write (default, or -: stdout)",
     )
-    template.set_defaults(handler=_handler(commands_module, "process_template"))
+    template.set_defaults(handler=_handler(init_module, "process_template"))
     status = verbs.add_parser(
         "status",
         parents=[common],
@@ -196,7 +198,7 @@ def add_parser(commands, name: str, help_text: str) -> None:
         help="a head printed by an earlier verify: the store must still hold "
         "that event with that hash (catches a rollback to an older copy)",
     )
-    verify.set_defaults(handler=_handler(commands_module, "verify"))
+    verify.set_defaults(handler=_handler(export_module, "verify"))
     export = verbs.add_parser(
         "export",
         parents=[common],
@@ -226,7 +228,7 @@ def add_parser(commands, name: str, help_text: str) -> None:
         help="default: from the file's suffix (.parquet, else csv); Parquet "
         "needs pyarrow",
     )
-    export.set_defaults(handler=_handler(commands_module, "export"))
+    export.set_defaults(handler=_handler(export_module, "export"))
     add_report_parser(verbs)
 
 

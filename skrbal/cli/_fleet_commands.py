@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from skrbal._datetimes import carry_utc_offsets
-from skrbal.cli._agent_commands import timestamps
 from skrbal.cli._agent_store import guarded, open_store
 from skrbal.cli._data import read_process
 from skrbal.cli._output import check_output, write_output
+from skrbal.cli._time_options import timestamps
 
 __all__ = ["init", "inspect", "observe", "report", "status"]
 
@@ -86,8 +86,8 @@ def _estimator_of(args, store, process):
 
 @guarded
 def init(args) -> int:
-    from skrbal.cli._agent_commands import _duration, _time_point
     from skrbal.cli._fleet_shared import commission_assets
+    from skrbal.cli._time_options import duration, time_point
     from skrbal.fleet import Fleet, FleetBudget
 
     process = read_process(args.process)
@@ -99,11 +99,11 @@ def init(args) -> int:
             f"{process.inspection_cost:g}: the fleet could never inspect"
         )
     fleet_data = _read_fleet(args, process)
-    period = _duration(args.period, "--period")
+    period = duration(args.period, "--period")
     campaigns = fleet_data.campaigns
     timed = {a: _times_of(campaigns[a]) is not None for a in fleet_data.assets}
     if args.origin is not None:
-        origin = _time_point(args.origin, "--origin")
+        origin = time_point(args.origin, "--origin")
     elif all(timed.values()):
         origin = float(
             min(_seconds(_times_of(campaigns[a]))[0] for a in fleet_data.assets)

@@ -26,10 +26,11 @@ import pandas as pd
 
 from skrbal._datetimes import carry_utc_offsets, parse_datetimes
 from skrbal._separators import separator_hint
-from skrbal.cli._agent_commands import check_key_option, timestamps
+from skrbal.cli._agent_commands import check_key_option
 from skrbal.cli._agent_store import guarded, resumed_agent
 from skrbal.cli._errors import Interrupted
 from skrbal.cli._output import output_stream
+from skrbal.cli._time_options import timestamps
 from skrbal.cli._times import agent_times_are_iso, iso_time, iso_times
 
 __all__ = ["observe"]

@@ -204,6 +204,12 @@ class StoreReader:
         with self.database.engine.connect() as conn:
             return AgentSummary(sql_rows(conn), self.database.display_url).status(name)
 
+    @contextmanager
+    def summary(self):
+        """See :meth:`~skrbal.online.AgentStore.summary`."""
+        with self.database.engine.connect() as conn:
+            yield AgentSummary(sql_rows(conn), self.database.display_url)
+
     def _name_of(self, agent_id: int) -> str:
         """An agent's name for a message, if the store can still tell it."""
         try:

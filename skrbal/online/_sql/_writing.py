@@ -35,6 +35,7 @@ from skrbal.online._sql._chain import (
     genesis_hash,
 )
 from skrbal.online._sql._held import HeldConnection
+from skrbal.online._sql._lock import AgentLock
 from skrbal.online._storage import StoreError
 
 
@@ -557,6 +558,23 @@ class StoreWriter:
                 conn, agent_id, seq + 1, "skip", None, None, payload, key=key,
                 secret=self.chain_key,
             )  # fmt: skip
+
+    def lock(self, agent_id: int, name: str, timeout: float) -> AgentLock:
+        """See :meth:`~skrbal.online.AgentStore.lock_agent`."""
+        if self.database.read_only:
+            raise StoreError(
+                f"store {self.database.path} is read-only (the file or its folder "
+                f"cannot be written): agent {name!r} can be read (status, history, "
+                "export) but not opened for writing."
+            )
+        lock = AgentLock(self.database, agent_id, name, timeout)
+        try:
+            self.mark_owner(agent_id)
+        except BaseException:
+            lock.release()
+            raise
+        self.locks[agent_id] = (lock, name)
+        return lock
 
     def mark_owner(self, agent_id: int) -> None:
         """Write who holds the agent's lock (for the message of a second writer)."""
