@@ -250,7 +250,10 @@ def test_the_documented_session_runs_as_written(tmp_path, capsys, monkeypatch):
         for name, others in (("S04", ["S05"]), ("S05", [])):
             want = knowledge.prior(exclude=[name, *others])
             with Fleet(store) as fleet:
-                got = fleet.agent(name).estimator.fleet
+                agent = fleet.agent(name)
+                got = agent.estimator.fleet
+                # The judged configuration: the stream reaches the model.
+                assert agent.semi_supervised == "em"
             assert_allclose(got.mean, want.mean, rtol=1e-12)
             assert_allclose(got.scale, want.scale, rtol=1e-12)
         assert max(got.n_structures) == 4

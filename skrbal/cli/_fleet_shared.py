@@ -46,6 +46,8 @@ def commission_assets(
             estimator=estimator,
             process=process,
             request_timeout=None if times is None else _DEFAULT_TIMEOUT,
+            # A shared model learns from its structure's unlabelled stream too.
+            semi_supervised="em" if shared else None,
         )
         done.append(
             {
