@@ -1,6 +1,6 @@
 """The ``skrbal`` command, run as a fresh interpreter would, without starting one.
 
-Two runners. :func:`run_forked` (the main run) forks this process for each
+Three runners. :func:`run_forked` (the main run) forks this process for each
 command: a real process with its own pipes, folder, environment, signals and
 exit status, that starts with this process's imports. The first week's
 sessions start about a hundred commands, each of which imported scikit-learn
@@ -11,6 +11,13 @@ each command instead; the Ctrl-C test and the pipes of
 interpreter's start are run in every run.
 
 :func:`run_in_process` (the oldest run) calls the command in this process.
+
+:func:`run_shell_forked` (both runs) runs a documented shell session with
+``bash``: its pipes and redirections are real, and each ``skrbal`` the shell
+starts is a small client that hands its arguments and standard streams to
+this process, which forks the command on them as :func:`run_forked` does
+(the sessions' dozen commands each imported scikit-learn and pandas again:
+about 43 of the suite's CPU seconds, 11 forked).
 
 ``make test-oldest`` sets ``SKRBAL_TEST_CLI_IN_PROCESS=1``: the tests that
 replay a user's session through the real command in a subprocess
@@ -98,6 +105,13 @@ FORKED = (
     and not IN_PROCESS
     and os.environ.get("SKRBAL_TEST_CLI_SUBPROCESS", "") in ("", "0")
 )
+
+
+# A shell session cannot call the command in this process (its pipes and
+# redirections are the shell's), so both the main and the oldest run fork it.
+SHELL_FORKED = hasattr(os, "fork") and os.environ.get(
+    "SKRBAL_TEST_CLI_SUBPROCESS", ""
+) in ("", "0")
 
 
 def _clear_warning_registries() -> None:
@@ -204,3 +218,135 @@ def run_forked(argv, *, input=None, cwd, env, timeout) -> tuple[int, str, str]:
         for fd in (out_r, err_r)
     ]
     return code, texts[0], texts[1]
+
+
+# ---------------------------------------------------------------------- #
+# a shell session whose ``skrbal`` lines are forks of this process
+# ---------------------------------------------------------------------- #
+# The ``skrbal`` a session's shell finds: a client that hands its arguments,
+# folder, environment and standard streams (the descriptors themselves, so
+# pipes and redirections are the shell's) to this process, and exits with the
+# status of the fork that ran them. It starts an isolated interpreter without
+# site packages: a few milliseconds, not the command's imports.
+_CLIENT = """\
+import json, os, socket, sys
+client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+client.connect(os.environ["SKRBAL_TEST_FORK_SERVER"])
+request = {"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}
+socket.send_fds(client, [json.dumps(request).encode()], [0, 1, 2])
+client.shutdown(socket.SHUT_WR)
+sys.exit(int(client.recv(16) or b"1"))
+"""
+
+
+def _serve_one(server, running: dict) -> None:
+    """Accept one client, fork the command it asks for; note the child."""
+    import json
+    import socket
+
+    conn, _ = server.accept()
+    message, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+    chunks = [message]
+    while chunk := conn.recv(1 << 16):
+        chunks.append(chunk)
+    request = json.loads(b"".join(chunks))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child exits in _child
+        server.close()
+        conn.close()
+        _child(request["argv"], *fds, request["cwd"], request["env"])
+    for fd in fds:
+        os.close(fd)
+    running[pid] = conn
+
+
+def run_shell_forked(command: str, *, cwd, env, timeout):
+    """``bash -e -o pipefail -c command`` whose ``skrbal`` is forked from here.
+
+    The shell, its pipes and redirections are real; each ``skrbal`` it starts
+    is a client that passes its arguments and standard streams to this
+    process, which forks the command on them (:func:`run_forked`'s child):
+    the command's process starts with this one's imports (a documented
+    session's dozen commands imported scikit-learn and pandas each). Returns
+    a :class:`subprocess.CompletedProcess` with text output, as
+    ``subprocess.run(..., capture_output=True, text=True)`` does.
+    """
+    import select
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+    import threading
+    import time
+
+    folder = tempfile.mkdtemp(prefix="skrbal-fork-")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    running: dict = {}
+    shell = None
+    try:
+        address = os.path.join(folder, "server")
+        server.bind(address)
+        server.listen(8)
+        bin_dir = os.path.join(folder, "bin")
+        os.mkdir(bin_dir)
+        client = os.path.join(bin_dir, "skrbal")
+        with open(client, "w", encoding="utf-8") as stream:
+            stream.write(f"#!{sys.executable} -IS\n{_CLIENT}")
+        os.chmod(client, 0o755)
+        env = {
+            **env,
+            "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}",
+            "SKRBAL_TEST_FORK_SERVER": address,
+        }
+        shell = subprocess.Popen(
+            ["bash", "-e", "-o", "pipefail", "-c", command],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        output = {}
+
+        def drain(name, stream):
+            output[name] = stream.read()
+
+        readers = [
+            threading.Thread(target=drain, args=item)
+            for item in (("out", shell.stdout), ("err", shell.stderr))
+        ]
+        for reader in readers:
+            reader.start()
+        deadline = time.monotonic() + timeout
+        while shell.poll() is None or running:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(command, timeout)
+            if select.select([server], [], [], 0.02)[0]:
+                _serve_one(server, running)
+            for pid in list(running):
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    code = os.waitstatus_to_exitcode(status)
+                    conn = running.pop(pid)
+                    conn.sendall(str(code if code >= 0 else 128 - code).encode())
+                    conn.close()
+        for reader in readers:
+            reader.join(timeout)
+    except BaseException:
+        for pid in running:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        if shell is not None and shell.poll() is None:
+            shell.kill()
+            shell.wait()
+        raise
+    finally:
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    texts = [
+        output[name].decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        for name in ("out", "err")
+    ]
+    return subprocess.CompletedProcess(command, shell.returncode, *texts)

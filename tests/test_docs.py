@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli_runner import SHELL_FORKED, run_shell_forked  # tests/ is on sys.path
 
 import skrbal
 
@@ -501,14 +502,17 @@ def test_shell_sessions_run_as_written(page, commands, files, tmp_path):
         "PYTHONPATH": str(ROOT),
     }
     for command in commands:
-        result = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", command],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        if SHELL_FORKED:  # each `skrbal` a fork of this process (_cli_runner.py)
+            result = run_shell_forked(command, cwd=tmp_path, env=env, timeout=300)
+        else:
+            result = subprocess.run(
+                ["bash", "-e", "-o", "pipefail", "-c", command],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
         # 141: '| head' closed the pipe, which the command takes quietly.
         assert result.returncode in (0, 141), f"{page}: $ {command}\n{result.stderr}"
         # Nothing on stderr but the warnings the page explains, by name.
