@@ -160,10 +160,12 @@ def _merge(count_a, mean_a, scatter_a, count_b, mean_b, scatter_b):
     """Count, mean and scatter of the union of two weighted data sets.
 
     The pairwise update of Chan, Golub and LeVeque, for one class (float
-    counts, as in a streaming update) or for a stack of classes (count
-    arrays). It is also the conjugate NIW update: the prior is ``kappa0``
-    pseudo-observations at ``m0`` with scatter ``S0``, and merging the data
-    into it gives ``kappa_n``, ``m_n`` and ``S_n`` (see ``_niw_posterior``).
+    counts, as in a streaming update) or for a stack of any shape (count
+    arrays of shape ``S``, means ``S + (D,)``, scatters ``S + (D, D)``, each
+    broadcast against the other side's). It is also the conjugate NIW
+    update: the prior is ``kappa0`` pseudo-observations at ``m0`` with
+    scatter ``S0``, and merging the data into it gives ``kappa_n``, ``m_n``
+    and ``S_n`` (see ``_niw_posterior``).
     """
     count = count_a + count_b
     delta = mean_b - mean_a
@@ -172,9 +174,9 @@ def _merge(count_a, mean_a, scatter_a, count_b, mean_b, scatter_b):
     with np.errstate(over="ignore", invalid="ignore"):
         if isinstance(count, np.ndarray):
             share = np.divide(count_b, count, out=np.zeros_like(count), where=count > 0)
-            cross = (count_a * share)[:, None, None]
-            share = share[:, None]
-            outer = delta[:, :, None] * delta[:, None, :]
+            cross = (count_a * share)[..., None, None]
+            share = share[..., None]
+            outer = delta[..., :, None] * delta[..., None, :]
         else:
             share = count_b / count if count > 0 else 0.0
             cross = count_a * share  # n_a n_b / (n_a + n_b)

@@ -48,6 +48,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from skrbal.mixture._class_priors import niw_log_marginal, stated_sizes
+from skrbal.mixture._niw import _merge
 
 __all__ = ["other_label_evidence"]
 
@@ -80,12 +81,9 @@ def _student_t_log_density(x, mean, kappa, dof, scale) -> np.ndarray:
 
 
 def _niw_posteriors(m0, kappa0, dof0, scale0, count, mean, scatter):
-    """NIW posteriors ``(m, kappa, v, S)`` of stacks of weighted statistics."""
-    kappa = kappa0 + count
-    diff = mean - m0
-    m = (kappa0[..., None] * m0 + count[..., None] * mean) / kappa[..., None]
-    shrink = (kappa0 * count / kappa)[..., None, None]
-    scale = scale0 + scatter + shrink * diff[..., :, None] * diff[..., None, :]
+    """NIW posteriors ``(m, kappa, v, S)`` of stacks of weighted statistics:
+    the prior's pseudo-observations merged with the data (``_niw._merge``)."""
+    kappa, m, scale = _merge(kappa0, m0, scale0, count, mean, scatter)
     return m, kappa, dof0 + count, scale
 
 
