@@ -24,9 +24,6 @@ import json
 import os
 import re
 
-from sqlalchemy import select
-
-from skrbal.online._sql import _schema as schema
 from skrbal.online._storage import StoreError
 
 __all__ = ["AnchorFile", "parse_head"]
@@ -96,20 +93,12 @@ class AnchorFile:
 
     def record(self, store, agent_id: int) -> None:
         """Append the head of an agent, as committed."""
-        agents, events = schema.agents, schema.events
-        with store.engine.connect() as conn:
-            row = conn.execute(
-                select(agents.c.name, events.c.seq, events.c.hash)
-                .join(
-                    events,
-                    (events.c.agent_id == agents.c.agent_id)
-                    & (events.c.seq == agents.c.last_seq),
-                )
-                .where(agents.c.agent_id == agent_id)
-            ).first()
-        if row is None:
+        # An AgentStore, or the database its writer holds: either driver's.
+        database = getattr(store, "database", store)
+        head = database.head(agent_id)
+        if head is None:
             return
-        self.record_head("agent", row.name, row.seq, row.hash)
+        self.record_head("agent", *head)
 
     def record_head(self, kind: str, name: str, seq: int, digest: str) -> None:
         """Append the head ``(seq, digest)`` of chain ``name`` of ``kind``

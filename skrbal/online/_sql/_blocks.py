@@ -5,17 +5,15 @@ array (``<f8`` numbers, ``<i8`` integers; ``np.ndarray.tobytes`` and
 ``np.frombuffer``, never pickle). The number of steps is a column; the width
 of ``features`` and ``belief`` follows from their length, and is checked
 against the agent's number of features and states. The readers at the end
-read only the blocks (and columns) holding some steps, a chunk at a time.
+read only the blocks (and columns) holding some steps, a chunk at a time
+(through SQLAlchemy, imported by them: writing a block needs none).
 """
 
 from __future__ import annotations
 
 import json
 
-from sqlalchemy import select
-
 from skrbal._lazy import numpy as np  # imported when first used
-from skrbal.online._sql import _schema as schema
 from skrbal.online._storage import StoreError
 
 # numpy's names of the stored types (little-endian); "=" + code[1:] is native.
@@ -168,6 +166,11 @@ def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
     takes is that of the result and one block, however many steps a block
     holds.
     """
+    # Here, not at the top: a block is made (make_block) without SQLAlchemy.
+    from sqlalchemy import select
+
+    from skrbal.online._sql import _schema as schema
+
     b = schema.blocks
     steps = np.asarray(steps, dtype=np.int64)
     out = {column: [] for column in columns}

@@ -29,7 +29,11 @@ from sqlalchemy.pool import StaticPool
 
 from skrbal._secrets import mask_passwords
 from skrbal.online._sql import _schema as schema
+from skrbal.online._sql._driver import HEAD, OWNER, Driver
+from skrbal.online._sql._held import HeldConnection
 from skrbal.online._sql._lock import PG_LOCK_SPACE
+from skrbal.online._sql._sqlite_file import refuse_second_names, set_pragmas
+from skrbal.online._sql._sqlite_file import writable as _writable
 from skrbal.online._storage import StoreError
 
 __all__ = ["Database"]
@@ -40,10 +44,7 @@ def _sqlite_pragmas(synchronous: str):
 
     def on_connect(dbapi_connection, _record):
         cursor = dbapi_connection.cursor()
-        # WAL lets readers (status, export) work while an agent writes.
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        cursor.execute("PRAGMA foreign_keys=ON")
+        set_pragmas(cursor, synchronous)
         cursor.close()
 
     return on_connect
@@ -80,12 +81,6 @@ def _ping_when_idle(engine) -> None:
             raise DisconnectionError()
 
 
-def _writable(path: str) -> bool:
-    """Whether a SQLite file (with its WAL files beside it) can be written."""
-    folder = os.path.dirname(path)
-    return os.access(path, os.W_OK) and os.access(folder, os.W_OK)
-
-
 def _read_only_engine(path: str):
     """An engine that reads a SQLite file it may not write (nor its folder).
 
@@ -109,59 +104,6 @@ def _read_only_engine(path: str):
         f"cannot read the store {path}: the file is read-only and cannot be "
         f"opened for reading either ({error.orig})."
     ) from error
-
-
-def _holders(path: str) -> list[int]:
-    """Processes holding a lock on a file (Linux's /proc/locks), by inode.
-
-    An open SQLite connection in WAL mode holds a shared lock on its
-    database file, whatever name it opened it by.
-    """
-    try:
-        stat = os.stat(path)
-        with open("/proc/locks") as locks:
-            lines = locks.read().splitlines()
-    except OSError:
-        return []
-    device = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}"
-    inode = f"{device}:{stat.st_ino}"
-    pids = set()
-    for line in lines:
-        fields = line.split()
-        # "1: POSIX ADVISORY READ <pid> <major:minor:inode> <start> <end>"
-        if len(fields) >= 6 and fields[5] == inode and fields[4].isdigit():
-            pids.add(int(fields[4]))
-    return sorted(pids)
-
-
-def _refuse_second_names(path: str) -> None:
-    """Refuse a SQLite file that has more than one name (hard links).
-
-    SQLite keeps its write-ahead log (``-wal``), the index of it (``-shm``,
-    where its write lock lives) and skrbal's lock sidecar beside each name:
-    two names of one file are two stores that each take their own locks,
-    commit into their own log and corrupt the file they share. Checked on
-    every open, so whichever name comes second meets the first.
-    """
-    try:
-        links = os.stat(path).st_nlink
-    except OSError:
-        return
-    if links <= 1:
-        return
-    pids = _holders(path)
-    holder = (
-        "it is open in " + ", ".join(f"pid {pid}" for pid in pids)
-        if pids
-        else "no process holds it open now"
-    )
-    raise StoreError(
-        f"store {path}: the SQLite file has {links} names (hard links; {holder}). "
-        "SQLite keeps its write-ahead log and its locks per name, so two names "
-        "of one file are two writers that corrupt it. Open it by one name only "
-        "(a symbolic link is fine): remove the other names, or copy the file "
-        "with `sqlite3 <file> .backup <copy>` once no agent writes to it."
-    )
 
 
 class Database:
@@ -197,6 +139,7 @@ class Database:
 
     def __init__(self, url, synchronous: str):
         url = os.fspath(url)
+        self._drivers = {}
         if url == ":memory:":
             url = "sqlite://"
         elif "://" not in url:
@@ -229,7 +172,7 @@ class Database:
                         f"url: the folder of the SQLite file {self.path!r} does "
                         "not exist."
                     )
-                _refuse_second_names(self.path)
+                refuse_second_names(self.path)
                 self.identity = ("sqlite", os.path.realpath(self.path))
                 if os.path.exists(self.path) and not _writable(self.path):
                     self.read_only = True
@@ -349,14 +292,46 @@ class Database:
                 select(func.max(schema.schema_version.c.version))
             ).scalar()
 
+    # ------------------------------------------------------------------ #
+    # the connection interface of the writer (as _sqlite_file.SqliteFile)
+    # ------------------------------------------------------------------ #
+    @property
+    def dialect(self) -> str:
+        """``'sqlite'`` or ``'postgresql'``."""
+        return self.engine.dialect.name
+
+    def begin(self):
+        """A transaction on a pooled connection (a context manager)."""
+        return self.engine.begin()
+
+    def held_connection(self) -> HeldConnection | None:
+        """The connection a SQLite file's writes keep (None: use the pool)."""
+        if self.path is None or self.read_only:
+            return None
+        return HeldConnection(self.engine)
+
+    def driver(self, conn) -> Driver:
+        """The SQL texts of ``conn``'s dialect."""
+        dialect = conn.dialect
+        known = self._drivers.get(dialect)
+        if known is None:
+            known = self._drivers[dialect] = Driver(dialect)
+        return known
+
+    def rows(self, sql: str, params: dict) -> list:
+        """The rows of one of the driver's SQL texts, on a pooled connection."""
+        with self.engine.connect() as conn:
+            return conn.execute(text(sql), params).all()
+
+    def head(self, agent_id) -> tuple | None:
+        """An agent's name and head (``name, seq, hash``) as committed."""
+        got = self.rows(HEAD, {"w_agent_id": agent_id})
+        return tuple(got[0]) if got else None
+
     def owner_of(self, agent_id) -> str | None:
         """Who holds an agent's write lock, as its holder wrote it."""
-        with self.engine.connect() as conn:
-            return conn.execute(
-                select(schema.agents.c.owner).where(
-                    schema.agents.c.agent_id == agent_id
-                )
-            ).scalar()
+        got = self.rows(OWNER, {"w_agent_id": agent_id})
+        return got[0][0] if got else None
 
     def close(self) -> None:
         """Close the connections."""

@@ -4,11 +4,15 @@ A live agent writes at every call, and SQLAlchemy Core's execution (compiled
 statement, bound parameters, result object) costs more than SQLite needs to
 run the statement itself. So the statements of every event -- the agent's
 move from event ``seq`` to ``seq + 1``, the observe's block and requests,
-the event -- are fixed SQL texts sent through the DBAPI cursor of the
-transaction's own connection: the same transaction, the same values, the
-same rows as Core wrote them (and a request's result). A driver error
-becomes SQLAlchemy's exception of the same kind (``IntegrityError``,
-``OperationalError``, ...), as Core would have raised.
+the event, a result, a cancellation, an expiry, an action, a new agent --
+are fixed SQL texts sent through the DBAPI cursor of the transaction's own
+connection: the same transaction, the same values, the same rows as Core
+wrote them. Two drivers run them: :class:`Driver` on a SQLAlchemy
+connection (SQLite or PostgreSQL), whose driver errors become SQLAlchemy's
+exception of the same kind (``IntegrityError``, ``OperationalError``, ...),
+as Core would have raised; and :class:`SqliteDriver` on a standard-library
+``sqlite3`` connection, for a SQLite file opened without SQLAlchemy (see
+:mod:`._sqlite_file`). This module imports no SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -17,24 +21,57 @@ import functools
 import re
 import sqlite3
 
-from sqlalchemy.exc import DBAPIError
-
-from skrbal.online._sql import _schema as schema
+from skrbal.online._sql._blocks import STEP_COLUMNS
 from skrbal.online._sql._lock import LOCK_HELD
 
 # UPDATE ... RETURNING: SQLite 3.35 and later; PostgreSQL always.
 _SQLITE_RETURNING = sqlite3.sqlite_version_info >= (3, 35)
 _NAMED = re.compile(r"(?<!:):([a-z_]+)")
 
-
-def _insert_text(table, columns) -> str:
-    names = ", ".join(columns)
-    marks = ", ".join(f":{c}" for c in columns)
-    return f"INSERT INTO {table.name} ({names}) VALUES ({marks})"
-
-
-_BLOCK_COLUMNS = tuple(c.name for c in schema.blocks.columns)
-_EVENT_COLUMNS = (
+# The tables' names and the columns the texts write, spelled here so that a
+# store on the standard library's sqlite3 needs no SQLAlchemy; a test checks
+# them against the tables of :mod:`._schema`.
+AGENTS, OBSERVATIONS, BLOCKS = "skrbal_agents", "skrbal_observations", "skrbal_blocks"
+ACTIONS, REQUESTS, EVENTS = "skrbal_actions", "skrbal_requests", "skrbal_events"
+AGENT_COLUMNS = (
+    "agent_id",
+    "name",
+    "created_at",
+    "skrbal_version",
+    "process",
+    "estimator",
+    "estimator_fingerprint",
+    "budget",
+    "budget_fingerprint",
+    "settings",
+    "n_features",
+    "feature_names",
+    "clock",
+    "n_steps",
+    "n_requests",
+    "last_seq",
+    "budget_state",
+    "owner",
+)
+# A new agent's row: every column but its key and its lock's holder.
+_NEW_AGENT_COLUMNS = AGENT_COLUMNS[1:-1]
+_OBSERVATION_COLUMNS = (
+    "agent_id",
+    "step",
+    "seq",
+    "kind",
+    "timestamp",
+    "time",
+    "features",
+    "belief",
+    "evpi",
+    "action",
+    "label",
+    "taken_action",
+    "request_id",
+)
+BLOCK_COLUMNS = ("agent_id", "first_step", "n_steps", "seq", *STEP_COLUMNS)
+EVENT_COLUMNS = (
     "agent_id",
     "seq",
     "kind",
@@ -55,30 +92,78 @@ _REQUEST_COLUMNS = (
     "opened_seq",
     "method",
 )
-INSERT_BLOCK = _insert_text(schema.blocks, _BLOCK_COLUMNS)
-INSERT_EVENT = _insert_text(schema.events, _EVENT_COLUMNS)
-INSERT_REQUESTS = _insert_text(schema.requests, _REQUEST_COLUMNS)
+# The columns a request's result sets.
+RESULT_COLUMNS = (
+    "status",
+    "closed_seq",
+    "label",
+    "action",
+    "result_timestamp",
+    "report",
+    "posterior",
+)
+
+
+def _insert_text(table: str, columns) -> str:
+    names = ", ".join(columns)
+    marks = ", ".join(f":{c}" for c in columns)
+    return f"INSERT INTO {table} ({names}) VALUES ({marks})"
+
+
+INSERT_BLOCK = _insert_text(BLOCKS, BLOCK_COLUMNS)
+INSERT_EVENT = _insert_text(EVENTS, EVENT_COLUMNS)
+INSERT_REQUESTS = _insert_text(REQUESTS, _REQUEST_COLUMNS)
+INSERT_OBSERVATIONS = _insert_text(OBSERVATIONS, _OBSERVATION_COLUMNS)
+INSERT_AGENT = _insert_text(AGENTS, _NEW_AGENT_COLUMNS)
+AGENT_NAMED = f"SELECT agent_id FROM {AGENTS} WHERE name = :name"
+# A request made and done in one event (a routine inspection's label).
+INSERT_DONE_REQUEST = _insert_text(
+    REQUESTS,
+    (
+        "agent_id",
+        "request_id",
+        "step",
+        "evpi",
+        "opened_seq",
+        "method",
+        "origin",
+        *RESULT_COLUMNS,
+    ),
+)
 # A request's result (skrbal_requests' columns that a result sets).
 FINISH_REQUEST = (
-    f"UPDATE {schema.requests.name} SET "
-    + ", ".join(
-        f"{c} = :{c}"
-        for c in (
-            "status",
-            "closed_seq",
-            "label",
-            "action",
-            "result_timestamp",
-            "report",
-            "posterior",
-        )
-    )
+    f"UPDATE {REQUESTS} SET "
+    + ", ".join(f"{c} = :{c}" for c in RESULT_COLUMNS)
     + " WHERE agent_id = :w_agent_id AND request_id = :w_request_id"
 )
-PREVIOUS_HASH = (
-    f"SELECT hash FROM {schema.events.name} "
-    "WHERE agent_id = :w_agent_id AND seq = :w_seq"
+CANCEL_REQUEST = (
+    f"UPDATE {REQUESTS} SET status = 'cancelled', closed_seq = :closed_seq, "
+    "note = :note WHERE agent_id = :w_agent_id AND request_id = :w_request_id"
 )
+DELETE_ACTION = f"DELETE FROM {ACTIONS} WHERE agent_id = :agent_id AND step = :step"
+INSERT_ACTION = _insert_text(ACTIONS, ("agent_id", "step", "action"))
+SET_OWNER = f"UPDATE {AGENTS} SET owner = :owner WHERE agent_id = :w_agent_id"
+OWNER = f"SELECT owner FROM {AGENTS} WHERE agent_id = :w_agent_id"
+PREVIOUS_HASH = (
+    f"SELECT hash FROM {EVENTS} WHERE agent_id = :w_agent_id AND seq = :w_seq"
+)
+# An agent's name and head (its last event's number and hash).
+HEAD = (
+    f"SELECT a.name, e.seq, e.hash FROM {AGENTS} a JOIN {EVENTS} e "
+    "ON e.agent_id = a.agent_id AND e.seq = a.last_seq "
+    "WHERE a.agent_id = :w_agent_id"
+)
+
+
+@functools.lru_cache(maxsize=64)  # one per number of requests expiring at once
+def expire_text(n_requests: int) -> str:
+    """The expiry of ``n_requests`` open requests (``:r0``, ``:r1``, ...)."""
+    ids = ", ".join(f":r{i}" for i in range(n_requests))
+    return (
+        f"UPDATE {REQUESTS} SET status = 'expired', closed_seq = :closed_seq "
+        f"WHERE agent_id = :w_agent_id AND request_id IN ({ids}) "
+        "AND status = 'open'"
+    )
 
 
 @functools.lru_cache(maxsize=64)  # a handful of column sets, one per write kind
@@ -90,8 +175,7 @@ def move_text(columns, returning: bool, locked: bool = False) -> str:
     (:data:`~skrbal.online._sql._lock.LOCK_HELD`): one round trip, not three."""
     sets = ", ".join(f"{c} = :{c}" for c in ("last_seq", *columns))
     text = (
-        f"UPDATE {schema.agents.name} SET {sets} "
-        "WHERE agent_id = :w_agent_id AND last_seq = :w_seq"
+        f"UPDATE {AGENTS} SET {sets} WHERE agent_id = :w_agent_id AND last_seq = :w_seq"
     )
     if returning:
         text += f" RETURNING ({PREVIOUS_HASH})"
@@ -100,8 +184,47 @@ def move_text(columns, returning: bool, locked: bool = False) -> str:
     return text
 
 
+class SqliteDriver:
+    """The SQL texts on a standard-library ``sqlite3`` connection.
+
+    The writer's other driver (:class:`Driver` runs the same texts on a
+    SQLAlchemy connection's DBAPI cursor): a driver error is ``sqlite3``'s
+    own, a unique key's :attr:`integrity_error`.
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> from skrbal.online._sql._driver import SqliteDriver
+    >>> run = SqliteDriver()
+    >>> cursor = run.cursor(sqlite3.connect(":memory:"))
+    >>> run.execute(cursor, "SELECT :a + :b", {"a": 1, "b": 2}).fetchone()
+    (3,)
+    """
+
+    returning = _SQLITE_RETURNING
+    integrity_error = sqlite3.IntegrityError
+
+    @staticmethod
+    def cursor(conn):
+        """A cursor of ``conn`` (a ``sqlite3`` connection, or one that makes
+        them), in its transaction."""
+        return conn.cursor()
+
+    @staticmethod
+    def execute(cursor, sql: str, params, many: bool = False, conn=None):
+        """Run ``sql`` with ``params`` (a dict, or a list of them with ``many``)."""
+        if many:
+            cursor.executemany(sql, params)
+        else:
+            cursor.execute(sql, params)
+        return cursor
+
+
 class Driver:
     """The SQL texts of one dialect, run on a transaction's DBAPI cursor.
+
+    A driver error is raised as SQLAlchemy's exception of its kind; a unique
+    key's is :attr:`integrity_error`.
 
     Parameters
     ----------
@@ -120,9 +243,13 @@ class Driver:
     """
 
     def __init__(self, dialect):
+        from sqlalchemy.exc import DBAPIError, IntegrityError
+
         self.dialect = dialect
         self.returning = dialect.name != "sqlite" or _SQLITE_RETURNING
+        self.integrity_error = IntegrityError
         self._error = dialect.loaded_dbapi.Error
+        self._wrap = DBAPIError.instance
         self._texts: dict = {}
 
     def text(self, sql: str) -> str:
@@ -164,7 +291,7 @@ class Driver:
             )
             if lost:
                 conn.invalidate(exc)
-            raise DBAPIError.instance(
+            raise self._wrap(
                 text,
                 params,
                 exc,

@@ -18,8 +18,6 @@ import os
 import threading
 import time
 
-from sqlalchemy import text
-
 from skrbal.exceptions import AgentLockedError, StoreError
 
 try:
@@ -87,8 +85,9 @@ class AgentLock:
         return f"another process ({owner})" if owner else "another process"
 
     def _acquire_outside(self, name):
-        dialect = self._database.engine.dialect.name
-        if dialect == "postgresql":
+        if self._database.dialect == "postgresql":
+            from sqlalchemy import text
+
             self._connection = self._database.engine.connect()
             got = self._connection.execute(
                 text("SELECT pg_try_advisory_lock(:space, :agent)"),
@@ -153,6 +152,8 @@ class AgentLock:
         """
         params = self.probe()
         if params is not None:
+            from sqlalchemy import text
+
             self.check(conn.execute(text(LOCK_HELD), params).scalar(), name)
 
     def check(self, held, name) -> None:
@@ -179,6 +180,8 @@ class AgentLock:
                 return
             _held.discard(self.key)
         if self._connection is not None:
+            from sqlalchemy import text
+
             try:
                 self._connection.execute(
                     text("SELECT pg_advisory_unlock(:space, :agent)"),

@@ -4,6 +4,13 @@ Each method of :class:`StoreWriter` is the body of a write method of
 :class:`~skrbal.online.AgentStore`: it turns the records of
 :mod:`skrbal.online._records` into rows of :mod:`skrbal.online._sql._schema` and
 commits them with the agent's counters and one event, or nothing.
+
+The writer sends the fixed SQL texts of :mod:`._driver` through whichever
+connection its database hands out: a SQLAlchemy connection
+(:class:`~._database.Database`, SQLite or PostgreSQL), or the standard
+library's ``sqlite3`` (:class:`~._sqlite_file.SqliteFile`), so a live call on
+a SQLite file imports no SQLAlchemy. The database supplies ``begin()``,
+``held_connection()``, ``driver(conn)`` and ``head(agent_id)``.
 """
 
 from __future__ import annotations
@@ -14,9 +21,6 @@ import socket
 import time
 from contextlib import contextmanager, nullcontext
 
-from sqlalchemy import delete, insert, select, update
-from sqlalchemy.exc import IntegrityError
-
 from skrbal.online._config import dumps
 from skrbal.online._records import (
     AgentRecord,
@@ -25,7 +29,6 @@ from skrbal.online._records import (
     ResultRecord,
 )
 from skrbal.online._sql import _driver as driver
-from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._blocks import make_block
 from skrbal.online._sql._chain import (
     KEYED,
@@ -34,7 +37,6 @@ from skrbal.online._sql._chain import (
     event_hash,
     genesis_hash,
 )
-from skrbal.online._sql._held import HeldConnection
 from skrbal.online._sql._lock import AgentLock
 from skrbal.online._storage import StoreError
 
@@ -100,6 +102,11 @@ class Write:
     def __init__(self, conn, run, cursor, previous):
         self.conn, self._run, self.cursor, self.previous = conn, run, cursor, previous
 
+    @property
+    def integrity_error(self):
+        """The exception a unique key's violation raises in this transaction."""
+        return self._run.integrity_error
+
     def execute(self, sql, params, many=False):
         """Run one of :mod:`._driver`'s texts in this transaction."""
         return self._run.execute(self.cursor, sql, params, many, self.conn)
@@ -127,13 +134,10 @@ class StoreWriter:
     def __init__(self, database, chain_key, anchor):
         self.database, self.chain_key, self.anchor = database, chain_key, anchor
         self.locks = {}
-        self._drivers = {}
         # A caller's open transaction that the writes join (see joined()).
         self._joined = None
         # A SQLite file's writes reuse one connection (see _held.py).
-        self._held = None
-        if database.path is not None and not database.read_only:
-            self._held = HeldConnection(database.engine)
+        self._held = database.held_connection()
 
     @contextmanager
     def joined(self, conn):
@@ -152,7 +156,7 @@ class StoreWriter:
     def begin_write(self):
         """See :meth:`~skrbal.online.AgentStore.begin_write`."""
         if self._joined is None:
-            return self.database.engine.begin()
+            return self.database.begin()
         return nullcontext(self._joined)
 
     def _begin(self):
@@ -162,7 +166,7 @@ class StoreWriter:
             return nullcontext(self._joined)
         if self._held is not None:
             return self._held.begin()
-        return self.database.engine.begin()
+        return self.database.begin()
 
     def close(self) -> None:
         """Give back the connection held for the writes."""
@@ -170,12 +174,8 @@ class StoreWriter:
             self._held.close()
 
     def _driver(self, conn):
-        """The SQL texts of ``conn``'s dialect (a joined connection's too)."""
-        dialect = conn.dialect
-        known = self._drivers.get(dialect)
-        if known is None:
-            known = self._drivers[dialect] = driver.Driver(dialect)
-        return known
+        """The SQL texts on ``conn`` (a joined connection's too)."""
+        return self.database.driver(conn)
 
     @contextmanager
     def _transaction(self, agent_id: int, seq: int, **values):
@@ -227,7 +227,7 @@ class StoreWriter:
                 previous = None if previous is None else previous[0]
             if previous is None:
                 raise StoreError(
-                    f"agent {agent_id}: table {schema.events.name} has no hash for "
+                    f"agent {agent_id}: table {driver.EVENTS} has no hash for "
                     f"event {seq}; the store is damaged."
                 )
             try:
@@ -289,13 +289,13 @@ class StoreWriter:
         }
         try:
             write.execute(driver.INSERT_EVENT, row)
-        except IntegrityError:
+        except write.integrity_error:
             if key is None:
                 raise
             # The agent checks a key before acting; only a writer outside its
             # lock could have used it since.
             raise StoreError(
-                f"agent {agent_id}: table {schema.events.name} already has a call "
+                f"agent {agent_id}: table {driver.EVENTS} already has a call "
                 f"with client key {client_key!r}; nothing was written."
             ) from None
 
@@ -306,23 +306,26 @@ class StoreWriter:
             f"{record.name!r}: resume it with RiskBasedAgent.from_store(), or "
             "choose another name."
         )
-        with self.database.engine.begin() as conn:
-            exists = conn.execute(
-                select(schema.agents.c.agent_id).where(
-                    schema.agents.c.name == record.name
-                )
-            ).first()
-            if exists is not None:
+        with self.database.begin() as conn:
+            run = self._driver(conn)
+            cursor = run.cursor(conn)
+            exists = run.execute(cursor, driver.AGENT_NAMED, {"name": record.name})
+            if exists.fetchone() is not None:
                 raise taken
             values = _agent_values(record)
             try:
-                agent_id = conn.execute(
-                    insert(schema.agents).values(**values)
-                ).inserted_primary_key[0]
-            except IntegrityError:  # created by another process since the check
+                if run.returning:
+                    made = run.execute(
+                        cursor, driver.INSERT_AGENT + " RETURNING agent_id", values
+                    )
+                    agent_id = made.fetchone()[0]
+                else:
+                    made = run.execute(cursor, driver.INSERT_AGENT, values)
+                    agent_id = made.lastrowid
+            except run.integrity_error:  # created by another process since the check
                 raise taken from None
             rows = _commissioning_rows(agent_id, steps)
-            conn.execute(insert(schema.observations), rows)
+            run.execute(cursor, driver.INSERT_OBSERVATIONS, rows, many=True)
             payload = {
                 "n": len(rows),
                 "warnings": list(steps.warnings),
@@ -343,8 +346,7 @@ class StoreWriter:
             secret = self.chain_key
             if secret is not None:
                 payload["chain"] = KEYED
-            run = self._driver(conn)
-            genesis = Write(conn, run, run.cursor(conn), genesis_hash(values, secret))
+            genesis = Write(conn, run, cursor, genesis_hash(values, secret))
             self._insert_event(
                 genesis, agent_id, 1, "commission", 0, None, payload, secret=secret
             )
@@ -417,7 +419,6 @@ class StoreWriter:
 
     def record_result(self, agent_id: int, seq: int, result: ResultRecord) -> None:
         """See :meth:`~skrbal.online.AgentStore.record_result`."""
-        req = schema.requests
         label = None if result.label is None else label_to_json(result.label)
         report = None if result.report is None else label_to_json(result.report)
         posterior = None if result.posterior is None else list(result.posterior)
@@ -444,8 +445,8 @@ class StoreWriter:
                     },
                 )
             else:
-                write.conn.execute(
-                    insert(req),
+                write.execute(
+                    driver.INSERT_DONE_REQUEST,
                     {
                         "agent_id": agent_id,
                         "request_id": result.request_id,
@@ -484,12 +485,15 @@ class StoreWriter:
 
     def record_cancel(self, agent_id, seq, request_id, step, reason, key=None) -> None:
         """See :meth:`~skrbal.online.AgentStore.record_cancel`."""
-        req = schema.requests
         with self._transaction(agent_id, seq) as write:
-            write.conn.execute(
-                update(req)
-                .where((req.c.agent_id == agent_id) & (req.c.request_id == request_id))
-                .values(status="cancelled", closed_seq=seq + 1, note=reason)
+            write.execute(
+                driver.CANCEL_REQUEST,
+                {
+                    "closed_seq": seq + 1,
+                    "note": reason,
+                    "w_agent_id": agent_id,
+                    "w_request_id": request_id,
+                },
             )
             self._insert_event(
                 write,
@@ -505,18 +509,11 @@ class StoreWriter:
 
     def record_expire(self, agent_id, seq, request_ids, steps) -> None:
         """See :meth:`~skrbal.online.AgentStore.record_expire`."""
-        req = schema.requests
         ids = [int(i) for i in request_ids]
+        params = {f"r{i}": request_id for i, request_id in enumerate(ids)}
+        params.update(closed_seq=seq + 1, w_agent_id=agent_id)
         with self._transaction(agent_id, seq) as write:
-            write.conn.execute(
-                update(req)
-                .where(
-                    (req.c.agent_id == agent_id)
-                    & req.c.request_id.in_(ids)
-                    & (req.c.status == "open")
-                )
-                .values(status="expired", closed_seq=seq + 1)
-            )
+            write.execute(driver.expire_text(len(ids)), params)
             self._insert_event(
                 write,
                 agent_id,
@@ -530,14 +527,10 @@ class StoreWriter:
 
     def record_action(self, agent_id, seq, step, action, key=None) -> None:
         """See :meth:`~skrbal.online.AgentStore.record_action`."""
-        act = schema.actions
+        row = {"agent_id": agent_id, "step": step, "action": action}
         with self._transaction(agent_id, seq) as write:
-            write.conn.execute(
-                delete(act).where((act.c.agent_id == agent_id) & (act.c.step == step))
-            )
-            write.conn.execute(
-                insert(act).values(agent_id=agent_id, step=step, action=action)
-            )
+            write.execute(driver.DELETE_ACTION, row)
+            write.execute(driver.INSERT_ACTION, row)
             self._insert_event(
                 write,
                 agent_id,
@@ -579,9 +572,12 @@ class StoreWriter:
     def mark_owner(self, agent_id: int) -> None:
         """Write who holds the agent's lock (for the message of a second writer)."""
         owner = f"pid {os.getpid()} on {socket.gethostname()} since {time.ctime()}"
-        with self.database.engine.begin() as conn:
-            conn.execute(
-                update(schema.agents)
-                .where(schema.agents.c.agent_id == agent_id)
-                .values(owner=owner)
-            )
+        with self.database.begin() as conn:
+            run = self._driver(conn)
+            cursor = run.cursor(conn)
+            try:
+                run.execute(
+                    cursor, driver.SET_OWNER, {"owner": owner, "w_agent_id": agent_id}
+                )
+            finally:
+                cursor.close()
