@@ -14,7 +14,7 @@ import os
 from skrbal._secrets import mask_passwords
 from skrbal.online._storage import AgentStorage
 
-__all__ = ["open_storage", "store_parameter"]
+__all__ = ["open_sqlite_store", "open_storage", "store_parameter"]
 
 
 def open_storage(store) -> tuple[AgentStorage, bool]:
@@ -56,6 +56,70 @@ def open_storage(store) -> tuple[AgentStorage, bool]:
             f"...), a store's URL or path, or None; got {type(store).__name__}."
         )
     return store, False
+
+
+def _sqlite_path(store) -> str | None:
+    """The file a store parameter names, if it names a SQLite file."""
+    if not isinstance(store, (str, os.PathLike)):
+        return None
+    text = os.fspath(store)
+    if not isinstance(text, str) or text in ("", ":memory:"):
+        return None
+    if text.startswith("sqlite:///"):  # SQLAlchemy's spelling of a file
+        text = text[len("sqlite:///") :]
+        if text in ("", ":memory:") or "?" in text:
+            return None
+    elif "://" in text:
+        return None
+    return text
+
+
+def open_sqlite_store(store, **options):
+    """A live call's store on a SQLite file, opened without SQLAlchemy.
+
+    For a command that makes one call of an agent (``skrbal agent observe``
+    from a shell), where importing SQLAlchemy would cost more than the
+    call: the reads and writes of a call go through the standard library's
+    ``sqlite3``, with the store's writer and SQL texts (see
+    :mod:`skrbal.online._sql._sqlite_store`).
+
+    Parameters
+    ----------
+    store : str or path-like
+        A SQLite file's path or ``sqlite:///`` URL.
+    **options
+        ``synchronous``, ``chain_key``, ``anchor_file``, as
+        :class:`~skrbal.online.AgentStore` takes them.
+
+    Returns
+    -------
+    storage : SqliteStore or None
+        None when ``store`` is no SQLite file this path serves (PostgreSQL,
+        ``:memory:``, no such file, a read-only file, another schema
+        version): open an :class:`~skrbal.online.AgentStore`, which serves
+        it or says what is wrong.
+
+    Raises
+    ------
+    StoreError
+        For a SQLite file with two names (hard links), as the store does.
+
+    Examples
+    --------
+    >>> import os, sys, tempfile
+    >>> from skrbal.online._connect import open_sqlite_store
+    >>> open_sqlite_store("postgresql://db/agents") is None
+    True
+    >>> path = os.path.join(tempfile.mkdtemp(), "agents.db")
+    >>> open_sqlite_store(path) is None  # no store there yet
+    True
+    """
+    path = _sqlite_path(store)
+    if path is None:
+        return None
+    from skrbal.online._sql._sqlite_store import SqliteStore
+
+    return SqliteStore.open(path, **options)
 
 
 class _URL(str):

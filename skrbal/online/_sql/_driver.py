@@ -26,7 +26,7 @@ from skrbal.online._sql._lock import LOCK_HELD
 
 # UPDATE ... RETURNING: SQLite 3.35 and later; PostgreSQL always.
 _SQLITE_RETURNING = sqlite3.sqlite_version_info >= (3, 35)
-_NAMED = re.compile(r"(?<!:):([a-z_]+)")
+_NAMED = re.compile(r"(?<!:):([a-z_][a-z_0-9]*)")
 
 # The tables' names and the columns the texts write, spelled here so that a
 # store on the standard library's sqlite3 needs no SQLAlchemy; a test checks

@@ -18,7 +18,6 @@ from sqlalchemy.exc import DatabaseError
 from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.online._records import (
     AgentRecord,
-    ClientKey,
     EventRecord,
     ObserveBlock,
     Replay,
@@ -32,52 +31,10 @@ from skrbal.online._sql._blocks import (
     read_steps,
     unpack_blocks,
 )
+from skrbal.online._sql._live import LiveReads, agent_record, damage_message
 from skrbal.online._sql._summary import AgentSummary, last_of_block
 from skrbal.online._sql._verify import verify_agent
 from skrbal.online._storage import StoreError
-
-
-def _decoded(row, column):
-    """A JSON column of an agent's row, or a StoreError naming it."""
-    try:
-        return json.loads(getattr(row, column))
-    except (TypeError, ValueError, RecursionError):
-        raise StoreError(
-            f"agent {row.name!r}: table {schema.agents.name}, row of agent "
-            f"{row.agent_id}: column {column} is not JSON; the store is damaged "
-            "or was edited: restore it from a backup."
-        ) from None
-
-
-def agent_record(row) -> AgentRecord:
-    """The record of a row of ``skrbal_agents`` (JSON columns decoded)."""
-    settings, state = _decoded(row, "settings"), _decoded(row, "budget_state")
-    names = _decoded(row, "feature_names") if row.feature_names else None
-    if not isinstance(settings, dict) or not (names is None or isinstance(names, list)):
-        raise StoreError(
-            f"agent {row.name!r}: table {schema.agents.name}, row of agent "
-            f"{row.agent_id}: settings or feature_names has the wrong shape; the "
-            "store is damaged or was edited: restore it from a backup."
-        )
-    return AgentRecord(
-        name=row.name,
-        process=row.process,
-        estimator=row.estimator,
-        estimator_fingerprint=row.estimator_fingerprint,
-        budget=row.budget,
-        budget_fingerprint=row.budget_fingerprint,
-        settings=settings,
-        n_features=row.n_features,
-        feature_names=None if names is None else tuple(names),
-        clock=row.clock,
-        n_steps=row.n_steps,
-        n_requests=row.n_requests,
-        last_seq=row.last_seq,
-        budget_state=state,
-        created_at=row.created_at,
-        skrbal_version=row.skrbal_version,
-        agent_id=row.agent_id,
-    )
 
 
 def _observed_steps(conn, agent, every_step: bool) -> np.ndarray:
@@ -238,17 +195,7 @@ class StoreReader:
 
     def damage_message(self, name, exc) -> str:
         """What a database error on an agent's store says, in one line."""
-        said = " ".join(str(getattr(exc, "orig", exc)).split())[:300]
-        what = (
-            f"store {self.database.display_url}"
-            if name is None
-            else (f"agent {name!r} in store {self.database.display_url}")
-        )
-        return (
-            f"{what} cannot be read: {said}; "
-            "the store is damaged (a dropped table, a corrupt file): restore it "
-            "from a backup, and run 'skrbal agent verify' on the copy."
-        )
+        return damage_message(self.database.display_url, name, exc)
 
     def _heads(self, name, expected_head=None) -> list:
         """The heads an agent's chain must meet: given, and of the anchor file."""
@@ -283,7 +230,7 @@ class StoreReader:
     def load_agent(self, name: str) -> AgentRecord:
         """See :meth:`~skrbal.online.AgentStore.load_agent`."""
         with self.database.engine.connect() as conn:
-            return agent_record(self.agent_row(conn, name))
+            return LiveReads(sql_rows(conn), self.database.display_url).load_agent(name)
 
     def load_replay(self, name: str, every_step: bool) -> Replay:
         """See :meth:`~skrbal.online.AgentStore.load_replay`."""
@@ -339,28 +286,9 @@ class StoreReader:
 
     def find_key(self, agent_id: int, key: str) -> EventRecord | None:
         """See :meth:`~skrbal.online.AgentStore.find_key`."""
-        ev = schema.events
         with self._reading_agent(agent_id) as conn:
-            row = conn.execute(
-                select(ev).where((ev.c.agent_id == agent_id) & (ev.c.client_key == key))
-            ).first()
-        if row is None:
-            return None
-        try:
-            payload, digest = json.loads(row.payload), json.loads(row.key_digest)
-        except (TypeError, ValueError):
-            raise StoreError(
-                f"agent {agent_id}: table {ev.name}, event {row.seq}: the payload or "
-                "key digest is not JSON; the store is damaged."
-            ) from None
-        return EventRecord(
-            row.seq,
-            row.kind,
-            row.step,
-            row.request_id,
-            payload,
-            ClientKey(row.client_key, digest),
-        )
+            reads = LiveReads(sql_rows(conn), self.database.display_url)
+            return reads.find_key(agent_id, key)
 
     def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
         """See :meth:`~skrbal.online.AgentStore.load_block`."""
