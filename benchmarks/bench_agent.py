@@ -27,6 +27,11 @@ deployed monitor's does:
 
 Open requests are capped (``max_open_requests``) and answered, as a live
 system would, so the agent's memory holds the labelled set, not the stream.
+
+``--driver sqlite3`` runs each call's reads and writes through the standard
+library's ``sqlite3`` (:class:`~skrbal.online._sql._sqlite_store.SqliteStore`,
+the store of a command-line call) instead of SQLAlchemy; commissioning and
+resuming stay the store's.
 """
 
 from __future__ import annotations
@@ -75,12 +80,51 @@ def _process(case: str):
     return get_case_study(case).process()
 
 
-def _agent(path: Path, X0, y0, synchronous="full", case="synthetic", **params):
+# The store methods of a live call, which --driver sqlite3 routes to sqlite3.
+LIVE_CALLS = (
+    "lock_agent",
+    "append_observe",
+    "record_result",
+    "record_cancel",
+    "record_expire",
+    "record_action",
+    "record_skipped",
+    "load_agent",
+    "find_key",
+)
+
+
+def stdlib_store(path, synchronous="full"):
+    """An AgentStore whose live calls go through sqlite3 (SqliteStore)."""
+    from skrbal.online import AgentStore
+    from skrbal.online._sql._sqlite_store import SqliteStore
+
+    class StdlibCalls(AgentStore):
+        def __init__(self):
+            super().__init__(str(path), synchronous=synchronous)
+            self.live = SqliteStore.open(path, synchronous=synchronous)
+            for name in LIVE_CALLS:
+                setattr(self, name, getattr(self.live, name))
+
+        def close(self):
+            self.live.close()
+            super().close()
+
+    return StdlibCalls()
+
+
+def _agent(
+    path: Path, X0, y0, synchronous="full", case="synthetic", driver=None, **params
+):
     from skrbal.mixture import BayesianGMMClassifier
     from skrbal.online import AgentStore, RiskBasedAgent
 
     store = str(path)
-    if synchronous != "full":
+    if driver == "sqlite3":
+        # The file and the agent first (through the store), then its calls.
+        AgentStore(path).close()
+        store = stdlib_store(path, synchronous)
+    elif synchronous != "full":
         store = AgentStore(f"sqlite:///{path}", synchronous=synchronous)
     agent = RiskBasedAgent(
         estimator=BayesianGMMClassifier(),
@@ -132,6 +176,7 @@ def speed(
     clock: str = "wall",
     case: str = "synthetic",
     output: str | None = None,
+    driver: str = "sqlalchemy",
 ) -> dict:
     X, y = _stream(N_COMMISSION + rounds_batch * BATCH + rounds_single + 10, case=case)
     X0, y0 = X[:N_COMMISSION], y[:N_COMMISSION]
@@ -145,6 +190,7 @@ def speed(
             y0,
             synchronous,
             case,
+            driver=driver,
             max_open_requests=50,
             pending_value=pending_value,
         )
@@ -155,7 +201,7 @@ def speed(
         single = _paired(agent, rest, 1, rounds_single, timer, output)
         store = agent.store_
         agent.close()
-        if synchronous != "full":
+        if synchronous != "full" or driver == "sqlite3":
             store.close()  # given to the agent, not owned by it
     out = {}
     for name, times in (("batch of 1,000", batch), ("single observation", single)):
@@ -292,8 +338,15 @@ def main(argv=None) -> int:
         default=None,
         help="what observe returns (default: its default, a DataFrame)",
     )
+    parser.add_argument(
+        "--driver",
+        choices=["sqlalchemy", "sqlite3"],
+        default="sqlalchemy",
+        help="the connection of each call's reads and writes",
+    )
     args = parser.parse_args(argv)
     options = {
+        "driver": args.driver,
         "output": args.output,
         "synchronous": args.synchronous,
         "pending_value": args.pending_value,
