@@ -14,12 +14,8 @@ from __future__ import annotations
 import json
 import math
 
-from sqlalchemy import func, select, type_coerce
-from sqlalchemy.types import NullType
-
 from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.online._records import SkippedRow
-from skrbal.online._sql import _schema as schema
 from skrbal.online._sql._chain import (
     BLOCK_COLUMNS,
     KEYED,
@@ -29,17 +25,31 @@ from skrbal.online._sql._chain import (
     event_hash,
     genesis_hash,
 )
+from skrbal.online._sql._driver import (
+    ACTIONS,
+    AGENTS,
+    BLOCKS,
+    EVENT_COLUMNS,
+    EVENTS,
+    OBSERVATIONS,
+    REQUESTS,
+)
+from skrbal.online._sql._rows import as_rows, in_list
 from skrbal.online._storage import StoreError
 
+_EVENTS = (
+    f"SELECT {', '.join(EVENT_COLUMNS)} FROM {EVENTS} "
+    "WHERE agent_id = :agent ORDER BY seq"
+)
 # Observe events whose blocks are read in one query: at most this many, or
 # more steps than _CHUNK_STEPS only when the last block alone has them.
 _CHUNK_EVENTS = 200
 _CHUNK_STEPS = 65_536
 
 
-def _damaged(agent, table, where: str, what: str) -> StoreError:
+def _damaged(agent, table: str, where: str, what: str) -> StoreError:
     return StoreError(
-        f"agent {agent.name!r}: table {table.name}, {where}: {what}; the store "
+        f"agent {agent.name!r}: table {table}, {where}: {what}; the store "
         "is damaged or was edited."
     )
 
@@ -71,8 +81,9 @@ def verify_agent(conn, agent, *, secret=None, heads=()) -> tuple[int, str]:
 
     Parameters
     ----------
-    conn : sqlalchemy.engine.Connection
-        An open connection (one read transaction).
+    conn : sqlalchemy.engine.Connection or SqliteRows
+        An open connection (one read transaction), of either driver
+        (:func:`~._rows.as_rows`).
     agent : Row
         The agent's row of ``skrbal_agents``.
     secret : bytes, default=None
@@ -87,12 +98,10 @@ def verify_agent(conn, agent, *, secret=None, heads=()) -> tuple[int, str]:
     head : (int, str)
         The sequence number and hash of the agent's last event.
     """
-    ev = schema.events
+    conn, ev = as_rows(conn), EVENTS
     walk, previous, expected = _Walk(agent), genesis_hash(agent, secret), 1
     heads = dict(heads)
-    rows = conn.execution_options(yield_per=1_000).execute(
-        select(ev).where(ev.c.agent_id == agent.agent_id).order_by(ev.c.seq)
-    )
+    rows = conn.stream(_EVENTS, {"agent": agent.agent_id}, 1_000)
     for e in rows:
         where = f"event {e.seq} ({e.kind})"
         if e.seq != expected:
@@ -117,7 +126,7 @@ def verify_agent(conn, agent, *, secret=None, heads=()) -> tuple[int, str]:
             what = "its hash does not follow from the chain"
             if e.seq == 1:
                 what += (
-                    f" (which starts from the configuration in {schema.agents.name}: "
+                    f" (which starts from the configuration in {AGENTS}: "
                     "process, estimator, budget, settings, n_features, "
                     "feature_names)"
                 )
@@ -138,7 +147,7 @@ def verify_agent(conn, agent, *, secret=None, heads=()) -> tuple[int, str]:
     if expected - 1 != agent.last_seq:
         raise _damaged(
             agent,
-            schema.agents,
+            AGENTS,
             f"row of agent {agent.agent_id}",
             f"last_seq is {agent.last_seq} but the log ends at event {expected - 1}",
         )
@@ -158,7 +167,7 @@ def verify_agent(conn, agent, *, secret=None, heads=()) -> tuple[int, str]:
 
 def _rolled_back(agent, what) -> StoreError:
     return StoreError(
-        f"agent {agent.name!r}: table {schema.events.name}: {what}. The store "
+        f"agent {agent.name!r}: table {EVENTS}: {what}. The store "
         "was rolled back (restored from an older copy, or its newest events "
         "deleted) or rewritten; do not resume it before finding out why."
     )
@@ -180,7 +189,7 @@ def _check_keyed(agent, e, secret) -> None:
     if secret is not None and not keyed:
         raise _damaged(
             agent,
-            schema.events,
+            EVENTS,
             "event 1 (commission)",
             "the chain is not signed, but the store was opened with a chain "
             "key: the agent was created without the key, or rewritten by "
@@ -192,11 +201,9 @@ def _note(walk, e, where) -> None:
     try:
         payload = json.loads(e.payload)
     except ValueError:
-        raise _damaged(
-            walk.agent, schema.events, where, "payload is not JSON"
-        ) from None
+        raise _damaged(walk.agent, EVENTS, where, "payload is not JSON") from None
     if not isinstance(payload, dict):
-        raise _damaged(walk.agent, schema.events, where, "payload is not an object")
+        raise _damaged(walk.agent, EVENTS, where, "payload is not an object")
     walk.kinds[e.kind] = walk.kinds.get(e.kind, 0) + 1
     if e.kind == "commission":
         walk.commission = (e.seq, payload)
@@ -204,7 +211,7 @@ def _note(walk, e, where) -> None:
         try:
             SkippedRow.from_payload(payload.get("skipped", []))
         except ValueError as exc:
-            raise _damaged(walk.agent, schema.events, where, str(exc)) from None
+            raise _damaged(walk.agent, EVENTS, where, str(exc)) from None
         walk.pending.append((e.seq, e.step, payload))
         walk.pending_steps += payload.get("n", 0)
         walk.n_observed += payload.get("n", 0)
@@ -214,7 +221,7 @@ def _note(walk, e, where) -> None:
             if not SkippedRow.from_payload(payload.get("skipped")):
                 raise ValueError("a skip event lists no skipped row")
         except ValueError as exc:
-            raise _damaged(walk.agent, schema.events, where, str(exc)) from None
+            raise _damaged(walk.agent, EVENTS, where, str(exc)) from None
     elif e.kind == "result":
         walk.results[e.request_id] = (
             e.seq,
@@ -238,14 +245,16 @@ def _check_blocks(conn, walk) -> None:
     Each is present, of the logged size, and (events since version 4) of the
     logged bytes; read one query per chunk of events, a block at a time.
     """
-    b, agent = schema.blocks, walk.agent
+    b, agent = BLOCKS, walk.agent
     logged = {step: (seq, payload) for seq, step, payload in walk.pending}
     walk.pending, walk.pending_steps = [], 0
     if not logged:
         return
-    mine = (b.c.agent_id == agent.agent_id) & b.c.first_step.in_(list(logged))
+    steps, params = in_list("s", logged)
+    params["agent"] = agent.agent_id
+    mine = f"FROM {b} WHERE agent_id = :agent AND first_step IN {steps}"
     hashers, sizes = {}, {}
-    for row in conn.execute(select(b.c.first_step, b.c.n_steps, b.c.seq).where(mine)):
+    for row in conn.all(f"SELECT first_step, n_steps, seq {mine}", params):
         seq, payload = logged[row.first_step]
         where = f"block of step {row.first_step} (event {seq})"
         if row.n_steps != payload.get("n"):
@@ -261,11 +270,9 @@ def _check_blocks(conn, walk) -> None:
     # EVPI and request ids, what the requests are checked against.
     kept = {"evpi": {}, "request_id": {}}
     for column in BLOCK_COLUMNS:
-        # Untyped: the raw value, so that text where bytes belong is named by
+        # The raw value, so that text where bytes belong is named by
         # _block_bytes (SQLAlchemy 2.0.0's LargeBinary raised TypeError on it).
-        rows = conn.execution_options(yield_per=1).execute(
-            select(b.c.first_step, type_coerce(b.c[column], NullType())).where(mine)
-        )
+        rows = conn.stream(f"SELECT first_step, {column} {mine}", params, 1)
         for first_step, value in rows:
             value = _block_bytes(walk, first_step, column, value)
             add_column(hashers[first_step], value)
@@ -305,7 +312,7 @@ def _block_bytes(walk, first_step, column, value):
     if not isinstance(value, (bytes, bytearray)):
         raise _damaged(
             walk.agent,
-            schema.blocks,
+            BLOCKS,
             where,
             f"column {column} holds {type(value).__name__}, not the bytes of an "
             "array; restore the block from a backup",
@@ -320,7 +327,7 @@ def _check_size(walk, first_step, column, value, n) -> None:
     if value is not None and len(value) != 8 * n * width:
         raise _damaged(
             walk.agent,
-            schema.blocks,
+            BLOCKS,
             f"block of step {first_step}",
             f"column {column} holds {len(value)} bytes, not an array of its "
             f"{n} steps; restore the block from a backup",
@@ -328,10 +335,11 @@ def _check_size(walk, first_step, column, value, n) -> None:
 
 
 def _count_blocks(conn, walk) -> None:
-    b, agent = schema.blocks, walk.agent
-    n_blocks = conn.execute(
-        select(func.count()).select_from(b).where(b.c.agent_id == agent.agent_id)
-    ).scalar()
+    b, agent = BLOCKS, walk.agent
+    n_blocks = conn.scalar(
+        f"SELECT count(*) FROM {b} WHERE agent_id = :agent",
+        {"agent": agent.agent_id},
+    )
     if n_blocks != walk.kinds["observe"]:
         raise _damaged(
             agent,
@@ -342,12 +350,13 @@ def _count_blocks(conn, walk) -> None:
 
 
 def _check_commissioning(conn, walk) -> None:
-    obs, agent = schema.observations, walk.agent
-    rows = conn.execute(
-        select(obs).where(obs.c.agent_id == agent.agent_id).order_by(obs.c.step)
-    ).all()
+    obs, agent = OBSERVATIONS, walk.agent
+    rows = conn.all(
+        f"SELECT * FROM {obs} WHERE agent_id = :agent ORDER BY step",
+        {"agent": agent.agent_id},
+    )
     if walk.commission is None:
-        raise _damaged(agent, schema.events, "event 1", "no commission event")
+        raise _damaged(agent, EVENTS, "event 1", "no commission event")
     seq, payload = walk.commission
     digest = payload.get("rows_sha256")
     if len(rows) != payload.get("n") or (
@@ -380,7 +389,7 @@ def _check_commissioning(conn, walk) -> None:
     if agent.clock != clock:
         raise _damaged(
             agent,
-            schema.agents,
+            AGENTS,
             f"row of agent {agent.agent_id}",
             f"clock is {agent.clock!r} but the commissioning steps (event {seq}) "
             + ("mix timestamps and none" if clock is None else f"make it {clock!r}")
@@ -467,10 +476,11 @@ def _logged_request(walk, r) -> dict:
 
 
 def _check_requests(conn, walk) -> None:
-    req, agent = schema.requests, walk.agent
-    rows = conn.execute(
-        select(req).where(req.c.agent_id == agent.agent_id).order_by(req.c.request_id)
-    ).all()
+    req, agent = REQUESTS, walk.agent
+    rows = conn.all(
+        f"SELECT * FROM {req} WHERE agent_id = :agent ORDER BY request_id",
+        {"agent": agent.agent_id},
+    )
     ids = [r.request_id for r in rows]
     if ids != list(range(1, agent.n_requests + 1)):
         missing = sorted(set(range(1, agent.n_requests + 1)) - set(ids))
@@ -516,7 +526,7 @@ def _method_names(agent) -> set:
     except (ValueError, AttributeError, TypeError, KeyError):
         raise _damaged(
             agent,
-            schema.agents,
+            AGENTS,
             f"row of agent {agent.agent_id}",
             "settings do not hold the inspection methods as stored",
         ) from None
@@ -525,26 +535,23 @@ def _method_names(agent) -> set:
 
 def _evpi_at(conn, walk, step, where):
     """The EVPI of an observed step, from its block (routine labels)."""
-    b = schema.blocks
-    row = conn.execute(
-        select(b.c.first_step, b.c.evpi).where(
-            (b.c.agent_id == walk.agent.agent_id)
-            & (b.c.first_step <= step)
-            & (b.c.first_step + b.c.n_steps > step)
-        )
-    ).first()
+    got = conn.all(
+        f"SELECT first_step, evpi FROM {BLOCKS} WHERE agent_id = :agent "
+        "AND first_step <= :step AND first_step + n_steps > :step",
+        {"agent": walk.agent.agent_id, "step": step},
+    )
+    row = got[0] if got else None
     if row is None:
-        raise _damaged(walk.agent, schema.requests, where, "its step was not observed")
+        raise _damaged(walk.agent, REQUESTS, where, "its step was not observed")
     return float(np.frombuffer(row.evpi, dtype="<f8")[step - row.first_step])
 
 
 def _check_actions(conn, walk) -> None:
-    act, agent = schema.actions, walk.agent
-    rows = conn.execute(
-        select(act.c.step, act.c.action)
-        .where(act.c.agent_id == agent.agent_id)
-        .order_by(act.c.step)
-    ).all()
+    act, agent = ACTIONS, walk.agent
+    rows = conn.all(
+        f"SELECT step, action FROM {act} WHERE agent_id = :agent ORDER BY step",
+        {"agent": agent.agent_id},
+    )
     stored = {row.step: row.action for row in rows}
     if stored != walk.actions:
         step = min(
@@ -569,7 +576,7 @@ def _check_agent_record(walk) -> None:
         if getattr(agent, column, value) != value:
             raise _damaged(
                 agent,
-                schema.agents,
+                AGENTS,
                 f"row of agent {agent.agent_id}",
                 f"{column} is {getattr(agent, column)!r}, the commission event "
                 f"says {value!r}",
@@ -577,7 +584,7 @@ def _check_agent_record(walk) -> None:
 
 
 def _check_counters(conn, walk) -> None:
-    agent, table = walk.agent, schema.agents
+    agent, table = walk.agent, AGENTS
     where = f"row of agent {agent.agent_id}"
     n_commissioning = walk.commission[1].get("n", 0)
     if agent.n_steps != n_commissioning + walk.n_observed:
