@@ -307,6 +307,8 @@ _KNOWN_BENCHMARK_IMPORTS: set[tuple[str, str]] = {
     ("bench_semi_supervised", "skrbal._learning.SmoothingUpdate"),
     ("bench_semi_supervised", "skrbal.experiments._runner._fit_learner"),
     ("bench_semi_supervised", "skrbal.experiments._runner._learner"),
+    # The store of a command-line call (issue 28.25), timed against AgentStore.
+    ("bench_agent", "skrbal.online._sql._sqlite_store.SqliteStore"),
 }
 
 

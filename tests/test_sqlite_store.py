@@ -28,6 +28,7 @@ from skrbal.online._connect import open_sqlite_store
 from skrbal.online._records import ClientKey, SkippedRow
 from skrbal.online._sql import _driver, _schema
 from skrbal.online._sql import _writing as writing_module
+from skrbal.online._sql._live import LiveReads
 from skrbal.online._sql._sqlite_store import SqliteStore
 
 X0 = np.array([[-5.0], [-0.7], [5.8], [19.0], [-4.0], [0.3], [6.8], [18.0]])
@@ -103,11 +104,19 @@ _LIVE_SESSION = textwrap.dedent(
     store.record_cancel(record.agent_id, seq + 2, int(ids[2]), first + 2, "booked")
     lock.release()
     status = store.status(name)
+    # What the next call reads: the whole chain verified, steps, a block.
+    head = store.verify(name)
+    block = store.load_block(record.agent_id, first)
+    steps = store.load_steps(record.agent_id, [first + 2], ("belief",))
+    store.configuration(name)
+    snapshot = store.load_snapshot(name)
     store.close()
     print(json.dumps({
         "modules": sorted(m for m in ("sqlalchemy", "sklearn", "pandas", "scipy")
                           if m in sys.modules),
         "n_open": status["n_open"], "n_results": status["n_results"],
+        "seq": head["seq"], "block": block.request_ids.tolist(),
+        "belief": steps["belief"].tolist(), "snapshot": snapshot is None,
     }))
     """
 )
@@ -123,7 +132,15 @@ def test_a_fresh_interpreter_observes_and_records_without_sqlalchemy(tmp_path):
         check=True,
     )
     said = json.loads(done.stdout)
-    assert said == {"modules": [], "n_open": 0, "n_results": 1}
+    assert said == {
+        "modules": [],
+        "n_open": 0,
+        "n_results": 1,
+        "seq": 4,
+        "block": [1, 0, 2],
+        "belief": [[0.1, 0.6, 0.2, 0.1]],
+        "snapshot": True,  # GaussianNB keeps none
+    }
     # What it wrote is a store the SQLAlchemy path verifies and resumes.
     with AgentStore(path) as store:
         assert store.verify("agent")["seq"] == 4
@@ -322,6 +339,76 @@ def test_the_texts_name_the_schemas_tables_and_columns():
     ):
         assert name in tables
     assert set(_driver.EVENT_COLUMNS) == set(tables[_driver.EVENTS])
+
+
+def test_the_stdlib_reads_are_the_stores(tmp_path):
+    path = str(tmp_path / "agents.db")
+    agent = _agent(path)
+    made = agent.observe(ROWS)
+    agent.record_inspection(int(made["request_id"].dropna().iloc[0]), 4)
+    made = agent.observe(ROWS + 0.5)
+    agent.close()
+    first = int(made["step"].iloc[0])
+    with AgentStore(path) as core, SqliteStore.open(path) as stdlib:
+        assert stdlib.verify("agent") == core.verify("agent")
+        assert stdlib.configuration("agent") == core.configuration("agent")
+        assert stdlib.load_agent("agent") == core.load_agent("agent")
+        replay = core.load_replay("agent", every_step=False)
+        with stdlib.database.reading() as rows:
+            reads = LiveReads(rows, stdlib.display_url)
+            live = reads.live(reads.agent_row("agent"))
+        assert live["n_commissioning"] == replay.n_commissioning
+        assert (live["last_time"], live["last_evpi"]) == (
+            replay.last_time,
+            replay.last_evpi,
+        )
+        assert len(live["requests"]) == len(replay.requests) == 3
+        for mine, theirs in zip(live["requests"], replay.requests):
+            np.testing.assert_equal(vars(mine), vars(theirs))
+        aid = replay.agent.agent_id
+        np.testing.assert_equal(
+            vars(stdlib.load_block(aid, first)), vars(core.load_block(aid, first))
+        )
+        columns = ("time", "belief", "evpi", "request_id")
+        np.testing.assert_equal(
+            stdlib.load_steps(aid, [first, first + 2], columns),
+            core.load_steps(aid, [first, first + 2], columns),
+        )
+    # An edited block is refused by both, in the same words.
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "UPDATE skrbal_blocks SET evpi = zeroblob(length(evpi)) WHERE first_step = ?",
+        (first,),
+    )
+    conn.commit()
+    conn.close()
+    said = []
+    for store in (AgentStore(path), SqliteStore.open(path)):
+        with store, pytest.raises(StoreError, match="bytes differ") as caught:
+            store.verify("agent")
+        said.append(str(caught.value))
+    assert said[0] == said[1]
+
+
+def test_the_live_state_is_the_stores(tmp_path):
+    from skrbal.online import _records
+
+    if not hasattr(_records, "LiveState"):
+        pytest.skip("LiveState and AgentStore.load_live come with the fast path")
+    path = str(tmp_path / "agents.db")
+    agent = _agent(path)
+    agent.observe(ROWS)
+    agent.close()
+    with AgentStore(path) as core, SqliteStore.open(path) as stdlib:
+        mine, theirs = stdlib.load_live("agent"), core.load_live("agent")
+    assert mine.agent == theirs.agent and mine.snapshot == theirs.snapshot
+    assert (mine.n_commissioning, mine.last_time, mine.last_evpi) == (
+        theirs.n_commissioning,
+        theirs.last_time,
+        theirs.last_evpi,
+    )
+    for a, b in zip(mine.requests, theirs.requests, strict=True):
+        np.testing.assert_equal(vars(a), vars(b))
 
 
 # --------------------------------------------------------------------- #

@@ -5,8 +5,8 @@ array (``<f8`` numbers, ``<i8`` integers; ``np.ndarray.tobytes`` and
 ``np.frombuffer``, never pickle). The number of steps is a column; the width
 of ``features`` and ``belief`` follows from their length, and is checked
 against the agent's number of features and states. The readers at the end
-read only the blocks (and columns) holding some steps, a chunk at a time
-(through SQLAlchemy, imported by them: writing a block needs none).
+read only the blocks (and columns) holding some steps, a chunk at a time,
+as SQL text that either driver runs (:mod:`._rows`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ from __future__ import annotations
 import json
 
 from skrbal._lazy import numpy as np  # imported when first used
+from skrbal.online._sql._rows import as_rows, in_list
 from skrbal.online._storage import StoreError
 
+# The table (its columns are the per-step ones below, after agent_id,
+# first_step, n_steps and seq).
+BLOCKS = "skrbal_blocks"
 # numpy's names of the stored types (little-endian); "=" + code[1:] is native.
 _F8, _I8 = "<f8", "<i8"
 
@@ -146,14 +150,22 @@ _CHUNK_STEPS = 65_536
 _CHUNK_BLOCKS = 500
 
 
-def int_columns(conn, query, n_columns: int) -> list:
-    """The integer columns of a query as arrays, read in bounded chunks."""
+def int_columns(conn, sql: str, params: dict, n_columns: int) -> list:
+    """The integer columns of a query (SQL text) as arrays, read in chunks."""
     parts = [[] for _ in range(n_columns)]
-    result = conn.execution_options(yield_per=10_000).execute(query)
-    for chunk in result.partitions():
-        for j, values in enumerate(zip(*chunk)):
-            parts[j].append(np.asarray(values, dtype=np.int64))
+    chunk = []
+    for row in as_rows(conn).stream(sql, params, 10_000):
+        chunk.append(tuple(row))
+        if len(chunk) == 10_000:
+            _add_ints(parts, chunk)
+            chunk = []
+    _add_ints(parts, chunk)
     return [np.concatenate(p) if p else np.empty(0, np.int64) for p in parts]
+
+
+def _add_ints(parts, chunk) -> None:
+    for j, values in enumerate(zip(*chunk)):
+        parts[j].append(np.asarray(values, dtype=np.int64))
 
 
 def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
@@ -166,19 +178,17 @@ def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
     takes is that of the result and one block, however many steps a block
     holds.
     """
-    # Here, not at the top: a block is made (make_block) without SQLAlchemy.
-    from sqlalchemy import select
-
-    from skrbal.online._sql import _schema as schema
-
-    b = schema.blocks
+    conn, b = as_rows(conn), BLOCKS
     steps = np.asarray(steps, dtype=np.int64)
     out = {column: [] for column in columns}
+    for column in columns:
+        if column not in _COLUMNS:
+            raise ValueError(f"no per-step column {column!r} in a block")
     firsts, sizes = int_columns(
         conn,
-        select(b.c.first_step, b.c.n_steps)
-        .where(b.c.agent_id == agent.agent_id)
-        .order_by(b.c.first_step),
+        f"SELECT first_step, n_steps FROM {b} WHERE agent_id = :agent "
+        "ORDER BY first_step",
+        {"agent": agent.agent_id},
         2,
     )
     at = np.searchsorted(firsts, steps, side="right") - 1
@@ -186,7 +196,7 @@ def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
     if lost.any():
         raise StoreError(
             f"agent {agent.name!r}: step {int(steps[lost][0])} is in no block of "
-            f"table {b.name}; the store is damaged."
+            f"table {b}; the store is damaged."
         )
     wanted = np.unique(at)
     start = 0
@@ -200,13 +210,13 @@ def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
         ):
             total += sizes[wanted[stop]]
             stop += 1
-        rows = conn.execute(
-            select(b.c.first_step, b.c.n_steps, *(b.c[c] for c in columns))
-            .where(
-                (b.c.agent_id == agent.agent_id)
-                & b.c.first_step.in_(firsts[wanted[start:stop]].tolist())
-            )
-            .order_by(b.c.first_step)
+        firsts_in, params = in_list("f", firsts[wanted[start:stop]].tolist())
+        params["agent"] = agent.agent_id
+        rows = conn.all(
+            f"SELECT first_step, n_steps, {', '.join(columns)} FROM {b} "
+            f"WHERE agent_id = :agent AND first_step IN {firsts_in} "
+            "ORDER BY first_step",
+            params,
         )
         for row in rows:
             k = np.searchsorted(firsts, row.first_step)
@@ -222,7 +232,7 @@ def read_steps(conn, agent, steps, columns, n_states: int) -> dict:
                     )
                 except ValueError as exc:
                     raise StoreError(
-                        f"agent {agent.name!r}, table {b.name}: {exc}"
+                        f"agent {agent.name!r}, table {b}: {exc}"
                     ) from None
                 out[column].append(values)
         start = stop

@@ -21,87 +21,29 @@ from skrbal.online._records import (
     EventRecord,
     ObserveBlock,
     Replay,
-    RequestRecord,
 )
 from skrbal.online._sql import _schema as schema
-from skrbal.online._sql._anchor import parse_head
 from skrbal.online._sql._blocks import (
     commissioning_arrays,
-    int_columns,
     read_steps,
-    unpack_blocks,
 )
-from skrbal.online._sql._live import LiveReads, agent_record, damage_message
-from skrbal.online._sql._summary import AgentSummary, last_of_block
-from skrbal.online._sql._verify import verify_agent
+from skrbal.online._sql._live import (
+    LiveReads,
+    agent_record,
+    block_of,
+    damage_message,
+    heads,
+)
+from skrbal.online._sql._live import last_observation as _last_observation
+from skrbal.online._sql._live import observed_steps as _observed_steps
+from skrbal.online._sql._live import requests_of as _requests_of
+from skrbal.online._sql._summary import AgentSummary
 from skrbal.online._storage import StoreError
-
-
-def _observed_steps(conn, agent, every_step: bool) -> np.ndarray:
-    """Every observed step, or those with a request not cancelled (sorted)."""
-    req, b = schema.requests, schema.blocks
-    aid = agent.agent_id
-    if not every_step:
-        live = (req.c.agent_id == aid) & (req.c.status != "cancelled")
-        return np.sort(int_columns(conn, select(req.c.step).where(live), 1)[0])
-    firsts, sizes = int_columns(
-        conn,
-        select(b.c.first_step, b.c.n_steps)
-        .where(b.c.agent_id == aid)
-        .order_by(b.c.first_step),
-        2,
-    )
-    if not firsts.size:
-        return np.empty(0, np.int64)
-    return np.concatenate([np.arange(f, f + n) for f, n in zip(firsts, sizes)])
 
 
 def sql_rows(conn):
     """A SQLAlchemy connection as the ``rows`` an :class:`AgentSummary` runs."""
     return lambda sql, parameters: conn.execute(text(sql), parameters).all()
-
-
-def _last_observation(conn, agent_id: int):
-    """The time of the last step and the EVPI of the last observation."""
-    last = last_of_block(sql_rows(conn), agent_id, ("time", "evpi"))
-    if last is not None:
-        return last
-    obs = schema.observations
-    time_ = conn.execute(
-        select(obs.c.time)
-        .where(obs.c.agent_id == agent_id)
-        .order_by(obs.c.step.desc())
-        .limit(1)
-    ).scalar()
-    return time_, None
-
-
-def _requests_of(conn, agent, n_states: int) -> tuple:
-    """Every request (by id), open ones with their belief, read by block."""
-    req = schema.requests
-    rows = conn.execute(
-        select(req.c.request_id, req.c.step, req.c.evpi, req.c.status, req.c.method)
-        .where(req.c.agent_id == agent.agent_id)
-        .order_by(req.c.step)
-    ).all()
-    opened = [r for r in rows if r.status in ("open", "expired")]
-    read = read_steps(
-        conn, agent, [r.step for r in opened], ("belief", "time"), n_states
-    )
-    belief_of = {r.request_id: b for r, b in zip(opened, read["belief"])}
-    time_of = {r.request_id: float(t) for r, t in zip(opened, read["time"])}
-    return tuple(
-        RequestRecord(
-            request_id=r.request_id,
-            step=r.step,
-            evpi=r.evpi,
-            method=r.method,
-            status=r.status,
-            belief=belief_of.get(r.request_id),
-            time=time_of.get(r.request_id),
-        )
-        for r in sorted(rows, key=lambda r: r.request_id)
-    )
 
 
 def process_of(row):
@@ -199,25 +141,13 @@ class StoreReader:
 
     def _heads(self, name, expected_head=None) -> list:
         """The heads an agent's chain must meet: given, and of the anchor file."""
-        heads = [] if expected_head is None else [parse_head(expected_head)]
-        if self.anchor is not None:
-            kept = self.anchor.expected(name)
-            if kept is not None:
-                heads.append(kept)
-        return heads
+        return heads(self.anchor, name, expected_head)
 
     def _verified(self, conn, agent, expected_head=None):
-        heads = self._heads(agent.name, expected_head)
-        seqs = [seq for seq, _ in heads]
-        if len(set(seqs)) < len(seqs):  # two anchors of one event must agree
-            by_seq = {}
-            for seq, digest in heads:
-                if by_seq.setdefault(seq, digest) != digest:
-                    raise StoreError(
-                        f"agent {agent.name!r}: the expected head and the anchor "
-                        f"file disagree on event {seq}'s hash; one of them is wrong."
-                    )
-        return verify_agent(conn, agent, secret=self.chain_key, heads=set(heads))
+        reads = LiveReads(conn, self.database.display_url)
+        return reads.verified(
+            agent, self.chain_key, self._heads(agent.name, expected_head)
+        )
 
     def verify(self, name: str, expected_head=None) -> dict:
         """See :meth:`~skrbal.online.AgentStore.verify`."""
@@ -230,7 +160,7 @@ class StoreReader:
     def load_agent(self, name: str) -> AgentRecord:
         """See :meth:`~skrbal.online.AgentStore.load_agent`."""
         with self.database.engine.connect() as conn:
-            return LiveReads(sql_rows(conn), self.database.display_url).load_agent(name)
+            return LiveReads(conn, self.database.display_url).load_agent(name)
 
     def load_replay(self, name: str, every_step: bool) -> Replay:
         """See :meth:`~skrbal.online.AgentStore.load_replay`."""
@@ -287,68 +217,14 @@ class StoreReader:
     def find_key(self, agent_id: int, key: str) -> EventRecord | None:
         """See :meth:`~skrbal.online.AgentStore.find_key`."""
         with self._reading_agent(agent_id) as conn:
-            reads = LiveReads(sql_rows(conn), self.database.display_url)
+            reads = LiveReads(conn, self.database.display_url)
             return reads.find_key(agent_id, key)
 
     def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
         """See :meth:`~skrbal.online.AgentStore.load_block`."""
-        b, req, ev = schema.blocks, schema.requests, schema.events
         with self._reading_agent(agent_id) as conn:
             agent = self._agent_by_id(conn, agent_id)
-            row = conn.execute(
-                select(b).where(
-                    (b.c.agent_id == agent_id) & (b.c.first_step == first_step)
-                )
-            ).first()
-            if row is None:
-                raise StoreError(
-                    f"agent {agent.name!r}: table {b.name} has no block of step "
-                    f"{first_step}; the store is damaged."
-                )
-            event = conn.execute(
-                select(ev.c.payload).where(
-                    (ev.c.agent_id == agent_id) & (ev.c.seq == row.seq)
-                )
-            ).scalar()
-            n_states = process_classes(agent).size
-            try:
-                steps = unpack_blocks([row], agent.n_features, n_states)
-            except ValueError as exc:
-                raise StoreError(
-                    f"agent {agent.name!r}, table {b.name}: {exc}"
-                ) from None
-            ids = steps["request_id"]
-            methods = dict(
-                conn.execute(
-                    select(req.c.request_id, req.c.method).where(
-                        (req.c.agent_id == agent_id)
-                        & req.c.request_id.in_(ids[ids > 0].tolist())
-                    )
-                ).all()
-            )
-        requests = tuple(
-            RequestRecord(
-                request_id=int(i),
-                step=int(s),
-                evpi=float(e),
-                method=methods.get(int(i)),
-            )
-            for i, s, e in zip(ids, steps["step"], steps["evpi"])
-            if i > 0
-        )
-        return ObserveBlock(
-            first_step=int(row.first_step),
-            times=steps["time"],
-            timestamps=steps["timestamp"] if row.timestamp is not None else None,
-            features=steps["features"],
-            belief=steps["belief"],
-            evpi=steps["evpi"],
-            action=steps["action"],
-            request_ids=ids,
-            requests=requests,
-            budget_state=json.loads(event)["budget_state"] if event else {},
-            clock=agent.clock,
-        )
+            return block_of(conn, agent, first_step, process_classes(agent).size)
 
     def load_steps(self, agent_id: int, steps, columns) -> dict:
         """See :meth:`~skrbal.online.AgentStore.load_steps`."""

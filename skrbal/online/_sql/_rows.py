@@ -33,7 +33,9 @@ def in_list(name: str, values) -> tuple[str, dict]:
 
 @functools.lru_cache(maxsize=256)
 def _record(columns: tuple):
-    return collections.namedtuple("Row", columns, rename=True)
+    """A row of these columns from a tuple of values."""
+    row = collections.namedtuple("Row", columns, rename=True)
+    return lambda values: row(*values)
 
 
 class SqliteRows:
@@ -57,7 +59,7 @@ class SqliteRows:
     def stream(self, sql: str, params: dict, size: int = 1_000):
         """The rows, fetched ``size`` at a time."""
         cursor = self._conn.execute(sql, params)
-        make = _record(tuple(d[0] for d in cursor.description))._make
+        make = _record(tuple(d[0] for d in cursor.description))
         try:
             while True:
                 chunk = cursor.fetchmany(size)
@@ -71,7 +73,7 @@ class SqliteRows:
         """Every row."""
         cursor = self._conn.execute(sql, params)
         try:
-            make = _record(tuple(d[0] for d in cursor.description))._make
+            make = _record(tuple(d[0] for d in cursor.description))
             return list(map(make, cursor.fetchall()))
         finally:
             cursor.close()

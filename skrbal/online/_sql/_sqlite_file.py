@@ -22,6 +22,7 @@ from contextlib import contextmanager
 
 from skrbal.online._sql._driver import HEAD, OWNER, SqliteDriver
 from skrbal.online._sql._held import HeldConnection
+from skrbal.online._sql._rows import SqliteRows
 from skrbal.online._sql._version import SCHEMA_VERSION
 from skrbal.online._storage import StoreError
 
@@ -260,7 +261,7 @@ class SqliteFile:
     # reads
     @contextmanager
     def reading(self):
-        """A read transaction (one snapshot), yielding its ``rows(sql, params)``."""
+        """A read transaction (one snapshot), yielding its :class:`SqliteRows`."""
         with self._reading:
             if self._reader is None or self._reader_pid != os.getpid():
                 # A forked child must not use its parent's connection.
@@ -271,14 +272,14 @@ class SqliteFile:
             conn = self._reader
             conn.execute("BEGIN")
             try:
-                yield lambda sql, params: conn.execute(sql, params).fetchall()
+                yield SqliteRows(conn)
             finally:
                 conn.execute("COMMIT")
 
     def rows(self, sql: str, params: dict) -> list:
         """The rows of one SQL text."""
         with self.reading() as rows:
-            return rows(sql, params)
+            return rows.all(sql, params)
 
     def head(self, agent_id) -> tuple | None:
         """An agent's name and head (``name, seq, hash``) as committed."""

@@ -20,8 +20,16 @@ import sqlite3
 from contextlib import contextmanager
 
 from skrbal.online._sql._anchor import AnchorFile
+from skrbal.online._sql._blocks import read_steps
 from skrbal.online._sql._chain import ANCHOR_ENV, chain_secret
-from skrbal.online._sql._live import LiveReads, damage_message
+from skrbal.online._sql._live import (
+    LiveReads,
+    agent_record,
+    block_of,
+    damage_message,
+    heads,
+    n_states,
+)
 from skrbal.online._sql._sqlite_file import SqliteFile
 from skrbal.online._sql._store_writing import AgentStoreWriting
 from skrbal.online._sql._summary import AgentSummary
@@ -84,6 +92,8 @@ class SqliteStore(AgentStoreWriting):
     """
 
     read_only = False
+    # The agent keeps its model's snapshot in the events (issue 28.25).
+    keeps_snapshots = True
 
     def __init__(self, database: SqliteFile, *, chain_key=None, anchor_file=None):
         self._chain_key = chain_secret(chain_key)
@@ -143,25 +153,75 @@ class SqliteStore(AgentStoreWriting):
         with self.database.reading() as rows:
             return LiveReads(rows, self.display_url).find_key(agent_id, key)
 
+    def _verified(self, reads, name, expected_head=None):
+        """The row of agent ``name``, its whole chain verified (as resuming)."""
+        agent = reads.agent_row(name)
+        head = reads.verified(
+            agent, self._chain_key, heads(self.anchor, name, expected_head)
+        )
+        return agent, head
+
+    @_read
+    def verify(self, name: str, *, expected_head=None) -> dict:
+        """See :meth:`~skrbal.online.AgentStore.verify`."""
+        with self.database.reading() as rows:
+            _, (seq, digest) = self._verified(
+                LiveReads(rows, self.display_url), name, expected_head
+            )
+        return {"seq": seq, "hash": digest}
+
     @_read
     def load_snapshot(self, name: str):
-        """The latest event holding the snapshot of the agent's model (its
-        own hash checked, see :meth:`~._live.LiveReads.load_snapshot`)."""
+        """The latest event holding the snapshot of the agent's model, after
+        verifying the whole chain (see ``AgentStore.load_snapshot``)."""
         with self.database.reading() as rows:
             reads = LiveReads(rows, self.display_url)
-            return reads.load_snapshot(name, self._chain_key)
+            agent, _ = self._verified(reads, name)
+            return reads.snapshot_of(agent)
+
+    @_read
+    def load_live(self, name: str):
+        """What deciding the agent's next block needs besides the model,
+        after verifying the whole chain (see ``AgentStore.load_live``)."""
+        from skrbal.online._records import LiveState  # issue 28.25's record
+
+        with self.database.reading() as rows:
+            reads = LiveReads(rows, self.display_url)
+            agent, _ = self._verified(reads, name)
+            fields = reads.live(agent)
+        return LiveState(agent=agent_record(agent), **fields)
+
+    @_read
+    def configuration(self, name: str) -> dict:
+        """See :meth:`~skrbal.online.AgentStore.configuration`."""
+        with self.database.reading() as rows:
+            return AgentSummary(rows.all, self.display_url).configuration(name)
+
+    @_read
+    def load_block(self, agent_id: int, first_step: int):
+        """See :meth:`~skrbal.online.AgentStore.load_block`."""
+        with self.database.reading() as rows:
+            agent = LiveReads(rows, self.display_url).agent_by_id(agent_id)
+            return block_of(rows, agent, first_step, n_states(agent))
+
+    @_read
+    def load_steps(self, agent_id: int, steps, columns) -> dict:
+        """See :meth:`~skrbal.online.AgentStore.load_steps`."""
+        with self.database.reading() as rows:
+            agent = LiveReads(rows, self.display_url).agent_by_id(agent_id)
+            return read_steps(rows, agent, steps, columns, n_states(agent))
 
     @_read
     def status(self, name: str) -> dict:
         """See :meth:`~skrbal.online.AgentStore.status`."""
         with self.database.reading() as rows:
-            return AgentSummary(rows, self.display_url).status(name)
+            return AgentSummary(rows.all, self.display_url).status(name)
 
     @contextmanager
     def summary(self):
         """See :meth:`~skrbal.online.AgentStore.summary`: one read snapshot."""
         with self.database.reading() as rows:
-            yield AgentSummary(rows, self.display_url)
+            yield AgentSummary(rows.all, self.display_url)
 
     def close(self) -> None:
         """Close the store's connections."""
