@@ -11,9 +11,10 @@ Two paired studies, CPU time only (the machine's load moves wall time):
    ``sqlite3`` (``skrbal.online._sql._sqlite_store``), the store through
    SQLAlchemy (``skrbal.online._sql._store``). Reported: each one's child
    CPU seconds over ``pass``, median and quartiles.
-2. **One-row call.** Two agents of the same commissioning on two files,
-   one whose calls go through ``sqlite3``, one through SQLAlchemy; in each
-   round both observe the same new row, in alternating order. Reported:
+2. **Call.** Two agents of the same commissioning on two files, one whose
+   calls go through ``sqlite3``, one through SQLAlchemy; in each round both
+   observe the same new rows (``--rows``: one, or a batch of 1,000 as in
+   ``bench_agent.py``), in alternating order. Reported:
    the CPU of each call (whole ``observe``: model, EVPI, budget, write),
    median and quartiles, and the median of the per-round ratios.
 """
@@ -70,8 +71,8 @@ def imports(rounds: int) -> dict:
     return out
 
 
-def one_row(rounds: int, synchronous: str, pending_value: str) -> dict:
-    X, y = _stream(500 + rounds + 10)
+def calls(rounds: int, synchronous: str, pending_value: str, size: int = 1) -> dict:
+    X, y = _stream(500 + rounds * size + 10)
     X0, y0, X = X[:500], y[:500], X[500:]
     times = np.empty((rounds, 2))
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,7 +91,7 @@ def one_row(rounds: int, synchronous: str, pending_value: str) -> dict:
         for agent in agents:
             agent.observe(X[:5], output="arrays")  # warm: the WAL, the caches
         for r in range(rounds):
-            row = X[5 + r : 6 + r]
+            row = X[5 + r * size : 5 + (r + 1) * size]
             for side in (0, 1) if r % 2 == 0 else (1, 0):
                 start = time.process_time()
                 agents[side].observe(row, output="arrays")
@@ -101,7 +102,7 @@ def one_row(rounds: int, synchronous: str, pending_value: str) -> dict:
         stores[0].close()  # given to the agent
     ratio = times[:, 0] / times[:, 1]
     print(
-        f"one-row observe, {rounds} paired rounds, synchronous={synchronous}, "
+        f"observe of {size} row(s), {rounds} paired rounds, synchronous={synchronous}, "
         f"pending_value={pending_value}, CPU ms per call:"
     )
     print(f"  through sqlite3    {_quartiles(times[:, 0] * 1e3)}")
@@ -114,14 +115,17 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--import-rounds", type=int, default=11)
     parser.add_argument("--call-rounds", type=int, default=201)
+    parser.add_argument("--rows", type=int, default=1, help="rows per call")
+    parser.add_argument("--skip-import", action="store_true")
     parser.add_argument("--synchronous", choices=["full", "normal"], default="full")
     parser.add_argument(
         "--pending-value", choices=["fantasy", "ignore"], default="ignore"
     )
     args = parser.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    imports(args.import_rounds)
-    one_row(args.call_rounds, args.synchronous, args.pending_value)
+    if not args.skip_import:
+        imports(args.import_rounds)
+    calls(args.call_rounds, args.synchronous, args.pending_value, args.rows)
     return 0
 
 
