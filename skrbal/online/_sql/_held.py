@@ -27,8 +27,11 @@ class HeldConnection:
 
     Parameters
     ----------
-    engine : sqlalchemy.engine.Engine
-        The store's engine (a SQLite file's).
+    engine : sqlalchemy.engine.Engine or SqliteFile
+        The store's engine (a SQLite file's), or the file opened with the
+        standard library's ``sqlite3`` (:class:`~._sqlite_file.SqliteFile`):
+        what gives ``connect()`` and ``begin()``, whose connections have
+        ``begin()``, ``close()``, ``closed`` and ``invalidated``.
 
     Examples
     --------
