@@ -461,3 +461,30 @@ def test_the_stdlib_path_loses_nothing_to_sigkill(tmp_path, monkeypatch):
     expected = reference.history_.steps
     assert history.drop(columns="timestamp").equals(expected.drop(columns="timestamp"))
     reference.close()
+
+
+def test_a_driver_error_of_the_stdlib_path_is_said_as_sqlalchemys(tmp_path):
+    # The command's guard turned SQLAlchemy's DBAPIError into one line; the
+    # stdlib path raises sqlite3's error itself, which went out raw.
+    from argparse import Namespace
+
+    from sqlalchemy.exc import OperationalError
+
+    from skrbal.cli._agent_store import guarded
+
+    args = Namespace(store=str(tmp_path / "agents.db"))
+    orig = sqlite3.OperationalError("database is locked")
+    said = []
+    for error in (orig, OperationalError("UPDATE ...", {}, orig)):
+
+        def handler(_args, error=error):
+            raise error
+
+        with pytest.raises(ValueError) as caught:
+            guarded(handler)(args)
+        said.append(str(caught.value))
+    assert (
+        said[0]
+        == said[1]
+        == f"--store {args.store!r}: not a store (database is locked)"
+    )

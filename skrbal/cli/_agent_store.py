@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sqlite3
 import sys
 
 from skrbal.cli._server_record import sqlite_file
@@ -33,6 +34,14 @@ def guarded(handler):
                 # An unreachable server: the system fails.
                 raise OSError(str(exc)) from exc
             raise ValueError(str(exc)) from exc
+        except sqlite3.Error as exc:
+            # A SQLite file read or written without SQLAlchemy (issue 28.25):
+            # the driver's own error, said as its DBAPIError would be below.
+            if _is_local(args):
+                raise ValueError(
+                    f"--store {args.store!r}: not a store ({exc})"
+                ) from exc
+            raise OSError(f"store {args.store!r}: {exc}") from exc
         except Exception as exc:
             if "sqlalchemy" not in sys.modules:
                 # Not a database error (status reads SQLite without SQLAlchemy).
