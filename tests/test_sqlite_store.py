@@ -72,6 +72,7 @@ _LIVE_SESSION = textwrap.dedent(
     import numpy as np
     from skrbal.online._connect import open_sqlite_store
     from skrbal.online._records import ObserveBlock, RequestRecord, ResultRecord
+    import skrbal.online._idempotency  # a call's keys are checked on that path
 
     path, name = sys.argv[1], sys.argv[2]
     store = open_sqlite_store(path)

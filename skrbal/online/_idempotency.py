@@ -23,7 +23,7 @@ import numpy as np
 from skrbal._labels import states_of
 from skrbal.exceptions import IdempotencyKeyError
 from skrbal.online._records import ClientKey, EventRecord
-from skrbal.online._sql._schema import MAX_KEY_LENGTH
+from skrbal.online._sql._version import MAX_KEY_LENGTH
 
 __all__ = ["CallKeys", "array_digest", "check_key", "client_key", "value_digest"]
 

@@ -42,10 +42,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from skrbal.online._sql._version import SCHEMA_VERSION  # noqa: F401
-
-# Longest client key of an idempotent call (skrbal_events.client_key).
-MAX_KEY_LENGTH = 200
+from skrbal.online._sql._version import MAX_KEY_LENGTH, SCHEMA_VERSION  # noqa: F401
 
 metadata = MetaData()
 
