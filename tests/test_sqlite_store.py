@@ -489,3 +489,20 @@ def test_a_driver_error_of_the_stdlib_path_is_said_as_sqlalchemys(tmp_path):
         == said[1]
         == f"--store {args.store!r}: not a store (database is locked)"
     )
+
+
+@pytest.mark.parametrize("synchronous", ["full", "normal"])
+def test_the_stdlib_connections_set_the_stores_pragmas(tmp_path, synchronous):
+    path = str(tmp_path / "agents.db")
+    AgentStore(path).close()
+    pragmas = ("journal_mode", "synchronous", "foreign_keys")
+    core = AgentStore(path, synchronous=synchronous)
+    with core.engine.connect() as conn:
+        expected = [conn.exec_driver_sql(f"PRAGMA {p}").scalar() for p in pragmas]
+    core.close()
+    live = SqliteStore.open(path, synchronous=synchronous)
+    conn = live.database.connect()
+    got = [conn.cursor().execute(f"PRAGMA {p}").fetchone()[0] for p in pragmas]
+    conn.close()
+    live.close()
+    assert got == expected == ["wal", {"full": 2, "normal": 1}[synchronous], 1]
