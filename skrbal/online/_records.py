@@ -164,6 +164,7 @@ class Commissioning:
     timestamps: np.ndarray | None
     warnings: tuple = ()
     belief: np.ndarray | None = None
+    snapshot: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -335,6 +336,12 @@ class ObserveBlock:
     skipped : tuple of SkippedRow, default=()
         The rows the caller left out for a missing value (recorded with the
         block, in its event).
+    snapshot : dict or None, default=None
+        What deciding the next block needs of the model after the call
+        (:meth:`~skrbal._learning._campaign.Campaign.snapshot_after`), kept
+        in its event's payload so that the chain covers it; ``None`` when
+        the call changes neither the model nor the fantasised requests, or
+        the model has none.
 
     Examples
     --------
@@ -362,6 +369,7 @@ class ObserveBlock:
     clock: str
     key: ClientKey | None = None
     skipped: tuple = ()
+    snapshot: Mapping[str, Any] | None = None
 
     @property
     def n_steps(self) -> int:
@@ -400,6 +408,11 @@ class ResultRecord:
     method : str or None, default=None
         With ``origin='routine'``: the inspection method's name (``None``:
         the process's perfect inspection).
+    snapshot : dict or None, default=None
+        What deciding the next block needs of the model after learning the
+        result (:meth:`~skrbal._learning._campaign.Campaign.snapshot_after`),
+        kept in its event's payload so that the chain covers it; ``None``
+        when the model has none.
 
     Examples
     --------
@@ -420,6 +433,7 @@ class ResultRecord:
     origin: str | None = None
     evpi: float | None = None
     method: str | None = None
+    snapshot: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ from skrbal.online._sql._summary import AgentSummary, last_of_block
 from skrbal.online._sql._verify import verify_agent
 from skrbal.online._storage import StoreError
 
+# The events after which the agent's model is another one.
+_MODEL_EVENTS = ("commission", "result")
+
 
 def _decoded(row, column):
     """A JSON column of an agent's row, or a StoreError naming it."""
@@ -326,6 +329,36 @@ class StoreReader:
             last_time=last_time,
             last_evpi=last_evpi,
         )
+
+    def load_snapshot(self, name: str) -> EventRecord | None:
+        """See :meth:`~skrbal.online.AgentStore.load_snapshot`."""
+        ev = schema.events
+        with self._reading_agent(name) as conn:
+            agent = self.agent_row(conn, name)
+            self._verified(conn, agent)
+            # Newest first: the events that change the model, and those whose
+            # payload may hold a snapshot (json.dumps writes the key so; a
+            # key inside a string is escaped, and each payload is read).
+            rows = conn.execute(
+                select(ev.c.seq, ev.c.kind, ev.c.step, ev.c.request_id, ev.c.payload)
+                .where(
+                    (ev.c.agent_id == agent.agent_id)
+                    & (
+                        ev.c.kind.in_(_MODEL_EVENTS)
+                        | ev.c.payload.like('%"snapshot": {%')
+                    )
+                )
+                .order_by(ev.c.seq.desc())
+            )
+            for row in rows:
+                payload = json.loads(row.payload)
+                if isinstance(payload.get("snapshot"), dict):
+                    return EventRecord(
+                        row.seq, row.kind, row.step, row.request_id, payload
+                    )
+                if row.kind in _MODEL_EVENTS:  # the model changed without one
+                    return None
+        return None
 
     def _agent_by_id(self, conn, agent_id: int):
         row = conn.execute(
