@@ -335,14 +335,10 @@ class Campaign:
         The copies of the fantasised requests after the call are learnt here;
         :meth:`keep_snapshot` keeps them once the call commits.
         """
-        fantasy = self.pending_value == "fantasy"
-        book, closed = self.requests, {int(i) for i in closed}
-        before = book.oldest_open(MAX_FANTASISED) if fantasy else []
-        after = [
-            i for i in book.oldest_open(MAX_FANTASISED + len(closed)) if i not in closed
-        ]
-        rows = {int(i): row for i, row in opened}
-        after = (after + list(rows))[:MAX_FANTASISED] if fantasy else []
+        book, rows = self.requests, {int(i): row for i, row in opened}
+        before, after = [], []
+        if self.pending_value == "fantasy":
+            before, after = self.decisions.fantasised(MAX_FANTASISED, closed, rows)
         if model is None and after == before:
             return None
         model = self.model if model is None else model

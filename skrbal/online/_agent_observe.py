@@ -12,9 +12,9 @@ as it inherits :class:`~skrbal.online._agent_start.StartCalls` and
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from skrbal.exceptions import (
     RequestExpiredWarning,
@@ -39,6 +39,9 @@ from skrbal.online._idempotency import (
 )
 from skrbal.online._records import ObserveBlock, RequestRecord, SkippedRow
 from skrbal.online._timestamps import as_seconds, duration_text, time_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ObserveCalls"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.exc import DatabaseError
 
 from skrbal._lazy import numpy as np  # imported when first used
@@ -20,6 +20,7 @@ from skrbal.online._records import (
     AgentRecord,
     ClientKey,
     EventRecord,
+    LiveState,
     ObserveBlock,
     Replay,
     RequestRecord,
@@ -38,6 +39,29 @@ from skrbal.online._storage import StoreError
 
 # The events after which the agent's model is another one.
 _MODEL_EVENTS = ("commission", "result")
+
+
+def _latest_snapshot(conn, agent_id: int) -> EventRecord | None:
+    """The newest event holding a snapshot of the agent's current model."""
+    ev = schema.events
+    # Newest first: the events that change the model, and those whose payload
+    # may hold a snapshot (json.dumps writes the key so; a key inside a string
+    # is escaped, and each payload is read).
+    rows = conn.execute(
+        select(ev.c.seq, ev.c.kind, ev.c.step, ev.c.request_id, ev.c.payload)
+        .where(
+            (ev.c.agent_id == agent_id)
+            & (ev.c.kind.in_(_MODEL_EVENTS) | ev.c.payload.like('%"snapshot": {%'))
+        )
+        .order_by(ev.c.seq.desc())
+    )
+    for row in rows:
+        payload = json.loads(row.payload)
+        if isinstance(payload.get("snapshot"), dict):
+            return EventRecord(row.seq, row.kind, row.step, row.request_id, payload)
+        if row.kind in _MODEL_EVENTS:  # the model changed without one
+            return None
+    return None
 
 
 def _decoded(row, column):
@@ -332,33 +356,32 @@ class StoreReader:
 
     def load_snapshot(self, name: str) -> EventRecord | None:
         """See :meth:`~skrbal.online.AgentStore.load_snapshot`."""
-        ev = schema.events
         with self._reading_agent(name) as conn:
             agent = self.agent_row(conn, name)
             self._verified(conn, agent)
-            # Newest first: the events that change the model, and those whose
-            # payload may hold a snapshot (json.dumps writes the key so; a
-            # key inside a string is escaped, and each payload is read).
-            rows = conn.execute(
-                select(ev.c.seq, ev.c.kind, ev.c.step, ev.c.request_id, ev.c.payload)
-                .where(
-                    (ev.c.agent_id == agent.agent_id)
-                    & (
-                        ev.c.kind.in_(_MODEL_EVENTS)
-                        | ev.c.payload.like('%"snapshot": {%')
-                    )
-                )
-                .order_by(ev.c.seq.desc())
-            )
-            for row in rows:
-                payload = json.loads(row.payload)
-                if isinstance(payload.get("snapshot"), dict):
-                    return EventRecord(
-                        row.seq, row.kind, row.step, row.request_id, payload
-                    )
-                if row.kind in _MODEL_EVENTS:  # the model changed without one
-                    return None
-        return None
+            return _latest_snapshot(conn, agent.agent_id)
+
+    def load_live(self, name: str) -> LiveState:
+        """See :meth:`~skrbal.online.AgentStore.load_live`."""
+        obs = schema.observations
+        with self._reading_agent(name) as conn:
+            agent = self.agent_row(conn, name)
+            self._verified(conn, agent)
+            aid = agent.agent_id
+            n_commissioning = conn.execute(
+                select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
+            ).scalar()
+            requests = _requests_of(conn, agent, process_classes(agent).size)
+            last_time, last_evpi = _last_observation(conn, aid)
+            snapshot = _latest_snapshot(conn, aid)
+        return LiveState(
+            agent=agent_record(agent),
+            n_commissioning=int(n_commissioning),
+            requests=requests,
+            last_time=last_time,
+            last_evpi=last_evpi,
+            snapshot=snapshot,
+        )
 
     def _agent_by_id(self, conn, agent_id: int):
         row = conn.execute(

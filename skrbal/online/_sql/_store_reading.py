@@ -324,6 +324,29 @@ class AgentStoreReading:
         """
         return self._reader.load_snapshot(name)
 
+    def load_live(self, name: str):
+        """What deciding the agent's next block needs, without the model.
+
+        The chain is verified first, as for a resumed agent.
+
+        Parameters
+        ----------
+        name : str
+            The agent's name.
+
+        Returns
+        -------
+        live : LiveState
+            The agent, its requests, its last time and EVPI, and the latest
+            snapshot of its model (:meth:`load_snapshot`).
+
+        Raises
+        ------
+        StoreError
+            When the chain does not verify.
+        """
+        return self._reader.load_live(name)
+
     def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
         """The steps of one stored ``observe`` call, as committed.
 
