@@ -210,6 +210,10 @@ class SnapshotAgent(ObserveCalls):
         self._n_steps += len(decided["step"])
         return decided
 
+    def status(self) -> dict:
+        """The agent's status, as the store reads it (:meth:`AgentStore.status`)."""
+        return self.store_.status(self.name)
+
     @property
     def n_steps_(self) -> int:
         """Steps so far, commissioning samples included."""

@@ -181,6 +181,17 @@ def process_of(row):
     return process_from_json(row.process)
 
 
+def n_states(row) -> int:
+    """The number of states of an agent row's process.
+
+    Read from its stored ``classes`` when it has them (as every process
+    stored since the format's first version does), without building the
+    process, whose class imports scikit-learn.
+    """
+    classes = json.loads(row.process).get("classes")
+    return len(classes) if classes is not None else process_classes(row).size
+
+
 def process_classes(row) -> np.ndarray:
     return process_of(row).classes_
 
@@ -371,7 +382,7 @@ class StoreReader:
             n_commissioning = conn.execute(
                 select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
             ).scalar()
-            requests = _requests_of(conn, agent, process_classes(agent).size)
+            requests = _requests_of(conn, agent, n_states(agent))
             last_time, last_evpi = _last_observation(conn, aid)
             snapshot = _latest_snapshot(conn, aid)
         return LiveState(
@@ -482,4 +493,4 @@ class StoreReader:
         """See :meth:`~skrbal.online.AgentStore.load_steps`."""
         with self._reading_agent(agent_id) as conn:
             agent = self._agent_by_id(conn, agent_id)
-            return read_steps(conn, agent, steps, columns, process_classes(agent).size)
+            return read_steps(conn, agent, steps, columns, n_states(agent))
