@@ -462,7 +462,7 @@ class _Agents:
         """The agent's decisions for a batch (arrays from the snapshot's)."""
         if not self.fast:
             return self.agent.observe(X, **call)
-        from skrbal.online._snapshot_agent import NeedsModel
+        from skrbal.online import NeedsModel
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -492,7 +492,7 @@ def _snapshot_agent(args, stack):
         or sqlite_file(args.store) is None
     ):
         return None
-    from skrbal.online._snapshot_agent import snapshot_agent
+    from skrbal.online import snapshot_agent
 
     store = open_store(args)
     stack.callback(store.close)

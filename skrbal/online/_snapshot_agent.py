@@ -55,7 +55,19 @@ RULES = {
 
 
 class NeedsModel(Exception):
-    """The call changes what the snapshot holds: only the model can decide it."""
+    """The call changes what the snapshot holds: only the model can decide it.
+
+    Raised by :meth:`SnapshotAgent.observe` before anything is written: a
+    request opened while fewer than 32 are fantasised, or an expiry among
+    them, changes the fantasised requests, whose copies must learn from the
+    model. Observe the same rows with :class:`RiskBasedAgent`.
+
+    Examples
+    --------
+    >>> from skrbal.online import NeedsModel
+    >>> issubclass(NeedsModel, Exception)
+    True
+    """
 
 
 class _Steps:
@@ -90,12 +102,12 @@ class SnapshotCampaign:
     >>> from skrbal._learning._kernel import DecisionKernel
     >>> from skrbal.budget._rules import CostThresholdRule
     >>> process = synthetic_decision_process()
-    >>> model = BayesianGMMClassifier().fit([[-5.0], [0.0], [6.0], [19.0]] * 2,
+    >>> model = BayesianGMMClassifier().fit([[-1.5], [-0.5], [0.5], [1.5]] * 2,
     ...                                     [1, 2, 3, 4] * 2)
     >>> state = DecisionState(DecisionKernel(process, None, CostThresholdRule()))
     >>> state.start()
     >>> campaign = SnapshotCampaign(state, snapshot_value(model), process, "fantasy")
-    >>> X = np.array([[12.5]])
+    >>> X = np.array([[0.7]])
     >>> bool(np.array_equal(campaign.beliefs(X), model.predict_proba(X)))
     True
     """
@@ -176,10 +188,42 @@ class SnapshotCampaign:
 
 
 class SnapshotAgent(ObserveCalls):
-    """A stored agent that observes from its snapshot (see the module).
+    """A stored agent that observes from its snapshot, without its model.
 
-    Build one with :func:`snapshot_agent`; it holds the agent's write lock
-    until :meth:`close`.
+    The same :meth:`observe` as :class:`RiskBasedAgent` (the same class
+    runs it), deciding from the latest snapshot of the model the store's
+    chain covers (issue 28.25); its decisions come as arrays
+    (``output='arrays'``). Build one with :func:`snapshot_agent`; it holds
+    the agent's write lock until :meth:`close`. A call that needs the model
+    raises :class:`NeedsModel` having written nothing.
+
+    Parameters
+    ----------
+    store : AgentStore
+        The store.
+    record : AgentRecord
+        The agent, read under its lock.
+    live : LiveState
+        Its requests, last time and EVPI, and snapshot.
+    campaign : SnapshotCampaign
+        The decisions' state, deciding from the snapshot.
+    lock : AgentLock
+        The agent's write lock, held.
+
+    Examples
+    --------
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.mixture import BayesianGMMClassifier
+    >>> from skrbal.online import AgentStore, RiskBasedAgent, snapshot_agent
+    >>> store = AgentStore(":memory:")
+    >>> RiskBasedAgent(estimator=BayesianGMMClassifier(), store=store,
+    ...                process=synthetic_decision_process()).fit(
+    ...     [[-1.5], [-0.5], [0.5], [1.5]] * 2, [1, 2, 3, 4] * 2).close()
+    >>> agent = snapshot_agent(store, "agent")
+    >>> agent.observe([[-1.4]])["step"], agent.n_steps_
+    (array([8]), 9)
+    >>> agent.close()
+    >>> store.close()
     """
 
     def __init__(self, store, record, live, campaign, lock):
@@ -232,9 +276,9 @@ def _rule(text):
     """The numpy-only rule of a stored budget policy, or ``None`` (not one)."""
     import importlib
 
-    config = {"__estimator__": "CostThreshold", "params": {}}
-    if text is not None:
-        config = json.loads(text)
+    config = None if text is None else json.loads(text)
+    if config is None:  # the default policy
+        config = {"__estimator__": "CostThreshold", "params": {}}
     if not isinstance(config, dict) or set(config) != {"__estimator__", "params"}:
         return None
     path = config["__estimator__"]
@@ -255,6 +299,34 @@ def snapshot_agent(store, name: str, lock_timeout: float = 0.0):
     a budget among :data:`RULES` (or none). The chain is verified first, as
     a resumed agent's is, so a store the full path refuses is refused here
     with the same error.
+
+    Parameters
+    ----------
+    store : AgentStore
+        The store (a SQLite file, say).
+    name : str
+        The agent's name.
+    lock_timeout : float, default=0.0
+        Seconds to wait for the agent's write lock.
+
+    Returns
+    -------
+    agent : SnapshotAgent or None
+        Holding the agent's write lock; ``None`` when the snapshot does not
+        decide the agent.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentStore, RiskBasedAgent, snapshot_agent
+    >>> store = AgentStore(":memory:")
+    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                process=synthetic_decision_process()).fit(
+    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+    >>> snapshot_agent(store, "agent") is None  # GaussianNB: no snapshot
+    True
+    >>> store.close()
     """
     record = store.load_agent(name)
     settings = record.settings
