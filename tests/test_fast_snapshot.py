@@ -129,3 +129,8 @@ def test_a_store_without_snapshots_has_none_to_read(tmp_path, monkeypatch):
         agent.record_inspection(open_ids[0], int(y[0]))
     _, kind, stored = _stored(url)
     assert kind == "result" and stored["version"] == SNAPSHOT_VERSION
+    # An action its owner recorded (a repair) may change the beliefs: the
+    # snapshot before it is not read.
+    with RiskBasedAgent.from_store(url, name="bridge") as agent:
+        agent.record_action(3, 1)
+    assert _stored(url) is None

@@ -37,8 +37,10 @@ from skrbal.online._sql._summary import AgentSummary, last_of_block
 from skrbal.online._sql._verify import verify_agent
 from skrbal.online._storage import StoreError
 
-# The events after which the agent's model is another one.
-_MODEL_EVENTS = ("commission", "result")
+# The events after which the agent's beliefs may be other ones: a new model,
+# or an action its owner recorded (a repair the beliefs may count), after
+# which a snapshot is read only if a later event holds one.
+_MODEL_EVENTS = ("commission", "result", "action")
 
 
 def _latest_snapshot(conn, agent_id: int) -> EventRecord | None:
