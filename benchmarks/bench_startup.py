@@ -15,7 +15,7 @@ file imports neither now, so it goes below) and that of
 deciding (``import sklearn.base`` too: rebuilding the estimator needs
 scikit-learn, whose ``sklearn.utils`` imports ``scipy.stats``,
 ``scipy.sparse.linalg`` and pandas); and the floors of a decision that
-would need numpy alone (a snapshot of the model, not built), writing
+needs numpy alone (the stored snapshot of the model), writing
 through sqlite3 or SQLAlchemy; and, on a checkout that has them, the import of
 the modules such a decision would share with the full path (the decision
 step, the model's predictive, the requests, the store's writer). It keeps three
@@ -62,8 +62,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Commands that do not depend on the checkout, timed once per round.
 _READING = "import sqlalchemy, numpy, sqlite3, sqlalchemy.dialects.sqlite"
-# What a decision from a numpy-only snapshot of the model would import at
-# least (issue 28.25, not built): numpy, the CSV reader, the chain's hashes, and
+# What a decision from a numpy-only snapshot of the model imports at least
+# (issue 28.25): numpy, the CSV reader, the chain's hashes, and
 # the store's writer (SQLAlchemy, or the standard library's sqlite3).
 _SNAPSHOT = "import numpy, csv, json, hashlib, hmac, struct, argparse"
 _DECISION_STEP = (

@@ -17,6 +17,8 @@ from skrbal._lazy import lazy_attributes
 
 _LAZY = {
     "DecisionProcess": "skrbal._decision._process",
+    "ProcessTables": "skrbal._decision._tables",
+    "process_from_dict": "skrbal._decision._serialisation",
     "as_process": "skrbal._decision._process",
     "synthetic_decision_process": "skrbal._decision._presets",
     "z24_decision_process": "skrbal._decision._presets",

@@ -26,6 +26,11 @@ from skrbal._lazy import lazy_attributes
 
 _LAZY = {
     "DecisionState": "skrbal._learning._decision_state",
+    "AfterState": "skrbal._learning._snapshot",
+    "SNAPSHOT_VERSION": "skrbal._learning._snapshot",
+    "snapshot_value": "skrbal._learning._snapshot",
+    "BlockFantasies": "skrbal._learning._fantasy",
+    "MAX_FANTASISED": "skrbal._learning._fantasy",
     "Campaign": "skrbal._learning._campaign",
     "Request": "skrbal._learning._requests",
     "RequestBook": "skrbal._learning._requests",

@@ -27,11 +27,7 @@ import numpy as np
 
 from skrbal._decision import DecisionProcess
 from skrbal._learning._decision_state import DecisionState
-from skrbal._learning._fantasy import (
-    MAX_FANTASISED,
-    PendingFantasies,
-    stacked_predictor,
-)
+from skrbal._learning._fantasy import MAX_FANTASISED, PendingFantasies
 from skrbal._learning._history import (
     HistoryFantasies,
     HistoryPrior,
@@ -46,6 +42,7 @@ from skrbal._learning._kernel import (
     check_anchor_methods,
 )
 from skrbal._learning._requests import RequestBook
+from skrbal._learning._snapshot import AfterState, model_predictive, snapshot_value
 from skrbal._learning._updates import check_learning_params, clone_for, make_update
 from skrbal.inspection import check_methods
 
@@ -217,6 +214,9 @@ class Campaign:
         self.model = None
         self.steps = None
         self.fantasies = PendingFantasies(process)
+        #: Whether :meth:`learn` gives its ``commit`` the snapshot after the
+        #: result (a driver whose store keeps snapshots sets it).
+        self.keeps_snapshots = False
         # Bumped whenever the model changes (it may learn in place), so
         # that fantasies are kept only for the model they were built on.
         self._model_version = 0
@@ -307,31 +307,63 @@ class Campaign:
     def snapshot(self) -> dict | None:
         """What deciding the next block needs of the model, as JSON-ready values.
 
-        ``classes`` (the model's), ``model`` (its
-        :class:`~skrbal._predictive.StudentTPredictive` as JSON) and, when the
-        pending results count (``pending_value='fantasy'`` with requests
-        open), ``fantasies``: the ids of the fantasised requests and
-        :meth:`PendingFantasies.snapshot`. From these, the beliefs and the
-        fantasised beliefs of a block, hence its decisions, are computed bit
-        for bit without the model (issue 28.25). ``None`` when the beliefs are
-        not such a predictive (another kind of model, a class with a directed
-        prior) or the class prior follows the history (``history_prior``).
+        :func:`~skrbal._learning._snapshot.snapshot_value` of the model and,
+        when the pending results count (``pending_value='fantasy'`` with
+        requests open), of the fantasised requests' copies. From these, the
+        beliefs and the fantasised beliefs of a block, hence its decisions,
+        are computed bit for bit without the model (issue 28.25). ``None``
+        when the beliefs are not such a predictive (another kind of model, a
+        class with a directed prior) or the class prior follows the history
+        (``history_prior``).
         """
         if self.model is None or self.history is not None:
             return None
-        stacked = stacked_predictor([self.model])
-        predictive = getattr(stacked, "predictive", None)
-        if predictive is None or getattr(stacked, "directed", True):
-            return None
-        classes = self.model.classes_.tolist()
-        snapshot = {"classes": classes, "model": predictive.to_json()}
+        pending = ()
         if self.requests.n_open and self.pending_value == "fantasy":
             pending = self._learn_fantasies()
-            fantasies = self.fantasies.snapshot()
-            if fantasies is None:
-                return None
-            snapshot["fantasies"] = {"pending": pending, **fantasies}
-        return snapshot
+        return snapshot_value(self.model, self.fantasies, pending)
+
+    def snapshot_after(self, *, model=None, closed=(), opened=()) -> AfterState | None:
+        """The snapshot after a call that has not changed anything yet.
+
+        ``model``: the model the call will take (a result's copy; ``None``:
+        the same model); ``closed``: the requests it will close (answered,
+        cancelled, expired); ``opened``: ``(request_id, row)`` pairs of the
+        requests it will open, with their features. ``None`` when the call
+        changes neither the model nor the fantasised requests (the stored
+        snapshot still holds), or there is no snapshot (:meth:`snapshot`).
+        The copies of the fantasised requests after the call are learnt here;
+        :meth:`keep_snapshot` keeps them once the call commits.
+        """
+        book, rows = self.requests, {int(i): row for i, row in opened}
+        before, after = [], []
+        if self.pending_value == "fantasy":
+            before, after = self.decisions.fantasised(MAX_FANTASISED, closed, rows)
+        if model is None and after == before:
+            return None
+        model = self.model if model is None else model
+        if self.history is not None or model_predictive(model) is None:
+            return None
+        fantasies = None
+        if after:
+            fantasies = PendingFantasies(self.process)
+            if any(i in rows for i in after):
+                X = np.stack(
+                    [
+                        rows[i] if i in rows else self.steps.rows([book[i].step])[0]
+                        for i in after
+                    ]
+                )
+            else:  # as _learn_fantasies reads them
+                X = self.steps.rows(book.steps_of(after))
+            fantasies.learn(model, X)
+        value = snapshot_value(model, fantasies, after)
+        return None if value is None else AfterState(value, tuple(after), fantasies)
+
+    def keep_snapshot(self, after: AfterState | None) -> None:
+        """Keep the copies :meth:`snapshot_after` learnt, once its call committed."""
+        if after is not None and after.fantasies is not None:
+            self.fantasies.adopt(after.fantasies, (self._model_version, after.pending))
 
     def _under_history(self, fantasies, proba):
         """The fantasised beliefs with each copy's class weights replaced by
@@ -438,19 +470,22 @@ class Campaign:
         See :meth:`learn` for ``commit``.
         """
         step = self.requests[request_id].step
-        action = self.learn(step, result, commit=commit)
+        action = self.learn(step, result, commit=commit, closing=request_id)
         self.requests.close(request_id, "done")
         return action
 
-    def learn(self, step: int, result: Result, *, commit=None) -> int:
+    def learn(self, step: int, result: Result, *, commit=None, closing=None) -> int:
         """Teach ``result`` at ``step`` with the update rule; the action it calls for.
 
         A result that names a state is learnt as a label, any other as soft
         evidence (its posterior). Without ``commit`` the model learns in
         place. With ``commit``, a callable taking the texts of the warnings
-        raised while learning, the rule learns on copies, ``commit`` is
-        called, and only if it returns does the campaign take the new model
-        (the warnings are then issued); otherwise nothing changes.
+        raised while learning and the snapshot after the call (a dict, or
+        ``None`` without :attr:`keeps_snapshots` or a snapshot), the rule
+        learns on copies, ``commit`` is called, and only if it returns does
+        the campaign take the new model (the warnings are then issued);
+        otherwise nothing changes. ``closing``: the request the result
+        closes (its fantasy leaves the snapshot).
         """
         if commit is None:
             self._model_version += 1  # before: the model learns in place
@@ -462,7 +497,11 @@ class Campaign:
                 warnings.simplefilter("always")
                 model = copy.deepcopy(self.model)
                 model = self._teach(model, rule, step, result, undo)
-            commit(warning_texts(caught))
+            after = None
+            if self.keeps_snapshots:
+                closed = () if closing is None else (closing,)
+                after = self.snapshot_after(model=model, closed=closed)
+            commit(warning_texts(caught), None if after is None else after.value)
         except BaseException:
             for restore in undo:
                 restore()
@@ -470,6 +509,7 @@ class Campaign:
         reissue(caught)
         self.model, self.rule = model, rule
         self._model_version += 1
+        self.keep_snapshot(after)
         return result.action
 
     def answer_with_follow_up(

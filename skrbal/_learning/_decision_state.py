@@ -122,6 +122,19 @@ class DecisionState:
         n = decided.requested.size
         return np.arange(1, n + 1, dtype=np.int64) + self.requests.n_requests
 
+    def fantasised(self, limit: int, closed=(), opened=()) -> tuple[list, list]:
+        """The fantasised requests now, and after a call closing and opening some.
+
+        The ``limit`` oldest open requests (oldest first), before and after a
+        call that closes the requests ``closed`` and opens ``opened`` (new
+        ids, after every open one). When the two differ, so do the fantasies.
+        """
+        closed = {int(i) for i in closed}
+        book = self.requests
+        after = [i for i in book.oldest_open(limit + len(closed)) if i not in closed]
+        after = (after + [int(i) for i in opened])[:limit]
+        return book.oldest_open(limit), after
+
     def stall_report(self, n_blocked: int) -> int:
         """Blocked inspections so far in this stall, when a report is due; else 0.
 

@@ -249,6 +249,12 @@ class PendingFantasies:
         self._stacked = stacked_predictor(self._models)
         return True
 
+    def adopt(self, other: PendingFantasies, key) -> None:
+        """Take the copies ``other`` learnt, as if learnt here for ``key``."""
+        self.key, self._weights, self._models = key, other._weights, other._models
+        self._stacked = other._stacked
+        self.n_fits += other.n_fits
+
     @property
     def models(self) -> tuple:
         """The copies, one per fantasised joint outcome (empty: none)."""

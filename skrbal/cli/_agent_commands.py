@@ -6,10 +6,10 @@ steps, and how they read and print its states and actions.
 
 from __future__ import annotations
 
-import pandas as pd
-
+from skrbal._lazy import LazyModule
 from skrbal.cli._agent_store import guarded, resumed_agent
-from skrbal.cli._time_options import timestamps
+
+pd = LazyModule("pandas")  # check_key_option serves observe, which needs none
 
 __all__ = [
     "action_text",
@@ -20,6 +20,13 @@ __all__ = [
     "record_label",
     "state_text",
 ]
+
+
+def _timestamp(text):
+    """The time of a ``--timestamp`` option (as ``timestamps`` reads it)."""
+    from skrbal.cli._time_options import timestamps
+
+    return timestamps(pd.Series([text]))[0]
 
 
 def action_text(process, action: int) -> str:
@@ -97,7 +104,7 @@ def inspect(args) -> int:
         report = None if args.report is None else _report(args.report)
         stamp = None
         if args.timestamp is not None:
-            stamp = timestamps(pd.Series([args.timestamp]))[0]
+            stamp = _timestamp(args.timestamp)
         action = agent.record_inspection(
             args.request_id, label, report=report, timestamp=stamp, key=args.key
         )
@@ -131,7 +138,7 @@ def record_label(args) -> int:
         report = None if args.report is None else _report(args.report)
         stamp = None
         if args.timestamp is not None:
-            stamp = timestamps(pd.Series([args.timestamp]))[0]
+            stamp = _timestamp(args.timestamp)
         action = agent.record_label(
             args.step,
             label,

@@ -5,6 +5,14 @@ are checked as they come (a bad line names the file, line and column and
 keeps the rows before it), and each batch is committed to the store before
 its decisions are written. Times come back as they were given (ISO in, ISO
 out, in UTC) and actions with their names.
+
+An agent in a SQLite file that its stored snapshot decides (see
+:func:`~skrbal.online._snapshot_agent.snapshot_agent`), counting time in
+steps and writing CSV, is observed without scikit-learn and pandas
+(:class:`~skrbal.online._snapshot_agent.SnapshotAgent`; issue 28.25): the
+same decisions, store rows and output bytes. A batch that needs the model
+(it changes the fantasised requests) and everything after it go to the
+agent itself; ``SKRBAL_SNAPSHOT=off`` sends every batch there.
 """
 
 from __future__ import annotations
@@ -22,16 +30,17 @@ import sys
 import warnings
 
 import numpy as np
-import pandas as pd
 
-from skrbal._datetimes import carry_utc_offsets, parse_datetimes
+from skrbal._lazy import LazyModule
 from skrbal._separators import separator_hint
 from skrbal.cli._agent_commands import check_key_option
-from skrbal.cli._agent_store import guarded, resumed_agent
+from skrbal.cli._agent_store import guarded, open_store, resumed_agent
 from skrbal.cli._errors import Interrupted
 from skrbal.cli._output import output_stream
-from skrbal.cli._time_options import timestamps
+from skrbal.cli._server_record import sqlite_file
 from skrbal.cli._times import agent_times_are_iso, iso_time, iso_times
+
+pd = LazyModule("pandas")  # the agent's own path; the snapshot's needs none
 
 __all__ = ["observe"]
 
@@ -52,13 +61,23 @@ def _more_waiting(stream) -> bool:
 
 
 class _DecisionWriter:
-    """Decisions to a text stream as CSV (one header) or JSON lines."""
+    """Decisions to a text stream as CSV (one header) or JSON lines.
 
-    def __init__(self, stream, fmt: str, action_names, iso: bool):
+    A frame (the agent's), or the arrays of a snapshot agent (CSV of an
+    agent counting steps only), written as pandas writes the frame: floats
+    as ``repr`` (the shortest text that reads back exactly), an empty cell
+    for a missing value.
+    """
+
+    def __init__(self, stream, fmt: str, action_names, iso: bool, classes=()):
         self.stream, self.fmt, self.header = stream, fmt, True
         self.action_names, self.iso = action_names, iso
+        self.classes = np.asarray(classes).tolist()
 
-    def write(self, decisions: pd.DataFrame, stamps) -> None:
+    def write(self, decisions, stamps) -> None:
+        if isinstance(decisions, dict):
+            self._write_arrays(decisions)
+            return
         if self.iso or (stamps is not None and stamps.dtype == object):
             # Given as datetimes, to the agent or now (ISO text): shown as
             # ISO 8601 in UTC, as status and export show them.
@@ -77,8 +96,38 @@ class _DecisionWriter:
                 self.stream.write(json.dumps(record) + "\n")
         self.stream.flush()
 
+    def _write_arrays(self, decided: dict) -> None:
+        names = ["step", "timestamp", *(f"belief_{c}" for c in self.classes)]
+        names += ["evpi", "inspect", "request_id", "action"]
+        if self.action_names is not None:
+            names.append("action_name")
+        rows = []
+        if self.header or len(decided["step"]):
+            rows.append(names)
+        for i, step in enumerate(decided["step"].tolist()):
+            action = int(decided["action"][i])
+            request = int(decided["request_id"][i])
+            row = [str(step), _float_text(decided["timestamp"][i])]
+            row += [_float_text(b) for b in decided["belief"][i]]
+            row += [_float_text(decided["evpi"][i]), str(bool(decided["inspect"][i]))]
+            row += [str(request) if request else "", str(action)]
+            if self.action_names is not None:
+                row.append(self.action_names[action])
+            rows.append(row)
+        if rows:
+            self.header = False
+            # pandas writes with the csv module: the same quoting and line ends.
+            csv.writer(self.stream, lineterminator="\n").writerows(rows)
+        self.stream.flush()
 
-def _records(decisions: pd.DataFrame) -> list[dict]:
+
+def _float_text(value) -> str:
+    """A float as pandas' ``to_csv`` writes it: ``repr``, NaN as nothing."""
+    value = float(value)
+    return "" if math.isnan(value) else repr(value)
+
+
+def _records(decisions) -> list[dict]:
     columns = {}
     for name in decisions.columns:
         column = decisions[name]
@@ -228,10 +277,15 @@ class _ObservationReader:
             yield self._batch(rows, stamps, lines)
 
     def _batch(self, rows, stamps, lines):
+        # The columns are the agent's features, in its order, by name: the
+        # array needs no names for the agent to check.
         self.batch_lines = list(lines)
-        X = pd.DataFrame(np.asarray(rows, dtype=np.float64), columns=self.features)
+        X = np.asarray(rows, dtype=np.float64)
         if self.stamp is None:
             return X, None
+        from skrbal._datetimes import parse_datetimes
+        from skrbal.cli._time_options import timestamps
+
         if self.date_format is None:
             stamps = timestamps(pd.Series(stamps))
             if stamps.dtype != object:
@@ -249,6 +303,8 @@ class _ObservationReader:
 
     def _refuse_naive(self, stamps, lines) -> None:
         """The rule of zoned agents: a time without a UTC offset is refused."""
+        from skrbal._datetimes import carry_utc_offsets
+
         for stamp, line in zip(stamps, lines):
             if not carry_utc_offsets([stamp]):
                 raise ValueError(
@@ -307,7 +363,7 @@ def _interrupted(args, name: str, n_done: int, last) -> str:
     decision, line, iso = last
     stamp = decision["timestamp"]
     when = ""
-    if not pd.isna(stamp):
+    if not (isinstance(stamp, float) and math.isnan(stamp)) and not pd.isna(stamp):
         when = f" at {iso_time(stamp) if iso else format(float(stamp), 'g')}"
     text += f", up to step {int(decision['step'])}{when} (line {line})"
     if args.key is not None:
@@ -391,12 +447,73 @@ def _binary_input(name: str):
         yield stream, name
 
 
+class _Agents:
+    """The agent a command observes with: its snapshot's, until a batch needs
+    the model; then the agent itself, resumed from the store, for the rest."""
+
+    def __init__(self, args, stack: contextlib.ExitStack):
+        self.args, self.stack = args, stack
+        self.agent = _snapshot_agent(args, stack)
+        self.fast = self.agent is not None
+        if not self.fast:
+            self.agent = stack.enter_context(resumed_agent(args))
+
+    def observe(self, X, **call):
+        """The agent's decisions for a batch (arrays from the snapshot's)."""
+        if not self.fast:
+            return self.agent.observe(X, **call)
+        from skrbal.online import NeedsModel
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                decided = self.agent.observe(X, **call)
+            except NeedsModel:
+                decided = None
+        if decided is None:  # nothing was written: the agent decides it
+            self.agent.close()
+            self.fast = False
+            self.agent = self.stack.enter_context(resumed_agent(self.args))
+            return self.agent.observe(X, **call)
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return decided
+
+
+def _snapshot_agent(args, stack):
+    """The snapshot agent of ``--agent``, or None: observe with the agent."""
+    if (
+        os.environ.get("SKRBAL_SNAPSHOT", "").lower() == "off"
+        or getattr(args, "served_agent", None) is not None
+        or args.format != "csv"
+        or args.date_format is not None
+        or args.timestamp_column is not None
+        or args.wait < 0
+        or sqlite_file(args.store) is None
+    ):
+        return None
+    from skrbal.online import snapshot_agent
+
+    store = open_store(args)
+    stack.callback(store.close)
+    agent = snapshot_agent(store, args.agent, lock_timeout=args.wait)
+    if agent is None:
+        return None
+    stack.callback(agent.close)
+    if agent.status()["clock"] != "step" or agent_times_are_iso(store, args.agent):
+        agent.close()
+        return None
+    return agent
+
+
 @guarded
 def observe(args) -> int:
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
     check_key_option(args.key)
-    with resumed_agent(args) as agent:
+    with contextlib.ExitStack() as stack:
+        agents = _Agents(args, stack)
+        agent = agents.agent
         with _binary_input(args.input) as (source, name):
             settings = agent.store_.configuration(args.agent)["settings"]
             reader = _ObservationReader(
@@ -415,6 +532,7 @@ def observe(args) -> int:
                     args.format,
                     agent.process.action_names,
                     agent_times_are_iso(agent.store_, args.agent),
+                    agent.classes_,
                 )
                 n_done, last, i = 0, None, 0
                 try:
@@ -423,19 +541,19 @@ def observe(args) -> int:
                         key = None if args.key is None else f"{args.key}#{i}"
                         skipped = _report_skipped(reader, name, recorded=True)
                         with _warnings_in_the_file(reader, name):
-                            decided = agent.observe(
+                            decided = agents.observe(
                                 X, timestamps=times, key=key, skipped=skipped
                             )
                         n_done += X.shape[0]
-                        last = (decided.iloc[-1], reader.batch_lines[-1], writer.iso)
+                        last = (_last_row(decided), reader.batch_lines[-1], writer.iso)
                         writer.write(decided, times)
                     # Lines skipped after the last decided row: an event of
                     # their own, keyed as the next batch would be.
                     skipped = _report_skipped(reader, name, recorded=True)
                     if skipped:
                         key = None if args.key is None else f"{args.key}#{i + 1}"
-                        empty = np.zeros((0, agent.n_features_in_))
-                        agent.observe(empty, key=key, skipped=skipped)
+                        empty = np.zeros((0, agents.agent.n_features_in_))
+                        agents.observe(empty, key=key, skipped=skipped)
                 except KeyboardInterrupt:
                     raise Interrupted(_interrupted(args, name, n_done, last)) from None
                 except ValueError as exc:
@@ -446,6 +564,16 @@ def observe(args) -> int:
                 finally:
                     _report_skipped(reader, name, recorded=False)
                 if n_done == 0:
-                    empty = np.zeros((0, agent.n_features_in_))
-                    writer.write(agent.observe(empty), None)
+                    empty = np.zeros((0, agents.agent.n_features_in_))
+                    writer.write(agents.observe(empty), None)
     return 0
+
+
+def _last_row(decided):
+    """The last decision of a batch: its ``step`` and ``timestamp``."""
+    if isinstance(decided, dict):
+        return {
+            "step": int(decided["step"][-1]),
+            "timestamp": float(decided["timestamp"][-1]),
+        }
+    return decided.iloc[-1]

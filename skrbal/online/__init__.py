@@ -59,6 +59,9 @@ _LAZY = {
     "EventRecord": "skrbal.online._records",
     "IdempotencyKeyError": "skrbal.exceptions",
     "InMemoryAgentStore": "skrbal.online._memory",
+    "LiveState": "skrbal.online._records",
+    "NeedsModel": "skrbal.online._snapshot_agent",
+    "SnapshotAgent": "skrbal.online._snapshot_agent",
     "ObserveBlock": "skrbal.online._records",
     "Replay": "skrbal.online._records",
     "RequestError": "skrbal.exceptions",
@@ -67,6 +70,7 @@ _LAZY = {
     "RiskBasedAgent": "skrbal.online._agent",
     "SkippedRow": "skrbal.online._records",
     "StoreError": "skrbal.exceptions",
+    "snapshot_agent": "skrbal.online._snapshot_agent",
     "sqlite_summary": "skrbal.online._sql._summary",
 }
 

@@ -324,7 +324,7 @@ class RecordCalls:
         """
         posterior = result.posterior
 
-        def commit(texts):
+        def commit(texts, snapshot=None):
             record = ResultRecord(
                 request_id=request_id,
                 step=step,
@@ -335,6 +335,7 @@ class RecordCalls:
                 report=result.report,
                 posterior=None if posterior is None else tuple(posterior.tolist()),
                 key=key,
+                snapshot=snapshot,
                 **routine,
             )
             self.store_.record_result(self.agent_id_, self._seq, record)
@@ -528,10 +529,21 @@ class RecordCalls:
                 "reason must be None or a string without NUL characters, got "
                 f"{type(reason).__name__} {reason!r}; nothing was cancelled."
             )
+        campaign = self._campaign
+        after = None
+        if campaign.keeps_snapshots:
+            after = campaign.snapshot_after(closed=(request_id,))
         self.store_.record_cancel(
-            self.agent_id_, self._seq, request_id, step, reason, key
+            self.agent_id_,
+            self._seq,
+            request_id,
+            step,
+            reason,
+            key,
+            snapshot=None if after is None else after.value,
         )
         requests.close(request_id, "cancelled")
+        campaign.keep_snapshot(after)
         self._campaign.steps.release(step)
         self._seq += 1
 

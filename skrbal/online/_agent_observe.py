@@ -12,9 +12,9 @@ as it inherits :class:`~skrbal.online._agent_start.StartCalls` and
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from skrbal.exceptions import (
     RequestExpiredWarning,
@@ -39,6 +39,9 @@ from skrbal.online._idempotency import (
 )
 from skrbal.online._records import ObserveBlock, RequestRecord, SkippedRow
 from skrbal.online._timestamps import as_seconds, duration_text, time_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ObserveCalls"]
 
@@ -195,21 +198,25 @@ class ObserveCalls:
         self._expire_overdue(float(times[0]))
         campaign = self._campaign
         proba = campaign.beliefs(X, step=first)
-        call = None
+        call = after = None
 
         def commit(decided):
-            nonlocal call
+            nonlocal call, after
             request_ids = np.zeros(n, dtype=np.int64)
             request_ids[decided.requested] = campaign.next_request_ids(decided)
             call = ObserveCall(
                 first, X, times, stamps, clock, proba, decided, request_ids
             )
-            self._commit_observe(call, key, skipped)
+            if self._snapshots and decided.requested.size:
+                opened = zip(request_ids[decided.requested], X[decided.requested])
+                after = campaign.snapshot_after(opened=opened)
+            self._commit_observe(call, key, skipped, after)
 
         decided = campaign.decide(X, proba, times, commit=commit)
         campaign.steps.extend(X, decided.action, keep=decided.requested.tolist())
         self._recent.remember(X)
         campaign.open_requests(first, decided, proba, times)
+        campaign.keep_snapshot(after)
         self._clock = clock
         self._last_time, self.last_evpi_ = float(times[-1]), float(decided.evpi[-1])
         self._seq += 1
@@ -233,8 +240,16 @@ class ObserveCalls:
             return
         steps = campaign.requests.steps_of(overdue)
         made = [time_text(campaign.requests[i].time, self._clock) for i in overdue]
-        self.store_.record_expire(self.agent_id_, self._seq, overdue, steps)
+        after = campaign.snapshot_after(closed=overdue) if self._snapshots else None
+        self.store_.record_expire(
+            self.agent_id_,
+            self._seq,
+            overdue,
+            steps,
+            snapshot=None if after is None else after.value,
+        )
         campaign.expire(overdue)
+        campaign.keep_snapshot(after)
         self._seq += 1
         dated = self._clock == "timestamp"
         asked = ", ".join(
@@ -285,7 +300,12 @@ class ObserveCalls:
         """The times of a call with no rows, on the agent's clock."""
         return None if self._clock == "step" else np.empty(0)
 
-    def _commit_observe(self, call: ObserveCall, key, skipped=()) -> None:
+    @property
+    def _snapshots(self) -> bool:
+        """Whether the agent's events keep the model's snapshot after them."""
+        return self._campaign.keeps_snapshots
+
+    def _commit_observe(self, call: ObserveCall, key, skipped=(), after=None) -> None:
         decided = call.decided
         requests = tuple(
             RequestRecord(
@@ -310,5 +330,6 @@ class ObserveCalls:
             clock=call.clock,
             key=key,
             skipped=skipped,
+            snapshot=None if after is None else after.value,
         )
         self.store_.append_observe(self.agent_id_, self._seq, block)

@@ -80,6 +80,11 @@ def _warn_uncommissioned(process, y, name: str) -> None:
     )
 
 
+def _keeps_snapshots(store) -> bool:
+    """Whether ``store`` keeps the model's snapshot in its events (issue 28.25)."""
+    return bool(store.keeps_snapshots)
+
+
 def _without_repeated_unlabelled(caught: list) -> list:
     """The warnings of a commissioning, the model's own unlabelled-class one dropped.
 
@@ -270,6 +275,7 @@ class StartCalls:
             timestamps=timestamps,
             warnings=tuple(warning_texts(caught)),
             belief=beliefs,
+            snapshot=campaign.snapshot() if _keeps_snapshots(store) else None,
         )
         try:
             agent_id = store.create_agent(record, commissioning)
@@ -365,6 +371,7 @@ class StartCalls:
         self._keys = CallKeys(store, agent_id, self.name)
         self.agent_id_ = agent_id
         self.budget_ = campaign.budget
+        campaign.keeps_snapshots = _keeps_snapshots(store)
         self._campaign = campaign
         self.classes_ = self.process.classes_
         self.n_features_in_ = campaign.steps.n_features

@@ -1,4 +1,10 @@
-"""What one ``observe`` call decided, and the table it returns."""
+"""What one ``observe`` call decided, and the table it returns.
+
+Deciding and storing a call needs numpy alone: pandas (the frame, times
+given as datetimes) and scikit-learn (checking features that are not yet a
+finite float array) are imported when first used, so a driver deciding from
+the model's snapshot (issue 28.25) imports neither.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +12,22 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import pandas as pd
-from sklearn.utils.validation import check_array
 
-from skrbal._datetimes import carry_utc_offsets, parse_datetimes
+from skrbal._lazy import LazyModule
 from skrbal._learning import BlockDecisions
-from skrbal.online._settings import time_format
 from skrbal.online._timestamps import as_seconds, time_text
 
-try:  # pandas >= 3.0
-    from pandas.api.internals import create_dataframe_from_blocks
-except ImportError:  # pragma: no cover - pandas 2
-    create_dataframe_from_blocks = None
+pd = LazyModule("pandas")
+
+
+def _frame_from_blocks():
+    """pandas 3's ``create_dataframe_from_blocks``, or ``None`` (pandas 2)."""
+    try:
+        from pandas.api.internals import create_dataframe_from_blocks
+    except ImportError:  # pragma: no cover - pandas 2
+        return None
+    return create_dataframe_from_blocks
+
 
 __all__ = [
     "ObserveCall",
@@ -129,6 +139,7 @@ class _FrameLayout:
 
     def frame(self, columns, n: int) -> pd.DataFrame:
         """The frame of ``columns`` (arrays of the frame's dtypes)."""
+        create_dataframe_from_blocks = _frame_from_blocks()
         if create_dataframe_from_blocks is None:  # pandas 2: the dict's way
             return pd.DataFrame(dict(zip(self.columns, columns)))
         # The blocks pd.DataFrame would form: one 2-D block per numpy dtype
@@ -181,6 +192,9 @@ def as_given(frame: pd.DataFrame, timestamps) -> pd.DataFrame:
     datetimes (in UTC, aware if they carried an offset, else naive), not as
     the seconds the agent counts in.
     """
+    from skrbal._datetimes import carry_utc_offsets, parse_datetimes
+    from skrbal.online._settings import time_format
+
     if len(frame) and time_format(timestamps) == "iso":
         stamps = parse_datetimes(np.asarray(timestamps).ravel(), "timestamps")
         if not carry_utc_offsets(timestamps):
@@ -242,6 +256,8 @@ def check_features(X, n_features: int, feature_names):
         and np.isfinite(X.sum())
     )
     if not ready:
+        from sklearn.utils.validation import check_array
+
         X = check_array(X, dtype=np.float64, ensure_min_samples=0)
     if X.shape[1] != n_features:
         raise ValueError(

@@ -71,6 +71,8 @@ class InMemoryAgentStore(AgentStorage):
     ----------
     display_url : str
         A name for messages, unique per store.
+    keeps_snapshots : bool
+        False: no driver reads this store without the model.
 
     See Also
     --------
@@ -93,6 +95,8 @@ class InMemoryAgentStore(AgentStorage):
     >>> RiskBasedAgent.from_store(store).n_steps_
     6
     """
+
+    keeps_snapshots = False
 
     def __init__(self):
         self._agents: dict[int, KeptAgent] = {}
@@ -327,7 +331,14 @@ class InMemoryAgentStore(AgentStorage):
         agent.log("result", result.step, result.request_id, payload, result.key)
 
     def record_cancel(
-        self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
+        self,
+        agent_id: int,
+        seq: int,
+        request_id: int,
+        step: int,
+        reason,
+        key=None,
+        snapshot=None,
     ) -> None:
         self._check_key(self._by_id(agent_id), key)
         agent = self._moving(agent_id, seq)
@@ -335,7 +346,9 @@ class InMemoryAgentStore(AgentStorage):
         request.status, request.closed_seq, request.note = "cancelled", seq + 1, reason
         agent.log("cancel", step, request_id, {"reason": reason}, key)
 
-    def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
+    def record_expire(
+        self, agent_id: int, seq: int, request_ids, steps, snapshot=None
+    ) -> None:
         agent = self._moving(agent_id, seq)
         ids = [int(i) for i in request_ids]
         for i in ids:

@@ -19,6 +19,7 @@ __all__ = [
     "ClientKey",
     "Commissioning",
     "EventRecord",
+    "LiveState",
     "ObserveBlock",
     "Replay",
     "RequestRecord",
@@ -164,6 +165,7 @@ class Commissioning:
     timestamps: np.ndarray | None
     warnings: tuple = ()
     belief: np.ndarray | None = None
+    snapshot: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -335,6 +337,12 @@ class ObserveBlock:
     skipped : tuple of SkippedRow, default=()
         The rows the caller left out for a missing value (recorded with the
         block, in its event).
+    snapshot : dict or None, default=None
+        What deciding the next block needs of the model after the call
+        (:meth:`~skrbal._learning._campaign.Campaign.snapshot_after`), kept
+        in its event's payload so that the chain covers it; ``None`` when
+        the call changes neither the model nor the fantasised requests, or
+        the model has none.
 
     Examples
     --------
@@ -362,6 +370,7 @@ class ObserveBlock:
     clock: str
     key: ClientKey | None = None
     skipped: tuple = ()
+    snapshot: Mapping[str, Any] | None = None
 
     @property
     def n_steps(self) -> int:
@@ -400,6 +409,11 @@ class ResultRecord:
     method : str or None, default=None
         With ``origin='routine'``: the inspection method's name (``None``:
         the process's perfect inspection).
+    snapshot : dict or None, default=None
+        What deciding the next block needs of the model after learning the
+        result (:meth:`~skrbal._learning._campaign.Campaign.snapshot_after`),
+        kept in its event's payload so that the chain covers it; ``None``
+        when the model has none.
 
     Examples
     --------
@@ -420,6 +434,7 @@ class ResultRecord:
     origin: str | None = None
     evpi: float | None = None
     method: str | None = None
+    snapshot: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -511,3 +526,49 @@ class Replay:
     requests: tuple
     last_time: float
     last_evpi: float | None
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """What deciding an agent's next block needs of its store, without the model.
+
+    A :class:`Replay` without the steps and the events, with the snapshot
+    of the model instead (issue 28.25).
+
+    Parameters
+    ----------
+    agent : AgentRecord
+        The agent.
+    n_commissioning : int
+        Its commissioning steps.
+    requests : tuple of RequestRecord
+        Every request, as :class:`Replay` has them.
+    last_time : float
+        The time of the last step.
+    last_evpi : float or None
+        The EVPI of the last observation.
+    snapshot : EventRecord or None
+        The latest event holding the snapshot of the current model
+        (``payload["snapshot"]``), or ``None``.
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skrbal import synthetic_decision_process
+    >>> from skrbal.online import AgentStore, RiskBasedAgent
+    >>> store = AgentStore(":memory:")
+    >>> RiskBasedAgent(estimator=GaussianNB(), store=store,
+    ...                process=synthetic_decision_process()).fit(
+    ...     [[-5.0], [0.0], [6.0], [19.0]], [1, 2, 3, 4]).close()
+    >>> live = store.load_live("agent")
+    >>> live.n_commissioning, live.snapshot  # GaussianNB has no snapshot
+    (4, None)
+    >>> store.close()
+    """
+
+    agent: AgentRecord
+    n_commissioning: int
+    requests: tuple
+    last_time: float
+    last_evpi: float | None
+    snapshot: EventRecord | None

@@ -68,6 +68,13 @@ class AgentStorage(Protocol):
     ----------
     display_url : str
         The store's name in messages (no password).
+    keeps_snapshots : bool
+        Whether the store keeps the model's snapshot after a call in the
+        call's event (the ``snapshot`` of :class:`Commissioning`,
+        :class:`ObserveBlock`, :class:`ResultRecord` and of
+        :meth:`record_cancel` and :meth:`record_expire`), for a driver that
+        decides without the model (issue 28.25). The agent builds none for
+        a store that keeps none.
 
     See Also
     --------
@@ -83,6 +90,7 @@ class AgentStorage(Protocol):
     """
 
     display_url: str
+    keeps_snapshots: bool
 
     def create_agent(self, record: AgentRecord, commissioning: Commissioning) -> int:
         """Create an agent with its commissioning steps, as event 1.
@@ -169,7 +177,14 @@ class AgentStorage(Protocol):
         """
 
     def record_cancel(
-        self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
+        self,
+        agent_id: int,
+        seq: int,
+        request_id: int,
+        step: int,
+        reason,
+        key=None,
+        snapshot=None,
     ) -> None:
         """Commit the cancellation of a request as event ``seq + 1``.
 
@@ -183,9 +198,14 @@ class AgentStorage(Protocol):
             Kept with the request.
         key : ClientKey, default=None
             The client's key of the call, if it gave one.
+        snapshot : dict, default=None
+            The model's snapshot after the event (a store that keeps them
+            stores it in the event).
         """
 
-    def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
+    def record_expire(
+        self, agent_id: int, seq: int, request_ids, steps, snapshot=None
+    ) -> None:
         """Commit the expiry of open requests as event ``seq + 1``.
 
         Their results are still taken.
@@ -196,6 +216,9 @@ class AgentStorage(Protocol):
             The agent's key, and its last event.
         request_ids, steps : sequence of int
             The requests that expire, and their steps.
+        snapshot : dict, default=None
+            The model's snapshot after the event (a store that keeps them
+            stores it in the event).
         """
 
     def record_action(

@@ -5,9 +5,10 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-import pandas as pd
 
-from skrbal._datetimes import parse_datetimes
+from skrbal._lazy import LazyModule
+
+pd = LazyModule("pandas")  # for datetimes, imported when first given
 
 
 def _is_bool(value) -> bool:
@@ -69,6 +70,8 @@ def as_seconds(values, name: str, n: int) -> np.ndarray:
         if numbers is not None:
             array = numbers
     if array.dtype.kind in "MOUS":  # datetimes, or ISO 8601 strings
+        from skrbal._datetimes import parse_datetimes
+
         array = _epoch_seconds(parse_datetimes(array.ravel(), name))
     if array.dtype.kind not in "biuf":
         raise ValueError(f"{name} must be numbers (seconds) or datetimes.")

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.exc import DatabaseError
 
 from skrbal._lazy import numpy as np  # imported when first used
 from skrbal.online._records import (
     AgentRecord,
     EventRecord,
+    LiveState,
     ObserveBlock,
     Replay,
 )
@@ -40,6 +41,34 @@ from skrbal.online._sql._live import requests_of as _requests_of
 from skrbal.online._sql._summary import AgentSummary
 from skrbal.online._storage import StoreError
 
+# The events after which the agent's beliefs may be other ones: a new model,
+# or an action its owner recorded (a repair the beliefs may count), after
+# which a snapshot is read only if a later event holds one.
+_MODEL_EVENTS = ("commission", "result", "action")
+
+
+def _latest_snapshot(conn, agent_id: int) -> EventRecord | None:
+    """The newest event holding a snapshot of the agent's current model."""
+    ev = schema.events
+    # Newest first: the events that change the model, and those whose payload
+    # may hold a snapshot (json.dumps writes the key so; a key inside a string
+    # is escaped, and each payload is read).
+    rows = conn.execute(
+        select(ev.c.seq, ev.c.kind, ev.c.step, ev.c.request_id, ev.c.payload)
+        .where(
+            (ev.c.agent_id == agent_id)
+            & (ev.c.kind.in_(_MODEL_EVENTS) | ev.c.payload.like('%"snapshot": {%'))
+        )
+        .order_by(ev.c.seq.desc())
+    )
+    for row in rows:
+        payload = json.loads(row.payload)
+        if isinstance(payload.get("snapshot"), dict):
+            return EventRecord(row.seq, row.kind, row.step, row.request_id, payload)
+        if row.kind in _MODEL_EVENTS:  # the model changed without one
+            return None
+    return None
+
 
 def sql_rows(conn):
     """A SQLAlchemy connection as the ``rows`` an :class:`AgentSummary` runs."""
@@ -51,6 +80,17 @@ def process_of(row):
     from skrbal.online._config import process_from_json
 
     return process_from_json(row.process)
+
+
+def n_states(row) -> int:
+    """The number of states of an agent row's process.
+
+    Read from its stored ``classes`` when it has them (as every process
+    stored since the format's first version does), without building the
+    process, whose class imports scikit-learn.
+    """
+    classes = json.loads(row.process).get("classes")
+    return len(classes) if classes is not None else process_classes(row).size
 
 
 def process_classes(row) -> np.ndarray:
@@ -204,6 +244,35 @@ class StoreReader:
             last_evpi=last_evpi,
         )
 
+    def load_snapshot(self, name: str) -> EventRecord | None:
+        """See :meth:`~skrbal.online.AgentStore.load_snapshot`."""
+        with self._reading_agent(name) as conn:
+            agent = self.agent_row(conn, name)
+            self._verified(conn, agent)
+            return _latest_snapshot(conn, agent.agent_id)
+
+    def load_live(self, name: str) -> LiveState:
+        """See :meth:`~skrbal.online.AgentStore.load_live`."""
+        obs = schema.observations
+        with self._reading_agent(name) as conn:
+            agent = self.agent_row(conn, name)
+            self._verified(conn, agent)
+            aid = agent.agent_id
+            n_commissioning = conn.execute(
+                select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
+            ).scalar()
+            requests = _requests_of(conn, agent, n_states(agent))
+            last_time, last_evpi = _last_observation(conn, aid)
+            snapshot = _latest_snapshot(conn, aid)
+        return LiveState(
+            agent=agent_record(agent),
+            n_commissioning=int(n_commissioning),
+            requests=requests,
+            last_time=last_time,
+            last_evpi=last_evpi,
+            snapshot=snapshot,
+        )
+
     def _agent_by_id(self, conn, agent_id: int):
         row = conn.execute(
             select(schema.agents).where(schema.agents.c.agent_id == agent_id)
@@ -230,4 +299,4 @@ class StoreReader:
         """See :meth:`~skrbal.online.AgentStore.load_steps`."""
         with self._reading_agent(agent_id) as conn:
             agent = self._agent_by_id(conn, agent_id)
-            return read_steps(conn, agent, steps, columns, process_classes(agent).size)
+            return read_steps(conn, agent, steps, columns, n_states(agent))

@@ -296,6 +296,57 @@ class AgentStoreReading:
         """
         return self._reader.find_key(agent_id, key)
 
+    def load_snapshot(self, name: str):
+        """The latest event holding the snapshot of the agent's current model.
+
+        The chain is verified first, as for a resumed agent, so the snapshot
+        read is one the chain covers. The snapshot
+        (:meth:`~skrbal._learning._campaign.Campaign.snapshot_after`) is the
+        event's ``payload["snapshot"]``: the model's predictive after the
+        event and the fantasised requests of then.
+
+        Parameters
+        ----------
+        name : str
+            The agent's name.
+
+        Returns
+        -------
+        event : EventRecord or None
+            ``None`` when the model changed after the last snapshot, or the
+            agent has none (a store written before snapshots, a model without
+            one).
+
+        Raises
+        ------
+        StoreError
+            When the chain does not verify.
+        """
+        return self._reader.load_snapshot(name)
+
+    def load_live(self, name: str):
+        """What deciding the agent's next block needs, without the model.
+
+        The chain is verified first, as for a resumed agent.
+
+        Parameters
+        ----------
+        name : str
+            The agent's name.
+
+        Returns
+        -------
+        live : LiveState
+            The agent, its requests, its last time and EVPI, and the latest
+            snapshot of its model (:meth:`load_snapshot`).
+
+        Raises
+        ------
+        StoreError
+            When the chain does not verify.
+        """
+        return self._reader.load_live(name)
+
     def load_block(self, agent_id: int, first_step: int) -> ObserveBlock:
         """The steps of one stored ``observe`` call, as committed.
 

@@ -41,6 +41,10 @@ class AgentStoreWriting:
     AgentStore : The store, which is its readers and its writers.
     """
 
+    #: The agent keeps the model's snapshot after a call in the call's event
+    #: (chained, so ``verify`` covers it), for a driver without the model.
+    keeps_snapshots = True
+
     def __init__(self, database, chain_key, anchor):
         self._writer = StoreWriter(database, chain_key, anchor)
 
@@ -123,7 +127,14 @@ class AgentStoreWriting:
         self._writer.record_result(agent_id, seq, result)
 
     def record_cancel(
-        self, agent_id: int, seq: int, request_id: int, step: int, reason, key=None
+        self,
+        agent_id: int,
+        seq: int,
+        request_id: int,
+        step: int,
+        reason,
+        key=None,
+        snapshot=None,
     ) -> None:
         """Commit the cancellation of a request as event ``seq + 1``.
 
@@ -139,10 +150,16 @@ class AgentStoreWriting:
             Kept with the request.
         key : ClientKey, default=None
             The client's key of the call, if it gave one.
+        snapshot : dict, default=None
+            The model's snapshot after the cancellation, kept in the event.
         """
-        self._writer.record_cancel(agent_id, seq, request_id, step, reason, key)
+        self._writer.record_cancel(
+            agent_id, seq, request_id, step, reason, key, snapshot
+        )
 
-    def record_expire(self, agent_id: int, seq: int, request_ids, steps) -> None:
+    def record_expire(
+        self, agent_id: int, seq: int, request_ids, steps, snapshot=None
+    ) -> None:
         """Commit the expiry of open requests as event ``seq + 1``.
 
         Parameters
@@ -153,8 +170,10 @@ class AgentStoreWriting:
             The agent's last event.
         request_ids, steps : sequence of int
             The requests that expire, and their steps.
+        snapshot : dict, default=None
+            The model's snapshot after the expiry, kept in the event.
         """
-        self._writer.record_expire(agent_id, seq, request_ids, steps)
+        self._writer.record_expire(agent_id, seq, request_ids, steps, snapshot)
 
     def record_action(
         self, agent_id: int, seq: int, step: int, action: int, key=None

@@ -46,6 +46,13 @@ def label_to_json(label) -> str:
     return json.dumps(label.item() if hasattr(label, "item") else label)
 
 
+def _with_snapshot(payload: dict, snapshot) -> dict:
+    """``payload`` with the model's snapshot after the event, if there is one."""
+    if snapshot is not None:
+        payload["snapshot"] = snapshot
+    return payload
+
+
 def _agent_values(record: AgentRecord) -> dict:
     """The row of ``skrbal_agents`` for a new agent."""
     names = record.feature_names
@@ -343,6 +350,8 @@ class StoreWriter:
                     "budget_fingerprint",
                 )
             }
+            if steps.snapshot is not None:  # chained with the event (issue 28.25)
+                payload["snapshot"] = steps.snapshot
             secret = self.chain_key
             if secret is not None:
                 payload["chain"] = KEYED
@@ -401,6 +410,8 @@ class StoreWriter:
         }
         if block.skipped:  # rows left out for a missing value, recorded as such
             payload["skipped"] = [row.as_json() for row in block.skipped]
+        if block.snapshot is not None:
+            payload["snapshot"] = block.snapshot
         with self._transaction(agent_id, seq, **counters) as write:
             write.execute(driver.INSERT_BLOCK, row)
             if requests:
@@ -471,6 +482,8 @@ class StoreWriter:
             if posterior is not None:
                 payload["report"] = None if report is None else json.loads(report)
                 payload["posterior"] = posterior
+            if result.snapshot is not None:
+                payload["snapshot"] = result.snapshot
             self._insert_event(
                 write,
                 agent_id,
@@ -483,7 +496,9 @@ class StoreWriter:
                 secret=self.chain_key,
             )
 
-    def record_cancel(self, agent_id, seq, request_id, step, reason, key=None) -> None:
+    def record_cancel(
+        self, agent_id, seq, request_id, step, reason, key=None, snapshot=None
+    ) -> None:
         """See :meth:`~skrbal.online.AgentStore.record_cancel`."""
         with self._transaction(agent_id, seq) as write:
             write.execute(
@@ -502,12 +517,12 @@ class StoreWriter:
                 "cancel",
                 step,
                 request_id,
-                {"reason": reason},
+                _with_snapshot({"reason": reason}, snapshot),
                 key=key,
                 secret=self.chain_key,
             )
 
-    def record_expire(self, agent_id, seq, request_ids, steps) -> None:
+    def record_expire(self, agent_id, seq, request_ids, steps, snapshot=None) -> None:
         """See :meth:`~skrbal.online.AgentStore.record_expire`."""
         ids = [int(i) for i in request_ids]
         params = {f"r{i}": request_id for i, request_id in enumerate(ids)}
@@ -521,7 +536,9 @@ class StoreWriter:
                 "expire",
                 int(min(steps)),
                 None,
-                {"request_ids": ids, "steps": [int(s) for s in steps]},
+                _with_snapshot(
+                    {"request_ids": ids, "steps": [int(s) for s in steps]}, snapshot
+                ),
                 secret=self.chain_key,
             )
 
