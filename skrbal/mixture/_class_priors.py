@@ -170,35 +170,25 @@ def _size_factor(value, owner: str) -> float:
 
 
 #: Sizes (relative to the stated one) of a statement's directed components.
-_N_SIZES = 7
-#: The largest size's exponent: sizes ``f^u``, ``u`` evenly spaced in
-#: [-_SIZE_SPAN, _SIZE_SPAN]. Beyond the factor, so that a size stated ``f``
-#: times too large or too small is an inner point of the grid, not its edge.
-_SIZE_SPAN = 1.5
-#: Their prior probabilities: binomial (1, 6, 15, 20, 15, 6, 1) / 64, a
-#: discretised log-normal size whose standard deviation is ``sqrt(1.5) / 2``
-#: (0.61) of the log of the factor.
-_SIZE_PRIOR = np.array([1.0, 6.0, 15.0, 20.0, 15.0, 6.0, 1.0]) / 64.0
+_N_SIZES = 5
+#: Their prior probabilities: binomial, a discretised log-normal size whose
+#: standard deviation is half the log of the factor (the factor at two).
+_SIZE_PRIOR = np.array([1.0, 4.0, 6.0, 4.0, 1.0]) / 16.0
 
 
 def stated_sizes(entry: _DirectedPrior) -> tuple:
     """The size factors of an entry's directed components and their log prior.
 
     A statement whose size is known within a factor ``f`` (``size_factor``)
-    has ``_N_SIZES`` (7) directed components, its shift scaled by ``f^u``
-    for ``u`` evenly spaced in [-1.5, 1.5], with binomial prior
-    probabilities (1, 6, 15, 20, 15, 6, 1) / 64: a log-normal size about the
-    stated one, on a grid, with ``f`` 1.6 standard deviations away and an
-    inner point of the grid (a grid ending at ``f`` gave a size ``f`` times
-    too small or large only its edge's 1/16). ``f = 1`` is the stated size
+    has ``_N_SIZES`` directed components, its shift scaled by ``f^u`` for
+    ``u`` evenly spaced in [-1, 1], with binomial prior probabilities
+    (1, 4, 6, 4, 1) / 16: a log-normal size about the stated one, on a grid,
+    with ``f`` two standard deviations away. ``f = 1`` is the stated size
     alone.
     """
     if entry.size_factor == 1.0:
         return np.ones(1), np.zeros(1)
-    return (
-        entry.size_factor ** np.linspace(-_SIZE_SPAN, _SIZE_SPAN, _N_SIZES),
-        np.log(_SIZE_PRIOR),
-    )
+    return entry.size_factor ** np.linspace(-1.0, 1.0, _N_SIZES), np.log(_SIZE_PRIOR)
 
 
 def _flag(value, name: str) -> bool:

@@ -623,13 +623,12 @@ class BayesianGMMClassifier(_BaseNIWClassifier):
           keeps its labelled samples for this.
         - ``'size_factor'``: the factor within which the shift's size is
           known (default 1: as stated). ``f > 1`` makes the directed
-          component a mixture of seven, the shift scaled by ``f^u`` for
-          ``u`` evenly spaced in [-1.5, 1.5], with prior probabilities (1,
-          6, 15, 20, 15, 6, 1) / 64 (a log-normal size about the stated
-          one, ``f`` 1.6 standard deviations away, on a grid reaching past
-          it), weighed by the class's data like the two components; a size
-          stated half or twice too large then still puts directed mass
-          where the state is (``f = 2``).
+          component a mixture of five, the shift scaled by ``f^u`` for ``u``
+          evenly spaced in [-1, 1], with prior probabilities (1, 4, 6, 4,
+          1) / 16 (a log-normal size about the stated one, ``f`` two
+          standard deviations away, on a grid), weighed by the class's data
+          like the two components; a size stated half or twice too large
+          then still puts directed mass where the state is (``f = 2``).
 
         Such a class has a mixture of two NIW priors, the directed one (its
         mean at the reference class's posterior mean moved by the shift, its
