@@ -199,7 +199,7 @@ SCREENS = {
     # The damaged states (DAMAGED) named one statement, the others apart.
     "chkdmg": {"check": True, "damaged": "damage"},
     "dmg": {"damaged": "damage"},
-    # The size known within a factor of 2 (five sizes, log-uniform).
+    # The size known within a factor of 2 (five sizes, binomial prior).
     "sz2": {"size_factor": 2.0},
     "chksz2": {"check": True, "size_factor": 2.0},
     "chkdmgsz2": {"check": True, "damaged": "damage", "size_factor": 2.0},
