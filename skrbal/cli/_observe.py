@@ -8,7 +8,8 @@ out, in UTC) and actions with their names.
 
 An agent in a SQLite file that its stored snapshot decides (see
 :func:`~skrbal.online._snapshot_agent.snapshot_agent`), counting time in
-steps and writing CSV, is observed without scikit-learn and pandas
+steps or in seconds given as numbers and writing CSV, is observed without
+scikit-learn and pandas
 (:class:`~skrbal.online._snapshot_agent.SnapshotAgent`; issue 28.25): the
 same decisions, store rows and output bytes. A batch that needs the model
 (it changes the fantasised requests) and everything after it go to the
@@ -101,9 +102,7 @@ class _DecisionWriter:
         names += ["evpi", "inspect", "request_id", "action"]
         if self.action_names is not None:
             names.append("action_name")
-        rows = []
-        if self.header or len(decided["step"]):
-            rows.append(names)
+        rows = [names] if self.header else []
         for i, step in enumerate(decided["step"].tolist()):
             action = int(decided["action"][i])
             request = int(decided["request_id"][i])
@@ -283,6 +282,12 @@ class _ObservationReader:
         X = np.asarray(rows, dtype=np.float64)
         if self.stamp is None:
             return X, None
+        if self.date_format is None and all(
+            _NUMBER.fullmatch(s.strip(" \t")) for s in stamps
+        ):
+            # Seconds by the features' grammar: read as pandas reads them
+            # (both round to the nearest double), without pandas.
+            return X, np.array([float(s) for s in stamps], dtype=np.float64)
         from skrbal._datetimes import parse_datetimes
         from skrbal.cli._time_options import timestamps
 
@@ -487,7 +492,6 @@ def _snapshot_agent(args, stack):
         or getattr(args, "served_agent", None) is not None
         or args.format != "csv"
         or args.date_format is not None
-        or args.timestamp_column is not None
         or args.wait < 0
         or sqlite_file(args.store) is None
     ):
@@ -500,7 +504,7 @@ def _snapshot_agent(args, stack):
     if agent is None:
         return None
     stack.callback(agent.close)
-    if agent.status()["clock"] != "step" or agent_times_are_iso(store, args.agent):
+    if agent_times_are_iso(store, args.agent):  # dates: read with pandas
         agent.close()
         return None
     return agent
