@@ -141,6 +141,7 @@ def _session(tmp_path, db, env):
         ["agent", "cancel", *store, "--reason", "no access", "4"],
         ["agent", "observe", *store, "--batch-size", "1", inputs[5]],
         ["agent", "observe", *store, inputs[0]],
+        ["agent", "observe", *store, inputs[0]],  # a repeated batch: warned
     ]
     out = []
     for argv in commands:
@@ -166,8 +167,8 @@ def test_a_session_is_equal_on_both_paths_to_the_byte(tmp_path, counted):
     # model (a request while few are fantasised; an expiry).
     n_batches = sum(out.count("\n") - 1 for kind, out, _ in quick if kind == "observe")
     assert 5 <= n_fast < n_batches, (n_fast, n_batches)
-    expired = [err for _, _, err in quick if "RequestExpiredWarning" in err]
-    assert expired
+    warned = "".join(err for _, _, err in quick)
+    assert "RequestExpiredWarning" in warned and "RepeatedBatchWarning" in warned
 
 
 def test_a_session_with_times_in_seconds_is_equal_on_both_paths(tmp_path, counted):

@@ -467,21 +467,28 @@ class _Agents:
         """The agent's decisions for a batch (arrays from the snapshot's)."""
         if not self.fast:
             return self.agent.observe(X, **call)
+        from skrbal.exceptions import RequestExpiredWarning, caller_stacklevel
         from skrbal.online import NeedsModel
 
+        # Held (no filter's registry touched) until it is known which path
+        # decides the batch, then issued from the same place the agent's are.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 decided = self.agent.observe(X, **call)
             except NeedsModel:
                 decided = None
-        if decided is None:  # nothing was written: the agent decides it
+        if decided is None:
+            # What was written stays (an expiry): its warning is issued; the
+            # rest of the batch, unwritten, goes to the agent, which warns again.
+            caught = [w for w in caught if w.category is RequestExpiredWarning]
+        for w in caught:
+            warnings.warn(w.message, stacklevel=caller_stacklevel())
+        if decided is None:
             self.agent.close()
             self.fast = False
             self.agent = self.stack.enter_context(resumed_agent(self.args))
             return self.agent.observe(X, **call)
-        for w in caught:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         return decided
 
 
