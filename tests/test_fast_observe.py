@@ -137,7 +137,7 @@ def _session(tmp_path, db, env):
         ["agent", "observe", *store, "--key", "k1", inputs[2]],  # a retry
         ["agent", "observe", *store, inputs[3]],
         ["agent", "inspect", *store, "1", "1"],
-        ["agent", "observe", *store, inputs[4]],
+        ["agent", "observe", *store, "--format", "jsonl", inputs[4]],
         ["agent", "cancel", *store, "--reason", "no access", "4"],
         ["agent", "observe", *store, "--batch-size", "1", inputs[5]],
         ["agent", "observe", *store, inputs[0]],
@@ -192,7 +192,7 @@ def test_a_session_with_times_in_seconds_is_equal_on_both_paths(tmp_path, counte
             ["agent", "observe", *store, inputs[0]],
             ["agent", "observe", *store, inputs[1]],
             ["agent", "inspect", *store, "--timestamp", str(57 * HOUR), "1", "1"],
-            ["agent", "observe", *store, inputs[2]],
+            ["agent", "observe", *store, "--format", "jsonl", inputs[2]],
             ["agent", "observe", *store, "--batch-size", "4", inputs[3]],
         ]
         outs = [
