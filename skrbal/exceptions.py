@@ -522,11 +522,14 @@ def caller_stacklevel() -> int:
     """The ``stacklevel`` of the first frame outside skrbal and scikit-learn.
 
     A warning raised deep in a fit (through sklearn's ``_fit_context``, a
-    learner, a Pipeline) then points at the user's line.
+    learner, a Pipeline) then points at the user's line. Without
+    scikit-learn imported (a command deciding from the model's snapshot),
+    none of its frames can be on the stack, and it is not imported.
     """
-    import sklearn
-
-    internal = (*_INTERNAL, str(Path(sklearn.__file__).resolve().parent))
+    sklearn = sys.modules.get("sklearn")
+    internal = _INTERNAL
+    if sklearn is not None:
+        internal = (*_INTERNAL, str(Path(sklearn.__file__).resolve().parent))
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_code.co_filename.startswith(internal):
         frame, level = frame.f_back, level + 1

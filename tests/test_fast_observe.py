@@ -31,8 +31,12 @@ CENTRES = np.array([[0.0, 0.0], [2.0, 1.0], [4.0, 3.0], [7.0, 6.0]])
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _store(path, *, snapshots=True, timeout=25):
-    """An agent on a SQLite file, commissioned and fed 40 rows."""
+HOUR = 3600.0
+
+
+def _store(path, *, snapshots=True, timeout=25, timed=False):
+    """An agent on a SQLite file, commissioned and fed 40 rows (``timed``: an
+    hour apart, in seconds; else counted in steps)."""
     rng = np.random.default_rng(3)
     X0 = np.vstack([CENTRES[k] + rng.normal(0.0, 1.0, size=(3, 2)) for k in range(4)])
     X = CENTRES[rng.choice(4, size=40, p=[0.55, 0.25, 0.12, 0.08])]
@@ -48,17 +52,28 @@ def _store(path, *, snapshots=True, timeout=25):
                 budget=PacedBudget(limit=40.0, period=60.0, explore=0.2),
                 store=f"sqlite:///{path}",
                 name="bridge",
-                request_timeout=timeout,
-            ).fit(X0, np.repeat([1, 2, 3, 4], 3)) as agent:
-                agent.observe(X)
+                request_timeout=None
+                if timeout is None
+                else timeout * (HOUR if timed else 1),
+            ).fit(
+                X0,
+                np.repeat([1, 2, 3, 4], 3),
+                timestamps=HOUR * np.arange(12.0) if timed else None,
+            ) as agent:
+                agent.observe(
+                    X, timestamps=HOUR * np.arange(12.0, 52.0) if timed else None
+                )
         finally:
             AgentStoreWriting.keeps_snapshots = keeps
 
 
-def _csv(path, rows):
+def _csv(path, rows, first=None):
+    """The rows as CSV; with ``first`` (an hour), a ``time`` column from it."""
     with open(path, "w") as f:
-        f.write("x0,x1\n")
-        f.writelines(f"{float(a)!r},{float(b)!r}\n" for a, b in rows)
+        f.write("x0,x1\n" if first is None else "time,x0,x1\n")
+        for i, (a, b) in enumerate(rows):
+            stamp = "" if first is None else f"{(first + i) * HOUR:.1f},"
+            f.write(f"{stamp}{float(a)!r},{float(b)!r}\n")
     return str(path)
 
 
@@ -116,16 +131,17 @@ def _session(tmp_path, db, env):
         _csv(tmp_path / "long.csv", calm[12:32]),
     ]
     commands = [
-        ["agent", "observe", *store, inputs[0]],
+        ["agent", "observe", *store, "--batch-size", "1", inputs[0]],
         ["agent", "observe", *store, "--batch-size", "2", inputs[1]],
         ["agent", "observe", *store, "--key", "k1", inputs[2]],
         ["agent", "observe", *store, "--key", "k1", inputs[2]],  # a retry
         ["agent", "observe", *store, inputs[3]],
         ["agent", "inspect", *store, "1", "1"],
-        ["agent", "observe", *store, inputs[4]],
+        ["agent", "observe", *store, "--format", "jsonl", inputs[4]],
         ["agent", "cancel", *store, "--reason", "no access", "4"],
         ["agent", "observe", *store, "--batch-size", "1", inputs[5]],
         ["agent", "observe", *store, inputs[0]],
+        ["agent", "observe", *store, inputs[0]],  # a repeated batch: warned
     ]
     out = []
     for argv in commands:
@@ -151,8 +167,47 @@ def test_a_session_is_equal_on_both_paths_to_the_byte(tmp_path, counted):
     # model (a request while few are fantasised; an expiry).
     n_batches = sum(out.count("\n") - 1 for kind, out, _ in quick if kind == "observe")
     assert 5 <= n_fast < n_batches, (n_fast, n_batches)
-    expired = [err for _, _, err in quick if "RequestExpiredWarning" in err]
-    assert expired
+    warned = "".join(err for _, _, err in quick)
+    assert "RequestExpiredWarning" in warned and "RepeatedBatchWarning" in warned
+
+
+def test_a_session_with_times_in_seconds_is_equal_on_both_paths(tmp_path, counted):
+    _store(tmp_path / "base.db", timed=True, timeout=60)  # expiries in t4
+    rng = np.random.default_rng(5)
+    calm = CENTRES[0] + 0.3 * rng.normal(size=(30, 2))
+    damaged = CENTRES[3] + 0.3 * rng.normal(size=(2, 2))
+    inputs = [
+        _csv(tmp_path / "t1.csv", calm[:3], first=52),
+        _csv(tmp_path / "t2.csv", [calm[3], damaged[0], calm[4]], first=55),
+        _csv(tmp_path / "t3.csv", calm[5:8], first=58),
+        _csv(tmp_path / "t4.csv", calm[8:30], first=61),
+    ]
+    env = {**os.environ, "SKRBAL_SERVER": "none"}
+    results = []
+    for name, extra in (("full.db", {"SKRBAL_SNAPSHOT": "off"}), ("fast.db", {})):
+        db = tmp_path / name
+        shutil.copy(tmp_path / "base.db", db)
+        store = ["--store", str(db), "--agent", "bridge"]
+        commands = [
+            ["agent", "observe", *store, inputs[0]],
+            ["agent", "observe", *store, inputs[1]],
+            ["agent", "inspect", *store, "--timestamp", str(57 * HOUR), "1", "1"],
+            ["agent", "observe", *store, "--format", "jsonl", inputs[2]],
+            ["agent", "observe", *store, "--batch-size", "4", inputs[3]],
+        ]
+        outs = [
+            run_forked(argv, cwd=str(tmp_path), env={**env, **extra}, timeout=120)
+            for argv in commands
+        ]
+        assert all(code == 0 for code, _, _ in outs), outs
+        results.append((outs, _tables(db)))
+    (slow, slow_tables), (quick, quick_tables) = results
+    for i, (a, b) in enumerate(zip(slow, quick)):
+        assert a == b, (i, a, b)
+    assert slow_tables == quick_tables
+    assert counted() >= 3
+    assert "3600" not in results[1][0][0][1]  # the times are the seconds given
+    assert f"{52 * HOUR!r}" in results[1][0][0][1]
 
 
 def test_the_command_imports_neither_sklearn_nor_pandas(tmp_path):

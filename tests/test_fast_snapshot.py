@@ -129,8 +129,11 @@ def test_a_store_without_snapshots_has_none_to_read(tmp_path, monkeypatch):
         agent.record_inspection(open_ids[0], int(y[0]))
     _, kind, stored = _stored(url)
     assert kind == "result" and stored["version"] == SNAPSHOT_VERSION
-    # An action its owner recorded (a repair) may change the beliefs: the
-    # snapshot before it is not read.
+    # An action its owner recorded (a repair) may weigh in every later belief:
+    # no snapshot is read, before it or after.
     with RiskBasedAgent.from_store(url, name="bridge") as agent:
         agent.record_action(3, 1)
+        assert _stored(url) is None
+        open_ids = agent._campaign.requests.open_ids()
+        agent.record_inspection(open_ids[0], int(y[1]))
     assert _stored(url) is None

@@ -8,7 +8,8 @@ out, in UTC) and actions with their names.
 
 An agent in a SQLite file that its stored snapshot decides (see
 :func:`~skrbal.online._snapshot_agent.snapshot_agent`), counting time in
-steps and writing CSV, is observed without scikit-learn and pandas
+steps or in seconds given as numbers, is observed without scikit-learn and
+pandas
 (:class:`~skrbal.online._snapshot_agent.SnapshotAgent`; issue 28.25): the
 same decisions, store rows and output bytes. A batch that needs the model
 (it changes the fantasised requests) and everything after it go to the
@@ -101,30 +102,36 @@ class _DecisionWriter:
         names += ["evpi", "inspect", "request_id", "action"]
         if self.action_names is not None:
             names.append("action_name")
-        rows = []
-        if self.header or len(decided["step"]):
-            rows.append(names)
+        records = []  # each row's values, as the frame's records hold them
         for i, step in enumerate(decided["step"].tolist()):
-            action = int(decided["action"][i])
+            stamp, action = float(decided["timestamp"][i]), int(decided["action"][i])
             request = int(decided["request_id"][i])
-            row = [str(step), _float_text(decided["timestamp"][i])]
-            row += [_float_text(b) for b in decided["belief"][i]]
-            row += [_float_text(decided["evpi"][i]), str(bool(decided["inspect"][i]))]
-            row += [str(request) if request else "", str(action)]
+            record = [step, None if math.isnan(stamp) else stamp]
+            record += [float(b) for b in decided["belief"][i]]
+            record += [float(decided["evpi"][i]), bool(decided["inspect"][i])]
+            record += [request or None, action]
             if self.action_names is not None:
-                row.append(self.action_names[action])
-            rows.append(row)
-        if rows:
+                record.append(self.action_names[action])
+            records.append(record)
+        if self.fmt != "csv":
+            for record in records:
+                # json writes floats with repr: exact, and no NaN (null).
+                self.stream.write(json.dumps(dict(zip(names, record))) + "\n")
+        elif self.header or records:
+            rows = [names] if self.header else []
+            rows += [[_cell_text(v) for v in record] for record in records]
             self.header = False
             # pandas writes with the csv module: the same quoting and line ends.
             csv.writer(self.stream, lineterminator="\n").writerows(rows)
         self.stream.flush()
 
 
-def _float_text(value) -> str:
-    """A float as pandas' ``to_csv`` writes it: ``repr``, NaN as nothing."""
-    value = float(value)
-    return "" if math.isnan(value) else repr(value)
+def _cell_text(value) -> str:
+    """A value as pandas' ``to_csv`` writes it: floats as ``repr``, a missing
+    one as nothing."""
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def _records(decisions) -> list[dict]:
@@ -283,6 +290,12 @@ class _ObservationReader:
         X = np.asarray(rows, dtype=np.float64)
         if self.stamp is None:
             return X, None
+        if self.date_format is None and all(
+            _NUMBER.fullmatch(s.strip(" \t")) for s in stamps
+        ):
+            # Seconds by the features' grammar: read as pandas reads them
+            # (both round to the nearest double), without pandas.
+            return X, np.array([float(s) for s in stamps], dtype=np.float64)
         from skrbal._datetimes import parse_datetimes
         from skrbal.cli._time_options import timestamps
 
@@ -462,21 +475,28 @@ class _Agents:
         """The agent's decisions for a batch (arrays from the snapshot's)."""
         if not self.fast:
             return self.agent.observe(X, **call)
+        from skrbal.exceptions import RequestExpiredWarning, caller_stacklevel
         from skrbal.online import NeedsModel
 
+        # Held (no filter's registry touched) until it is known which path
+        # decides the batch, then issued from the same place the agent's are.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 decided = self.agent.observe(X, **call)
             except NeedsModel:
                 decided = None
-        if decided is None:  # nothing was written: the agent decides it
+        if decided is None:
+            # What was written stays (an expiry): its warning is issued; the
+            # rest of the batch, unwritten, goes to the agent, which warns again.
+            caught = [w for w in caught if w.category is RequestExpiredWarning]
+        for w in caught:
+            warnings.warn(w.message, stacklevel=caller_stacklevel())
+        if decided is None:
             self.agent.close()
             self.fast = False
             self.agent = self.stack.enter_context(resumed_agent(self.args))
             return self.agent.observe(X, **call)
-        for w in caught:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         return decided
 
 
@@ -485,9 +505,7 @@ def _snapshot_agent(args, stack):
     if (
         os.environ.get("SKRBAL_SNAPSHOT", "").lower() == "off"
         or getattr(args, "served_agent", None) is not None
-        or args.format != "csv"
         or args.date_format is not None
-        or args.timestamp_column is not None
         or args.wait < 0
         or sqlite_file(args.store) is None
     ):
@@ -500,7 +518,7 @@ def _snapshot_agent(args, stack):
     if agent is None:
         return None
     stack.callback(agent.close)
-    if agent.status()["clock"] != "step" or agent_times_are_iso(store, args.agent):
+    if agent_times_are_iso(store, args.agent):  # dates: read with pandas
         agent.close()
         return None
     return agent

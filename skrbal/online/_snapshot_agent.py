@@ -71,10 +71,14 @@ class NeedsModel(Exception):
 
 
 class _Steps:
-    """The steps a snapshot campaign keeps: none (the store keeps them)."""
+    """The steps a snapshot campaign keeps: their count (the store keeps them)."""
+
+    def __init__(self, n_steps: int):
+        self.n_steps = n_steps
 
     def extend(self, X, action, y=None, keep=()) -> None:
-        """Nothing to keep: the next command reads the store."""
+        """Count the steps decided (a retried call's decide none)."""
+        self.n_steps += X.shape[0]
 
 
 class SnapshotCampaign:
@@ -91,6 +95,8 @@ class SnapshotCampaign:
         The decision's tables.
     pending_value : {'fantasy', 'ignore'}
         Whether a request's value counts the pending results.
+    n_steps : int, default=0
+        The agent's steps so far.
 
     Examples
     --------
@@ -112,7 +118,7 @@ class SnapshotCampaign:
     True
     """
 
-    def __init__(self, decisions, snapshot, process, pending_value):
+    def __init__(self, decisions, snapshot, process, pending_value, n_steps=0):
         self.decisions, self.process = decisions, process
         self.pending_value = pending_value
         self.model = PredictiveClassifier(
@@ -124,7 +130,7 @@ class SnapshotCampaign:
         if held.get("weights") is not None:
             self._weights = np.asarray(held["weights"], dtype=np.float64)
             self._stacked = StudentTPredictive.from_json(held["predictive"])
-        self.steps = _Steps()
+        self.steps = _Steps(n_steps)
         self.keeps_snapshots = True
 
     def current(self) -> bool:
@@ -242,17 +248,12 @@ class SnapshotAgent(ObserveCalls):
         self._keys = CallKeys(store, record.agent_id, record.name)
         self._recent = RecentRows(store, record.agent_id, live.n_commissioning)
         self._last_time, self.last_evpi_ = live.last_time, live.last_evpi
-        self._n_steps = record.n_steps
 
     def observe(self, X, timestamps=None, *, key=None, skipped=None, output="arrays"):
         """:meth:`RiskBasedAgent.observe`, as arrays (``output='arrays'``)."""
         if output != "arrays":
             raise ValueError("a snapshot agent returns arrays: output='arrays'.")
-        decided = super().observe(
-            X, timestamps, key=key, skipped=skipped, output="arrays"
-        )
-        self._n_steps += len(decided["step"])
-        return decided
+        return super().observe(X, timestamps, key=key, skipped=skipped, output=output)
 
     def status(self) -> dict:
         """The agent's status, as the store reads it (:meth:`AgentStore.status`)."""
@@ -261,7 +262,7 @@ class SnapshotAgent(ObserveCalls):
     @property
     def n_steps_(self) -> int:
         """Steps so far, commissioning samples included."""
-        return self._n_steps
+        return self._campaign.steps.n_steps
 
     def _check_open(self):
         if not self._lock.held:
@@ -358,7 +359,11 @@ def snapshot_agent(store, name: str, lock_timeout: float = 0.0):
         for r in live.requests:  # as a resumed agent loads them
             book.load(r.request_id, Request(r.step, r.status, 0, r.belief, r.time))
         campaign = SnapshotCampaign(
-            decisions, snapshot, process, settings.get("pending_value", "fantasy")
+            decisions,
+            snapshot,
+            process,
+            settings.get("pending_value", "fantasy"),
+            record.n_steps,
         )
         if not campaign.current():
             lock.release()

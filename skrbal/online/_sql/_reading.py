@@ -41,15 +41,26 @@ from skrbal.online._sql._live import requests_of as _requests_of
 from skrbal.online._sql._summary import AgentSummary
 from skrbal.online._storage import StoreError
 
-# The events after which the agent's beliefs may be other ones: a new model,
-# or an action its owner recorded (a repair the beliefs may count), after
-# which a snapshot is read only if a later event holds one.
-_MODEL_EVENTS = ("commission", "result", "action")
+# The events after which the agent's model is another one.
+_MODEL_EVENTS = ("commission", "result")
 
 
 def _latest_snapshot(conn, agent_id: int) -> EventRecord | None:
-    """The newest event holding a snapshot of the agent's current model."""
+    """The newest event holding a snapshot of the agent's current model.
+
+    None for an agent whose owner recorded an action (``record_action``): a
+    recorded repair may weigh in the beliefs of every later step (the class
+    weights of the labels before it), which the model's snapshot does not
+    hold, so such an agent is always decided by its model.
+    """
     ev = schema.events
+    acted = conn.execute(
+        select(ev.c.seq)
+        .where((ev.c.agent_id == agent_id) & (ev.c.kind == "action"))
+        .limit(1)
+    ).first()
+    if acted is not None:
+        return None
     # Newest first: the events that change the model, and those whose payload
     # may hold a snapshot (json.dumps writes the key so; a key inside a string
     # is escaped, and each payload is read).

@@ -313,9 +313,10 @@ class AgentStoreReading:
         Returns
         -------
         event : EventRecord or None
-            ``None`` when the model changed after the last snapshot, or the
+            ``None`` when the model changed after the last snapshot, the
             agent has none (a store written before snapshots, a model without
-            one).
+            one), or its owner recorded an action (a repair may weigh in
+            every later belief).
 
         Raises
         ------
