@@ -506,3 +506,14 @@ def test_the_stdlib_connections_set_the_stores_pragmas(tmp_path, synchronous):
     conn.close()
     live.close()
     assert got == expected == ["wal", {"full": 2, "normal": 1}[synchronous], 1]
+
+
+def test_a_refused_chain_key_is_refused_alike(tmp_path):
+    path = str(tmp_path / "agents.db")
+    AgentStore(path).close()
+    said = []
+    for opener in (AgentStore, SqliteStore.open):
+        with pytest.raises(ValueError) as caught:
+            opener(path, chain_key=b"short")
+        said.append(str(caught.value))
+    assert said[0] == said[1]

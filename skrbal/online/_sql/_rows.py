@@ -57,15 +57,12 @@ class SqliteRows:
         self._conn = conn
 
     def stream(self, sql: str, params: dict, size: int = 1_000):
-        """The rows, fetched ``size`` at a time."""
+        """The rows, one at a time (``sqlite3`` steps its statement a row at
+        a time, whatever ``size``: it never holds more than the row)."""
         cursor = self._conn.execute(sql, params)
         make = _record(tuple(d[0] for d in cursor.description))
         try:
-            while True:
-                chunk = cursor.fetchmany(size)
-                if not chunk:
-                    return
-                yield from map(make, chunk)
+            yield from map(make, cursor)
         finally:
             cursor.close()
 

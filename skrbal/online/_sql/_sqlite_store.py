@@ -128,7 +128,11 @@ class SqliteStore(AgentStoreWriting):
         database = SqliteFile.open(path, synchronous)
         if database is None:
             return None
-        return cls(database, chain_key=chain_key, anchor_file=anchor_file)
+        try:
+            return cls(database, chain_key=chain_key, anchor_file=anchor_file)
+        except BaseException:  # a chain key refused: nothing left open
+            database.close()
+            raise
 
     @property
     def chain_keyed(self) -> bool:

@@ -266,14 +266,17 @@ def _check_blocks(conn, walk) -> None:
     for step, (seq, _) in logged.items():
         if step not in hashers:
             raise _damaged(agent, b, f"block of step {step} (event {seq})", "missing")
-    # Column by column, one block's column in memory at a time; of the
-    # EVPI and request ids, what the requests are checked against.
+    # One block in memory at a time; of the EVPI and request ids, what the
+    # requests are checked against.
     kept = {"evpi": {}, "request_id": {}}
-    for column in BLOCK_COLUMNS:
-        # The raw value, so that text where bytes belong is named by
-        # _block_bytes (SQLAlchemy 2.0.0's LargeBinary raised TypeError on it).
-        rows = conn.stream(f"SELECT first_step, {column} {mine}", params, 1)
-        for first_step, value in rows:
+    # A block at a time, its columns in the hash's order. The raw values, so
+    # that text where bytes belong is named by _block_bytes (SQLAlchemy
+    # 2.0.0's LargeBinary raised TypeError on it).
+    columns = ", ".join(BLOCK_COLUMNS)
+    for first_step, *values in conn.stream(
+        f"SELECT first_step, {columns} {mine}", params, 1
+    ):
+        for column, value in zip(BLOCK_COLUMNS, values):
             value = _block_bytes(walk, first_step, column, value)
             add_column(hashers[first_step], value)
             if column in kept:
