@@ -210,13 +210,13 @@ def test_a_session_with_times_in_seconds_is_equal_on_both_paths(tmp_path, counte
     assert f"{52 * HOUR!r}" in results[1][0][0][1]
 
 
-def test_the_command_imports_neither_sklearn_nor_pandas(tmp_path):
+def test_the_command_imports_neither_sklearn_nor_pandas_nor_sqlalchemy(tmp_path):
     _store(tmp_path / "a.db", timeout=None)  # nothing expires: no model needed
     rows = _csv(tmp_path / "one.csv", [CENTRES[0] + 0.1])
     probe = (
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('LOADED ' + ' '.join(sorted("
-        "m for m in ('sklearn', 'pandas', 'scipy') if m in sys.modules)) + '\\n'))\n"
+        "m for m in ('sklearn', 'pandas', 'scipy', 'sqlalchemy') if m in sys.modules)) + '\\n'))\n"
         "from skrbal.cli import main\n"
         "sys.argv = ['skrbal'] + sys.argv[1:]\n"
         "sys.exit(main())\n"

@@ -510,9 +510,11 @@ def _snapshot_agent(args, stack):
         or sqlite_file(args.store) is None
     ):
         return None
-    from skrbal.online import snapshot_agent
+    from skrbal.online import open_sqlite_store, snapshot_agent
 
-    store = open_store(args)
+    # The standard library's sqlite3, not SQLAlchemy (0.4 s to import), when
+    # the file is one it serves; else the store as every command opens it.
+    store = open_sqlite_store(args.store) or open_store(args)
     stack.callback(store.close)
     agent = snapshot_agent(store, args.agent, lock_timeout=args.wait)
     if agent is None:

@@ -32,7 +32,9 @@ Reading a store needs no agent and takes no lock: :meth:`AgentStore.status`,
 :meth:`~AgentStore.events`, :meth:`~AgentStore.configuration` and
 :meth:`~AgentStore.verify` (the agent's event chain and the tables against
 it). :func:`sqlite_summary` reads the status and configuration of an agent
-in a SQLite store with the standard library alone (no SQLAlchemy).
+in a SQLite store with the standard library alone (no SQLAlchemy);
+:func:`open_sqlite_store` opens a SQLite store so for one live call (the
+store's writer and reads, through the standard library's ``sqlite3``).
 """
 
 import importlib.util
@@ -70,6 +72,7 @@ _LAZY = {
     "RiskBasedAgent": "skrbal.online._agent",
     "SkippedRow": "skrbal.online._records",
     "StoreError": "skrbal.exceptions",
+    "open_sqlite_store": "skrbal.online._connect",
     "snapshot_agent": "skrbal.online._snapshot_agent",
     "sqlite_summary": "skrbal.online._sql._summary",
 }

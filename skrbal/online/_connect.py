@@ -107,7 +107,7 @@ def open_sqlite_store(store, **options):
     Examples
     --------
     >>> import os, sys, tempfile
-    >>> from skrbal.online._connect import open_sqlite_store
+    >>> from skrbal.online import open_sqlite_store
     >>> open_sqlite_store("postgresql://db/agents") is None
     True
     >>> path = os.path.join(tempfile.mkdtemp(), "agents.db")
