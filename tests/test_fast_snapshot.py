@@ -18,7 +18,7 @@ from skrbal import synthetic_decision_process
 from skrbal._learning._snapshot import SNAPSHOT_VERSION
 from skrbal.budget import PacedBudget
 from skrbal.mixture import BayesianGMMClassifier
-from skrbal.online import AgentStore, RiskBasedAgent, StoreError
+from skrbal.online import AgentStore, RiskBasedAgent, StoreError, open_sqlite_store
 from skrbal.online._sql._store_writing import AgentStoreWriting
 
 CENTRES = np.array([[0.0, 0.0], [2.0, 1.0], [4.0, 3.0], [7.0, 6.0]])
@@ -46,6 +46,9 @@ def _agent(store, **params):
 def _stored(store_url):
     with AgentStore(store_url) as store:
         event = store.load_snapshot("bridge")
+    # The command line's store (standard library sqlite3) reads the same one.
+    with open_sqlite_store(store_url) as quick:
+        assert quick.load_snapshot("bridge") == event
     return None if event is None else (event.seq, event.kind, event.payload["snapshot"])
 
 

@@ -74,6 +74,7 @@ MODEL_EVENTS = ("commission", "result")
 # Newest first: the events that change the model, and those whose payload
 # may hold a snapshot (json.dumps writes the key so; a key inside a string
 # is escaped, and each payload is read).
+_ACTED = f"SELECT seq FROM {EVENTS} WHERE agent_id = :agent AND kind = 'action' LIMIT 1"
 _SNAPSHOTS = (
     f"SELECT {', '.join(_EVENT_COLUMNS)} FROM {EVENTS} WHERE agent_id = :agent "
     f"AND (kind IN ({', '.join(repr(k) for k in MODEL_EVENTS)}) "
@@ -211,7 +212,19 @@ class LiveReads:
     def snapshot_of(self, agent) -> EventRecord | None:
         """The latest event holding the snapshot of the model of ``agent``
         (its row), None when the model changed after the last snapshot or
-        the agent has none. Verify the chain first (:meth:`verified`)."""
+        the agent has none. Verify the chain first (:meth:`verified`).
+
+        None too for an agent whose owner recorded an action
+        (``record_action``): a recorded repair may weigh in the beliefs of
+        every later step (the class weights of the labels before it), which
+        the model's snapshot does not hold, so such an agent is always
+        decided by its model.
+        """
+        if self._rows(_ACTED, {"agent": agent.agent_id}):
+            return None
+        # Newest first: the events that change the model, and those whose
+        # payload may hold a snapshot (json.dumps writes the key so; a key
+        # inside a string is escaped, and each payload is read).
         params = {"agent": agent.agent_id, "snapshot": '%"snapshot": {%'}
         for values in self._rows(_SNAPSHOTS, params):
             row = SimpleNamespace(**dict(zip(_EVENT_COLUMNS, values)))

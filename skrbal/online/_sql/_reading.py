@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 
-from sqlalchemy import func, select, text
+from sqlalchemy import select, text
 from sqlalchemy.exc import DatabaseError
 
 from skrbal._lazy import numpy as np  # imported when first used
@@ -34,51 +34,13 @@ from skrbal.online._sql._live import (
     block_of,
     damage_message,
     heads,
+    n_states,
 )
 from skrbal.online._sql._live import last_observation as _last_observation
 from skrbal.online._sql._live import observed_steps as _observed_steps
 from skrbal.online._sql._live import requests_of as _requests_of
 from skrbal.online._sql._summary import AgentSummary
 from skrbal.online._storage import StoreError
-
-# The events after which the agent's model is another one.
-_MODEL_EVENTS = ("commission", "result")
-
-
-def _latest_snapshot(conn, agent_id: int) -> EventRecord | None:
-    """The newest event holding a snapshot of the agent's current model.
-
-    None for an agent whose owner recorded an action (``record_action``): a
-    recorded repair may weigh in the beliefs of every later step (the class
-    weights of the labels before it), which the model's snapshot does not
-    hold, so such an agent is always decided by its model.
-    """
-    ev = schema.events
-    acted = conn.execute(
-        select(ev.c.seq)
-        .where((ev.c.agent_id == agent_id) & (ev.c.kind == "action"))
-        .limit(1)
-    ).first()
-    if acted is not None:
-        return None
-    # Newest first: the events that change the model, and those whose payload
-    # may hold a snapshot (json.dumps writes the key so; a key inside a string
-    # is escaped, and each payload is read).
-    rows = conn.execute(
-        select(ev.c.seq, ev.c.kind, ev.c.step, ev.c.request_id, ev.c.payload)
-        .where(
-            (ev.c.agent_id == agent_id)
-            & (ev.c.kind.in_(_MODEL_EVENTS) | ev.c.payload.like('%"snapshot": {%'))
-        )
-        .order_by(ev.c.seq.desc())
-    )
-    for row in rows:
-        payload = json.loads(row.payload)
-        if isinstance(payload.get("snapshot"), dict):
-            return EventRecord(row.seq, row.kind, row.step, row.request_id, payload)
-        if row.kind in _MODEL_EVENTS:  # the model changed without one
-            return None
-    return None
 
 
 def sql_rows(conn):
@@ -91,17 +53,6 @@ def process_of(row):
     from skrbal.online._config import process_from_json
 
     return process_from_json(row.process)
-
-
-def n_states(row) -> int:
-    """The number of states of an agent row's process.
-
-    Read from its stored ``classes`` when it has them (as every process
-    stored since the format's first version does), without building the
-    process, whose class imports scikit-learn.
-    """
-    classes = json.loads(row.process).get("classes")
-    return len(classes) if classes is not None else process_classes(row).size
 
 
 def process_classes(row) -> np.ndarray:
@@ -226,8 +177,8 @@ class StoreReader:
                 .order_by(obs.c.step)
             ).all()
             steps = _observed_steps(conn, agent, every_step)
-            n_states = process_classes(agent).size
-            seen = read_steps(conn, agent, steps, ("features", "action"), n_states)
+            k = n_states(agent)
+            seen = read_steps(conn, agent, steps, ("features", "action"), k)
             # Only the events that change the model: one per result or action.
             events = tuple(
                 EventRecord(e.seq, e.kind, e.step, e.request_id, json.loads(e.payload))
@@ -239,7 +190,7 @@ class StoreReader:
                     .order_by(ev.c.seq)
                 )
             )
-            requests = _requests_of(conn, agent, n_states)
+            requests = _requests_of(conn, agent, k)
             last_time, last_evpi = _last_observation(conn, aid)
         c_step, c_features, c_action = commissioning_arrays(com, agent.n_features)
         return Replay(
@@ -260,29 +211,15 @@ class StoreReader:
         with self._reading_agent(name) as conn:
             agent = self.agent_row(conn, name)
             self._verified(conn, agent)
-            return _latest_snapshot(conn, agent.agent_id)
+            return LiveReads(conn, self.database.display_url).snapshot_of(agent)
 
     def load_live(self, name: str) -> LiveState:
         """See :meth:`~skrbal.online.AgentStore.load_live`."""
-        obs = schema.observations
         with self._reading_agent(name) as conn:
             agent = self.agent_row(conn, name)
             self._verified(conn, agent)
-            aid = agent.agent_id
-            n_commissioning = conn.execute(
-                select(func.count()).select_from(obs).where(obs.c.agent_id == aid)
-            ).scalar()
-            requests = _requests_of(conn, agent, n_states(agent))
-            last_time, last_evpi = _last_observation(conn, aid)
-            snapshot = _latest_snapshot(conn, aid)
-        return LiveState(
-            agent=agent_record(agent),
-            n_commissioning=int(n_commissioning),
-            requests=requests,
-            last_time=last_time,
-            last_evpi=last_evpi,
-            snapshot=snapshot,
-        )
+            fields = LiveReads(conn, self.database.display_url).live(agent)
+        return LiveState(agent=agent_record(agent), **fields)
 
     def _agent_by_id(self, conn, agent_id: int):
         row = conn.execute(
@@ -304,7 +241,7 @@ class StoreReader:
         """See :meth:`~skrbal.online.AgentStore.load_block`."""
         with self._reading_agent(agent_id) as conn:
             agent = self._agent_by_id(conn, agent_id)
-            return block_of(conn, agent, first_step, process_classes(agent).size)
+            return block_of(conn, agent, first_step, n_states(agent))
 
     def load_steps(self, agent_id: int, steps, columns) -> dict:
         """See :meth:`~skrbal.online.AgentStore.load_steps`."""
