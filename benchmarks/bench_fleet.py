@@ -187,10 +187,17 @@ def phase_counts(structure, inspected, actions) -> dict:
     return counts
 
 
-def measure(learner, structure, initial, hindsight: bool = False) -> dict:
-    """Run ``learner`` on a structure's record and measure the run."""
+def measure(
+    learner, structure, initial, hindsight: bool = False, tell_repairs: bool = False
+) -> dict:
+    """Run ``learner`` on a structure's record and measure the run.
+
+    ``tell_repairs``: the learner is given the record's actions (the owner's
+    repair), as ``fit(..., actions=)``.
+    """
     X, y = structure.X, structure.y
-    learner.fit(X, y, initial=initial)
+    actions = structure.actions if tell_repairs else None
+    learner.fit(X, y, initial=initial, actions=actions)
     steps, totals = learner.history_.steps, learner.history_.totals
     damaged = np.isin(y, DAMAGED)
     inspected = steps["inspected"].to_numpy(bool)
@@ -231,6 +238,8 @@ def run_repetition(
     unlabelled_weight: float = UNLABELLED_WEIGHT,
     policies: tuple[str, ...] = POLICIES,
     shared_mean_precision: float = SHARED_MEAN_PRECISION,
+    tell_repairs: bool = False,
+    learner_params: dict | None = None,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy.
 
@@ -280,8 +289,9 @@ def run_repetition(
                     process=process,
                     random_state=rng_seed,
                     **policy_params,
+                    **(learner_params or {}),
                 )
-                record = measure(learner, structure, initial, hindsight)
+                record = measure(learner, structure, initial, hindsight, tell_repairs)
                 records.append(record.pop("_labelled"))
                 if policy == "evpi" and arm == "alone":
                     budget = max(
@@ -471,6 +481,18 @@ def main(argv=None) -> None:
         help="the policies to run ('paced' needs 'evpi', whose alone run sets "
         "its budget)",
     )
+    parser.add_argument(
+        "--tell-repairs",
+        action="store_true",
+        help="both arms' learners are given the record's actions (the owner's "
+        "repair), fit(..., actions=)",
+    )
+    parser.add_argument(
+        "--history-prior",
+        type=float,
+        default=0.0,
+        help="both arms' learners' history_prior (0: the plain rule's beliefs)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="fleet", help="file stem of the results")
     args = parser.parse_args(argv)
@@ -488,6 +510,8 @@ def main(argv=None) -> None:
             unlabelled_weight=args.unlabelled_weight,
             policies=tuple(args.policies),
             shared_mean_precision=args.shared_mean_precision,
+            tell_repairs=args.tell_repairs,
+            learner_params=learner_params(args),
         )
         for r in range(args.repeats)
     )
@@ -497,6 +521,11 @@ def main(argv=None) -> None:
     for done, chunk in enumerate(chunks, start=1):
         rows += chunk
         write_results(args, pd.DataFrame(rows), done, time.perf_counter() - start)
+
+
+def learner_params(args) -> dict:
+    """The learner's parameters the command line sets for both arms."""
+    return {"history_prior": args.history_prior} if args.history_prior else {}
 
 
 def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
@@ -520,6 +549,8 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
             else " --shared-labels-only"
         )
         + f" --shared-mean-precision {args.shared_mean_precision:g}"
+        + (" --tell-repairs" if args.tell_repairs else "")
+        + (f" --history-prior {args.history_prior:g}" if args.history_prior else "")
     )
     header = [
         "# A fleet commissioned on healthy data: shared strength against alone "

@@ -45,6 +45,7 @@ from skrbal._learning._kernel import (
     Result,
     check_anchor_methods,
 )
+from skrbal._learning._repairs import RepairedClassWeights, concentration
 from skrbal._learning._requests import RequestBook
 from skrbal._learning._updates import check_learning_params, clone_for, make_update
 from skrbal.inspection import check_methods
@@ -212,6 +213,8 @@ class Campaign:
         self.history = (
             HistoryPrior(process, history_prior) if history_prior > 0 else None
         )
+        #: The class weights after the repairs the campaign is told of.
+        self.repaired = RepairedClassWeights(process)
         #: The requests, the budget's state and the blocked count.
         self.decisions = DecisionState(self.kernel, request_timeout)
         self.model = None
@@ -239,16 +242,24 @@ class Campaign:
     def beliefs(self, X, *, step=None, **kwargs) -> np.ndarray:
         """The beliefs over ``X``, a block of steps from ``step`` on.
 
-        The model's (:meth:`DecisionKernel.beliefs`); with ``history_prior``,
-        their class prior is the process's prediction from the labelled
-        history (:class:`HistoryPrior`). ``step`` is the block's first step
-        (``None``: the step after those kept).
+        The model's (:meth:`DecisionKernel.beliefs`), their class weights
+        counting the labels taken before a repair the campaign was told of
+        as the repair left their state (:class:`RepairedClassWeights`); with
+        ``history_prior``, their class prior is the process's prediction from
+        the labelled history (:class:`HistoryPrior`). ``step`` is the block's
+        first step (``None``: the step after those kept).
         """
         proba = self.kernel.beliefs(self.model, X, **kwargs)
-        if self.history is None:
-            return proba
         if step is None:
             step = self.steps.n_steps
+        if self.history is None:
+            # The history's prediction already resets at a repair.
+            return self.repaired.beliefs(
+                proba,
+                concentration(self.model, self.process.classes_),
+                self.steps.stream_state(),
+                step,
+            )
         weights = class_weights(self.model, self.process.classes_)
         return self.history.beliefs(proba, weights, self.steps.stream_state(), step)
 
