@@ -538,9 +538,14 @@ class RiskBasedLearner(BaseEstimator):
         actions : array-like of int of shape (n_steps,), default=None
             The actions the record itself shows between each step and the next
             (e.g. the repairs of :func:`~skrbal.datasets.make_degradation_stream`,
-            as :func:`~skrbal.datasets.stream_test_split` aggregates them). Used
-            only by ``semi_supervised='smoothing'``, whose transitions they
-            choose; the agent's own actions are used when ``None``.
+            as :func:`~skrbal.datasets.stream_test_split` aggregates them).
+            ``semi_supervised='smoothing'`` and ``history_prior`` take their
+            transitions from them (the agent's own actions are used when
+            ``None``); and after a repair (an action other than the idle
+            one) the labels taken before it count in the class weights as
+            the repair left their state (the transition under that action),
+            so a structure's damage labels no longer make its healthy steps
+            after the repair look damaged.
         routine : array-like of int, default=None
             Stream indices labelled by routine inspections: inspections made
             anyway (a scheduled visit), not requested by the learner. Each
