@@ -126,3 +126,34 @@ def test_a_learner_told_of_the_repair_asks_less_after_it(seed):
     # labels count as repaired: less value in inspecting healthy steps.
     assert told["evpi"].sum() < 0.7 * untold["evpi"].sum()
     assert told["inspected"].sum() < untold["inspected"].sum()
+
+
+def test_an_agent_told_of_the_repair_decides_as_the_learner():
+    from skrbal.online import RiskBasedAgent
+
+    X, y, actions = _record(0)
+
+    def params():
+        return dict(
+            estimator=BayesianGMMClassifier(mean_prior="data", covariance_prior="data"),
+            process=PROCESS,
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        learner = RiskBasedLearner(**params()).fit(
+            X, y, initial=np.arange(10), actions=actions
+        )
+        steps = learner.history_.steps.iloc[10:]
+        agent = RiskBasedAgent(**params())
+        inspected = []
+        with agent.fit(X[:10], y[:10]):
+            for t in range(10, y.size):
+                row = next(agent.observe(X[t : t + 1]).itertuples())
+                inspected.append(bool(row.inspect))
+                if row.inspect:
+                    agent.record_inspection(int(row.request_id), y[t])
+                if actions[t]:
+                    agent.record_action(t, int(actions[t]))  # the crew repaired
+    np.testing.assert_array_equal(inspected, steps["inspected"])
+    assert sum(inspected[90:]) <= 3  # as the learner told (an untold one: 5)

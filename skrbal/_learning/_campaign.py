@@ -326,9 +326,12 @@ class Campaign:
         fantasised beliefs of a block, hence its decisions, are computed bit
         for bit without the model (issue 28.25). ``None`` when the beliefs are
         not such a predictive (another kind of model, a class with a directed
-        prior) or the class prior follows the history (``history_prior``).
+        prior) or the class prior follows the history (``history_prior``) or
+        a repair the campaign was told of (:class:`RepairedClassWeights`).
         """
         if self.model is None or self.history is not None:
+            return None
+        if self.repaired.repairs(self.steps.stream_state(), self.steps.n_steps)[0].size:
             return None
         stacked = stacked_predictor([self.model])
         predictive = getattr(stacked, "predictive", None)

@@ -18,10 +18,11 @@ a repair counts as the process's post-repair state. The belief is
 
 with ``c`` the model's concentration and ``c'(t)`` the same with the labels'
 counts moved; rows of a transition sum to one, so ``sum c' = sum c``. Only
-repairs the campaign was *told* of count (the record's actions given to the
-stream learner's ``fit``): a repair the learner merely recommends changes
-nothing of a record it does not control. Without such a repair before a
-step, the model's beliefs stand unchanged.
+repairs the campaign was *told* of count: the record's actions given to the
+stream learner's ``fit``, or those an agent's owner recorded
+(``record_action``). A repair the agent merely recommends changes nothing,
+since nobody said it was done. Without such a repair before a step, the
+model's beliefs stand unchanged.
 """
 
 from __future__ import annotations
@@ -86,16 +87,29 @@ class RepairedClassWeights:
         self.idle = int(np.argmax(np.asarray(process.action_utility)))
         self._position = {c: i for i, c in enumerate(classes.tolist())}
 
-    def repairs(self, state, stop: int) -> np.ndarray:
-        """The steps before ``stop`` whose taken action was not the idle one."""
-        actions = state.exogenous_actions
-        if actions is None:
-            return np.zeros(0, dtype=np.intp)
-        actions = np.asarray(actions[:stop])
-        return np.flatnonzero(actions != self.idle)
+    def repairs(self, state, stop: int):
+        """The steps before ``stop`` whose taken action was not the idle one,
+        and those actions.
 
-    def moved_counts(self, state, step: int, repairs: np.ndarray):
-        """Label counts before ``step``, as they are and as the repairs moved them."""
+        Taken: the record's actions given to a stream learner
+        (``exogenous_actions``), else those an agent's owner recorded
+        (``told``).
+        """
+        actions = state.exogenous_actions
+        if actions is not None:
+            steps = np.flatnonzero(np.asarray(actions[:stop]) != self.idle)
+            return steps, np.asarray(actions)[steps]
+        told = sorted((s, a) for s, a in getattr(state, "told", {}).items() if s < stop)
+        told = [(s, a) for s, a in told if a != self.idle]
+        steps = np.array([s for s, _ in told], dtype=np.intp)
+        return steps, np.array([a for _, a in told], dtype=np.intp)
+
+    def moved_counts(self, state, step: int, repairs):
+        """Label counts before ``step``, as they are and as the repairs moved them.
+
+        ``repairs``: the steps and actions of :meth:`repairs`.
+        """
+        repairs, actions = repairs
         labelled = np.asarray(state.labelled, dtype=np.intp)
         labelled = labelled[labelled < step]
         n_states = self.classes.size
@@ -104,8 +118,8 @@ class RepairedClassWeights:
         y = np.asarray(state.y[labelled]).tolist()
         onehot = np.zeros((labelled.size, n_states))
         onehot[np.arange(labelled.size), [self._position[c] for c in y]] = 1.0
-        repairs = repairs[repairs < step]
-        actions = np.asarray(state.exogenous_actions)[repairs]
+        before = repairs < step
+        repairs, actions = repairs[before], actions[before]
         # suffix[j]: the product of the transitions of repairs j, j+1, ...
         suffix = [np.eye(n_states)]
         for a in actions[::-1].tolist():
@@ -128,13 +142,13 @@ class RepairedClassWeights:
         """
         n = proba.shape[0]
         repairs = self.repairs(state, step + n - 1)
-        if not repairs.size or concentration is None:
+        if not repairs[0].size or concentration is None:
             return proba
         out = proba.copy()
         tiny = np.finfo(np.float64).tiny
         base = np.maximum(concentration, tiny)
         # The weights change only after a repair: one epoch per repair.
-        edges = np.unique(np.clip(repairs + 1, step, step + n))
+        edges = np.unique(np.clip(repairs[0] + 1, step, step + n))
         bounds = np.r_[edges, step + n]
         for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
             if lo >= hi:
