@@ -8,7 +8,10 @@ commissions its structures one after another, in the generator's order, each
 **on healthy data alone**: its first ``--commissioning`` (50) observations in
 the healthy state (1) are labelled, nothing else. Each structure's stream is
 its whole record, decided by :class:`~skrbal.active.RiskBasedLearner` with the
-Z24 decision process. Two arms see the same data:
+Z24 decision process, told of the record's repair (``fit(..., actions=)``, as
+an owner records it; ``--untold-repairs``: not told, as in earlier sessions):
+the labels taken before it then count in the class weights as the repair left
+their state. Two arms see the same data:
 
 - ``alone``: ``PooledGMMClassifier()`` without a fleet, which is the Bayesian
   GMM on features standardised by the structure's own commissioning window
@@ -238,7 +241,7 @@ def run_repetition(
     unlabelled_weight: float = UNLABELLED_WEIGHT,
     policies: tuple[str, ...] = POLICIES,
     shared_mean_precision: float = SHARED_MEAN_PRECISION,
-    tell_repairs: bool = False,
+    tell_repairs: bool = True,
     learner_params: dict | None = None,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy.
@@ -482,10 +485,13 @@ def main(argv=None) -> None:
         "its budget)",
     )
     parser.add_argument(
-        "--tell-repairs",
-        action="store_true",
-        help="both arms' learners are given the record's actions (the owner's "
-        "repair), fit(..., actions=)",
+        "--untold-repairs",
+        dest="tell_repairs",
+        action="store_false",
+        help="the learners are not told of the record's repair (the judged "
+        "arms of earlier sessions); by default both arms' learners are given "
+        "the record's actions, fit(..., actions=), so the labels taken before "
+        "a repair count as the repair left their state",
     )
     parser.add_argument(
         "--history-prior",
@@ -549,7 +555,7 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
             else " --shared-labels-only"
         )
         + f" --shared-mean-precision {args.shared_mean_precision:g}"
-        + (" --tell-repairs" if args.tell_repairs else "")
+        + ("" if args.tell_repairs else " --untold-repairs")
         + (f" --history-prior {args.history_prior:g}" if args.history_prior else "")
     )
     header = [
@@ -564,8 +570,15 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         "once; 70 % of structures damaged, 10 % with damage elsewhere, half of "
         "the damaged repaired), the same for both arms. Each structure "
         f"commissioned on its first {args.commissioning} healthy observations "
-        "only; stream = its whole record; Z24 decision process. Means over "
-        "repetitions; ratios are shared / alone of the means; "
+        "only; stream = its whole record; Z24 decision process. "
+        + (
+            "Both arms' learners are told of the record's repair "
+            "(fit(..., actions=)): labels before it count in the class weights "
+            "as the repair left their state. "
+            if args.tell_repairs
+            else "The learners are not told of the record's repair. "
+        )
+        + "Means over repetitions; ratios are shared / alone of the means; "
         + (
             "the shared arm's learner also passes the structure's unlabelled "
             f"steps (semi_supervised='em'), each weighted {args.unlabelled_weight:g}; "
