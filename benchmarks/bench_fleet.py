@@ -243,6 +243,7 @@ def run_repetition(
     shared_mean_precision: float = SHARED_MEAN_PRECISION,
     tell_repairs: bool = True,
     learner_params: dict | None = None,
+    learner_arms: tuple[str, ...] = ARMS,
 ) -> list[dict]:
     """Commission one fleet's structures in order, every arm and policy.
 
@@ -292,7 +293,7 @@ def run_repetition(
                     process=process,
                     random_state=rng_seed,
                     **policy_params,
-                    **(learner_params or {}),
+                    **((learner_params or {}) if arm in learner_arms else {}),
                 )
                 record = measure(learner, structure, initial, hindsight, tell_repairs)
                 records.append(record.pop("_labelled"))
@@ -497,7 +498,20 @@ def main(argv=None) -> None:
         "--history-prior",
         type=float,
         default=0.0,
-        help="both arms' learners' history_prior (0: the plain rule's beliefs)",
+        help="the learners' history_prior (0: the plain rule's beliefs)",
+    )
+    parser.add_argument(
+        "--history-filter",
+        action="store_true",
+        help="the learners' history_filter (a forward filter of the stream; "
+        "needs --history-prior)",
+    )
+    parser.add_argument(
+        "--history-arms",
+        nargs="+",
+        choices=ARMS,
+        default=list(ARMS),
+        help="the arms whose learners take --history-prior / --history-filter",
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="fleet", help="file stem of the results")
@@ -518,6 +532,7 @@ def main(argv=None) -> None:
             shared_mean_precision=args.shared_mean_precision,
             tell_repairs=args.tell_repairs,
             learner_params=learner_params(args),
+            learner_arms=tuple(args.history_arms),
         )
         for r in range(args.repeats)
     )
@@ -531,7 +546,10 @@ def main(argv=None) -> None:
 
 def learner_params(args) -> dict:
     """The learner's parameters the command line sets for both arms."""
-    return {"history_prior": args.history_prior} if args.history_prior else {}
+    params = {"history_prior": args.history_prior} if args.history_prior else {}
+    if args.history_filter:
+        params["history_filter"] = True
+    return params
 
 
 def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
@@ -557,6 +575,12 @@ def write_results(args, runs: pd.DataFrame, done: int, seconds: float) -> None:
         + f" --shared-mean-precision {args.shared_mean_precision:g}"
         + ("" if args.tell_repairs else " --untold-repairs")
         + (f" --history-prior {args.history_prior:g}" if args.history_prior else "")
+        + (" --history-filter" if args.history_filter else "")
+        + (
+            ""
+            if tuple(args.history_arms) == ARMS or not learner_params(args)
+            else " --history-arms " + " ".join(args.history_arms)
+        )
     )
     header = [
         "# A fleet commissioned on healthy data: shared strength against alone "

@@ -166,6 +166,10 @@ class Campaign:
         The share of the process's prediction from the labelled history in
         the class prior of the beliefs (:class:`HistoryPrior`); 0 keeps the
         model's beliefs.
+    history_filter : bool, default=False
+        With ``history_prior``, carry the prediction from each step's belief
+        (a forward filter of the stream, :class:`HistoryPrior`'s
+        ``filtering``) rather than from the last label alone.
 
     Attributes
     ----------
@@ -199,6 +203,7 @@ class Campaign:
         request_timeout=None,
         follow_up=False,
         history_prior=0.0,
+        history_filter=False,
     ):
         self.process = process
         self.inspections = inspections
@@ -211,7 +216,9 @@ class Campaign:
         )
         self.pending_value = pending_value
         self.history = (
-            HistoryPrior(process, history_prior) if history_prior > 0 else None
+            HistoryPrior(process, history_prior, filtering=history_filter)
+            if history_prior > 0
+            else None
         )
         #: The class weights after the repairs the campaign is told of.
         self.repaired = RepairedClassWeights(process)
