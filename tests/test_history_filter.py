@@ -143,3 +143,25 @@ def test_invalid_settings_are_named(params, match):
     )
     with pytest.raises(ValueError, match=match):
         learner.fit(X, y, initial=np.arange(10))
+
+
+@pytest.mark.parametrize("filtering", [False, True])
+def test_one_row_of_weights_per_step(filtering):
+    rng = np.random.default_rng(5)
+    proba = rng.dirichlet(np.ones(3), size=6)
+    weights = np.array([0.7, 0.2, 0.1])
+    one = HistoryPrior(SMALL, 0.5, filtering=filtering).beliefs(
+        proba, weights, _state(), 6
+    )
+    rows = HistoryPrior(SMALL, 0.5, filtering=filtering).beliefs(
+        proba, np.tile(weights, (6, 1)), _state(), 6
+    )
+    np.testing.assert_array_equal(one, rows)
+    # a step's own row is its class weight: another row changes that step
+    other = np.tile(weights, (6, 1))
+    other[3] = [0.2, 0.2, 0.6]
+    changed = HistoryPrior(SMALL, 0.5, filtering=filtering).beliefs(
+        proba, other, _state(), 6
+    )
+    np.testing.assert_array_equal(changed[:3], one[:3])
+    assert not np.allclose(changed[3], one[3])

@@ -157,3 +157,19 @@ def test_an_agent_told_of_the_repair_decides_as_the_learner():
                     agent.record_action(t, int(actions[t]))  # the crew repaired
     np.testing.assert_array_equal(inspected, steps["inspected"])
     assert sum(inspected[90:]) <= 3  # as the learner told (an untold one: 5)
+
+
+def test_with_history_prior_the_models_share_counts_them_as_repaired():
+    X, y, actions = _record(1)
+    runs = []
+    for told in (None, actions):
+        learner = RiskBasedLearner(
+            estimator=BayesianGMMClassifier(mean_prior="data", covariance_prior="data"),
+            process=PROCESS,
+            history_prior=0.3,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            learner.fit(X, y, initial=np.arange(10), actions=told)
+        runs.append(learner.history_.steps.iloc[100:])
+    assert runs[1]["evpi"].sum() < runs[0]["evpi"].sum()

@@ -259,16 +259,24 @@ class Campaign:
         proba = self.kernel.beliefs(self.model, X, **kwargs)
         if step is None:
             step = self.steps.n_steps
+        state = self.steps.stream_state()
+        classes = self.process.classes_
         if self.history is None:
-            # The history's prediction already resets at a repair.
             return self.repaired.beliefs(
-                proba,
-                concentration(self.model, self.process.classes_),
-                self.steps.stream_state(),
-                step,
+                proba, concentration(self.model, classes), state, step
             )
-        weights = class_weights(self.model, self.process.classes_)
-        return self.history.beliefs(proba, weights, self.steps.stream_state(), step)
+        weights = class_weights(self.model, classes)
+        # The model's share of the class prior counts the pre-repair labels
+        # as repaired too (one row of weights per step then).
+        repaired = self.repaired.weights(
+            concentration(self.model, classes), state, step, proba.shape[0]
+        )
+        if repaired is not None:
+            proba = self.repaired.beliefs(
+                proba, concentration(self.model, classes), state, step
+            )
+            weights = repaired / repaired.sum(axis=1, keepdims=True)
+        return self.history.beliefs(proba, weights, state, step)
 
     def decide(
         self,

@@ -252,9 +252,11 @@ class HistoryPrior:
         """The beliefs over a block whose first step is ``step``.
 
         ``proba`` are the model's beliefs (aligned with the process's
-        states), ``weights`` its class weights (:func:`class_weights`),
-        ``state`` the campaign's :class:`~skrbal._learning.StreamState`.
-        Without a known step before ``step`` the model's beliefs are kept.
+        states), ``weights`` its class weights (:func:`class_weights`; one
+        row per step where they change within the block, as after a repair
+        the campaign was told of), ``state`` the campaign's
+        :class:`~skrbal._learning.StreamState`. Without a known step before
+        ``step`` the model's beliefs are kept.
         """
         self.block = None
         n = proba.shape[0]
@@ -275,6 +277,8 @@ class HistoryPrior:
                 a = carried
         given = actions[step : step + n] if actions is state.exogenous_actions else None
         share, rest = self.share, 1.0 - self.share
+        # One row of class weights for the block, or one per step.
+        weights = np.broadcast_to(weights, proba.shape)
         scale = share / np.maximum(weights, np.finfo(np.float64).tiny)
         utilities = self.utilities
         taken = []
@@ -282,10 +286,10 @@ class HistoryPrior:
         prior = np.empty_like(proba)
         for i in range(n):
             if a is None:  # before the first known step: the model's
-                out[i], prior[i] = proba[i], weights
+                out[i], prior[i] = proba[i], weights[i]
             else:
                 prior[i] = a
-                row = (scale * a + rest) * proba[i]
+                row = (scale[i] * a + rest) * proba[i]
                 total = row.sum()
                 # The history excludes every state the model finds possible
                 # (share 1 only): the model's belief stands.

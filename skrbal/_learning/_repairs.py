@@ -132,6 +132,30 @@ class RepairedClassWeights:
             moved += onehot[first == j].sum(axis=0) @ suffix[j]
         return onehot.sum(axis=0), moved
 
+    def weights(self, concentration, state, step: int, n: int):
+        """The repaired concentration of each step of a block, or ``None``.
+
+        Shape (n, n_states): row ``i`` is the model's ``concentration`` with
+        the labels before step ``step + i`` moved by the repairs before it.
+        ``None`` when no repair the campaign was told of comes before the
+        block's last step (or the model has no class weights).
+        """
+        repairs = self.repairs(state, step + n - 1)
+        if not repairs[0].size or concentration is None:
+            return None
+        out = np.tile(np.asarray(concentration, dtype=np.float64), (n, 1))
+        tiny = np.finfo(np.float64).tiny
+        # The weights change only after a repair: one epoch per repair.
+        edges = np.unique(np.clip(repairs[0] + 1, step, step + n))
+        bounds = np.r_[edges, step + n]
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            if lo < hi:
+                counts, moved = self.moved_counts(state, lo, repairs)
+                out[lo - step : hi - step] = np.maximum(
+                    concentration - counts + moved, tiny
+                )
+        return out
+
     def beliefs(self, proba, concentration, state, step: int) -> np.ndarray:
         """The beliefs over a block of steps from ``step`` on.
 
@@ -140,25 +164,10 @@ class RepairedClassWeights:
         (:func:`concentration`), ``state`` the campaign's
         :class:`~skrbal._learning.StreamState`.
         """
-        n = proba.shape[0]
-        repairs = self.repairs(state, step + n - 1)
-        if not repairs[0].size or concentration is None:
+        repaired = self.weights(concentration, state, step, proba.shape[0])
+        if repaired is None:
             return proba
-        out = proba.copy()
-        tiny = np.finfo(np.float64).tiny
-        base = np.maximum(concentration, tiny)
-        # The weights change only after a repair: one epoch per repair.
-        edges = np.unique(np.clip(repairs[0] + 1, step, step + n))
-        bounds = np.r_[edges, step + n]
-        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            if lo >= hi:
-                continue
-            counts, moved = self.moved_counts(state, lo, repairs)
-            scale = np.maximum(concentration - counts + moved, tiny) / base
-            inside = slice(lo - step, hi - step)
-            rows = proba[inside] * scale
-            total = rows.sum(axis=1, keepdims=True)
-            out[inside] = np.where(
-                total > 0, rows / np.where(total > 0, total, 1.0), proba[inside]
-            )
-        return out
+        scale = repaired / np.maximum(concentration, np.finfo(np.float64).tiny)
+        rows = proba * scale
+        total = rows.sum(axis=1, keepdims=True)
+        return np.where(total > 0, rows / np.where(total > 0, total, 1.0), proba)
