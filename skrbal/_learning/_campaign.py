@@ -41,6 +41,7 @@ from skrbal._learning._kernel import (
     Result,
     check_anchor_methods,
 )
+from skrbal._learning._repairs import RepairedClassWeights, concentration
 from skrbal._learning._requests import RequestBook
 from skrbal._learning._snapshot import AfterState, model_predictive, snapshot_value
 from skrbal._learning._updates import check_learning_params, clone_for, make_update
@@ -162,6 +163,10 @@ class Campaign:
         The share of the process's prediction from the labelled history in
         the class prior of the beliefs (:class:`HistoryPrior`); 0 keeps the
         model's beliefs.
+    history_filter : bool, default=False
+        With ``history_prior``, carry the prediction from each step's belief
+        (a forward filter of the stream, :class:`HistoryPrior`'s
+        ``filtering``) rather than from the last label alone.
 
     Attributes
     ----------
@@ -195,6 +200,7 @@ class Campaign:
         request_timeout=None,
         follow_up=False,
         history_prior=0.0,
+        history_filter=False,
     ):
         self.process = process
         self.inspections = inspections
@@ -207,8 +213,12 @@ class Campaign:
         )
         self.pending_value = pending_value
         self.history = (
-            HistoryPrior(process, history_prior) if history_prior > 0 else None
+            HistoryPrior(process, history_prior, filtering=history_filter)
+            if history_prior > 0
+            else None
         )
+        #: The class weights after the repairs the campaign is told of.
+        self.repaired = RepairedClassWeights(process)
         #: The requests, the budget's state and the blocked count.
         self.decisions = DecisionState(self.kernel, request_timeout)
         self.model = None
@@ -239,18 +249,34 @@ class Campaign:
     def beliefs(self, X, *, step=None, **kwargs) -> np.ndarray:
         """The beliefs over ``X``, a block of steps from ``step`` on.
 
-        The model's (:meth:`DecisionKernel.beliefs`); with ``history_prior``,
-        their class prior is the process's prediction from the labelled
-        history (:class:`HistoryPrior`). ``step`` is the block's first step
-        (``None``: the step after those kept).
+        The model's (:meth:`DecisionKernel.beliefs`), their class weights
+        counting the labels taken before a repair the campaign was told of
+        as the repair left their state (:class:`RepairedClassWeights`); with
+        ``history_prior``, their class prior is the process's prediction from
+        the labelled history (:class:`HistoryPrior`). ``step`` is the block's
+        first step (``None``: the step after those kept).
         """
         proba = self.kernel.beliefs(self.model, X, **kwargs)
-        if self.history is None:
-            return proba
         if step is None:
             step = self.steps.n_steps
-        weights = class_weights(self.model, self.process.classes_)
-        return self.history.beliefs(proba, weights, self.steps.stream_state(), step)
+        state = self.steps.stream_state()
+        classes = self.process.classes_
+        if self.history is None:
+            return self.repaired.beliefs(
+                proba, concentration(self.model, classes), state, step
+            )
+        weights = class_weights(self.model, classes)
+        # The model's share of the class prior counts the pre-repair labels
+        # as repaired too (one row of weights per step then).
+        repaired = self.repaired.weights(
+            concentration(self.model, classes), state, step, proba.shape[0]
+        )
+        if repaired is not None:
+            proba = self.repaired.beliefs(
+                proba, concentration(self.model, classes), state, step
+            )
+            weights = repaired / repaired.sum(axis=1, keepdims=True)
+        return self.history.beliefs(proba, weights, state, step)
 
     def decide(
         self,
@@ -313,10 +339,11 @@ class Campaign:
         beliefs and the fantasised beliefs of a block, hence its decisions,
         are computed bit for bit without the model (issue 28.25). ``None``
         when the beliefs are not such a predictive (another kind of model, a
-        class with a directed prior) or the class prior follows the history
-        (``history_prior``).
+        class with a directed prior), the class prior follows the history
+        (``history_prior``) or a repair the campaign was told of moves the
+        class weights (:class:`RepairedClassWeights`).
         """
-        if self.model is None or self.history is not None:
+        if self.model is None or self.history is not None or self._told_repair():
             return None
         pending = ()
         if self.requests.n_open and self.pending_value == "fantasy":
@@ -342,7 +369,11 @@ class Campaign:
         if model is None and after == before:
             return None
         model = self.model if model is None else model
-        if self.history is not None or model_predictive(model) is None:
+        if (
+            self.history is not None
+            or self._told_repair()
+            or model_predictive(model) is None
+        ):
             return None
         fantasies = None
         if after:
@@ -359,6 +390,12 @@ class Campaign:
             fantasies.learn(model, X)
         value = snapshot_value(model, fantasies, after)
         return None if value is None else AfterState(value, tuple(after), fantasies)
+
+    def _told_repair(self) -> bool:
+        """Whether a repair the campaign was told of moves the class weights,
+        which a snapshot of the model does not hold."""
+        told = self.repaired.repairs(self.steps.stream_state(), self.steps.n_steps)
+        return bool(told[0].size)
 
     def keep_snapshot(self, after: AfterState | None) -> None:
         """Keep the copies :meth:`snapshot_after` learnt, once its call committed."""

@@ -108,6 +108,15 @@ class HistoryPrior:
     share : float in (0, 1]
         The prediction's share in the class prior (``history_prior``); the
         rest is the model's own class weights.
+    filtering : bool, default=False
+        Carry the prediction from each step's *belief* rather than from the
+        last labelled step alone (a forward filter of the stream through the
+        transition model, ``history_filter``): a step is then judged against
+        the steps before it, so a one-step outlier after healthy steps keeps
+        the prior of healthy steps. The belief at the step before a block is
+        the one this object gave it (a label there restarts the filter); a
+        step it never gave a belief for falls back to the prediction from
+        the last label.
 
     Attributes
     ----------
@@ -116,7 +125,7 @@ class HistoryPrior:
         kernel's fantasies are reweighted by the same prior.
     """
 
-    def __init__(self, process, share: float):
+    def __init__(self, process, share: float, filtering: bool = False):
         transition, utilities, classes, _ = process._validated()
         self.transition = transition
         self.utilities = utilities
@@ -130,6 +139,9 @@ class HistoryPrior:
         # the actions it was propagated under): a walk extends it.
         self._cache = None
         self.block = None
+        self.filtering = bool(filtering)
+        # (first step, beliefs) of the last block, which the filter carries.
+        self._filtered = None
 
     # -------------------------------------------------------------- #
     def _label(self, state, step: int) -> np.ndarray:
@@ -240,9 +252,11 @@ class HistoryPrior:
         """The beliefs over a block whose first step is ``step``.
 
         ``proba`` are the model's beliefs (aligned with the process's
-        states), ``weights`` its class weights (:func:`class_weights`),
-        ``state`` the campaign's :class:`~skrbal._learning.StreamState`.
-        Without a known step before ``step`` the model's beliefs are kept.
+        states), ``weights`` its class weights (:func:`class_weights`; one
+        row per step where they change within the block, as after a repair
+        the campaign was told of), ``state`` the campaign's
+        :class:`~skrbal._learning.StreamState`. Without a known step before
+        ``step`` the model's beliefs are kept.
         """
         self.block = None
         n = proba.shape[0]
@@ -257,8 +271,14 @@ class HistoryPrior:
         if anchor is not None:
             transition = self.learnt_transition(state, step, actions)
         a = None if anchor is None else self.predict(*anchor, step, actions, transition)
+        if self.filtering and anchor is not None and anchor[0] < step - 1:
+            carried = self._carried(step, actions, transition)
+            if carried is not None:
+                a = carried
         given = actions[step : step + n] if actions is state.exogenous_actions else None
         share, rest = self.share, 1.0 - self.share
+        # One row of class weights for the block, or one per step.
+        weights = np.broadcast_to(weights, proba.shape)
         scale = share / np.maximum(weights, np.finfo(np.float64).tiny)
         utilities = self.utilities
         taken = []
@@ -266,10 +286,10 @@ class HistoryPrior:
         prior = np.empty_like(proba)
         for i in range(n):
             if a is None:  # before the first known step: the model's
-                out[i], prior[i] = proba[i], weights
+                out[i], prior[i] = proba[i], weights[i]
             else:
                 prior[i] = a
-                row = (scale * a + rest) * proba[i]
+                row = (scale[i] * a + rest) * proba[i]
                 total = row.sum()
                 # The history excludes every state the model finds possible
                 # (share 1 only): the model's belief stands.
@@ -287,9 +307,23 @@ class HistoryPrior:
                     d = int(np.argmax(out[i][None] @ utilities, axis=1)[0])
             taken.append(int(d))
             if a is not None:
+                if self.filtering and i not in known:
+                    a = out[i]  # the filter: this step's belief moves on
                 a = a @ transition[d]
         self.block = (out, prior)
+        if self.filtering:
+            self._filtered = (step, out)
         return out
+
+    def _carried(self, step: int, actions, transition):
+        """The filter's prediction for ``step`` from the belief it gave the
+        step before (``None`` when it gave none)."""
+        if self._filtered is None:
+            return None
+        first, beliefs = self._filtered
+        if not first <= step - 1 < first + beliefs.shape[0]:
+            return None
+        return beliefs[step - 1 - first] @ transition[int(actions[step - 1])]
 
     def reweight(self, fantasy_proba, fantasy_weights, rows) -> np.ndarray:
         """Fantasised beliefs at ``rows`` of the last block, under its prior.

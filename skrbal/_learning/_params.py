@@ -84,7 +84,9 @@ class CampaignParams:
         check_campaign_params(**params)
         return self
 
-    def campaign(self, *, follow_up: bool = False) -> Campaign:
+    def campaign(
+        self, *, follow_up: bool = False, history_filter: bool = False
+    ) -> Campaign:
         """A new campaign with these parameters.
 
         Parameters
@@ -94,10 +96,19 @@ class CampaignParams:
             warrants one (:class:`~skrbal._learning.DecisionKernel`); the
             stream learner's option, not yet the agent's (whose stored
             settings are these parameters).
+        history_filter : bool, default=False
+            With ``history_prior``, a forward filter of the stream
+            (:class:`~skrbal._learning._history.HistoryPrior`'s
+            ``filtering``); the stream learner's option, not yet the agent's.
 
         Returns
         -------
         campaign : Campaign
         """
         params = {f.name: getattr(self, f.name) for f in fields(self)}
-        return Campaign(params.pop("process"), follow_up=follow_up, **params)
+        return Campaign(
+            params.pop("process"),
+            follow_up=follow_up,
+            history_filter=history_filter,
+            **params,
+        )

@@ -61,6 +61,8 @@ class DenseSteps:
         self.labelled: list = []
         # Steps known through an imperfect report: step -> posterior.
         self.soft: dict = {}
+        # Actions the owner recorded as taken: step -> action.
+        self.told: dict = {}
 
     @property
     def n_steps(self) -> int:
@@ -121,6 +123,7 @@ class DenseSteps:
     def record_action(self, step: int, action: int) -> None:
         self._action.view[step] = action
         self._user_action.view[step] = True
+        self.told[step] = action
 
     def release(self, step: int) -> None:
         """A request was cancelled: its step keeps its row (others read it)."""
@@ -139,6 +142,7 @@ class DenseSteps:
             action=self._action.view,
             exogenous_actions=None,
             soft=self.soft,
+            told=self.told,
         )
 
 
@@ -172,6 +176,7 @@ class SparseSteps:
         self._y: dict = {}
         self.labelled: list = []
         self.soft: dict = {}
+        self.told: dict = {}
         self.n_steps = 0
 
     def extend(self, X, action, y=None, keep=()) -> None:
@@ -206,7 +211,8 @@ class SparseSteps:
         self.soft.pop(step, None)
 
     def record_action(self, step: int, action: int) -> None:
-        """The supervised rule does not read actions."""
+        """Keep an action the owner took (a repair moves the class weights)."""
+        self.told[step] = action
 
     def release(self, step: int) -> None:
         """A request was cancelled: its row is no longer needed."""
@@ -226,6 +232,7 @@ class SparseSteps:
             action=None,
             exogenous_actions=None,
             soft=self.soft,
+            told=self.told,
         )
 
     @property

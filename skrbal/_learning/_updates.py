@@ -128,6 +128,9 @@ class StreamState:
     # Steps known only through an imperfect report: step -> posterior over
     # the process's states (in their order), in the order reported.
     soft: dict = field(default_factory=dict)
+    # Actions the owner recorded as taken (an agent's record_action):
+    # step -> action index; the learner's are ``exogenous_actions``.
+    told: dict = field(default_factory=dict)
 
 
 def _weight_keyword(model, method: str = "fit"):

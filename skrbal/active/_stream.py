@@ -168,6 +168,14 @@ class RiskBasedLearner(BaseEstimator):
         Bayesian mixtures) or ``class_prior_`` (naive Bayes). 0: the
         estimator's beliefs, as before. See the user guide, "Commissioning
         a new structure".
+    history_filter : bool, default=False
+        With ``history_prior``, carry the process's prediction from each
+        step's belief rather than from the last labelled step alone: a
+        forward filter of the stream through the transition model, so a
+        step is judged against the steps before it (a one-step outlier
+        after healthy steps keeps their prior). Each step's features then
+        count in the beliefs after it too. Needs ``history_prior > 0``; the
+        stream learner's option, not yet the agent's.
     block_size : int, default=256
         Steps predicted at once while no inspection happens; the block doubles
         (up to 64 times) after each block without one. Only speed depends on
@@ -304,6 +312,7 @@ class RiskBasedLearner(BaseEstimator):
         pending_value: str = "fantasy",
         request_timeout: float | None = None,
         history_prior: float = 0.0,
+        history_filter: bool = False,
         block_size: int = 256,
         history: str = "full",
         random_state=None,
@@ -325,6 +334,7 @@ class RiskBasedLearner(BaseEstimator):
         self.pending_value = pending_value
         self.request_timeout = request_timeout
         self.history_prior = history_prior
+        self.history_filter = history_filter
         self.block_size = block_size
         self.history = history
         self.random_state = random_state
@@ -368,6 +378,15 @@ class RiskBasedLearner(BaseEstimator):
                 f"{strategy!r}; leave budget=None."
             )
         CampaignParams.of(self, budget=budget).check()
+        if not isinstance(self.history_filter, bool | np.bool_):
+            raise ValueError(
+                f"history_filter must be a bool, got {self.history_filter!r}."
+            )
+        if self.history_filter and not self.history_prior:
+            raise ValueError(
+                "history_filter carries the prediction of history_prior from "
+                "step to step; set history_prior > 0 (e.g. 0.5) to use it."
+            )
         if not isinstance(self.follow_up, bool | np.bool_):
             raise ValueError(f"follow_up must be a bool, got {self.follow_up!r}.")
         if self.follow_up:
@@ -538,9 +557,14 @@ class RiskBasedLearner(BaseEstimator):
         actions : array-like of int of shape (n_steps,), default=None
             The actions the record itself shows between each step and the next
             (e.g. the repairs of :func:`~skrbal.datasets.make_degradation_stream`,
-            as :func:`~skrbal.datasets.stream_test_split` aggregates them). Used
-            only by ``semi_supervised='smoothing'``, whose transitions they
-            choose; the agent's own actions are used when ``None``.
+            as :func:`~skrbal.datasets.stream_test_split` aggregates them).
+            ``semi_supervised='smoothing'`` and ``history_prior`` take their
+            transitions from them (the agent's own actions are used when
+            ``None``); and after a repair (an action other than the idle
+            one) the labels taken before it count in the class weights as
+            the repair left their state (the transition under that action),
+            so a structure's damage labels no longer make its healthy steps
+            after the repair look damaged.
         routine : array-like of int, default=None
             Stream indices labelled by routine inspections: inspections made
             anyway (a scheduled visit), not requested by the learner. Each

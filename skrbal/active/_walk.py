@@ -76,7 +76,9 @@ class StreamWalk:
         # The policy whose state the history keeps (None: the default).
         self.budget = budget
         params = CampaignParams.of(learner, process=process, budget=self.budget)
-        self.campaign = campaign = params.campaign(follow_up=learner.follow_up)
+        self.campaign = campaign = params.campaign(
+            follow_up=learner.follow_up, history_filter=learner.history_filter
+        )
         self.kernel = campaign.kernel
         action_type = (
             np.intp if self.full else np.min_scalar_type(process.n_actions - 1)

@@ -138,6 +138,10 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
         Class labels, sorted.
     class_count_ : ndarray of shape (n_classes,)
         Weighted number of training samples of each class.
+    weight_concentration_ : ndarray of shape (n_classes,)
+        Posterior Dirichlet concentration of the class weights (the prior's
+        plus ``class_count_``): the class prior is its normalisation. A
+        learner's ``history_prior`` replaces it by the process's prediction.
     transfer_weight_ : ndarray of shape (n_classes,)
         Posterior probability of the fleet's component of each class (0 for
         a class without a fleet prior).
@@ -522,6 +526,7 @@ class PooledGMMClassifier(_JointLikelihoodClassifier):
                 labelled.count[self._reference_index]
             )
         self.class_count_ = labelled.count.copy()
+        self.weight_concentration_ = concentration.copy()
         self.transfer_weight_ = np.exp(self._log_fleet_weight)
         means = self._broad_t.means * (1.0 - self.transfer_weight_)[:, None]
         if self._fleet_t is not None:
