@@ -216,7 +216,8 @@ def test_the_command_imports_neither_sklearn_nor_pandas_nor_sqlalchemy(tmp_path)
     probe = (
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('LOADED ' + ' '.join(sorted("
-        "m for m in ('sklearn', 'pandas', 'scipy', 'sqlalchemy') if m in sys.modules)) + '\\n'))\n"
+        "m for m in ('sklearn', 'pandas', 'scipy', 'sqlalchemy') "
+        "if m in sys.modules)) + '\\n'))\n"
         "from skrbal.cli import main\n"
         "sys.argv = ['skrbal'] + sys.argv[1:]\n"
         "sys.exit(main())\n"
