@@ -26,6 +26,7 @@ __all__ = [
     "ImpossibleReportError",
     "LostClassWarning",
     "MissingStatesWarning",
+    "NeedsModel",
     "NonDiscriminatingFitWarning",  # noqa: F822 (made on first use, see the end)
     "PriorScaleWarning",
     "RepeatedBatchWarning",
@@ -649,6 +650,22 @@ def __getattr__(name: str):
     if name == "NonDiscriminatingFitWarning":
         return globals().setdefault(name, _non_discriminating_fit_warning())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class NeedsModel(Exception):
+    """The call changes what the snapshot holds: only the model can decide it.
+
+    Raised by :meth:`SnapshotAgent.observe` before anything is written: a
+    request opened while fewer than 32 are fantasised, or an expiry among
+    them, changes the fantasised requests, whose copies must learn from the
+    model. Observe the same rows with :class:`RiskBasedAgent`.
+
+    Examples
+    --------
+    >>> from skrbal.online import NeedsModel
+    >>> issubclass(NeedsModel, Exception)
+    True
+    """
 
 
 class IdempotencyKeyError(RequestError):

@@ -62,7 +62,7 @@ _LAZY = {
     "IdempotencyKeyError": "skrbal.exceptions",
     "InMemoryAgentStore": "skrbal.online._memory",
     "LiveState": "skrbal.online._records",
-    "NeedsModel": "skrbal.online._snapshot_agent",
+    "NeedsModel": "skrbal.exceptions",
     "SnapshotAgent": "skrbal.online._snapshot_agent",
     "ObserveBlock": "skrbal.online._records",
     "Replay": "skrbal.online._records",

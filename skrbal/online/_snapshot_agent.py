@@ -38,12 +38,12 @@ from skrbal._learning import (
     RequestBook,
 )
 from skrbal._predictive import PredictiveClassifier, StudentTPredictive
-from skrbal.exceptions import StoreError
+from skrbal.exceptions import NeedsModel, StoreError
 from skrbal.online._agent_observe import ObserveCalls
 from skrbal.online._idempotency import CallKeys
 from skrbal.online._repeats import RecentRows
 
-__all__ = ["RULES", "NeedsModel", "SnapshotAgent", "SnapshotCampaign", "snapshot_agent"]
+__all__ = ["RULES", "SnapshotAgent", "SnapshotCampaign", "snapshot_agent"]
 
 #: Budget policies (stored class name) -> their numpy-only rule (module, class).
 RULES = {
@@ -52,22 +52,6 @@ RULES = {
     "MinimumGap": ("skrbal.budget._rules", "MinimumGapRule"),
     "PacedBudget": ("skrbal.budget._paced_rule", "PacedRule"),
 }
-
-
-class NeedsModel(Exception):
-    """The call changes what the snapshot holds: only the model can decide it.
-
-    Raised by :meth:`SnapshotAgent.observe` before anything is written: a
-    request opened while fewer than 32 are fantasised, or an expiry among
-    them, changes the fantasised requests, whose copies must learn from the
-    model. Observe the same rows with :class:`RiskBasedAgent`.
-
-    Examples
-    --------
-    >>> from skrbal.online import NeedsModel
-    >>> issubclass(NeedsModel, Exception)
-    True
-    """
 
 
 class _Steps:
