@@ -81,7 +81,7 @@ def open_sqlite_store(store, **options):
     from a shell), where importing SQLAlchemy would cost more than the
     call: the reads and writes of a call go through the standard library's
     ``sqlite3``, with the store's writer and SQL texts (see
-    :mod:`skrbal.online._sql._sqlite_store`).
+    ``skrbal.online._sql._sqlite_store``).
 
     Parameters
     ----------

@@ -339,7 +339,7 @@ class ObserveBlock:
         block, in its event).
     snapshot : dict or None, default=None
         What deciding the next block needs of the model after the call
-        (:meth:`~skrbal._learning._campaign.Campaign.snapshot_after`), kept
+        (``Campaign.snapshot_after``), kept
         in its event's payload so that the chain covers it; ``None`` when
         the call changes neither the model nor the fantasised requests, or
         the model has none.
@@ -411,7 +411,7 @@ class ResultRecord:
         the process's perfect inspection).
     snapshot : dict or None, default=None
         What deciding the next block needs of the model after learning the
-        result (:meth:`~skrbal._learning._campaign.Campaign.snapshot_after`),
+        result (``Campaign.snapshot_after``),
         kept in its event's payload so that the chain covers it; ``None``
         when the model has none.
 

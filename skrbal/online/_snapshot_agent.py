@@ -279,9 +279,10 @@ def snapshot_agent(store, name: str, lock_timeout: float = 0.0):
 
     ``None`` (observe with :class:`~skrbal.online.RiskBasedAgent`) unless
     the snapshot decides it: a snapshot of the current model (version
-    :data:`~skrbal._learning._snapshot.SNAPSHOT_VERSION`) whose fantasised
+    ``skrbal._learning.SNAPSHOT_VERSION``) whose fantasised
     requests are the open ones, no inspection methods, no history prior, and
-    a budget among :data:`RULES` (or none). The chain is verified first, as
+    a budget of a kind it decides (CostThreshold, SpendCap, MinimumGap,
+    PacedBudget, or none). The chain is verified first, as
     a resumed agent's is, so a store the full path refuses is refused here
     with the same error.
 

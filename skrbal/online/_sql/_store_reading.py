@@ -301,7 +301,7 @@ class AgentStoreReading:
 
         The chain is verified first, as for a resumed agent, so the snapshot
         read is one the chain covers. The snapshot
-        (:meth:`~skrbal._learning._campaign.Campaign.snapshot_after`) is the
+        (``Campaign.snapshot_after``) is the
         event's ``payload["snapshot"]``: the model's predictive after the
         event and the fantasised requests of then.
 
