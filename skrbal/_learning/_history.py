@@ -47,6 +47,7 @@ from numbers import Real
 import numpy as np
 
 from skrbal._learning._hazard import LearntHazard
+from skrbal._learning._repairs import in_process_order
 
 __all__ = ["HistoryPrior", "check_history_prior", "class_weights"]
 
@@ -88,13 +89,7 @@ def class_weights(model, classes) -> np.ndarray:
             f"{type(final).__name__} has neither."
         )
     weights = np.asarray(weights, dtype=np.float64)
-    weights = weights / weights.sum()
-    position = {c: i for i, c in enumerate(np.asarray(final.classes_).tolist())}
-    aligned = np.zeros(len(classes))
-    for j, c in enumerate(np.asarray(classes).tolist()):
-        if c in position:
-            aligned[j] = weights[position[c]]
-    return aligned
+    return in_process_order(final, weights / weights.sum(), classes)
 
 
 class HistoryPrior:

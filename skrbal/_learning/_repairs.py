@@ -29,7 +29,18 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RepairedClassWeights", "concentration"]
+__all__ = ["RepairedClassWeights", "concentration", "in_process_order"]
+
+
+def in_process_order(model, values, classes) -> np.ndarray:
+    """``values``, one per class of ``model`` (in its ``classes_`` order), in
+    the order of ``classes`` (the process's); 0 for a class the model lacks."""
+    position = {c: i for i, c in enumerate(np.asarray(model.classes_).tolist())}
+    aligned = np.zeros(len(classes))
+    for j, c in enumerate(np.asarray(classes).tolist()):
+        if c in position:
+            aligned[j] = values[position[c]]
+    return aligned
 
 
 def concentration(model, classes) -> np.ndarray | None:
@@ -46,13 +57,7 @@ def concentration(model, classes) -> np.ndarray | None:
         weights = getattr(final, "class_count_", None)
     if weights is None:
         return None
-    weights = np.asarray(weights, dtype=np.float64)
-    position = {c: i for i, c in enumerate(np.asarray(final.classes_).tolist())}
-    aligned = np.zeros(len(classes))
-    for j, c in enumerate(np.asarray(classes).tolist()):
-        if c in position:
-            aligned[j] = weights[position[c]]
-    return aligned
+    return in_process_order(final, np.asarray(weights, dtype=np.float64), classes)
 
 
 class RepairedClassWeights:

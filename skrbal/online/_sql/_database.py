@@ -29,7 +29,7 @@ from sqlalchemy.pool import StaticPool
 
 from skrbal._secrets import mask_passwords
 from skrbal.online._sql import _schema as schema
-from skrbal.online._sql._driver import HEAD, OWNER, Driver
+from skrbal.online._sql._driver import CommittedReads, Driver
 from skrbal.online._sql._held import HeldConnection
 from skrbal.online._sql._lock import PG_LOCK_SPACE
 from skrbal.online._sql._sqlite_file import refuse_second_names, set_pragmas
@@ -106,7 +106,7 @@ def _read_only_engine(path: str):
     ) from error
 
 
-class Database:
+class Database(CommittedReads):
     """The database of an :class:`~skrbal.online.AgentStore`, opened.
 
     Parameters
@@ -322,16 +322,6 @@ class Database:
         """The rows of one of the driver's SQL texts, on a pooled connection."""
         with self.engine.connect() as conn:
             return conn.execute(text(sql), params).all()
-
-    def head(self, agent_id) -> tuple | None:
-        """An agent's name and head (``name, seq, hash``) as committed."""
-        got = self.rows(HEAD, {"w_agent_id": agent_id})
-        return tuple(got[0]) if got else None
-
-    def owner_of(self, agent_id) -> str | None:
-        """Who holds an agent's write lock, as its holder wrote it."""
-        got = self.rows(OWNER, {"w_agent_id": agent_id})
-        return got[0][0] if got else None
 
     def close(self) -> None:
         """Close the connections."""

@@ -184,6 +184,21 @@ def move_text(columns, returning: bool, locked: bool = False) -> str:
     return text
 
 
+class CommittedReads:
+    """What the writer reads of an agent's row as committed, through the
+    database's own ``rows(sql, params)`` (SQLAlchemy's pool or sqlite3)."""
+
+    def head(self, agent_id) -> tuple | None:
+        """An agent's name and head (``name, seq, hash``) as committed."""
+        got = self.rows(HEAD, {"w_agent_id": agent_id})
+        return tuple(got[0]) if got else None
+
+    def owner_of(self, agent_id) -> str | None:
+        """Who holds an agent's write lock, as its holder wrote it."""
+        got = self.rows(OWNER, {"w_agent_id": agent_id})
+        return got[0][0] if got else None
+
+
 class SqliteDriver:
     """The SQL texts on a standard-library ``sqlite3`` connection.
 

@@ -20,7 +20,7 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 
-from skrbal.online._sql._driver import HEAD, OWNER, SqliteDriver
+from skrbal.online._sql._driver import CommittedReads, SqliteDriver
 from skrbal.online._sql._held import HeldConnection
 from skrbal.online._sql._rows import SqliteRows
 from skrbal.online._sql._version import SCHEMA_VERSION
@@ -161,7 +161,7 @@ class SqliteConnection:
             self.dbapi.close()
 
 
-class SqliteFile:
+class SqliteFile(CommittedReads):
     """A SQLite file store's database, opened with ``sqlite3``.
 
     Use :meth:`open`, which returns None for a file it cannot serve.
@@ -280,16 +280,6 @@ class SqliteFile:
         """The rows of one SQL text."""
         with self.reading() as rows:
             return rows.all(sql, params)
-
-    def head(self, agent_id) -> tuple | None:
-        """An agent's name and head (``name, seq, hash``) as committed."""
-        got = self.rows(HEAD, {"w_agent_id": agent_id})
-        return tuple(got[0]) if got else None
-
-    def owner_of(self, agent_id) -> str | None:
-        """Who holds an agent's write lock, as its holder wrote it."""
-        got = self.rows(OWNER, {"w_agent_id": agent_id})
-        return got[0][0] if got else None
 
     def close(self) -> None:
         """Close the reading connection."""
