@@ -30,6 +30,7 @@ from skrbal.online._sql._driver import (
     AGENT_COLUMNS,
     AGENTS,
     BLOCKS,
+    EVENT_COLUMNS,
     EVENTS,
     OBSERVATIONS,
     REQUESTS,
@@ -54,17 +55,7 @@ _AGENT_BY_ID = (
     f"SELECT {', '.join(AGENT_COLUMNS)} FROM {AGENTS} WHERE agent_id = :agent"
 )
 _NAMES = f"SELECT name FROM {AGENTS} ORDER BY name"
-_EVENT_COLUMNS = (
-    "seq",
-    "kind",
-    "step",
-    "request_id",
-    "payload",
-    "created_at",
-    "client_key",
-    "key_digest",
-    "hash",
-)
+_EVENT_COLUMNS = EVENT_COLUMNS[1:]  # an agent's events: all but agent_id
 _KEYED = (
     f"SELECT {', '.join(_EVENT_COLUMNS)} FROM {EVENTS} "
     "WHERE agent_id = :agent AND client_key = :key"
