@@ -28,6 +28,7 @@ _LAZY = {
     "QuantileThreshold": "skrbal.budget._quantile",
     "ScanRule": "skrbal.budget._scan",
     "SpendCap": "skrbal.budget._policies",
+    "scan_rule": "skrbal.budget._described",
 }
 
 __all__ = sorted(_LAZY)

@@ -13,10 +13,10 @@ scikit-learn nor pandas, so ``skrbal agent observe`` starts in a fraction of
 the time.
 
 It applies to the agents the snapshot decides (:func:`snapshot_agent`): no
-inspection methods, a budget among :data:`RULES`, and a snapshot of the
-current model whose fantasised requests are the open ones now. A call that
-would change the fantasised requests (a request opened while fewer than 32
-are fantasised, an expiry among them) needs the model to learn the new
+inspection methods, a budget :func:`~skrbal.budget.scan_rule` knows, and a
+snapshot of the current model whose fantasised requests are the open ones now.
+A call that would change the fantasised requests (a request opened while fewer
+than 32 are fantasised, an expiry among them) needs the model to learn the new
 fantasies: it raises :class:`NeedsModel` before writing anything, and the
 caller observes with the full agent instead.
 """
@@ -38,20 +38,13 @@ from skrbal._learning import (
     RequestBook,
 )
 from skrbal._predictive import PredictiveClassifier, StudentTPredictive
+from skrbal.budget import scan_rule
 from skrbal.exceptions import NeedsModel, StoreError
 from skrbal.online._agent_observe import ObserveCalls
 from skrbal.online._idempotency import CallKeys
 from skrbal.online._repeats import RecentRows
 
-__all__ = ["RULES", "SnapshotAgent", "SnapshotCampaign", "snapshot_agent"]
-
-#: Budget policies (stored class name) -> their numpy-only rule (module, class).
-RULES = {
-    "CostThreshold": ("skrbal.budget._rules", "CostThresholdRule"),
-    "SpendCap": ("skrbal.budget._rules", "SpendCapRule"),
-    "MinimumGap": ("skrbal.budget._rules", "MinimumGapRule"),
-    "PacedBudget": ("skrbal.budget._paced_rule", "PacedRule"),
-}
+__all__ = ["SnapshotAgent", "SnapshotCampaign", "snapshot_agent"]
 
 
 class _Steps:
@@ -259,19 +252,7 @@ class SnapshotAgent(ObserveCalls):
 
 def _rule(text):
     """The numpy-only rule of a stored budget policy, or ``None`` (not one)."""
-    import importlib
-
-    config = None if text is None else json.loads(text)
-    if config is None:  # the default policy
-        config = {"__estimator__": "CostThreshold", "params": {}}
-    if not isinstance(config, dict) or set(config) != {"__estimator__", "params"}:
-        return None
-    path = config["__estimator__"]
-    name = path.rsplit(".", 1)[-1]
-    if name not in RULES or not (path == name or path.startswith("skrbal.budget.")):
-        return None
-    module, cls = RULES[name]
-    return getattr(importlib.import_module(module), cls)(**config["params"])
+    return scan_rule(None if text is None else json.loads(text))
 
 
 def snapshot_agent(store, name: str, lock_timeout: float = 0.0):
